@@ -1,0 +1,66 @@
+"""The clock: opens every tick by adding one control tick inside the graph.
+
+It writes ``time`` [s] (``wp.float64``), ``time_ns`` [ns] (``wp.int64``) and
+``tick`` (``wp.int64``, the number of ticks begun), the device step counter
+that noise kernels offset their random streams by, so a replayed graph draws
+fresh noise each tick. Time is kept in whole nanoseconds and converted, so it
+never accumulates rounding error.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from nexus.core.component import Component
+from nexus.core.signals import Write
+from nexus.core.stage import Stage
+from nexus.core.stage_io import StageIO
+
+CLOCK_NAME = "clock"
+
+
+@wp.kernel
+def advance_clock(
+    dt_ns: wp.int64,
+    tick: wp.array(dtype=wp.int64),
+    time_ns: wp.array(dtype=wp.int64),
+    time: wp.array(dtype=wp.float64),
+):
+    count = tick[0] + wp.int64(1)
+    tick[0] = count
+    now_ns = count * dt_ns
+    time_ns[0] = now_ns
+    time[0] = wp.float64(now_ns) / wp.float64(1.0e9)
+
+
+class Clock(Component):
+    """Added by the loop as the first component of every ring."""
+
+    def __init__(self, dt_ns: int):
+        super().__init__(CLOCK_NAME)
+        if dt_ns <= 0:
+            raise ValueError(f"the control tick must be positive, got {dt_ns} ns")
+        self.dt_ns = int(dt_ns)
+
+    def stages(self) -> list[Stage]:
+        return [
+            Stage(
+                "clock",
+                "clock",
+                self._advance,
+                writes=(
+                    Write("time", wp.float64, (1,)),
+                    Write("time_ns", wp.int64, (1,)),
+                    Write("tick", wp.int64, (1,)),
+                ),
+            )
+        ]
+
+    def _advance(self, io: StageIO) -> None:
+        wp.launch(
+            advance_clock,
+            dim=1,
+            inputs=[wp.int64(self.dt_ns)],
+            outputs=[io["tick"], io["time_ns"], io["time"]],
+            device=io.device,
+        )

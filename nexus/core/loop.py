@@ -1,0 +1,203 @@
+"""The tick loop: components in, a validated, allocated and planned ring out.
+
+Building does everything that can fail before any stage runs: it collects the
+components' stages, orders them by ring kind, checks the whole graph of
+signals, allocates every buffer, plans the segments, lets components prepare
+their own state, and (in captured mode) captures each device segment.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import warp as wp
+
+from nexus.core.build_context import BuildContext
+from nexus.core.clock import Clock
+from nexus.core.component import Component
+from nexus.core.errors import BuildError
+from nexus.core.executors import EXECUTORS, run_stage
+from nexus.core.planner import Plan, plan_segments
+from nexus.core.ring import RING_ORDER, is_known_kind, kind_rank
+from nexus.core.rng import RngTree
+from nexus.core.stage import Stage
+from nexus.core.stage_io import StageIO
+from nexus.core.wiring import Wiring, wire
+
+log = logging.getLogger("nexus")
+
+MODES = tuple(EXECUTORS)
+
+
+def tick_ns(tick_hz: float) -> int:
+    """The control tick [ns] for a rate [Hz]; it must be a whole number of nanoseconds."""
+    if not tick_hz or tick_hz <= 0:
+        raise BuildError(f"the tick rate must be positive, got {tick_hz} Hz")
+    dt_ns = round(1e9 / tick_hz)
+    if abs(dt_ns * tick_hz - 1e9) > 1e-6 * 1e9 / tick_hz:
+        raise BuildError(
+            f"a tick rate of {tick_hz} Hz is not a whole number of nanoseconds per tick; "
+            "choose a rate that divides 1e9, such as 250, 400 or 500 Hz"
+        )
+    return dt_ns
+
+
+@dataclass(frozen=True)
+class RunResult:
+    ticks: int
+    #: Sim time at the end [s].
+    sim_time: float
+    #: ``done`` when a stage ended the run, ``ticks`` when the tick budget ran out.
+    reason: str
+
+
+class Loop:
+    """A ring of stages on one device.
+
+    ``mode`` is ``captured`` (graphs replayed each tick, the default) or
+    ``eager`` (stage by stage, the debugging reference).
+    """
+
+    def __init__(
+        self,
+        components: Sequence[Component],
+        *,
+        device: str = "cpu",
+        tick_hz: float = 250.0,
+        seed: int = 0,
+        mode: str = "captured",
+    ):
+        if mode not in EXECUTORS:
+            raise BuildError(f"unknown execution mode '{mode}': choose one of {', '.join(MODES)}")
+        self.device = device
+        self.mode = mode
+        self.dt_ns = tick_ns(tick_hz)
+        self.rng = RngTree(seed)
+        self.clock = Clock(self.dt_ns)
+        self.components: list[Component] = [self.clock, *components]
+        self.ticks = 0
+        self._finish_requested = False
+        self._built = False
+        self._executor = None
+
+    # -- build ---------------------------------------------------------------------------
+
+    def _collect(self) -> tuple[list[Stage], dict[int, tuple[int, int]]]:
+        problems: list[str] = []
+        names: set[str] = set()
+        stages: list[Stage] = []
+        order: dict[int, tuple[int, int]] = {}
+        for component_index, component in enumerate(self.components):
+            if component.name in names:
+                problems.append(f"two components are named '{component.name}'; give each a unique name.")
+            names.add(component.name)
+            declared = list(component.stages() or [])
+            if not declared:
+                problems.append(
+                    f"component '{component.name}' ({type(component).__name__}) states no stages; "
+                    "every component must declare at least one stage."
+                )
+            for stage_index, stage in enumerate(declared):
+                stage.component = component
+                if not is_known_kind(stage.kind):
+                    problems.append(
+                        f"stage '{stage.name}' of '{component.name}' has unknown kind '{stage.kind}'; "
+                        f"the ring knows {', '.join(RING_ORDER)}."
+                    )
+                    continue
+                stages.append(stage)
+                order[id(stage)] = (component_index, stage_index)
+        if problems:
+            if len(problems) == 1:
+                raise BuildError(problems[0])
+            raise BuildError("the ring cannot be built:\n" + "\n".join(f"  - {p}" for p in problems))
+        stages.sort(key=lambda stage: (kind_rank(stage.kind), order[id(stage)]))
+        return stages, order
+
+    def build(self) -> Loop:
+        """Validate, allocate, plan and prepare; capture in captured mode. Idempotent."""
+        if self._built:
+            return self
+        wp.init()
+        stages, order = self._collect()
+        self.wiring: Wiring = wire(stages, order, self.device)
+        self.plan: Plan = plan_segments(stages)
+        self.done_flag = wp.zeros(1, dtype=wp.int32, device=self.device)
+        self._watch_done_flag = any(stage.finishes and not stage.host for stage in stages)
+        self.ios: dict[int, StageIO] = {
+            id(stage): StageIO(
+                stage.name,
+                self.wiring.arguments[id(stage)],
+                self.device,
+                self.done_flag if stage.finishes else None,
+                self.request_finish,
+            )
+            for stage in stages
+        }
+        context = BuildContext(device=self.device, dt_ns=self.dt_ns, rng=self.rng)
+        for component in self.components:
+            component.prepare(context)
+        log.info(self.plan.text())
+        self._executor = EXECUTORS[self.mode](self.plan, self.ios, self.device)
+        self._built = True
+        return self
+
+    # -- signals ----------------------------------------------------------------------
+
+    def output(self, signal: str, writer: str | None = None):
+        """The buffer of ``signal`` (a Warp array or a host slot), for tests and tools.
+
+        ``writer`` names the writing component when several write the signal.
+        """
+        self.build()
+        found = [
+            o for o in self.wiring.outputs
+            if o.signal == signal and (writer is None or o.stage.component.name == writer)
+        ]
+        if len(found) != 1:
+            writers = [o.stage.component.name for o in self.wiring.outputs if o.signal == signal]
+            raise KeyError(f"signal '{signal}' has writers {writers}; name one with writer=")
+        return found[0].buffer
+
+    # -- running ------------------------------------------------------------------------
+
+    def request_finish(self) -> None:
+        """Called by a stage to end the run once the current tick completes."""
+        self._finish_requested = True
+
+    @property
+    def finished(self) -> bool:
+        return self._finish_requested
+
+    def run_kinds(self, kinds: Iterable[str]) -> None:
+        """Run the stages of ``kinds`` once, eagerly, in ring order (start-up sampling)."""
+        self.build()
+        wanted = set(kinds)
+        for stage in self.plan.stages:
+            if stage.kind in wanted:
+                run_stage(stage, self.ios[id(stage)])
+
+    def tick(self) -> bool:
+        """Run one tick; True when a stage has asked to end the run."""
+        self.build()
+        self._executor.tick()
+        self.ticks += 1
+        if self._watch_done_flag and not self._finish_requested:
+            if int(self.done_flag.numpy()[0]) != 0:
+                self._finish_requested = True
+        return self._finish_requested
+
+    def run(self, ticks: int) -> RunResult:
+        """Run up to ``ticks`` ticks, stopping early after a tick that ends the run."""
+        self.build()
+        for _ in range(int(ticks)):
+            if self.tick():
+                return RunResult(self.ticks, self.sim_time, "done")
+        return RunResult(self.ticks, self.sim_time, "ticks")
+
+    @property
+    def sim_time(self) -> float:
+        """Sim time [s] after the ticks run so far."""
+        return self.ticks * self.dt_ns * 1e-9

@@ -1,0 +1,75 @@
+"""Cutting the ordered ring at its host stages into segments.
+
+Each maximal run of device stages becomes one segment, captured once and
+replayed every tick; each host stage is a segment of its own that runs in
+Python between replays. When the ring has any host stage, the record stages
+start a segment of their own after it, so a recorded row holds what the host
+stages wrote on that tick. With no host stage, the whole ring is one segment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from nexus.core.stage import Stage
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Stages that run together: a captured graph, or one host stage."""
+
+    host: bool
+    stages: tuple[Stage, ...]
+
+    def text(self) -> str:
+        names = " -> ".join(stage.name for stage in self.stages)
+        return f"{'host' if self.host else 'graph'}({names})"
+
+
+@dataclass(frozen=True)
+class Plan:
+    segments: tuple[Segment, ...]
+
+    @property
+    def stages(self) -> tuple[Stage, ...]:
+        return tuple(stage for segment in self.segments for stage in segment.stages)
+
+    @property
+    def has_host_stage(self) -> bool:
+        return any(segment.host for segment in self.segments)
+
+    def text(self) -> str:
+        """The one-line form logged at start: ``stage plan: graph(a -> b) host(c) graph(record)``."""
+        return "stage plan: " + " ".join(segment.text() for segment in self.segments)
+
+    def describe(self) -> list[dict]:
+        return [
+            {"kind": "host" if s.host else "graph", "stages": [stage.name for stage in s.stages]}
+            for s in self.segments
+        ]
+
+
+def plan_segments(ordered: Sequence[Stage]) -> Plan:
+    """Segments for stages already in ring order."""
+    has_host = any(stage.host for stage in ordered)
+    segments: list[Segment] = []
+    run: list[Stage] = []
+
+    def close_run() -> None:
+        if run:
+            segments.append(Segment(host=False, stages=tuple(run)))
+            run.clear()
+
+    record_started = False
+    for stage in ordered:
+        if stage.host:
+            close_run()
+            segments.append(Segment(host=True, stages=(stage,)))
+            continue
+        if has_host and stage.kind == "record" and not record_started:
+            close_run()
+            record_started = True
+        run.append(stage)
+    close_run()
+    return Plan(tuple(segments))

@@ -1,0 +1,49 @@
+"""A stage: one step of a component's work in the tick, of a known kind."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nexus.core.signals import Read, Write
+
+if TYPE_CHECKING:
+    from nexus.core.component import Component
+    from nexus.core.stage_io import StageIO
+
+
+@dataclass
+class Stage:
+    """One unit of work in the ring.
+
+    ``run(io)`` receives its buffers through ``io`` and must not allocate the
+    signals it declares. A device stage only launches Warp work (it may be
+    captured into a graph and replayed); a host stage (``host=True``) runs
+    Python between graph replays and may read and write device signals through
+    copies. A device stage that can end the run declares ``finishes=True`` and
+    writes 1 to ``io.done``; a host stage calls ``io.finish()``.
+    """
+
+    name: str
+    kind: str
+    run: Callable[[StageIO], None]
+    reads: Sequence[Read] = ()
+    writes: Sequence[Write] = ()
+    host: bool = False
+    finishes: bool = False
+    component: Component | None = field(default=None, repr=False)
+
+    @property
+    def where(self) -> str:
+        """``stage 'name' of 'component'``: how errors point at this stage."""
+        owner = self.component.name if self.component is not None else "?"
+        return f"{'host' if self.host else 'device'} stage '{self.name}' ({self.kind}) of '{owner}'"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "host": self.host,
+            "component": self.component.name if self.component else None,
+        }

@@ -1,0 +1,69 @@
+"""Ending a run from a stage, start-up runs of chosen kinds, and capture failures."""
+
+import numpy as np
+import pytest
+import warp as wp
+
+from nexus.core import CaptureError, Loop, Read, RunError, Stage
+from tests.core.toy_parts import Part, Recorder, finish_at, host_stage, source
+
+
+@pytest.mark.parametrize("mode", ["eager", "captured"])
+def test_host_stage_ends_run_after_its_tick_completes(mode):
+    ticks = {"n": 0}
+
+    def mission(io):
+        ticks["n"] += 1
+        if ticks["n"] == 5:
+            io.finish()
+
+    recorder = Recorder(20)
+    loop = Loop([source("/vehicle/s", "noise", 1.0), host_stage("mission", kind="guide", run=mission), recorder], device="cpu", mode=mode)
+    result = loop.run(20)
+    assert result.reason == "done" and result.ticks == 5
+    # The record stage, after the guidance in the ring, still ran on the finishing tick.
+    assert recorder.times.numpy()[4] == pytest.approx(0.020) and recorder.times.numpy()[5] == 0.0
+    assert result.sim_time == pytest.approx(0.020)
+
+
+@pytest.mark.parametrize("mode", ["eager", "captured"])
+def test_device_stage_ends_run_through_done_flag(mode):
+    def run(io):
+        wp.launch(finish_at, 1, inputs=[io["tick"], wp.int64(7)], outputs=[io.done], device=io.device)
+
+    stopper = Part("/vehicle/stopper", Stage("stopper", "guide", run, reads=(Read("tick", wp.int64, (1,)),), finishes=True))
+    result = Loop([stopper], device="cpu", mode=mode).run(100)
+    assert (result.reason, result.ticks) == ("done", 7)
+
+
+def test_run_without_finish_uses_all_ticks():
+    result = Loop([source("/vehicle/s", "noise", 1.0)], device="cpu").run(3)
+    assert (result.reason, result.ticks) == ("ticks", 3)
+
+
+def test_run_kinds_runs_only_those_stages_once():
+    calls = []
+    comps = [host_stage(n, kind=k, run=lambda io, n=n: calls.append(n)) for n, k in (("est", "estimate"), ("guide", "guide"), ("pid", "control"))]
+    loop = Loop(comps, device="cpu")
+    loop.run_kinds(["guide", "estimate"])
+    assert calls == ["est", "guide"]
+
+
+def test_capture_failure_names_the_stage():
+    def reads_back(io):
+        raise RuntimeError("cannot synchronize inside a graph")
+
+    bad = Part("/vehicle/bad", Stage("peek", "sensor", reads_back))
+    with pytest.raises(CaptureError) as error:
+        Loop([bad], device="cpu", mode="captured").build()
+    text = str(error.value)
+    assert "'peek'" in text and "'/vehicle/bad'" in text and "--eager" in text
+
+
+def test_host_stage_failure_names_the_stage():
+    def boom(io):
+        raise ValueError("link dropped")
+
+    loop = Loop([host_stage("exchange", run=boom)], device="cpu")
+    with pytest.raises(RunError, match="'exchange'.*link dropped"):
+        loop.run(1)
