@@ -66,10 +66,6 @@ def test_reader_takes_leading_part_of_wider_buffer_as_a_view():
 
 def test_reader_default_fills_buffer_until_writer_first_writes():
     writes_from = 3
-
-    def maybe_write(io):
-        io.tick_count = getattr(io, "tick_count", 0)
-
     ticks = {"n": 0}
 
     def controller(io):

@@ -1,0 +1,31 @@
+# Nexus developer targets. `make setup` once, then any of the others.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+VEHICLE ?= astro_max_base
+SCENE   ?= empty
+
+.PHONY: setup run test bench gpu-check clean
+
+$(BIN)/nexus: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	@touch $(BIN)/nexus
+
+setup: $(BIN)/nexus  ## create .venv and install Nexus with its pinned dependencies
+
+run: setup  ## fly the default vehicle in the default scene on the CPU
+	$(BIN)/nexus run --vehicle $(VEHICLE) --scene $(SCENE) --device cpu
+
+test: setup  ## the whole test suite (GPU tests skip without a GPU)
+	$(BIN)/python -m pytest -q
+
+bench: setup  ## every benchmark suite, as ratios taken in one run
+	$(BIN)/nexus bench --suite all
+
+gpu-check: setup  ## the cuda-marked tests and the benchmarks on the GPU; skips cleanly without one
+	bash tools/gpu_check.sh $(BIN)
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
