@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from nexus.core.rng import RngTree
+
+if TYPE_CHECKING:
+    from nexus.core.component import Component
 
 
 @dataclass(frozen=True)
@@ -13,6 +17,9 @@ class BuildContext:
     #: One control tick [ns]; ``dt`` is the same in seconds.
     dt_ns: int
     rng: RngTree
+    #: Every component of the ring, in declaration order (the clock first), so
+    #: one component can gather what the others declare, such as solver observables.
+    components: tuple["Component", ...] = field(default=())
 
     @property
     def dt(self) -> float:

@@ -136,7 +136,7 @@ class Loop:
             )
             for stage in stages
         }
-        context = BuildContext(device=self.device, dt_ns=self.dt_ns, rng=self.rng)
+        context = BuildContext(device=self.device, dt_ns=self.dt_ns, rng=self.rng, components=tuple(self.components))
         for component in self.components:
             component.prepare(context)
         log.info(self.plan.text())

@@ -7,7 +7,8 @@ plugin registry.
 
 Register before the process opens its first USD stage, Newton's importer
 included: USD builds its schema registry once, and a plugin registered after
-that is ignored without any error. Importing :mod:`nexus` registers them.
+that is ignored without any error. The package's ``__init__`` is expected to
+call :func:`register` so that importing :mod:`nexus` is enough.
 
 .. code-block:: python
 
@@ -53,7 +54,7 @@ def register() -> None:
     Raises:
         RuntimeError: USD's schema registry does not know the Nexus schemas
             after registration, which happens when a stage was opened (and the
-            registry built) before this call. Import :mod:`nexus` first.
+            registry built) before this call.
     """
     global _registered
     with _lock:

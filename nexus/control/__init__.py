@@ -1,0 +1,1 @@
+"""Controllers: what writes the ``controls`` row each tick."""

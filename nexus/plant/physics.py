@@ -1,0 +1,140 @@
+"""Physics: clear the applied forces, step Newton's MuJoCo solver, publish the state.
+
+Three stages of one component. ``clear`` zeroes body wrenches and joint
+torques (the ESC, servos and propellers add into them). ``step`` runs the
+rotor servos and ``SolverMuJoCo.step`` ``substeps`` times per tick, passing
+the one observables container allocated before capture. ``state`` publishes
+each body as ``body/<label>`` (``BodyState``) and each rotor joint as
+``joints/<label>`` (position [rad], speed [rad/s]).
+
+The observables requested are the union of ``solver_observables`` declared by
+every component in the ring (the IMU declares ``body_qdd``); with none, the
+solver computes no extra diagnostics and ``BodyState.accel`` stays zero.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from nexus.core import Component, Stage, Write
+from nexus.core.errors import BuildError
+from nexus.core.types import BodyState
+from nexus.plant.plant import Plant
+
+
+@wp.kernel
+def publish_body(
+    body_q: wp.array(dtype=wp.transform),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    body_qdd: wp.array(dtype=wp.spatial_vector),
+    body_com: wp.array(dtype=wp.vec3),
+    body: wp.int32,
+    has_qdd: wp.int32,
+    out: wp.array(dtype=BodyState),
+):
+    twist = body_qd[body]
+    state = BodyState()
+    state.pose = body_q[body]
+    state.velocity = wp.spatial_top(twist)
+    state.angular_velocity = wp.spatial_bottom(twist)
+    state.accel = wp.vec3(0.0)
+    state.angular_accel = wp.vec3(0.0)
+    if has_qdd != 0:
+        acceleration = body_qdd[body]
+        state.accel = wp.spatial_top(acceleration)
+        state.angular_accel = wp.spatial_bottom(acceleration)
+    state.com = body_com[body]
+    out[0] = state
+
+
+@wp.kernel
+def publish_joint(
+    joint_q: wp.array(dtype=wp.float32),
+    joint_qd: wp.array(dtype=wp.float32),
+    coord: wp.int32,
+    dof: wp.int32,
+    out: wp.array2d(dtype=wp.float32),
+):
+    out[0, 0] = joint_q[coord]
+    out[0, 1] = joint_qd[dof]
+
+
+class Physics(Component):
+    """The plant's clear, step and state stages around one ``SolverMuJoCo``."""
+
+    def __init__(self, plant: Plant, substeps: int = 1, name: str = "/plant"):
+        super().__init__(name)
+        if int(substeps) < 1:
+            raise BuildError(f"substeps must be a positive whole number, got {substeps}")
+        self.plant = plant
+        self.substeps = int(substeps)
+        self.observables = None
+        self.requested: frozenset[str] = frozenset()
+        model = plant.model
+        self._bodies = [(path, index) for path, index in sorted(plant.body_index.items(), key=lambda item: item[1])]
+        self._joints = [
+            (rotor.joint_path, rotor.coord, rotor.dof) for rotor in plant.rotors
+        ]
+        self._body_com = model.body_com
+
+    def signal_for_body(self, path: str) -> str:
+        return f"body/{self.plant.body_label(path)}"
+
+    def signal_for_joint(self, path: str) -> str:
+        return f"joints/{self.plant.body_label(path)}"
+
+    def stages(self) -> list[Stage]:
+        body_writes = tuple(Write(self.signal_for_body(p), BodyState, (1,), prim=p) for p, _ in self._bodies)
+        joint_writes = tuple(Write(self.signal_for_joint(p), wp.float32, (1, 2), prim=p) for p, _, _ in self._joints)
+        return [
+            Stage("clear", "clear", self._clear),
+            Stage("step", "step", self._step),
+            Stage("state", "state", self._publish, writes=body_writes + joint_writes),
+        ]
+
+    def prepare(self, ctx) -> None:
+        kinds: set[str] = set()
+        for component in ctx.components:
+            kinds.update(getattr(component, "solver_observables", ()) or ())
+        solver = self.plant.solver
+        unsupported = sorted(kinds - set(solver.supported_observables))
+        if unsupported:
+            readers = [c.name for c in ctx.components if set(getattr(c, "solver_observables", ()) or ()) & set(unsupported)]
+            raise BuildError(
+                f"{readers} need solver observables {unsupported}, which {type(solver).__name__} does not "
+                f"provide (it supports {sorted(solver.supported_observables)})"
+            )
+        self.requested = frozenset(kinds)
+        # Allocated once, before capture; every step gets this same container.
+        self.observables = solver.observables(set(kinds)) if kinds else None
+        self.dt_sub = ctx.dt / self.substeps
+        self._qdd = self.observables.body_qdd if self.observables is not None and "body_qdd" in kinds else None
+
+    def _clear(self, io) -> None:
+        self.plant.state.body_f.zero_()
+        self.plant.control.joint_f.zero_()
+
+    def _step(self, io) -> None:
+        plant = self.plant
+        for substep in range(self.substeps):
+            if substep:
+                plant.control.joint_f.zero_()  # the servos add their torque afresh each substep
+            for actuator in plant.actuators:
+                actuator.step(plant.state, plant.control, dt=self.dt_sub)
+            plant.solver.step(plant.state, plant.state, plant.control, None, self.dt_sub, observables=self.observables)
+
+    def _publish(self, io) -> None:
+        state = self.plant.state
+        qdd = self._qdd if self._qdd is not None else state.body_qd  # placeholder array when not requested
+        has_qdd = 1 if self._qdd is not None else 0
+        for path, index in self._bodies:
+            wp.launch(
+                publish_body, 1,
+                inputs=[state.body_q, state.body_qd, qdd, self._body_com, index, has_qdd],
+                outputs=[io[self.signal_for_body(path)]], device=io.device,
+            )
+        for path, coord, dof in self._joints:
+            wp.launch(
+                publish_joint, 1, inputs=[state.joint_q, state.joint_qd, coord, dof],
+                outputs=[io[self.signal_for_joint(path)]], device=io.device,
+            )

@@ -1,0 +1,121 @@
+"""The Newton side of a vehicle: model, solver, the one state, control and rotors.
+
+One ``State`` is stepped in place (``solver.step(state, state, ...)``, which
+MuJoCo Warp supports bit-identically to swapping two states), so a graph
+captured for one tick replays correctly tick after tick.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import newton
+import numpy as np
+import warp as wp
+
+
+@dataclass(frozen=True)
+class Rotor:
+    """One rotor joint and the body it spins, with the propeller and ESC that drive it."""
+
+    index: int
+    joint_path: str
+    body_path: str
+    #: Newton joint, DOF, coordinate and body indices.
+    joint: int
+    dof: int
+    coord: int
+    body: int
+    #: +1 counter-clockwise seen from above (positive about body z), -1 clockwise.
+    spin: int
+    thrust_coefficient: float  # kT [N/(rad/s)²]
+    torque_coefficient: float  # kQ [N·m/(rad/s)²]
+    inertia: float  # rotor about its axis [kg·m²]
+    esc: dict = field(default_factory=dict, compare=False)
+
+
+@dataclass
+class GeodeticOrigin:
+    """Where the world origin sits on WGS-84: latitude, longitude [deg], altitude MSL [m]."""
+
+    latitude: float
+    longitude: float
+    altitude: float
+
+
+class Plant:
+    """What the plant's components share: the model and the arrays the solver steps."""
+
+    def __init__(
+        self,
+        model: newton.Model,
+        *,
+        vehicle_path: Path,
+        scene_path: Path,
+        body_index: dict[str, int],
+        joint_index: dict[str, int],
+        rotors: list[Rotor],
+        base_path: str,
+        origin: GeodeticOrigin,
+        gravity: float,
+    ):
+        self.model = model
+        self.device = str(model.device)
+        self.vehicle_path = vehicle_path
+        self.scene_path = scene_path
+        self.body_index = body_index
+        self.joint_index = joint_index
+        self.rotors = rotors
+        self.base_path = base_path
+        self.origin = origin
+        #: Magnitude of gravity [m/s²].
+        self.gravity = gravity
+        self.state = model.state()
+        self.control = model.control()
+        self.actuators = list(model.actuators)
+        #: The ESC's lagged speed command of each rotor [rad/s], in rotor order.
+        self.esc_speed = wp.zeros(len(rotors), dtype=wp.float32, device=self.device)
+        self.solver = newton.solvers.SolverMuJoCo(model)
+        base_joint = int(np.flatnonzero(model.joint_child.numpy() == self.base)[0])
+        self._base_coord = int(model.joint_q_start.numpy()[base_joint])
+        self._base_dof = int(model.joint_qd_start.numpy()[base_joint])
+
+    @property
+    def base(self) -> int:
+        return self.body_index[self.base_path]
+
+    @property
+    def mass(self) -> float:
+        """Total mass of every body [kg]."""
+        return float(self.model.body_mass.numpy().sum())
+
+    def body_label(self, path: str) -> str:
+        return path.rstrip("/").split("/")[-1]
+
+    def reset(self, base_position=None, base_velocity=None, rotor_speed: float | None = None) -> None:
+        """Put the vehicle at rest (or at ``base_position`` [m, world]), rotors at ``rotor_speed`` [rad/s].
+
+        Only for set-up, before the first tick: it writes the state from the host. It
+        also clears the solver's warm start, so a reset plant repeats a run bit for bit.
+        """
+        self.solver.reset(self.state)
+        q = self.model.joint_q.numpy().copy()
+        qd = np.zeros(self.model.joint_dof_count, dtype=np.float32)
+        if base_position is not None:
+            q[self._base_coord : self._base_coord + 3] = base_position
+        if base_velocity is not None:
+            qd[self._base_dof : self._base_dof + 3] = base_velocity
+        speeds = np.zeros(len(self.rotors), dtype=np.float32)
+        if rotor_speed is not None:
+            for rotor in self.rotors:
+                qd[rotor.dof] = rotor.spin * rotor_speed
+            speeds[:] = rotor_speed
+        self.state.joint_q.assign(q)
+        self.state.joint_qd.assign(qd)
+        newton.eval_fk(self.model, self.state.joint_q, self.state.joint_qd, self.state)
+        self.state.body_f.zero_()
+        self.control.joint_f.zero_()
+        self.control.joint_target_qd.zero_()
+        self.control.joint_act.zero_()
+        self.esc_speed.assign(speeds)

@@ -1,0 +1,81 @@
+"""Checking a stage's Nexus prims against Nexus's schemas before anything is built.
+
+Every ``nexus:`` attribute must be declared by a Nexus API schema the prim
+applies, with the declared type; every relationship target must exist; every
+applied ``Nexus…API`` must be one Nexus ships. Problems are collected and
+raised as one ``BuildError`` naming the file, the prim and the property.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nexus import schemas
+from nexus.core.errors import BuildError
+
+
+def nexus_apis(prim) -> list[str]:
+    """The Nexus API schemas ``prim`` applies (declared ones and unknown ones alike)."""
+    return [name for name in prim.GetAppliedSchemas() if name.startswith("Nexus")] + [
+        name for name in _listed_api_names(prim) if name.startswith("Nexus") and name not in prim.GetAppliedSchemas()
+    ]
+
+
+def _listed_api_names(prim) -> list[str]:
+    listed = prim.GetMetadata("apiSchemas")
+    if listed is None:
+        return []
+    return [str(item) for item in listed.GetAddedOrExplicitItems()]
+
+
+def check_stage(stage, path: Path) -> None:
+    """Raise ``BuildError`` listing every bad Nexus prim, attribute or relationship in ``stage``."""
+    problems: list[str] = []
+    for prim in stage.Traverse():
+        apis = nexus_apis(prim)
+        declared: dict[str, str] = {}
+        for api in apis:
+            if api not in schemas.API_SCHEMAS:
+                problems.append(
+                    f"{path}: prim {prim.GetPath()} applies unknown schema '{api}'; "
+                    f"Nexus declares {', '.join(schemas.API_SCHEMAS)}"
+                )
+                continue
+            for name, (type_name, _fallback) in schemas.schema_properties(api).items():
+                declared[name] = type_name
+        for attribute in prim.GetAuthoredAttributes():
+            name = attribute.GetName()
+            if not name.startswith("nexus:"):
+                continue
+            if name not in declared:
+                known = ", ".join(sorted(n for n, t in declared.items() if t != "rel")) or "none"
+                problems.append(
+                    f"{path}: prim {prim.GetPath()} has unknown attribute '{name}' "
+                    f"(its schemas {apis or '[none applied]'} declare: {known}); fix the name or apply the right schema"
+                )
+                continue
+            authored = str(attribute.GetTypeName())
+            if declared[name] == "rel":
+                problems.append(f"{path}: prim {prim.GetPath()}: '{name}' must be a relationship, not a {authored} attribute")
+            elif authored != declared[name]:
+                problems.append(
+                    f"{path}: prim {prim.GetPath()} attribute '{name}' is {authored}, but its schema declares "
+                    f"{declared[name]}; author it as {declared[name]} {name}"
+                )
+        for relationship in prim.GetAuthoredRelationships():
+            name = relationship.GetName()
+            if not name.startswith("nexus:"):
+                continue
+            if name not in declared and not name.startswith("nexus:inputs:"):
+                problems.append(f"{path}: prim {prim.GetPath()} has unknown relationship '{name}'")
+                continue
+            for target in relationship.GetTargets():
+                if not stage.GetPrimAtPath(target.GetPrimPath()):
+                    problems.append(
+                        f"{path}: prim {prim.GetPath()} relationship '{name}' targets {target}, "
+                        "which does not exist; point it at an existing prim"
+                    )
+    if problems:
+        if len(problems) == 1:
+            raise BuildError(problems[0])
+        raise BuildError(f"{path} has {len(problems)} problems:\n" + "\n".join(f"  - {p}" for p in problems))
