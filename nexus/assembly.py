@@ -21,6 +21,7 @@ from nexus.plant.physics import Physics
 from nexus.plant.plant import Plant
 from nexus.plant.propeller import Propeller
 from nexus.plant.usd_checks import nexus_apis
+from nexus.sensors.builders import SENSOR_BUILDERS
 
 log = logging.getLogger("nexus")
 
@@ -78,6 +79,7 @@ def _propeller(prim, ctx: PrimContext) -> Component:
 BUILDERS: dict[str, Callable[[object, PrimContext], Component]] = {
     "NexusEscAPI": _esc,
     "NexusPropellerAPI": _propeller,
+    **SENSOR_BUILDERS,
 }
 
 
@@ -109,11 +111,14 @@ def assemble(
     device: str = "cpu",
     controller: str = DEFAULT_CONTROLLER,
     substeps: int = 1,
+    decimal_year: float | None = None,
 ) -> Vehicle:
     """Load the files, then build every component the vehicle's prims declare."""
     if controller not in CONTROLLERS:
         raise BuildError(f"unknown controller '{controller}'; choose one of {', '.join(CONTROLLERS)}")
     plant, stage = load_plant(vehicle, scene, device)
+    if decimal_year is not None:
+        plant.decimal_year = float(decimal_year)
     physics = Physics(plant, substeps=substeps)
     ctx = PrimContext(plant, stage, plant.vehicle_path, len(plant.rotors))
     components: list[Component] = [physics]

@@ -15,6 +15,11 @@ import numpy as np
 import warp as wp
 
 
+#: The World Magnetic Model epoch a run uses unless told otherwise [decimal year].
+#: Fixed, not today's date, so a recorded flight replays bit for bit on any day.
+DEFAULT_DECIMAL_YEAR = 2026.0
+
+
 @dataclass(frozen=True)
 class Rotor:
     """One rotor joint and the body it spins, with the propeller and ESC that drive it."""
@@ -76,6 +81,11 @@ class Plant:
         self.actuators = list(model.actuators)
         #: The ESC's lagged speed command of each rotor [rad/s], in rotor order.
         self.esc_speed = wp.zeros(len(rotors), dtype=wp.float32, device=self.device)
+        #: Where the base settled before the first tick [m, world ENU]: the NED origin.
+        #: A device array, so captured graphs read the value that start-up writes.
+        self.ned_origin = wp.zeros(1, dtype=wp.vec3, device=self.device)
+        #: The date the magnetic field model is evaluated for [decimal year].
+        self.decimal_year = DEFAULT_DECIMAL_YEAR
         self.solver = newton.solvers.SolverMuJoCo(model)
         base_joint = int(np.flatnonzero(model.joint_child.numpy() == self.base)[0])
         self._base_coord = int(model.joint_q_start.numpy()[base_joint])
@@ -84,6 +94,10 @@ class Plant:
     @property
     def base(self) -> int:
         return self.body_index[self.base_path]
+
+    def base_position(self) -> np.ndarray:
+        """The base body's origin [m, world ENU], read from the host."""
+        return self.state.body_q.numpy()[self.base][:3].astype(np.float64)
 
     @property
     def mass(self) -> float:
