@@ -93,3 +93,13 @@ class PoseTwist:
     velocity: wp.vec3
     #: Body rates [rad/s], FRD.
     rates: wp.vec3
+
+
+@wp.struct
+class Setpoint:
+    """What a guidance asks the controller for: a position goal and a heading."""
+
+    #: Position goal [m], NED, relative to the NED origin.
+    position: wp.vec3
+    #: Heading goal [rad], NED (0 north, +π/2 east).
+    yaw: wp.float32
