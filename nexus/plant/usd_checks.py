@@ -28,6 +28,15 @@ def _listed_api_names(prim) -> list[str]:
     return [str(item) for item in listed.GetAddedOrExplicitItems()]
 
 
+def _authored_type(attribute) -> str:
+    """The type the file wrote, which USD's composed view hides behind the schema's."""
+    for spec in attribute.GetPropertyStack():
+        type_name = getattr(spec, "typeName", None)
+        if type_name:
+            return str(type_name)
+    return str(attribute.GetTypeName())
+
+
 def check_stage(stage, path: Path) -> None:
     """Raise ``BuildError`` listing every bad Nexus prim, attribute or relationship in ``stage``."""
     problems: list[str] = []
@@ -54,7 +63,7 @@ def check_stage(stage, path: Path) -> None:
                     f"(its schemas {apis or '[none applied]'} declare: {known}); fix the name or apply the right schema"
                 )
                 continue
-            authored = str(attribute.GetTypeName())
+            authored = _authored_type(attribute)
             if declared[name] == "rel":
                 problems.append(f"{path}: prim {prim.GetPath()}: '{name}' must be a relationship, not a {authored} attribute")
             elif authored != declared[name]:
