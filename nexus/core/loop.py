@@ -133,6 +133,7 @@ class Loop:
                 self.device,
                 self.done_flag if stage.finishes else None,
                 self.request_finish,
+                frozenset(o.signal for o in self.wiring.outputs if o.stage is stage and not o.readers),
             )
             for stage in stages
         }

@@ -13,9 +13,11 @@ class StageIO:
     ``io["name"]`` and ``io.name`` both work; names with ``/`` need the former.
     """
 
-    def __init__(self, stage_name: str, buffers: dict[str, Any], device: str, done: Any, finish):
+    def __init__(self, stage_name: str, buffers: dict[str, Any], device: str, done: Any, finish,
+                 unread: frozenset[str] = frozenset()):
         self._stage_name = stage_name
         self._buffers = buffers
+        self._unread = unread
         self.device = device
         #: Device flag (``wp.int32``, shape (1,)) a finishing device stage sets to 1.
         self.done = done
@@ -40,6 +42,10 @@ class StageIO:
 
     def __contains__(self, signal: str) -> bool:
         return signal in self._buffers
+
+    def is_read(self, signal: str) -> bool:
+        """False for an output of this stage that no stage reads: a writer may skip it."""
+        return signal not in self._unread
 
     def finish(self) -> None:
         """End the run once the current tick completes (host stages)."""

@@ -5,7 +5,8 @@ torques (the ESC, servos and propellers add into them). ``step`` runs the
 rotor servos and ``SolverMuJoCo.step`` ``substeps`` times per tick, passing
 the one observables container allocated before capture. ``state`` publishes
 each body as ``body/<label>`` (``BodyState``) and each rotor joint as
-``joints/<label>`` (position [rad], speed [rad/s]).
+``joints/<label>`` (position [rad], speed [rad/s]), skipping those no stage
+reads (each launch is paid on every tick).
 
 The observables requested are the union of ``solver_observables`` declared by
 every component in the ring (the IMU declares ``body_qdd``); with none, the
@@ -127,13 +128,18 @@ class Physics(Component):
         state = self.plant.state
         qdd = self._qdd if self._qdd is not None else state.body_qd  # placeholder array when not requested
         has_qdd = 1 if self._qdd is not None else 0
+        # Only what some stage reads is published: each launch costs time in every tick.
         for path, index in self._bodies:
+            if not io.is_read(self.signal_for_body(path)):
+                continue
             wp.launch(
                 publish_body, 1,
                 inputs=[state.body_q, state.body_qd, qdd, self._body_com, index, has_qdd],
                 outputs=[io[self.signal_for_body(path)]], device=io.device,
             )
         for path, coord, dof in self._joints:
+            if not io.is_read(self.signal_for_joint(path)):
+                continue
             wp.launch(
                 publish_joint, 1, inputs=[state.joint_q, state.joint_qd, coord, dof],
                 outputs=[io[self.signal_for_joint(path)]], device=io.device,

@@ -137,3 +137,12 @@ def test_buffers_exist_before_any_stage_runs_and_never_move():
     assert buffer.shape == (1, 16) and np.all(buffer.numpy() == 0.0)
     loop.run(2)
     assert loop.output("controls") is buffer and np.all(buffer.numpy() == 1.0)
+
+
+def test_writer_learns_which_outputs_nobody_reads():
+    def run(io):
+        assert io.is_read("used") and not io.is_read("spare")
+
+    writer = Part("/vehicle/w", Stage("w", "sensor", run, host=True, writes=(row("used"), row("spare"))))
+    reader = Part("/vehicle/r", Stage("r", "control", lambda io: None, host=True, reads=(read_row("used"),)))
+    Loop([writer, reader], device="cpu").run(1)

@@ -25,8 +25,19 @@ class AccelReader(Component):
         return [Stage("accel_reader", "sensor", lambda io: None, reads=(Read("body/base", BodyState, (1,)),))]
 
 
+class Watcher(Component):
+    """Reads the base body and rotor 1's joint, so the state stage publishes them."""
+
+    def __init__(self):
+        super().__init__("/test/watcher")
+
+    def stages(self):
+        reads = (Read("body/base", BodyState, (1,)), Read("joints/rotor_1", wp.float32, (1, 2)))
+        return [Stage("watcher", "record", lambda io: None, reads=reads)]
+
+
 def fly(vehicle, *, mode="captured", extra=(), position=None, rotor_speed=None, command=None):
-    loop = Loop(plant_only(vehicle) + list(extra), device="cpu", mode=mode).build()
+    loop = Loop(plant_only(vehicle) + [Watcher(), *extra], device="cpu", mode=mode).build()
     vehicle.plant.reset(base_position=position, rotor_speed=rotor_speed)
     vehicle.controller.set(command if command is not None else [0.0] * 4)
     loop.run_kinds(["control"])  # the held command is in place before the first tick

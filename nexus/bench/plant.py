@@ -1,0 +1,65 @@
+"""Suite ``plant``: a plant-only tick through the engine vs the bare solver step.
+
+Both are captured on the same model: the engine's tick (clock, clear, four
+ESCs, four propellers, servos + ``SolverMuJoCo.step``, state publishing, the
+hold controller) against a graph of ``solver.step`` alone. The ratio is what
+the engine and the rotor models add around the physics.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from nexus.bench.timing import seconds_per_call
+from nexus.core import Loop
+
+
+def plant_loop(device: str, extra=()):
+    """A captured plant-only loop of the Astro Max at hover, and its vehicle."""
+    from nexus.assembly import assemble
+    from nexus.control.hold import HoldControls
+    from nexus.plant.esc import Esc
+    from nexus.plant.hover import hover_command, hover_speed
+    from nexus.plant.physics import Physics
+    from nexus.plant.propeller import Propeller
+
+    vehicle = assemble("astro_max_base", "empty", device=device)
+    parts = [c for c in vehicle.components if isinstance(c, (Physics, Esc, Propeller, HoldControls))]
+    loop = Loop(parts + list(extra), device=device, mode="captured").build()
+    vehicle.plant.reset(base_position=(0.0, 0.0, 10.0), rotor_speed=hover_speed(vehicle.plant))
+    vehicle.controller.set([hover_command(vehicle.plant)] * 4)
+    loop.run_kinds(["control"])
+    return loop, vehicle
+
+
+def bare_step_graph(vehicle, device: str):
+    plant = vehicle.plant
+    with wp.ScopedDevice(device), wp.ScopedCapture(device=device) as capture:
+        plant.solver.step(plant.state, plant.state, plant.control, None, 0.004, observables=None)
+    return capture.graph
+
+
+def run(device: str = "cpu", ticks: int = 500) -> dict:
+    loop, vehicle = plant_loop(device)
+    graph = bare_step_graph(vehicle, device)
+    tick_s = seconds_per_call(loop.tick, ticks, device=device)
+    bare_s = seconds_per_call(lambda: wp.capture_launch(graph), ticks, device=device)
+    result = {
+        "suite": "plant",
+        "device": device,
+        "plant_tick_us": tick_s * 1e6,
+        "bare_step_us": bare_s * 1e6,
+        "engine_vs_bare": tick_s / bare_s,
+        "plant_rtf": 0.004 / tick_s,
+    }
+    result["targets_met"] = {"engine_vs_bare": result["engine_vs_bare"] <= 1.1}
+    return result
+
+
+def table(result: dict) -> list[tuple[str, str]]:
+    return [
+        ("plant tick through the engine, captured [µs]", f"{result['plant_tick_us']:.1f}"),
+        ("bare captured solver.step [µs]", f"{result['bare_step_us']:.1f}"),
+        ("engine vs bare (time ratio, target <= 1.1)", f"{result['engine_vs_bare']:.3f}"),
+        ("plant real-time factor at 250 Hz", f"{result['plant_rtf']:.0f}x"),
+    ]
