@@ -1,0 +1,61 @@
+"""One flight's ring: a vehicle in a scene, its controller, and the record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nexus.assembly import DEFAULT_CONTROLLER, Vehicle, assemble
+from nexus.core import Component, Loop
+from nexus.record.recorder import Recorder
+
+
+@dataclass
+class FlightOptions:
+    """Everything that decides what a run computes (the wall clock decides nothing)."""
+
+    vehicle: str = "astro_max_base"
+    scene: str = "empty"
+    controller: str = DEFAULT_CONTROLLER
+    seed: int = 0
+    #: Control tick rate [Hz].
+    tick_hz: float = 250.0
+    substeps: int = 1
+    #: WMM date [decimal year]; None takes the plant's fixed default.
+    decimal_year: float | None = None
+    #: Rows the device record table holds between drains.
+    record_capacity: int = 2500
+    eager: bool = False
+    extra: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items() if k != "extra"}
+
+
+@dataclass
+class Flight:
+    options: FlightOptions
+    vehicle: Vehicle
+    loop: Loop
+    recorder: Recorder
+    device: str
+
+
+def build_flight(options: FlightOptions, device: str, replace_controller: Component | None = None) -> Flight:
+    """Assemble and build the ring (validated, allocated, captured); nothing has run yet."""
+    vehicle = assemble(
+        options.vehicle, options.scene, device=device, controller=options.controller,
+        substeps=options.substeps, decimal_year=options.decimal_year,
+    )
+    components = list(vehicle.components)
+    if replace_controller is not None:
+        replace_controller.name = vehicle.controller.name  # the ESCs connect to the controller prim
+        components = [replace_controller if c is vehicle.controller else c for c in components]
+        components = [c for c in components if not getattr(c, "is_guidance", False)]
+    recorder = Recorder.for_components(components, capacity=options.record_capacity)
+    loop = Loop(
+        [*components, recorder], device=device, tick_hz=options.tick_hz, seed=options.seed,
+        mode="eager" if options.eager else "captured",
+    )
+    loop.build()
+    return Flight(options, vehicle, loop, recorder, device)

@@ -1,0 +1,102 @@
+"""The record stage: copies chosen signals into a preallocated device table each tick.
+
+Row ``(tick - 1) mod capacity`` of a ``uint32`` table receives every tapped
+buffer's bytes, so recording is one small copy kernel per signal, inside the
+graph, with no host work. The host drains the table between replays when it
+is full and at the end (:class:`nexus.record.writer.RecordWriter`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+from nexus.core import Component, Read, Stage
+from nexus.core.errors import BuildError
+from nexus.record.layout import TapLayout
+
+#: What the record taps by default, when some component writes it.
+DEFAULT_TAPS = ("time", "body/base", "imu", "mag", "baro", "gps", "estimate", "setpoint", "controls")
+
+
+@wp.kernel
+def copy_words(
+    source: wp.array(dtype=wp.uint32),
+    tick: wp.array(dtype=wp.int64),
+    capacity: wp.int32,
+    offset: wp.int32,
+    table: wp.array2d(dtype=wp.uint32),
+):
+    k = wp.tid()
+    row = wp.int32((tick[0] - wp.int64(1)) % wp.int64(capacity))
+    table[row, offset + k] = source[k]
+
+
+def writers_of(components: Sequence[Component]) -> dict[str, tuple[Any, tuple[int, ...]]]:
+    """Signal -> (type, shape) for every device signal the components write (first writer wins)."""
+    found: dict[str, tuple[Any, tuple[int, ...]]] = {}
+    for component in components:
+        for stage in component.stages():
+            for write in stage.writes:
+                if write.shape is not None and write.signal not in found:
+                    found[write.signal] = (write.dtype, tuple(write.shape))
+    return found
+
+
+class Recorder(Component):
+    """Taps ``signals`` (each must be written by some component) every tick."""
+
+    def __init__(self, taps: Sequence[tuple[str, Any, tuple[int, ...]]], capacity: int = 2500, name: str = "/record"):
+        super().__init__(name)
+        if capacity < 1:
+            raise BuildError(f"the record needs room for at least one row, got capacity {capacity}")
+        self.capacity = int(capacity)
+        self.layouts: list[TapLayout] = []
+        offset = 0
+        for signal, dtype, shape in [("time", wp.float64, (1,)), *[t for t in taps if t[0] != "time"]]:
+            layout = TapLayout(signal, dtype, tuple(shape), offset)
+            self.layouts.append(layout)
+            offset += layout.words
+        self.width = offset
+        self.table = None
+
+    @classmethod
+    def for_components(cls, components: Sequence[Component], signals: Sequence[str] = DEFAULT_TAPS, **kw) -> Recorder:
+        """Tap each of ``signals`` that some component writes, with its writer's type and shape."""
+        written = writers_of(components)
+        written.setdefault("time", (wp.float64, (1,)))
+        return cls([(s, *written[s]) for s in signals if s in written], **kw)
+
+    def stages(self) -> list[Stage]:
+        reads = [Read("tick", wp.int64, (1,))] + [Read(t.signal, t.dtype, t.shape) for t in self.layouts]
+        return [Stage("record", "record", self._run, reads=tuple(reads))]
+
+    def prepare(self, ctx) -> None:
+        self.table = wp.zeros((self.capacity, self.width), dtype=wp.uint32, device=ctx.device)
+
+    def _words(self, array: wp.array, layout: TapLayout) -> wp.array:
+        if not array.is_contiguous:
+            raise BuildError(f"the record can only tap whole buffers; '{layout.signal}' is a view")
+        return wp.array(ptr=array.ptr, dtype=wp.uint32, shape=(layout.words,), device=array.device)
+
+    def _run(self, io) -> None:
+        if not hasattr(self, "_sources") or self._sources_for is not io:
+            self._sources = [self._words(io[t.signal], t) for t in self.layouts]
+            self._sources_for = io
+        for source, layout in zip(self._sources, self.layouts):
+            wp.launch(
+                copy_words, layout.words,
+                inputs=[source, io["tick"], self.capacity, layout.offset],
+                outputs=[self.table], device=io.device,
+            )
+
+    def drain(self, rows: int) -> dict[str, np.ndarray]:
+        """Columns of the first ``rows`` rows of the table (the host's copy)."""
+        table = self.table.numpy()[:rows]
+        columns: dict[str, np.ndarray] = {}
+        for layout in self.layouts:
+            columns.update(layout.columns(table))
+        return columns
