@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,8 +42,17 @@ class Flight:
     device: str
 
 
-def build_flight(options: FlightOptions, device: str, replace_controller: Component | None = None) -> Flight:
-    """Assemble and build the ring (validated, allocated, captured); nothing has run yet."""
+def build_flight(
+    options: FlightOptions,
+    device: str,
+    replace_controller: Component | None = None,
+    extra_components: Sequence[Component] = (),
+) -> Flight:
+    """Assemble and build the ring (validated, allocated, captured); nothing has run yet.
+
+    ``replace_controller`` takes the controller's place (and name) and drops the
+    guidance; ``extra_components`` join the ring after the vehicle's own.
+    """
     vehicle = assemble(
         options.vehicle, options.scene, device=device, controller=options.controller,
         substeps=options.substeps, decimal_year=options.decimal_year,
@@ -52,6 +62,7 @@ def build_flight(options: FlightOptions, device: str, replace_controller: Compon
         replace_controller.name = vehicle.controller.name  # the ESCs connect to the controller prim
         components = [replace_controller if c is vehicle.controller else c for c in components]
         components = [c for c in components if not getattr(c, "is_guidance", False)]
+    components += list(extra_components)
     recorder = Recorder.for_components(components, capacity=options.record_capacity)
     loop = Loop(
         [*components, recorder], device=device, tick_hz=options.tick_hz, seed=options.seed,

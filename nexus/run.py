@@ -99,6 +99,7 @@ def run_flight(
     progress: bool = True,
     flight: Flight | None = None,
     controller=None,
+    extra_components=(),
 ) -> RunSummary:
     """Build (unless ``flight`` is given), start, fly up to ``duration`` [s], and write OUT."""
     out = Path(out)
@@ -115,7 +116,7 @@ def run_flight(
     ticks, sim_time, wall, reason = 0, 0.0, 0.0, "not started"
     started = time.perf_counter()
     try:
-        flight = flight or build_flight(options, device, replace_controller=controller)
+        flight = flight or build_flight(options, device, replace_controller=controller, extra_components=extra_components)
         plant = flight.vehicle.plant
         info.update({
             "vehicle": {"name": options.vehicle, "path": str(plant.vehicle_path), "sha256": file_digest(plant.vehicle_path)},
