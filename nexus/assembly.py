@@ -22,13 +22,19 @@ from nexus.plant.plant import Plant
 from nexus.plant.propeller import Propeller
 from nexus.plant.usd_checks import nexus_apis
 from nexus.sensors.builders import SENSOR_BUILDERS
+from nexus.estimation import build_truth_estimator
 
 log = logging.getLogger("nexus")
 
 #: Controller choices for ``--controller``.
-CONTROLLERS = ("hold",)
-DEFAULT_CONTROLLER = "hold"
+CONTROLLERS = ("pid", "px4", "hold")
+DEFAULT_CONTROLLER = "pid"
 CONTROLLER_APIS = ("NexusPidControllerAPI",)
+#: Controllers that read a guidance's setpoint: only their runs get the scene's mission.
+SETPOINT_CONTROLLERS = ("pid",)
+MISSION_APIS = ("NexusMissionAPI",)
+#: ``--mission`` choices: the scene's own profile, or the same mission shortened to under 10 s.
+MISSIONS = ("scene", "short")
 
 
 @dataclass
@@ -79,6 +85,7 @@ def _propeller(prim, ctx: PrimContext) -> Component:
 BUILDERS: dict[str, Callable[[object, PrimContext], Component]] = {
     "NexusEscAPI": _esc,
     "NexusPropellerAPI": _propeller,
+    "NexusTruthEstimatorAPI": build_truth_estimator,
     **SENSOR_BUILDERS,
 }
 
@@ -96,11 +103,42 @@ class Vehicle:
     skipped: list[str] = field(default_factory=list)
 
 
-def _controller(name: str, path: str) -> Component:
+#: Controllers that fly their own estimator and take no setpoint: the vehicle's
+#: estimator prims are left out of their rings.
+OWN_ESTIMATOR_CONTROLLERS = ("px4",)
+ESTIMATOR_APIS = ("NexusTruthEstimatorAPI",)
+
+
+def _missions(plant: Plant, ctx: PrimContext, mission: str) -> list[Component]:
+    """The scene's mission prims as guidance components (``short``: the same, shortened)."""
+    from nexus.guidance import MissionGuidance, MissionProfile, build_mission
+    from nexus.plant.loading import open_stage
+
+    scene = open_stage(plant.scene_path)
+    found = [build_mission(prim, ctx) for prim in scene.Traverse() if any(a in MISSION_APIS for a in nexus_apis(prim))]
+    if mission == "short":
+        if not found:
+            raise BuildError(f"{plant.scene_path}: --mission short shortens the scene's mission, but it has none")
+        found = [MissionGuidance(found[0].name, MissionProfile.short())]
+    return found
+
+
+def _controller(name: str, prim, path: str, ctx: PrimContext, options: dict) -> Component:
+    plant = ctx.plant
+    if name == "pid":
+        if prim is None:
+            raise BuildError(f"{ctx.path}: --controller pid needs a prim with NexusPidControllerAPI (its gains)")
+        from nexus.control.pid import build_pid
+
+        return build_pid(prim, ctx)
     if name == "hold":
         from nexus.control.hold import HoldControls
 
         return HoldControls(path)
+    if name == "px4":
+        from nexus.px4.controller import Px4Controller
+
+        return Px4Controller(path, plant, **options)
     raise BuildError(f"unknown controller '{name}'; choose one of {', '.join(CONTROLLERS)}")
 
 
@@ -112,29 +150,38 @@ def assemble(
     controller: str = DEFAULT_CONTROLLER,
     substeps: int = 1,
     decimal_year: float | None = None,
+    controller_options: dict | None = None,
+    mission: str = "scene",
 ) -> Vehicle:
     """Load the files, then build every component the vehicle's prims declare."""
     if controller not in CONTROLLERS:
         raise BuildError(f"unknown controller '{controller}'; choose one of {', '.join(CONTROLLERS)}")
+    if mission not in MISSIONS:
+        raise BuildError(f"unknown mission '{mission}'; choose one of {', '.join(MISSIONS)}")
     plant, stage = load_plant(vehicle, scene, device)
     if decimal_year is not None:
         plant.decimal_year = float(decimal_year)
     physics = Physics(plant, substeps=substeps)
     ctx = PrimContext(plant, stage, plant.vehicle_path, len(plant.rotors))
     components: list[Component] = [physics]
-    controller_path = None
+    controller_prim = None
     skipped: list[str] = []
     for prim in stage.Traverse():
         for api in nexus_apis(prim):
             if api in CONTROLLER_APIS:
-                controller_path = str(prim.GetPath())
+                controller_prim = prim
+                continue
+            if api in ESTIMATOR_APIS and controller in OWN_ESTIMATOR_CONTROLLERS:
                 continue
             builder = BUILDERS.get(api)
             if builder is None:
                 skipped.append(f"{prim.GetPath()} ({api})")
                 continue
             components.append(builder(prim, ctx))
-    chosen = _controller(controller, controller_path or f"{stage.GetDefaultPrim().GetPath()}/controller")
+    if controller in SETPOINT_CONTROLLERS:
+        components += _missions(plant, ctx, mission)
+    controller_path = str(controller_prim.GetPath()) if controller_prim else f"{stage.GetDefaultPrim().GetPath()}/controller"
+    chosen = _controller(controller, controller_prim, controller_path, ctx, controller_options or {})
     components.append(chosen)
     if skipped:
         log.warning("no component for these prims in this version of Nexus; skipped: %s", ", ".join(skipped))

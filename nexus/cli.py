@@ -20,6 +20,8 @@ DEFAULT_DURATION_S = 10.0
 DEFAULT_MISSION_CAP_S = 60.0
 #: Controllers whose runs carry a mission that ends the run.
 MISSION_CONTROLLERS = ("pid",)
+#: Longest sim time a PX4 run flies unless told [s].
+DEFAULT_PX4_CAP_S = 300.0
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -55,7 +57,7 @@ def _resolve(device: str, verbose: bool) -> str:
 
 def _flight_options(f):
     """The options shared by ``run`` and ``plan``."""
-    from nexus.assembly import CONTROLLERS, DEFAULT_CONTROLLER
+    from nexus.assembly import CONTROLLERS, DEFAULT_CONTROLLER, MISSIONS
 
     decorators = [
         click.option("--vehicle", default="astro_max_base", show_default=True,
@@ -72,17 +74,31 @@ def _flight_options(f):
         click.option("--substeps", type=click.IntRange(min=1), default=1, show_default=True,
                      help="Solver steps per tick."),
         click.option("--eager", is_flag=True, help="Launch stage by stage instead of replaying graphs (debugging)."),
+        click.option("--mission", type=click.Choice(MISSIONS), default="scene", show_default=True,
+                     help="With --controller pid: the scene's mission, or the same mission shortened to under 10 s."),
+        click.option("--px4-host", default="127.0.0.1", show_default=True, help="PX4 link: address to listen on."),
+        click.option("--px4-port", type=click.IntRange(0, 65535), default=4560, show_default=True,
+                     help="PX4 link: TCP port PX4 connects to (4560 + instance)."),
+        click.option("--px4-connect-timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
+                     help="PX4 link: how long to wait for PX4 to connect [s]."),
+        click.option("--px4-answer-timeout", type=click.FloatRange(min=0.01), default=5.0, show_default=True,
+                     help="PX4 link: how long to wait for each actuator answer in lockstep [s]."),
     ]
     for decorator in reversed(decorators):
         f = decorator(f)
     return f
 
 
-def _options(vehicle, scene, controller, seed, tick_hz, substeps, eager):
+def _options(vehicle, scene, controller, seed, tick_hz, substeps, eager, mission, px4_host, px4_port,
+             px4_connect_timeout, px4_answer_timeout):
     from nexus.flight import FlightOptions
 
+    controller_options = {}
+    if controller == "px4":
+        controller_options = {"host": px4_host, "port": px4_port, "connect_timeout": px4_connect_timeout,
+                              "answer_timeout": px4_answer_timeout}
     return FlightOptions(vehicle=vehicle, scene=scene, controller=controller, seed=seed, tick_hz=tick_hz,
-                         substeps=substeps, eager=eager)
+                         substeps=substeps, eager=eager, mission=mission, controller_options=controller_options)
 
 
 def _fail(error: Exception) -> None:
@@ -97,17 +113,28 @@ def _fail(error: Exception) -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder. Default: runs/<UTC timestamp>/.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--px4-mission", is_flag=True,
+              help="With --controller px4: also fly the takeoff, yaw sweep and landing over MAVLink, and end the run after it.")
+@click.option("--px4-mission-url", default="udpin:127.0.0.1:14540", show_default=True,
+              help="Where the mission commander listens for PX4's MAVLink.")
 @click.pass_context
-def run(ctx, vehicle, scene, device, controller, seed, tick_hz, substeps, eager, duration, out, quiet):
+def run(ctx, vehicle, scene, device, controller, seed, tick_hz, substeps, eager, mission, px4_host, px4_port,
+        px4_connect_timeout, px4_answer_timeout, duration, out, quiet, px4_mission, px4_mission_url):
     """Fly a vehicle in a scene and record the flight."""
     from nexus.core.errors import NexusError
     from nexus.run import run_flight
 
+    if px4_mission and controller != "px4":
+        raise click.UsageError("--px4-mission needs --controller px4")
     warp_device = _resolve(device, ctx.obj["verbose"])
-    options = _options(vehicle, scene, controller, seed, tick_hz, substeps, eager)
+    options = _options(vehicle, scene, controller, seed, tick_hz, substeps, eager, mission, px4_host, px4_port,
+                       px4_connect_timeout, px4_answer_timeout)
     out = out or Path("runs") / time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     if duration is None:
         duration = DEFAULT_MISSION_CAP_S if controller in MISSION_CONTROLLERS else DEFAULT_DURATION_S
+        if controller == "px4":
+            duration = DEFAULT_PX4_CAP_S
+    commander = _start_mission(options, px4_mission_url) if px4_mission else None
     click.echo(f"nexus run: {vehicle} in {scene} on {warp_device}, controller {controller}, seed {seed} -> {out}", err=True)
     click.echo("building (the first run compiles kernels: minutes on a CPU; later runs take seconds)...", err=True)
     try:
@@ -115,6 +142,9 @@ def run(ctx, vehicle, scene, device, controller, seed, tick_hz, substeps, eager,
     except NexusError as error:
         click.echo(f"the run failed; its log, record and run.json are in {out}", err=True)
         _fail(error)
+    finally:
+        if commander is not None:
+            commander.stop_and_report(out)
     click.echo(
         f"done: {summary.ticks} ticks, {summary.sim_time:.2f} s sim in {summary.wall_time:.2f} s wall "
         f"(RTF {summary.rtf:.1f}x), ended by {summary.exit_reason}; record: {out / 'record.parquet'}"
@@ -124,7 +154,8 @@ def run(ctx, vehicle, scene, device, controller, seed, tick_hz, substeps, eager,
 @main.command()
 @_flight_options
 @click.pass_context
-def plan(ctx, vehicle, scene, device, controller, seed, tick_hz, substeps, eager):
+def plan(ctx, vehicle, scene, device, controller, seed, tick_hz, substeps, eager, mission, px4_host, px4_port,
+         px4_connect_timeout, px4_answer_timeout):
     """Print the stage plan of a run without flying it."""
     from nexus.core.errors import NexusError
     from nexus.flight import build_flight
@@ -132,7 +163,9 @@ def plan(ctx, vehicle, scene, device, controller, seed, tick_hz, substeps, eager
     warp_device = _resolve(device, ctx.obj["verbose"])
     logging.getLogger("nexus").setLevel(logging.WARNING)
     try:
-        flight = build_flight(_options(vehicle, scene, controller, seed, tick_hz, substeps, eager), warp_device)
+        flight = build_flight(_options(vehicle, scene, controller, seed, tick_hz, substeps, eager, mission,
+                                       px4_host, px4_port, px4_connect_timeout, px4_answer_timeout), warp_device)
+        flight.loop.close()
     except NexusError as error:
         _fail(error)
     click.echo(flight.loop.plan.text())
@@ -202,6 +235,95 @@ def bench(ctx: click.Context, suites: tuple[str, ...], device: str, as_json: boo
         missed = [k for k, ok in result.get("targets_met", {}).items() if not ok]
         if missed:
             click.echo(f"  targets not met: {', '.join(missed)}")
+
+
+class _MissionThread:
+    """Runs the PX4 mission commander beside the sim and ends the run when it is done."""
+
+    def __init__(self, url: str):
+        import threading
+
+        from nexus.px4.mission import Px4Mission
+
+        self.done = threading.Event()
+        self.error: Exception | None = None
+        self.mission = Px4Mission(url, say=lambda text: click.echo(text, err=True), stop=threading.Event())
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.mission.run()
+        except Exception as error:  # reported after the run
+            self.error = error
+        finally:
+            self.done.set()
+
+    def stop_and_report(self, out: Path) -> None:
+        self.mission.stop.set()
+        self.thread.join(timeout=5.0)
+        report = self.mission.report
+        lines = report.lines() + ([f"mission failed: {self.error}"] if self.error else [])
+        for line in lines:
+            click.echo(f"  {line}")
+        (out / "mission.json").write_text(json.dumps({**report.__dict__, "error": str(self.error) if self.error else None},
+                                                     indent=2, default=str) + "\n")
+
+
+def _start_mission(options, url: str) -> _MissionThread:
+    commander = _MissionThread(url)
+    options.controller_options["finish_when"] = commander.done
+    commander.thread.start()
+    return commander
+
+
+@main.group()
+def px4():
+    """PX4 SITL helpers: parameters for a vehicle, and a mission commander."""
+
+
+@px4.command("params")
+@click.option("--vehicle", default="astro_max_base", show_default=True, help="Vehicle name or .usda path.")
+@click.option("--scene", default="empty", show_default=True, help="Scene name or .usda path (for gravity).")
+@click.option("--export", "as_export", is_flag=True, help="Prefix each line with 'export ' for a shell.")
+@click.pass_context
+def px4_params(ctx, vehicle, scene, as_export):
+    """Print PX4_PARAM_<NAME>=value settings derived from the vehicle file."""
+    from nexus.core.errors import NexusError
+    from nexus.plant.loading import load_plant
+    from nexus.px4.params import environment_lines, px4_parameters
+
+    _resolve("cpu", ctx.obj["verbose"])
+    try:
+        plant, _ = load_plant(vehicle, scene, "cpu")
+    except NexusError as error:
+        _fail(error)
+    for line in environment_lines(px4_parameters(plant)):
+        click.echo(("export " if as_export else "") + line)
+
+
+@px4.command("mission")
+@click.option("--url", default="udpin:127.0.0.1:14540", show_default=True, help="PX4's MAVLink API stream.")
+@click.option("--altitude", type=click.FloatRange(min=0.5), default=2.5, show_default=True, help="Takeoff altitude [m].")
+@click.option("--hold", "hold_s", type=click.FloatRange(min=0.0), default=4.0, show_default=True,
+              help="Hold after takeoff [s, PX4 time].")
+@click.option("--yaw-hold", "yaw_hold_s", type=click.FloatRange(min=0.5), default=5.0, show_default=True,
+              help="Time at each yaw of the sweep [s, PX4 time].")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=1.0), default=600.0, show_default=True,
+              help="Give up after this long [s, wall].")
+def px4_mission(url, altitude, hold_s, yaw_hold_s, timeout_s):
+    """Take off, sweep yaw 0 -> +90 -> -90 -> 0 deg, and land, on a running PX4."""
+    from nexus.px4.mission import MissionError, Px4Mission
+
+    mission = Px4Mission(url, altitude=altitude, hold_s=hold_s, yaw_hold_s=yaw_hold_s, timeout_s=timeout_s,
+                         say=lambda text: click.echo(text))
+    try:
+        report = mission.run()
+    except MissionError as error:
+        for line in mission.report.lines():
+            click.echo(f"  {line}")
+        _fail(error)
+    for line in report.lines():
+        click.echo(f"  {line}")
 
 
 if __name__ == "__main__":

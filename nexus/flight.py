@@ -27,10 +27,13 @@ class FlightOptions:
     #: Rows the device record table holds between drains.
     record_capacity: int = 2500
     eager: bool = False
-    extra: dict = field(default_factory=dict)
+    #: ``scene`` flies the scene's mission; ``short`` the same mission in under 10 s.
+    mission: str = "scene"
+    #: Keyword arguments of the controller (PX4: host, port, connect_timeout, answer_timeout).
+    controller_options: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items() if k != "extra"}
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
 
 
 @dataclass
@@ -56,6 +59,7 @@ def build_flight(
     vehicle = assemble(
         options.vehicle, options.scene, device=device, controller=options.controller,
         substeps=options.substeps, decimal_year=options.decimal_year,
+        controller_options=options.controller_options, mission=options.mission,
     )
     components = list(vehicle.components)
     if replace_controller is not None:

@@ -162,6 +162,7 @@ def run_flight(
     finally:
         wall = time.perf_counter() - started
         if flight is not None:
+            flight.loop.close()
             ticks, sim_time = flight.loop.ticks, flight.loop.sim_time
         if writer is not None:
             try:

@@ -23,7 +23,7 @@ def plant_loop(device: str, extra=()):
     from nexus.plant.physics import Physics
     from nexus.plant.propeller import Propeller
 
-    vehicle = assemble("astro_max_base", "empty", device=device)
+    vehicle = assemble("astro_max_base", "empty", device=device, controller="hold")
     parts = [c for c in vehicle.components if isinstance(c, (Physics, Esc, Propeller, HoldControls))]
     loop = Loop(parts + list(extra), device=device, mode="captured").build()
     vehicle.plant.reset(base_position=(0.0, 0.0, 10.0), rotor_speed=hover_speed(vehicle.plant))

@@ -7,6 +7,7 @@ import importlib
 #: Suite name -> module path. Each module has ``run(device) -> dict`` and ``table(dict)``.
 SUITES: dict[str, str] = {
     "engine": "nexus.bench.engine",
+    "sensors": "nexus.bench.sensors",
     "plant": "nexus.bench.plant",
 }
 

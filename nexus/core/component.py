@@ -34,5 +34,8 @@ class Component:
         """Allocate private device state. Called once, after the signal buffers
         exist and before any stage runs or is captured."""
 
+    def close(self) -> None:
+        """Release what the component holds outside Warp (sockets, files) when the run ends."""
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"

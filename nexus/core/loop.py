@@ -198,6 +198,14 @@ class Loop:
                 return RunResult(self.ticks, self.sim_time, "done")
         return RunResult(self.ticks, self.sim_time, "ticks")
 
+    def close(self) -> None:
+        """Let every component release its outside resources; safe to call more than once."""
+        for component in self.components:
+            try:
+                component.close()
+            except Exception:  # one component's failure to close must not hide another's
+                log.exception("closing %s failed", component.name)
+
     @property
     def sim_time(self) -> float:
         """Sim time [s] after the ticks run so far."""

@@ -19,7 +19,7 @@ from nexus.core.errors import BuildError
 from nexus.record.layout import TapLayout
 
 #: What the record taps by default, when some component writes it.
-DEFAULT_TAPS = ("time", "body/base", "imu", "mag", "baro", "gps", "estimate", "setpoint", "controls")
+DEFAULT_TAPS = ("time", "body/base", "imu", "mag", "baro", "gps", "estimate", "setpoint", "armed", "controls")
 
 
 @wp.kernel

@@ -39,6 +39,7 @@ API_SCHEMAS = (
     "NexusTruthEstimatorAPI",
     "NexusPidControllerAPI",
     "NexusGeodeticOriginAPI",
+    "NexusMissionAPI",
 )
 
 _FOLDER = os.path.dirname(os.path.abspath(__file__))

@@ -21,9 +21,9 @@ def plant_only(vehicle):
 
 @pytest.fixture(scope="session")
 def astro():
-    return assemble("astro_max_base", "empty")
+    return assemble("astro_max_base", "empty", controller="hold")
 
 
 @pytest.fixture(scope="session")
 def astro_in_void():
-    return assemble("astro_max_base", DATA / "void.usda")
+    return assemble("astro_max_base", DATA / "void.usda", controller="hold")

@@ -1,0 +1,365 @@
+"""The cascaded PID controller: position -> velocity -> attitude -> body rate -> quad-x mixer.
+
+One device stage and one kernel. Each tick it reads the ``estimate``
+(:class:`~nexus.core.types.PoseTwist`, NED/FRD), the ``setpoint`` (position
+goal [m] NED and heading [rad]) and ``armed`` (``wp.int32``; 0 cuts the
+motors), and writes the ``controls`` row (the first four slots, PX4's quad-x
+order; the rest stay 0).
+
+* **Position** (P): velocity goal = ``positionP``·error + the setpoint's own
+  velocity (its change since the last tick, so a guidance's smooth ramps are
+  followed without lag), limited to the horizontal and vertical speed limits.
+* **Velocity** (PID): an acceleration goal [m/s²], plus the setpoint's own
+  acceleration (the change of its velocity); the D term acts on the measured
+  velocity.
+* **Thrust and attitude**: the acceleration goal less gravity gives the thrust
+  direction (tilt limited to ``maxTilt``) and the collective thrust fraction,
+  scaled so that zero acceleration asks for the hover thrust; with the
+  setpoint's heading this is an attitude goal, driven PX4's way (tilt first,
+  heading weighted), plus the heading's rate of change as a feed-forward.
+* **Rate** (PID): normalised torques in [-1, 1]; D acts on the measured rates.
+* **Mixer**: :mod:`nexus.control.mixer`.
+
+Gains come from the ``NexusPidControllerAPI`` prim. Integrators and the
+previous tick's values live in a device struct allocated in :meth:`prepare`;
+the kernel reads them from ``state_in`` and writes ``state_out`` (the same
+array in a normal run, one per step in a differentiable rollout). There are
+no host reads and no Python decisions on device values, so the same kernel
+serves eager, captured and taped callers. While ``armed`` is 0 the controls
+are zero and the integrators are cleared.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import warp as wp
+
+from nexus.control.attitude import attitude_error_rates, attitude_from_thrust_axis, wrap_angle
+from nexus.control.mixer import command_for_thrust, quad_x_thrusts
+from nexus.core import Component, Read, Stage, Write
+from nexus.core.errors import BuildError
+from nexus.core.types import CONTROLS_WIDTH, PoseTwist, Setpoint
+
+
+@wp.struct
+class PidParams:
+    """The controller's gains and limits as the kernel reads them (one device struct)."""
+
+    position_p: wp.vec3
+    velocity_p: wp.vec3
+    velocity_i: wp.vec3
+    velocity_d: wp.vec3
+    attitude_p: wp.vec3
+    rate_p: wp.vec3
+    rate_i: wp.vec3
+    rate_d: wp.vec3
+    #: Hover thrust as a thrust fraction (after the ESC's thrust model) [-].
+    hover_thrust: float
+    thrust_model_factor: float
+    max_tilt: float
+    max_horizontal_speed: float
+    max_vertical_speed: float
+    max_rates: wp.vec3
+    #: Bound on each velocity integral term [m/s²] and rate integral term [-].
+    acceleration_integral_limit: float
+    rate_integral_limit: float
+    #: Bound on each axis of the setpoint's acceleration fed forward [m/s²].
+    max_feedforward_acceleration: float
+    min_thrust: float
+    max_thrust: float
+    gravity: float
+
+
+@wp.struct
+class PidState:
+    """What the controller carries from one tick to the next."""
+
+    velocity_integral: wp.vec3
+    rate_integral: wp.vec3
+    previous_velocity: wp.vec3
+    previous_rates: wp.vec3
+    previous_goal: wp.vec3
+    previous_goal_velocity: wp.vec3
+    previous_yaw_goal: float
+    #: 0 before the first update: no derivative or feed-forward yet.
+    primed: float
+
+
+@wp.func
+def bounded(value: wp.vec3, limit: float, gain: wp.vec3) -> wp.vec3:
+    """The integral ``value`` clipped so each ``gain[i]·value[i]`` stays within ±``limit``."""
+    out = value
+    for i in range(3):
+        if gain[i] > 0.0:
+            bound = limit / gain[i]
+            out[i] = wp.clamp(value[i], -bound, bound)
+    return out
+
+
+@wp.func
+def limit_speed(velocity: wp.vec3, horizontal: float, vertical: float) -> wp.vec3:
+    speed = wp.sqrt(velocity[0] * velocity[0] + velocity[1] * velocity[1])
+    scale = float(1.0)
+    if speed > horizontal:
+        scale = horizontal / speed
+    return wp.vec3(velocity[0] * scale, velocity[1] * scale, wp.clamp(velocity[2], -vertical, vertical))
+
+
+@wp.func
+def thrust_axis(acceleration: wp.vec3, gravity: float, max_tilt: float) -> wp.vec3:
+    """Unit body z (down through the belly, NED) that points thrust along the acceleration goal, tilt limited."""
+    axis = wp.normalize(wp.vec3(-acceleration[0], -acceleration[1], gravity))
+    horizontal = wp.sqrt(axis[0] * axis[0] + axis[1] * axis[1])
+    if wp.acos(wp.clamp(axis[2], -1.0, 1.0)) > max_tilt and horizontal > 1.0e-6:
+        s = wp.sin(max_tilt) / horizontal
+        axis = wp.vec3(axis[0] * s, axis[1] * s, wp.cos(max_tilt))
+    return axis
+
+
+@wp.kernel
+def pid_control(
+    estimate: wp.array(dtype=PoseTwist),
+    setpoint: wp.array(dtype=Setpoint),
+    armed: wp.array(dtype=wp.int32),
+    params: wp.array(dtype=PidParams),
+    state_in: wp.array(dtype=PidState),
+    dt: float,
+    rotor_count: int,
+    state_out: wp.array(dtype=PidState),
+    controls: wp.array2d(dtype=wp.float32),
+):
+    p = params[0]
+    s = state_in[0]
+    est = estimate[0]
+    goal = setpoint[0]
+    on = float(0.0)
+    if armed[0] != 0:
+        on = 1.0
+
+    # Position -> velocity goal, with the setpoint's own velocity fed forward.
+    goal_velocity = limit_speed((goal.position - s.previous_goal) * (s.primed / dt), p.max_horizontal_speed, p.max_vertical_speed)
+    goal_acceleration = (goal_velocity - s.previous_goal_velocity) * (s.primed / dt)
+    goal_acceleration = wp.vec3(
+        wp.clamp(goal_acceleration[0], -p.max_feedforward_acceleration, p.max_feedforward_acceleration),
+        wp.clamp(goal_acceleration[1], -p.max_feedforward_acceleration, p.max_feedforward_acceleration),
+        wp.clamp(goal_acceleration[2], -p.max_feedforward_acceleration, p.max_feedforward_acceleration),
+    )
+    velocity_goal = wp.cw_mul(p.position_p, goal.position - est.position) + goal_velocity
+    velocity_goal = limit_speed(velocity_goal, p.max_horizontal_speed, p.max_vertical_speed)
+
+    # Velocity -> acceleration goal [m/s²].
+    velocity_error = velocity_goal - est.velocity
+    velocity_integral = bounded(s.velocity_integral + velocity_error * dt, p.acceleration_integral_limit, p.velocity_i) * on
+    acceleration_rate = (est.velocity - s.previous_velocity) * (s.primed / dt)
+    acceleration = (
+        goal_acceleration
+        + wp.cw_mul(p.velocity_p, velocity_error)
+        + wp.cw_mul(p.velocity_i, velocity_integral)
+        - wp.cw_mul(p.velocity_d, acceleration_rate)
+    )
+
+    # Acceleration -> thrust axis and collective thrust fraction.
+    body_z = thrust_axis(acceleration, p.gravity, p.max_tilt)
+    collective = p.hover_thrust * (p.gravity - acceleration[2]) / p.gravity
+    collective = wp.clamp(collective / wp.max(body_z[2], 0.1), p.min_thrust, p.max_thrust)
+
+    # Attitude -> body-rate goal, with the heading's rate fed forward.
+    attitude_goal = attitude_from_thrust_axis(body_z, goal.yaw)
+    yaw_weight = wp.clamp(p.attitude_p[2] / wp.max(0.5 * (p.attitude_p[0] + p.attitude_p[1]), 1.0e-6), 0.0, 1.0)
+    rate_goal = attitude_error_rates(est.attitude, attitude_goal, p.attitude_p, yaw_weight)
+    yaw_rate = wrap_angle(goal.yaw - s.previous_yaw_goal) * (s.primed / dt)
+    rate_goal = rate_goal + wp.quat_rotate_inv(est.attitude, wp.vec3(0.0, 0.0, yaw_rate))
+    rate_goal = wp.vec3(
+        wp.clamp(rate_goal[0], -p.max_rates[0], p.max_rates[0]),
+        wp.clamp(rate_goal[1], -p.max_rates[1], p.max_rates[1]),
+        wp.clamp(rate_goal[2], -p.max_rates[2], p.max_rates[2]),
+    )
+
+    # Rate -> normalised torque.
+    rate_error = rate_goal - est.rates
+    rate_integral = bounded(s.rate_integral + rate_error * dt, p.rate_integral_limit, p.rate_i) * on
+    rate_change = (est.rates - s.previous_rates) * (s.primed / dt)
+    torque = wp.cw_mul(p.rate_p, rate_error) + wp.cw_mul(p.rate_i, rate_integral) - wp.cw_mul(p.rate_d, rate_change)
+    torque = wp.vec3(wp.clamp(torque[0], -1.0, 1.0), wp.clamp(torque[1], -1.0, 1.0), wp.clamp(torque[2], -1.0, 1.0))
+
+    thrusts = quad_x_thrusts(collective, torque)
+    for i in range(controls.shape[1]):
+        controls[0, i] = 0.0
+    for i in range(wp.min(rotor_count, 4)):
+        controls[0, i] = command_for_thrust(thrusts[i], p.thrust_model_factor) * on
+
+    out = PidState()
+    out.velocity_integral = velocity_integral
+    out.rate_integral = rate_integral
+    out.previous_velocity = est.velocity
+    out.previous_rates = est.rates
+    out.previous_goal = goal.position
+    out.previous_goal_velocity = goal_velocity
+    out.previous_yaw_goal = goal.yaw
+    out.primed = 1.0
+    state_out[0] = out
+
+
+@dataclass
+class PidGains:
+    """Gains and limits in the controller prim's terms (``NexusPidControllerAPI``).
+
+    Vector gains are per axis: (x, y, z) NED for position and velocity, (roll,
+    pitch, yaw) FRD for attitude and rate. ``hover_thrust`` is the ESC command
+    u that holds hover (``nexus:hoverThrust``).
+    """
+
+    position_p: tuple = (0.95, 0.95, 1.0)  # [1/s]
+    velocity_p: tuple = (1.8, 1.8, 4.0)  # [1/s]
+    velocity_i: tuple = (0.4, 0.4, 2.0)  # [1/s²]
+    velocity_d: tuple = (0.2, 0.2, 0.0)  # [-]
+    attitude_p: tuple = (6.5, 6.5, 2.8)  # [1/s]
+    rate_p: tuple = (0.15, 0.15, 0.2)  # [s/rad]
+    rate_i: tuple = (0.2, 0.2, 0.1)  # [1/rad]
+    rate_d: tuple = (0.003, 0.003, 0.0)  # [s²/rad]
+    hover_thrust: float = 0.5  # ESC command [-]
+    max_tilt: float = math.radians(45.0)  # [rad]
+    max_horizontal_speed: float = 12.0  # [m/s]
+    max_vertical_speed: float = 3.0  # [m/s]
+    max_rates: tuple = (math.radians(220.0), math.radians(220.0), math.radians(200.0))  # [rad/s]
+    acceleration_integral_limit: float = 4.0  # [m/s²]
+    max_feedforward_acceleration: float = 5.0  # [m/s²]
+    rate_integral_limit: float = 0.3  # [-]
+    min_thrust: float = 0.08  # thrust fraction [-]
+    max_thrust: float = 0.9  # thrust fraction [-]
+
+
+#: Prim attribute -> PidGains field.
+PRIM_GAINS = {
+    "nexus:positionP": "position_p",
+    "nexus:velocityP": "velocity_p",
+    "nexus:velocityI": "velocity_i",
+    "nexus:velocityD": "velocity_d",
+    "nexus:attitudeP": "attitude_p",
+    "nexus:rateP": "rate_p",
+    "nexus:rateI": "rate_i",
+    "nexus:rateD": "rate_d",
+    "nexus:hoverThrust": "hover_thrust",
+    "nexus:maxTilt": "max_tilt",
+    "nexus:maxHorizontalSpeed": "max_horizontal_speed",
+    "nexus:maxVerticalSpeed": "max_vertical_speed",
+}
+
+
+def device_params(gains: PidGains, thrust_model_factor: float, gravity: float) -> PidParams:
+    """The kernel's view of ``gains``: the hover command becomes a thrust fraction."""
+    f = float(thrust_model_factor)
+    u = float(gains.hover_thrust)
+    params = PidParams()
+    for name in ("position_p", "velocity_p", "velocity_i", "velocity_d", "attitude_p", "rate_p", "rate_i", "rate_d", "max_rates"):
+        setattr(params, name, wp.vec3(*[float(x) for x in getattr(gains, name)]))
+    params.hover_thrust = (1.0 - f) * u + f * u * u
+    params.thrust_model_factor = f
+    for name in ("max_tilt", "max_horizontal_speed", "max_vertical_speed", "acceleration_integral_limit",
+                 "rate_integral_limit", "max_feedforward_acceleration", "min_thrust", "max_thrust"):
+        setattr(params, name, float(getattr(gains, name)))
+    params.gravity = float(gravity)
+    return params
+
+
+class PidController(Component):
+    """The cascaded PID law as one ``control`` stage writing ``controls`` (quad-x, four rotors)."""
+
+    def __init__(
+        self,
+        name: str = "/vehicle/controller",
+        gains: PidGains | None = None,
+        *,
+        thrust_model_factor: float = 0.5,
+        gravity: float = 9.80665,
+        rotor_count: int = 4,
+        connections=None,
+    ):
+        super().__init__(name, connections)
+        if rotor_count != 4:
+            raise BuildError(f"{name}: the PID controller mixes for a quad-x with 4 rotors; this vehicle has {rotor_count}")
+        self.gains = gains or PidGains()
+        self.thrust_model_factor = float(thrust_model_factor)
+        self.gravity = float(gravity)
+        self.rotor_count = rotor_count
+        self.params = None
+        self.state = None
+
+    def stages(self) -> list[Stage]:
+        reads = (
+            Read("estimate", PoseTwist, (1,)),
+            Read("setpoint", Setpoint, (1,)),
+            Read("armed", wp.int32, (1,), default=1),
+        )
+        return [Stage("pid", "control", self._run, reads=reads, writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH)),))]
+
+    def prepare(self, ctx) -> None:
+        self.dt = ctx.dt
+        self.params = wp.array([device_params(self.gains, self.thrust_model_factor, self.gravity)], dtype=PidParams, device=ctx.device)
+        self.state = wp.zeros(1, dtype=PidState, device=ctx.device)
+
+    def set_gains(self, gains: PidGains) -> None:
+        """Change the gains between ticks; a captured graph reads the new values on its next replay."""
+        self.gains = gains
+        if self.params is not None:
+            self.params.assign([device_params(gains, self.thrust_model_factor, self.gravity)])
+
+    def _run(self, io) -> None:
+        wp.launch(
+            pid_control,
+            dim=1,
+            inputs=[io["estimate"], io["setpoint"], io["armed"], self.params, self.state, float(self.dt), self.rotor_count],
+            outputs=[self.state, io["controls"]],
+            device=io.device,
+        )
+
+
+def gains_from_prim(prim, where: str) -> PidGains:
+    """Read every gain the prim sets (or its schema's fallback) into :class:`PidGains`."""
+    gains = PidGains()
+    for attribute_name, field_name in PRIM_GAINS.items():
+        attribute = prim.GetAttribute(attribute_name)
+        value = attribute.Get() if attribute else None
+        if value is None:
+            continue
+        if isinstance(getattr(gains, field_name), tuple):
+            value = tuple(float(x) for x in value)
+            if any(x < 0.0 for x in value):
+                raise BuildError(f"{where}: {attribute_name} must not be negative, got {value}")
+        else:
+            value = float(value)
+            if value < 0.0:
+                raise BuildError(f"{where}: {attribute_name} must not be negative, got {value}")
+        setattr(gains, field_name, value)
+    if not 0.0 < gains.hover_thrust < 1.0:
+        raise BuildError(f"{where}: nexus:hoverThrust must lie in (0, 1), got {gains.hover_thrust}")
+    if not 0.0 < gains.max_tilt < math.pi / 2:
+        raise BuildError(f"{where}: nexus:maxTilt must lie in (0, π/2) rad, got {gains.max_tilt}")
+    return gains
+
+
+def build_pid(prim, ctx) -> PidController:
+    """The component for a prim applying ``NexusPidControllerAPI``; ``ctx`` is :class:`nexus.assembly.PrimContext`.
+
+    The thrust model factor comes from the vehicle's ESCs, which must agree.
+    """
+    path = str(prim.GetPath())
+    where = f"{ctx.path}: controller prim {path}"
+    factors = {rotor.esc["thrust_model_factor"] for rotor in ctx.plant.rotors}
+    if len(factors) != 1:
+        raise BuildError(f"{where}: the ESCs disagree on nexus:thrustModelFactor ({sorted(factors)}); the mixer needs one")
+    connections = {}
+    for relationship in prim.GetRelationships():
+        name = relationship.GetName()
+        targets = relationship.GetTargets()
+        if name.startswith("nexus:inputs:") and targets:
+            connections[name[len("nexus:inputs:"):]] = str(targets[0].GetPrimPath())
+    return PidController(
+        path, gains_from_prim(prim, where), thrust_model_factor=factors.pop(), gravity=ctx.plant.gravity,
+        rotor_count=ctx.rotor_count, connections=connections,
+    )
+
+
+__all__ = ["PidController", "PidGains", "PidParams", "PidState", "build_pid", "gains_from_prim", "pid_control"]

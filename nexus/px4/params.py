@@ -1,0 +1,69 @@
+"""PX4 parameters that make PX4's mixer and hover estimate match a Nexus vehicle.
+
+PX4's SITL airframe ``none_iris`` assumes a 1.5 kg Iris. For another vehicle
+PX4 needs its rotor geometry (control allocation: ``CA_ROTORn_PX/PY/PZ`` in
+FRD metres from the centre of mass, ``CA_ROTORn_KM`` the yaw moment per unit
+thrust, positive for a counter-clockwise rotor, ``CA_ROTORn_CT`` the thrust
+at full command), its hover thrust (``MPC_THR_HOVER``, collective thrust in
+[0, 1] before the thrust curve) and its thrust curve (``THR_MDL_FAC``, the
+ESC's thrust model factor). PX4 SITL reads them at start-up from environment
+variables ``PX4_PARAM_<NAME>=value``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nexus.core.errors import BuildError
+from nexus.plant.frames import flu_to_frd_np, quat_to_matrix_np
+from nexus.plant.hover import hover_speed
+from nexus.plant.plant import Plant
+
+#: PX4's actuator outputs for motors; a quad uses the first four.
+MAX_ROTORS = 12
+
+
+def centre_of_mass(plant: Plant) -> np.ndarray:
+    """The whole vehicle's centre of mass [m, world] at its initial pose."""
+    model = plant.model
+    body_q = model.body_q.numpy().astype(np.float64)
+    masses = model.body_mass.numpy().astype(np.float64)
+    coms = model.body_com.numpy().astype(np.float64)
+    points = []
+    for q, com in zip(body_q, coms):
+        points.append(q[:3] + quat_to_matrix_np(q[3:7]) @ com)
+    return (masses[:, None] * np.array(points)).sum(axis=0) / masses.sum()
+
+
+def px4_parameters(plant: Plant) -> dict[str, float | int]:
+    """``{NAME: value}`` for PX4 from the vehicle's rotors, ESCs and mass."""
+    rotors = sorted(plant.rotors, key=lambda r: r.esc["channel"])
+    if len(rotors) > MAX_ROTORS:
+        raise BuildError(f"PX4 mixes at most {MAX_ROTORS} rotors; {plant.vehicle_path} has {len(rotors)}")
+    channels = [r.esc["channel"] for r in rotors]
+    if channels != list(range(len(rotors))):
+        raise BuildError(
+            f"{plant.vehicle_path}: ESC channels must be 0..{len(rotors) - 1} to map onto PX4's motor outputs, got {channels}"
+        )
+    body_q = plant.model.body_q.numpy().astype(np.float64)
+    base = body_q[plant.base]
+    to_body = quat_to_matrix_np(base[3:7]).T
+    com = centre_of_mass(plant)
+    params: dict[str, float | int] = {"CA_ROTOR_COUNT": len(rotors)}
+    for n, rotor in enumerate(rotors):
+        position = flu_to_frd_np(to_body @ (body_q[rotor.body][:3] - com))
+        max_thrust = rotor.thrust_coefficient * rotor.esc["max_speed"] ** 2
+        params[f"CA_ROTOR{n}_PX"] = round(float(position[0]), 4)
+        params[f"CA_ROTOR{n}_PY"] = round(float(position[1]), 4)
+        params[f"CA_ROTOR{n}_PZ"] = round(float(position[2]), 4)
+        params[f"CA_ROTOR{n}_KM"] = round(rotor.spin * rotor.torque_coefficient / rotor.thrust_coefficient, 5)
+        params[f"CA_ROTOR{n}_CT"] = round(max_thrust, 3)
+    first = rotors[0].esc
+    # Collective thrust at hover: (ω_hover / ω_max)², before PX4's thrust curve.
+    params["MPC_THR_HOVER"] = round((hover_speed(plant) / first["max_speed"]) ** 2, 4)
+    params["THR_MDL_FAC"] = round(first["thrust_model_factor"], 3)
+    return params
+
+
+def environment_lines(params: dict[str, float | int]) -> list[str]:
+    return [f"PX4_PARAM_{name}={value}" for name, value in params.items()]

@@ -1,0 +1,112 @@
+"""The barometer: ISA troposphere pressure and temperature at the sensor's altitude.
+
+The sensor's altitude above mean sea level is the origin's altitude plus its
+height above the NED origin (the point start-up settled the base at, which
+stands on the scene's geodetic origin):
+
+    h = h_origin + (p_sensor - p_ned_origin)·up        [m]
+    T = 288.15 - 0.0065·h                              [K]
+    p = 101325·(T / 288.15)^5.25588                    [Pa]
+
+White noise is added to ``p``; the pressure altitude is the ISA altitude of
+the noisy pressure, ``(288.15 / 0.0065)·(1 - (p / 101325)^(1 / 5.25588))``,
+as an autopilot would compute it. The temperature carries no noise.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from nexus.core.types import BaroSample, BodyState
+from nexus.sensors.noise import normal1, stream_seed
+from nexus.sensors.prims import common_settings, non_negative
+from nexus.sensors.schedule import take_if_due
+from nexus.sensors.sensor import Sensor
+
+#: International Standard Atmosphere, troposphere (ISO 2533).
+SEA_LEVEL_TEMPERATURE = 288.15  # [K]
+LAPSE_RATE = 0.0065  # [K/m]
+SEA_LEVEL_PRESSURE = 101325.0  # [Pa]
+PRESSURE_EXPONENT = 5.25588  # g·M / (R·L) [-]
+#: PX4 Gazebo barometer white noise [Pa].
+NOISE_SIGMA = 3.0
+
+# Typed for kernels: a bare Python float in a kernel is a float32 literal.
+_T0 = wp.constant(wp.float64(SEA_LEVEL_TEMPERATURE))
+_L = wp.constant(wp.float64(LAPSE_RATE))
+_P0 = wp.constant(wp.float64(SEA_LEVEL_PRESSURE))
+_N = wp.constant(wp.float64(PRESSURE_EXPONENT))
+_INVERSE_N = wp.constant(wp.float64(1.0 / PRESSURE_EXPONENT))
+_T0_OVER_L = wp.constant(wp.float64(SEA_LEVEL_TEMPERATURE / LAPSE_RATE))
+
+
+@wp.func
+def isa_temperature(altitude: wp.float64) -> wp.float64:
+    return _T0 - _L * altitude
+
+
+@wp.func
+def isa_pressure(altitude: wp.float64) -> wp.float64:
+    return _P0 * wp.pow(isa_temperature(altitude) / _T0, _N)
+
+
+@wp.func
+def pressure_altitude(pressure: wp.float64) -> wp.float64:
+    return _T0_OVER_L * (wp.float64(1.0) - wp.pow(pressure / _P0, _INVERSE_N))
+
+
+@wp.kernel
+def sample_baro(
+    body: wp.array(dtype=BodyState),
+    time: wp.array(dtype=wp.float64),
+    time_ns: wp.array(dtype=wp.int64),
+    tick: wp.array(dtype=wp.int64),
+    period_ns: wp.int64,
+    schedule: wp.array(dtype=wp.int64),
+    ned_origin: wp.array(dtype=wp.vec3),
+    origin_altitude: wp.float64,
+    mount: wp.vec3,
+    sigma: wp.float32,
+    seed: wp.int32,
+    out: wp.array(dtype=BaroSample),
+):
+    if take_if_due(time_ns[0], period_ns, schedule) < wp.int64(0):
+        return
+    position = wp.transform_point(body[0].pose, mount)
+    altitude = origin_altitude + wp.float64(position[2] - ned_origin[0][2])
+    pressure = isa_pressure(altitude) + wp.float64(normal1(seed, tick[0], sigma))
+    sample = BaroSample()
+    sample.time = time[0]
+    sample.pressure = wp.float32(pressure)
+    sample.temperature = wp.float32(isa_temperature(altitude))
+    sample.pressure_altitude = wp.float32(pressure_altitude(pressure))
+    out[0] = sample
+
+
+class Barometer(Sensor):
+    """Writes ``baro`` (:class:`BaroSample`); ``noise_sigma`` [Pa]."""
+
+    signal = "baro"
+    sample_type = BaroSample
+
+    def __init__(self, name: str, *, plant, noise_sigma: float = NOISE_SIGMA, **common):
+        super().__init__(name, **common)
+        self.plant = plant
+        self.noise_sigma = float(noise_sigma)
+
+    def prepare(self, ctx) -> None:
+        super().prepare(ctx)
+        self.seed = stream_seed(ctx.rng, "baro", self.name)
+        sigma = self.noise_sigma if self.noise else 0.0
+        self._args = [self.plant.ned_origin, wp.float64(self.plant.origin.altitude), self.mount, sigma, self.seed]
+
+    def launch(self, io) -> None:
+        wp.launch(sample_baro, 1, inputs=[*self.clock_inputs(io), *self._args], outputs=[io[self.signal]], device=io.device)
+
+
+def build_barometer(prim, ctx) -> Barometer:
+    """A :class:`Barometer` from a prim applying ``NexusBarometerAPI``."""
+    return Barometer(
+        str(prim.GetPath()), plant=ctx.plant, noise_sigma=non_negative(prim, ctx, "nexus:noiseSigma"),
+        **common_settings(prim, ctx),
+    )

@@ -1,0 +1,141 @@
+"""The IMU: specific force and angular rate at the sensor's mount, in FRD.
+
+From the solver's ``body_qdd`` observable (the body's centre-of-mass
+acceleration ``a`` and angular acceleration ``α``, world frame) and its twist
+(angular velocity ``ω``), the acceleration of the mount point is
+
+    a_mount = a + α × r + ω × (ω × r),   r = R·(mount - com)   (world frame),
+
+and an accelerometer measures the specific force ``f = a_mount - g`` (gravity
+``g = (0, 0, -9.81)`` in the ENU world, so a level vehicle at rest reads
+``(0, 0, -g)`` in FRD). The gyro measures ``ω``. Both are rotated into the
+body (FLU), then to FRD, and get a bias (drawn at start, optionally walking)
+plus white noise. See ``docs/sensors.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import warp as wp
+
+from nexus.core.types import BodyState, ImuSample
+from nexus.plant.frames import flu_to_frd
+from nexus.sensors.noise import normal3, stream_seed
+from nexus.sensors.prims import common_settings, non_negative
+from nexus.sensors.schedule import take_if_due
+from nexus.sensors.sensor import Sensor
+
+#: PX4 Gazebo (gz) IMU white-noise defaults: gyro 0.05 deg/s, accelerometer.
+GYRO_NOISE_SIGMA = 0.0008726646  # [rad/s]
+ACCEL_NOISE_SIGMA = 0.00637  # [m/s²]
+
+
+@wp.kernel
+def sample_imu(
+    body: wp.array(dtype=BodyState),
+    time: wp.array(dtype=wp.float64),
+    time_ns: wp.array(dtype=wp.int64),
+    tick: wp.array(dtype=wp.int64),
+    period_ns: wp.int64,
+    schedule: wp.array(dtype=wp.int64),
+    gravity: wp.vec3,
+    mount: wp.vec3,
+    accel_sigma: wp.vec3,
+    gyro_sigma: wp.vec3,
+    accel_walk: wp.float32,
+    gyro_walk: wp.float32,
+    seeds: wp.vec4i,
+    bias: wp.array(dtype=wp.vec3),
+    out: wp.array(dtype=ImuSample),
+):
+    elapsed_ns = take_if_due(time_ns[0], period_ns, schedule)
+    if elapsed_ns < wp.int64(0):
+        return
+    now = tick[0]
+    state = body[0]
+    q = wp.transform_get_rotation(state.pose)
+    omega = state.angular_velocity
+    r = wp.quat_rotate(q, mount - state.com)
+    a_mount = state.accel + wp.cross(state.angular_accel, r) + wp.cross(omega, wp.cross(omega, r))
+    specific_force = flu_to_frd(wp.quat_rotate_inv(q, a_mount - gravity))
+    rate = flu_to_frd(wp.quat_rotate_inv(q, omega))
+
+    # Bias random walk: its standard deviation grows with the square root of time.
+    root_dt = wp.sqrt(wp.float32(wp.float64(elapsed_ns) * wp.float64(1.0e-9)))
+    ones = wp.vec3(1.0, 1.0, 1.0)
+    accel_bias = bias[0] + normal3(seeds[2], now, ones * (accel_walk * root_dt))
+    gyro_bias = bias[1] + normal3(seeds[3], now, ones * (gyro_walk * root_dt))
+    bias[0] = accel_bias
+    bias[1] = gyro_bias
+
+    sample = ImuSample()
+    sample.time = time[0]
+    sample.accel = specific_force + accel_bias + normal3(seeds[0], now, accel_sigma)
+    sample.gyro = rate + gyro_bias + normal3(seeds[1], now, gyro_sigma)
+    out[0] = sample
+
+
+class Imu(Sensor):
+    """Accelerometer and gyro on one body; writes ``imu`` (:class:`ImuSample`).
+
+    Noise parameters: white noise per sample ``accel_sigma`` [m/s²], ``gyro_sigma``
+    [rad/s]; constant turn-on bias ``*_bias_sigma``; bias random walk
+    ``*_bias_walk`` [per √s]. ``gravity`` [m/s²] is the world's gravity vector (ENU).
+    """
+
+    signal = "imu"
+    sample_type = ImuSample
+    #: The plant's step stage computes the body accelerations this sensor needs.
+    solver_observables = frozenset({"body_qdd"})
+
+    def __init__(self, name: str, *, gravity=(0.0, 0.0, -9.80665), accel_sigma: float = ACCEL_NOISE_SIGMA,
+                 gyro_sigma: float = GYRO_NOISE_SIGMA, accel_bias_sigma: float = 0.0, gyro_bias_sigma: float = 0.0,
+                 accel_bias_walk: float = 0.0, gyro_bias_walk: float = 0.0, **common):
+        super().__init__(name, **common)
+        self.gravity = wp.vec3(*(float(g) for g in gravity))
+        self.accel_sigma = float(accel_sigma)
+        self.gyro_sigma = float(gyro_sigma)
+        self.accel_bias_sigma = float(accel_bias_sigma)
+        self.gyro_bias_sigma = float(gyro_bias_sigma)
+        self.accel_bias_walk = float(accel_bias_walk)
+        self.gyro_bias_walk = float(gyro_bias_walk)
+
+    def prepare(self, ctx) -> None:
+        super().prepare(ctx)
+        self.seeds = wp.vec4i(*(stream_seed(ctx.rng, stream, self.name) for stream in (
+            "imu/accel", "imu/gyro", "imu/accel_bias", "imu/gyro_bias")))
+        scale = 1.0 if self.noise else 0.0
+        # The turn-on bias is drawn once on the host, from its own stream.
+        draw = ctx.rng.child("imu/turn_on_bias").child(self.name).generator().standard_normal((2, 3))
+        turn_on = draw * np.array([[self.accel_bias_sigma], [self.gyro_bias_sigma]]) * scale
+        self.bias = wp.array(turn_on.astype(np.float32), dtype=wp.vec3, device=ctx.device)
+        self._noise_args = [
+            wp.vec3(self.accel_sigma * scale), wp.vec3(self.gyro_sigma * scale),
+            self.accel_bias_walk * scale, self.gyro_bias_walk * scale,
+        ]
+
+    def launch(self, io) -> None:
+        wp.launch(
+            sample_imu, 1,
+            inputs=[*self.clock_inputs(io), self.gravity, self.mount, *self._noise_args, self.seeds, self.bias],
+            outputs=[io[self.signal]], device=io.device,
+        )
+
+
+def build_imu(prim, ctx) -> Imu:
+    """An :class:`Imu` from a prim applying ``NexusImuAPI``."""
+    gravity = ctx.plant.model.gravity.numpy().reshape(-1, 3)[0]
+    return Imu(
+        str(prim.GetPath()),
+        gravity=tuple(float(g) for g in gravity),
+        accel_sigma=non_negative(prim, ctx, "nexus:accelNoiseSigma"),
+        gyro_sigma=non_negative(prim, ctx, "nexus:gyroNoiseSigma"),
+        accel_bias_sigma=non_negative(prim, ctx, "nexus:accelBiasSigma"),
+        gyro_bias_sigma=non_negative(prim, ctx, "nexus:gyroBiasSigma"),
+        accel_bias_walk=non_negative(prim, ctx, "nexus:accelBiasRandomWalk"),
+        gyro_bias_walk=non_negative(prim, ctx, "nexus:gyroBiasRandomWalk"),
+        **common_settings(prim, ctx),
+    )
+
+
+__all__ = ["Imu", "build_imu", "sample_imu"]

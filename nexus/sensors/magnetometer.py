@@ -1,0 +1,97 @@
+"""The magnetometer: the Earth's field from the World Magnetic Model, in FRD [T].
+
+The field is evaluated once, when the run is prepared, with ``pygeomag``
+(WMM-2025) at the scene's geodetic origin for the plant's decimal year
+(``plant.origin``, ``plant.decimal_year``, read then, not at assembly), and
+taken as uniform over the flight. Each sample rotates that NED field into the
+body: ``B_frd = frd(R⁻¹ · enu(B_ned))``, then adds white noise.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import warp as wp
+
+from nexus.core.types import BodyState, MagSample
+from nexus.plant.frames import flu_to_frd, ned_to_enu_np
+from nexus.sensors.noise import normal3, stream_seed
+from nexus.sensors.prims import common_settings, non_negative
+from nexus.sensors.schedule import take_if_due
+from nexus.sensors.sensor import Sensor
+
+#: One gauss in tesla; the prim's noise is in gauss, as in PX4's Gazebo models.
+TESLA_PER_GAUSS = 1.0e-4
+#: Default white noise per axis [gauss].
+NOISE_SIGMA_GAUSS = 0.005
+
+
+@lru_cache(maxsize=8)
+def _geomag():
+    from pygeomag import GeoMag  # noqa: PLC0415  (loads the WMM coefficients once)
+
+    return GeoMag()
+
+
+def earth_field_ned(latitude: float, longitude: float, altitude: float, decimal_year: float) -> np.ndarray:
+    """The WMM field (north, east, down) [T] at a geodetic point (deg, deg, m above MSL) and date."""
+    result = _geomag().calculate(glat=latitude, glon=longitude, alt=altitude / 1000.0, time=decimal_year)
+    return np.array([result.x, result.y, result.z], dtype=np.float64) * 1.0e-9  # nT -> T
+
+
+@wp.kernel
+def sample_mag(
+    body: wp.array(dtype=BodyState),
+    time: wp.array(dtype=wp.float64),
+    time_ns: wp.array(dtype=wp.int64),
+    tick: wp.array(dtype=wp.int64),
+    period_ns: wp.int64,
+    schedule: wp.array(dtype=wp.int64),
+    field_enu: wp.vec3,
+    sigma: wp.vec3,
+    seed: wp.int32,
+    out: wp.array(dtype=MagSample),
+):
+    if take_if_due(time_ns[0], period_ns, schedule) < wp.int64(0):
+        return
+    q = wp.transform_get_rotation(body[0].pose)
+    sample = MagSample()
+    sample.time = time[0]
+    sample.field = flu_to_frd(wp.quat_rotate_inv(q, field_enu)) + normal3(seed, tick[0], sigma)
+    out[0] = sample
+
+
+class Magnetometer(Sensor):
+    """Writes ``mag`` (:class:`MagSample`) for the plant's origin and date; ``noise_sigma`` [gauss] per axis."""
+
+    signal = "mag"
+    sample_type = MagSample
+
+    def __init__(self, name: str, *, plant, noise_sigma: float = NOISE_SIGMA_GAUSS, **common):
+        super().__init__(name, **common)
+        self.plant = plant
+        self.noise_sigma = float(noise_sigma)
+        #: The field at the origin [T], NED; computed in :meth:`prepare`.
+        self.field_ned = None
+
+    def prepare(self, ctx) -> None:
+        super().prepare(ctx)
+        origin = self.plant.origin
+        self.field_ned = earth_field_ned(origin.latitude, origin.longitude, origin.altitude, self.plant.decimal_year)
+        self.seed = stream_seed(ctx.rng, "mag", self.name)
+        sigma = self.noise_sigma * TESLA_PER_GAUSS if self.noise else 0.0
+        self._args = [wp.vec3(*ned_to_enu_np(self.field_ned)), wp.vec3(sigma), self.seed]
+
+    def launch(self, io) -> None:
+        wp.launch(sample_mag, 1, inputs=[*self.clock_inputs(io), *self._args], outputs=[io[self.signal]], device=io.device)
+
+
+def build_magnetometer(prim, ctx) -> Magnetometer:
+    """A :class:`Magnetometer` from a prim applying ``NexusMagnetometerAPI``."""
+    return Magnetometer(
+        str(prim.GetPath()),
+        plant=ctx.plant,
+        noise_sigma=non_negative(prim, ctx, "nexus:noiseSigma"),
+        **common_settings(prim, ctx),
+    )

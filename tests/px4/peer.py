@@ -1,0 +1,96 @@
+"""A scripted stand-in for PX4 SITL: connects over TCP like PX4 and plays its side of lockstep.
+
+It records every message it receives with its arrival, and answers each
+HIL_SENSOR with HIL_ACTUATOR_CONTROLS from a script: a function of the
+exchange count that returns a controls row, or ``None`` to stay silent
+(as PX4 does while it boots), or the string ``"hold"`` to withhold the
+answer until :meth:`release` is called.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+from pymavlink.dialects.v20 import common as mavlink
+
+
+class ScriptedPx4(threading.Thread):
+    def __init__(self, port: int, script: Callable[[int], object], *, connect_after: float = 0.0,
+                 disconnect_after: int | None = None, garbage_at: int | None = None):
+        super().__init__(daemon=True)
+        self.port, self.script = port, script
+        self.connect_after = connect_after
+        self.disconnect_after = disconnect_after
+        self.garbage_at = garbage_at
+        self.mav = mavlink.MAVLink(None, srcSystem=1, srcComponent=1)
+        self.received: list[tuple[float, object]] = []
+        self.sensors = 0
+        self.errors: list[str] = []
+        self.released = threading.Event()
+        self.holding = threading.Event()
+        self.stop = threading.Event()
+        self.sock: socket.socket | None = None
+
+    def release(self) -> None:
+        self.released.set()
+
+    def _answer(self, time_usec: int, row) -> None:
+        message = self.mav.hil_actuator_controls_encode(time_usec, [float(x) for x in row], 129, 1)
+        self.sock.sendall(message.pack(self.mav))
+
+    def run(self) -> None:
+        time.sleep(self.connect_after)
+        deadline = time.monotonic() + 30.0
+        while True:
+            try:
+                self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=1.0)
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.stop.is_set():
+                    self.errors.append("could not connect")
+                    return
+                time.sleep(0.01)
+        self.sock.settimeout(0.2)
+        # What PX4 sends on connecting: a request for ground truth every 5 ms, and a heartbeat.
+        self.sock.sendall(self.mav.command_long_encode(0, 0, 511, 0, 115, 5000, 0, 0, 0, 0, 0).pack(self.mav))
+        self.sock.sendall(self.mav.heartbeat_encode(2, 12, 0, 0, 3).pack(self.mav))
+        try:
+            self._serve()
+        finally:
+            self.sock.close()
+
+    def _serve(self) -> None:
+        parser = mavlink.MAVLink(None)
+        while not self.stop.is_set():
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            if not data:
+                return
+            for message in parser.parse_buffer(data) or []:
+                self.received.append((time.monotonic(), message))
+                if message.get_type() != "HIL_SENSOR":
+                    continue
+                self.sensors += 1
+                if self.garbage_at == self.sensors:
+                    self.sock.sendall(b"\xfd\x09\x00\x00\x00\x01\x01\x93\x00\x00garbage!!\x00\x00")
+                    self.sock.sendall(self.mav.heartbeat_encode(2, 12, 0, 0, 3).pack(self.mav))
+                if self.disconnect_after is not None and self.sensors >= self.disconnect_after:
+                    self.sock.shutdown(socket.SHUT_RDWR)
+                    return
+                row = self.script(self.sensors)
+                if isinstance(row, str) and row == "hold":
+                    self.holding.set()
+                    self.released.wait(10.0)
+                    row = [0.0] * 16
+                if row is not None:
+                    self._answer(message.time_usec, row)
+
+    def of_type(self, kind: str) -> list:
+        return [m for _, m in self.received if m.get_type() == kind]

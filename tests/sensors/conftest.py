@@ -1,0 +1,100 @@
+"""Shared set-up for the sensor tests: assembled vehicles, a placement helper, ring builders.
+
+Assembling a vehicle loads USD and builds a MuJoCo model, so each scene's
+vehicle is assembled once per session and every test builds its own ``Loop``
+over it (building re-prepares every component, and ``place`` resets the plant
+and its solver, so tests do not leak state into each other).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import newton
+from nexus.assembly import Vehicle, assemble
+from nexus.core import Loop
+from nexus.sensors import Sensor
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+VOID_SCENE = DATA / "void.usda"
+TWO_IMUS = DATA / "astro_max_two_imus.usda"
+#: Standard gravity of the test scenes [m/s²].
+G = 9.80665
+#: The scenes' geodetic origin: latitude, longitude [deg], altitude MSL [m].
+ORIGIN = (47.397742, 8.545594, 488.0)
+#: The base body's centre of mass in its own frame, FLU [m] (vehicles/astro_max_base.usda).
+BASE_COM = np.array([0.0, 0.0, -0.011])
+
+
+@pytest.fixture(scope="session")
+def ground_vehicle() -> Vehicle:
+    """The Astro Max on the empty scene (flat ground)."""
+    return assemble("astro_max_base", "empty", controller="hold")
+
+
+@pytest.fixture(scope="session")
+def void_vehicle() -> Vehicle:
+    """The Astro Max in a scene with gravity and no ground: it falls freely."""
+    return assemble("astro_max_base", VOID_SCENE, controller="hold")
+
+
+def plant_parts(vehicle: Vehicle) -> list:
+    """Every component of the vehicle except its sensors."""
+    return [c for c in vehicle.components if not isinstance(c, Sensor)]
+
+
+def ring(vehicle: Vehicle, sensors=None, *, mode: str = "captured", seed: int = 0, extra=()) -> Loop:
+    """A built loop over the vehicle's plant and ``sensors`` (default: the vehicle's own)."""
+    chosen = [c for c in vehicle.components if isinstance(c, Sensor)] if sensors is None else list(sensors)
+    return Loop([*plant_parts(vehicle), *chosen, *extra], device="cpu", mode=mode, seed=seed).build()
+
+
+def place(vehicle: Vehicle, position=(0.0, 0.0, 0.3), *, yaw: float = 0.0, velocity=(0.0, 0.0, 0.0),
+          angular_velocity=(0.0, 0.0, 0.0)) -> None:
+    """Reset the plant with its base at ``position`` [m, ENU], turned ``yaw`` [rad] about up (ENU,
+    counter-clockwise seen from above), moving at ``velocity`` [m/s] and ``angular_velocity`` [rad/s]
+    (world frame), rotors co-rotating. The NED origin goes back to the world origin.
+
+    ``Plant.reset`` sets only the position and linear velocity, so the rotation and the angular
+    velocity are written into the free joint's coordinates here (q: position, quaternion x y z w;
+    qd: COM velocity, angular velocity, both world frame).
+    """
+    plant = vehicle.plant
+    plant.reset(base_position=position, base_velocity=velocity)
+    q = plant.state.joint_q.numpy()
+    qd = plant.state.joint_qd.numpy()
+    c, d = plant._base_coord, plant._base_dof
+    q[c + 3 : c + 7] = (0.0, 0.0, math.sin(yaw / 2.0), math.cos(yaw / 2.0))
+    qd[d + 3 : d + 6] = angular_velocity
+    plant.state.joint_q.assign(q)
+    plant.state.joint_qd.assign(qd)
+    newton.eval_fk(plant.model, plant.state.joint_q, plant.state.joint_qd, plant.state)
+    plant.ned_origin.zero_()
+
+
+def sample(loop: Loop, signal: str, writer: str | None = None):
+    """The current sample of ``signal`` (one struct instance, a copy)."""
+    return loop.output(signal, writer).list()[0]
+
+
+def vec(value) -> np.ndarray:
+    return np.array([float(x) for x in value], dtype=np.float64)
+
+
+def base_pose(loop: Loop) -> tuple[np.ndarray, np.ndarray]:
+    """The base body's position [m, ENU] and rotation (x, y, z, w) as the plant last published them."""
+    pose = sample(loop, "body/base").pose
+    return vec(pose.p), vec(pose.q)
+
+
+def rotate(q, v) -> np.ndarray:
+    """Rotate ``v`` by the (x, y, z, w) quaternion ``q``."""
+    from nexus.plant.frames import quat_to_matrix_np
+
+    return quat_to_matrix_np(q) @ np.asarray(v, dtype=np.float64)
+
+
