@@ -146,3 +146,23 @@ def test_writer_learns_which_outputs_nobody_reads():
     writer = Part("/vehicle/w", Stage("w", "sensor", run, host=True, writes=(row("used"), row("spare"))))
     reader = Part("/vehicle/r", Stage("r", "control", lambda io: None, host=True, reads=(read_row("used"),)))
     Loop([writer, reader], device="cpu").run(1)
+
+
+def test_a_struct_read_can_be_written_back_and_converted():
+    def writer(io):
+        sample = Sample()
+        sample.time = 2.0
+        sample.value = wp.vec3(4.0, 5.0, 6.0)
+        io["a"].write(sample)
+
+    def copier(io):
+        view = io["a"].read()
+        io["b"].write(view)
+        assert tuple(view.as_struct().value) == (4.0, 5.0, 6.0)
+        assert "time=2.0" in repr(view)
+
+    w = Part("/vehicle/w", Stage("w", "sensor", writer, host=True, writes=(Write("a", Sample, (1,)),)))
+    c = Part("/vehicle/c", Stage("c", "control", copier, host=True, reads=(Read("a", Sample, (1,)),), writes=(Write("b", Sample, (1,)),)))
+    loop = Loop([w, c], device="cpu")
+    loop.run(1)
+    assert loop.output("b").numpy()[0]["time"] == 2.0
