@@ -29,12 +29,12 @@ def _loop(device: str, with_sensors: bool) -> Loop:
     return loop
 
 
-def run(device: str = "cpu", ticks: int = 2000) -> dict:
+def run(device: str = "cpu", ticks: int = 1000, rounds: int = 6) -> dict:
     plant_loop = _loop(device, with_sensors=False)
     sensor_loop = _loop(device, with_sensors=True)
     # Interleave the two measurements so a busy machine slows both alike; keep each one's best.
     plant_s = sensor_s = float("inf")
-    for _ in range(3):
+    for _ in range(rounds):
         plant_s = min(plant_s, seconds_per_call(plant_loop.tick, ticks, device=device))
         sensor_s = min(sensor_s, seconds_per_call(sensor_loop.tick, ticks, device=device))
     result = {

@@ -6,12 +6,14 @@ import importlib
 
 #: Suite name -> module path. Each module has ``run(device) -> dict`` and ``table(dict)``.
 SUITES: dict[str, str] = {
+    "flight": "nexus.bench.flight",
     "engine": "nexus.bench.engine",
-    "sensors": "nexus.bench.sensors",
     "plant": "nexus.bench.plant",
+    "sensors": "nexus.bench.sensors",
+    "px4": "nexus.bench.px4",
 }
 
-DEFAULT_SUITE = "engine"
+DEFAULT_SUITE = "flight"
 
 
 def load(name: str):

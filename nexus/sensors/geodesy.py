@@ -62,3 +62,28 @@ def ecef_to_latitude_longitude(ecef: wp.vec3d) -> wp.vec2d:
         n = a / wp.sqrt(wp.float64(1.0) - e2 * s * s)
         latitude = wp.atan2(z + e2 * n * s, p)
     return wp.vec2d(latitude * _DEGREES_PER_RADIAN, wp.atan2(y, x) * _DEGREES_PER_RADIAN)
+
+
+def ecef_to_latitude_longitude_np(ecef) -> tuple[float, float]:
+    """Host twin of :func:`ecef_to_latitude_longitude`: (latitude, longitude) [deg]."""
+    x, y, z = (float(v) for v in ecef)
+    p = math.hypot(x, y)
+    latitude = math.atan2(z, p * (1.0 - ECCENTRICITY_SQUARED))
+    for _ in range(LATITUDE_ITERATIONS):
+        s = math.sin(latitude)
+        n = SEMI_MAJOR_AXIS / math.sqrt(1.0 - ECCENTRICITY_SQUARED * s * s)
+        latitude = math.atan2(z + ECCENTRICITY_SQUARED * n * s, p)
+    return math.degrees(latitude), math.degrees(math.atan2(y, x))
+
+
+def enu_offset_to_geodetic(origin, offset_enu) -> tuple[float, float, float]:
+    """(latitude [deg], longitude [deg], altitude [m]) of a point ``offset_enu`` [m] from ``origin``.
+
+    ``origin`` has ``latitude``, ``longitude`` and ``altitude``; the altitude is
+    the origin's plus the offset's up part, as the GPS and barometer take it.
+    """
+    offset = np.asarray(offset_enu, dtype=np.float64)
+    ecef = geodetic_to_ecef(origin.latitude, origin.longitude, origin.altitude)
+    ecef = ecef + enu_to_ecef_rotation(origin.latitude, origin.longitude) @ offset
+    latitude, longitude = ecef_to_latitude_longitude_np(ecef)
+    return latitude, longitude, origin.altitude + float(offset[2])
