@@ -56,6 +56,8 @@ class Px4Controller(Component):
         self.last_sample_time = {name: None for name, _ in SAMPLES}
         self.last_controls = np.zeros(CONTROLS_WIDTH, dtype=np.float32)
         self.heartbeats = 0
+        #: Answers that arrived after their tick had moved on (only around the free-run's end).
+        self.stale_answers = 0
         #: A ``threading.Event`` (e.g. a mission commander's) that ends the run once set.
         self.finish_when = finish_when
 
@@ -117,7 +119,12 @@ class Px4Controller(Component):
             self.gps_sent += 1
         self.exchanges += 1
         if self.lockstep:
-            answer, others = self.link.wait_for("HIL_ACTUATOR_CONTROLS", self.answer_timeout)
+            # PX4 stamps its answer with the time of the sensor message it answers; an older
+            # one (sent for an earlier message during the free-run) is stale, not this tick's.
+            answer, others = self.link.wait_for(
+                "HIL_ACTUATOR_CONTROLS", self.answer_timeout, accept=lambda m: m.time_usec >= time_usec
+            )
+            self.stale_answers += sum(1 for m in others if m.get_type() == "HIL_ACTUATOR_CONTROLS")
             answers = [answer]
         else:
             others = self.link.poll()

@@ -132,14 +132,14 @@ class MavlinkLink:
         self.inbox.clear()
         return messages
 
-    def wait_for(self, kind: str, timeout: float) -> tuple[object, list]:
-        """Block until a ``kind`` message arrives; returns it and the others that came first."""
+    def wait_for(self, kind: str, timeout: float, accept=None) -> tuple[object, list]:
+        """Block until a ``kind`` message that ``accept`` takes arrives; return it and the others before it."""
         deadline = time.monotonic() + timeout
         others = []
         while True:
             while self.inbox:
                 message = self.inbox.popleft()
-                if message.get_type() == kind:
+                if message.get_type() == kind and (accept is None or accept(message)):
                     return message, others
                 others.append(message)
             remaining = deadline - time.monotonic()

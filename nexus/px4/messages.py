@@ -89,4 +89,6 @@ def hil_state_quaternion(mav, time_usec: int, attitude_wxyz, rates_frd, lat_lon_
 
 
 def xyzw_to_wxyz(q) -> np.ndarray:
-    return np.array([q[3], q[0], q[1], q[2]], dtype=np.float64)
+    """Warp's (x, y, z, w) as MAVLink's (w, x, y, z), with w >= 0 (q and -q are one rotation)."""
+    wxyz = np.array([q[3], q[0], q[1], q[2]], dtype=np.float64)
+    return -wxyz if wxyz[0] < 0.0 else wxyz

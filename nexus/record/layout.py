@@ -70,6 +70,6 @@ def _flatten(out: dict[str, np.ndarray], name: str, data: np.ndarray) -> None:
     if data.ndim == 1:
         out[name] = np.ascontiguousarray(data)
         return
-    flat = data.reshape(len(data), -1)
+    flat = data.reshape(len(data), int(np.prod(data.shape[1:])))
     for i in range(flat.shape[1]):
         out[f"{name}[{i}]"] = np.ascontiguousarray(flat[:, i])
