@@ -306,7 +306,7 @@ def px4_params(ctx, vehicle, scene, as_export):
 @click.option("--altitude", type=click.FloatRange(min=0.5), default=2.5, show_default=True, help="Takeoff altitude [m].")
 @click.option("--hold", "hold_s", type=click.FloatRange(min=0.0), default=4.0, show_default=True,
               help="Hold after takeoff [s, PX4 time].")
-@click.option("--yaw-hold", "yaw_hold_s", type=click.FloatRange(min=0.5), default=5.0, show_default=True,
+@click.option("--yaw-hold", "yaw_hold_s", type=click.FloatRange(min=0.5), default=8.0, show_default=True,
               help="Time at each yaw of the sweep [s, PX4 time].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=1.0), default=600.0, show_default=True,
               help="Give up after this long [s, wall].")

@@ -28,7 +28,8 @@ MAV_CMD_REQUEST_MESSAGE = 512
 MAVLINK_MSG_ID_HOME_POSITION = 242
 MAV_DO_REPOSITION_FLAGS_CHANGE_MODE = 1
 MAV_MODE_FLAG_SAFETY_ARMED = 128
-MAV_FRAME_GLOBAL = 0
+#: PX4 takes COMMAND_INT positions only in this frame (altitude above mean sea level).
+MAV_FRAME_GLOBAL_INT = 5
 
 
 class MissionError(NexusError):
@@ -71,7 +72,10 @@ def wrap_degrees(angle: float) -> float:
 
 
 class Px4Mission:
-    """Fly takeoff, yaw sweep and landing on a PX4 reachable at ``url``."""
+    """Fly takeoff, yaw sweep and landing on a PX4 reachable at ``url``.
+
+    PX4 reads ``DO_REPOSITION``'s yaw (param 4) in radians, unlike the MAVLink spec's degrees.
+    """
 
     def __init__(
         self,
@@ -79,8 +83,9 @@ class Px4Mission:
         *,
         altitude: float = 2.5,
         hold_s: float = 4.0,
+        #: Headings [deg] relative to the heading at takeoff, flown in turn.
         yaw_sweep_deg: tuple[float, ...] = (90.0, -90.0, 0.0),
-        yaw_hold_s: float = 5.0,
+        yaw_hold_s: float = 8.0,
         timeout_s: float = 300.0,
         say: Callable[[str], None] = print,
         stop: threading.Event | None = None,
@@ -95,6 +100,8 @@ class Px4Mission:
         self.position = None  # last GLOBAL_POSITION_INT
         self.attitude = None  # last ATTITUDE
         self.home = None
+        #: Command -> result of its last COMMAND_ACK (0 accepted).
+        self.acks: dict[int, int] = {}
 
     # -- link ----------------------------------------------------------------------------
 
@@ -121,6 +128,8 @@ class Px4Mission:
             self.attitude = message
         elif kind == "HOME_POSITION":
             self.home = message
+        elif kind == "COMMAND_ACK":
+            self.acks[message.command] = message.result
         elif kind == "STATUSTEXT":
             self.say(f"PX4: {message.text}")
 
@@ -178,9 +187,7 @@ class Px4Mission:
         self.report.time_to_home_s = self.px4_time_s
         self.say(f"mission: home set (EKF has a global position) at {self.px4_time_s:.1f} s")
         home_amsl = self.home.altitude * 1e-3
-        self._command(MAV_CMD_NAV_TAKEOFF, 0, 0, 0, math.nan, math.nan, math.nan, home_amsl + self.altitude)
-        self._hold(0.5)
-        for attempt in range(10):
+        for attempt in range(15):
             self._command(MAV_CMD_COMPONENT_ARM_DISARM, 1)
             try:
                 self._until("arm", lambda: self.armed, 2.0)
@@ -191,24 +198,39 @@ class Px4Mission:
             raise MissionError("PX4 refused to arm; see its console for the preflight check that failed")
         self.report.time_to_arm_s = self.px4_time_s
         mission_start = self.px4_time_s
-        self.say(f"mission: armed at {self.px4_time_s:.1f} s; taking off to {self.altitude:.1f} m")
+        # Take off right away: PX4 disarms an armed vehicle that does not take off (COM_DISARM_PRFLT).
+        for attempt in range(5):
+            self.acks.pop(MAV_CMD_NAV_TAKEOFF, None)
+            self._command(MAV_CMD_NAV_TAKEOFF, 0, 0, 0, math.nan, math.nan, math.nan, home_amsl + self.altitude)
+            self._until("answer the takeoff command", lambda: MAV_CMD_NAV_TAKEOFF in self.acks, 2.0)
+            if self.acks[MAV_CMD_NAV_TAKEOFF] == 0:
+                break
+            self.say(f"mission: takeoff refused (result {self.acks[MAV_CMD_NAV_TAKEOFF]}), retrying")
+            self._hold(0.5)
+        self.say(f"mission: armed at {self.report.time_to_arm_s:.1f} s; taking off to {self.altitude:.1f} m")
         self._until("reach the takeoff altitude", lambda: self.relative_altitude > self.altitude - 0.3, 60.0)
         self._hold(self.hold_s)
         self.report.reached_altitude_m = self.relative_altitude
         self.say(f"mission: holding at {self.relative_altitude:.2f} m")
         highest = self.relative_altitude
-        for yaw in self.yaw_sweep_deg:
+        start_heading = self.yaw_deg
+        self.say(f"mission: sweeping yaw by {', '.join(f'{y:+.0f}' for y in self.yaw_sweep_deg)} deg "
+                 f"from the heading at takeoff, {start_heading:+.1f} deg")
+        for offset in self.yaw_sweep_deg:
+            yaw = wrap_degrees(start_heading + offset)
             p = self.position
             self.link.mav.command_int_send(
-                self.link.target_system, self.link.target_component, MAV_FRAME_GLOBAL, MAV_CMD_DO_REPOSITION, 0, 0,
-                -1.0, MAV_DO_REPOSITION_FLAGS_CHANGE_MODE, 0.0, float(yaw), p.lat, p.lon, home_amsl + self.altitude,
+                self.link.target_system, self.link.target_component, MAV_FRAME_GLOBAL_INT, MAV_CMD_DO_REPOSITION, 0, 0,
+                -1.0, MAV_DO_REPOSITION_FLAGS_CHANGE_MODE, 0.0, math.radians(yaw), p.lat, p.lon,
+                home_amsl + self.altitude,
             )
             start = self.px4_time_s
             while self.px4_time_s - start < self.yaw_hold_s:
                 self._pump()
                 highest = max(highest, self.relative_altitude)
             held = self.yaw_deg
-            self.report.yaw.append({"commanded_deg": yaw, "held_deg": held, "error_deg": wrap_degrees(held - yaw)})
+            self.report.yaw.append({"offset_deg": offset, "commanded_deg": yaw, "held_deg": held,
+                                    "error_deg": wrap_degrees(held - yaw)})
             self.say(f"mission: yaw {yaw:+.0f} deg commanded, {held:+.1f} deg held")
         self.report.max_altitude_m = highest
         self._command(MAV_CMD_NAV_LAND)

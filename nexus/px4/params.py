@@ -22,6 +22,17 @@ from nexus.plant.plant import Plant
 #: PX4's actuator outputs for motors; a quad uses the first four.
 MAX_ROTORS = 12
 
+#: The Iris that PX4's SITL rate gains are tuned for (Gazebo Classic's model): full thrust
+#: per rotor 5.84e-6·1100² [N], PX4's moment coefficient for it 0.05 [m], rotor arms 0.1515
+#: forward and 0.245 / 0.1875 sideways [m], inertia (0.029125, 0.029125, 0.055225) [kg·m²].
+IRIS_ROTOR_THRUST = 5.84e-6 * 1100.0**2
+IRIS_KM = 0.05
+IRIS_ARM_Y = (0.245, 0.1875)
+IRIS_ARM_X = 0.1515
+IRIS_INERTIA = (0.029125, 0.029125, 0.055225)
+#: PX4's default rate gains (P, I) for roll, pitch and yaw.
+PX4_RATE_GAINS = {"ROLL": (0.15, 0.2), "PITCH": (0.15, 0.2), "YAW": (0.2, 0.1)}
+
 
 def centre_of_mass(plant: Plant) -> np.ndarray:
     """The whole vehicle's centre of mass [m, world] at its initial pose."""
@@ -62,7 +73,44 @@ def px4_parameters(plant: Plant) -> dict[str, float | int]:
     # Collective thrust at hover: (ω_hover / ω_max)², before PX4's thrust curve.
     params["MPC_THR_HOVER"] = round((hover_speed(plant) / first["max_speed"]) ** 2, 4)
     params["THR_MDL_FAC"] = round(first["thrust_model_factor"], 3)
+    params.update(rate_gains(plant, rotors, com, to_body))
     return params
+
+
+def inertia_about(plant: Plant, point, to_body) -> np.ndarray:
+    """Diagonal of the whole vehicle's inertia about ``point`` [kg·m², body axes, FLU]."""
+    model = plant.model
+    body_q = model.body_q.numpy().astype(np.float64)
+    total = np.zeros((3, 3))
+    for q, mass, com, inertia in zip(body_q, model.body_mass.numpy(), model.body_com.numpy(), model.body_inertia.numpy()):
+        rotation = to_body @ quat_to_matrix_np(q[3:7])
+        r = to_body @ (q[:3] + quat_to_matrix_np(q[3:7]) @ com - point)
+        total += rotation @ inertia @ rotation.T + mass * (np.dot(r, r) * np.eye(3) - np.outer(r, r))
+    return np.diag(total)
+
+
+def rate_gains(plant: Plant, rotors, com, to_body) -> dict[str, float]:
+    """PX4's default rate gains scaled by how much less angular acceleration a unit of torque
+    command gives this vehicle than the Iris they were tuned on."""
+    inertia = inertia_about(plant, com, to_body)
+    thrust = [r.thrust_coefficient * r.esc["max_speed"] ** 2 for r in rotors]
+    arms = [abs(flu_to_frd_np(to_body @ (plant.model.body_q.numpy()[r.body][:3] - com))) for r in rotors]
+    authority = {
+        "ROLL": sum(t * a[1] for t, a in zip(thrust, arms)) / inertia[0],
+        "PITCH": sum(t * a[0] for t, a in zip(thrust, arms)) / inertia[1],
+        "YAW": sum(t * r.torque_coefficient / r.thrust_coefficient for t, r in zip(thrust, rotors)) / inertia[2],
+    }
+    iris = {
+        "ROLL": 2 * IRIS_ROTOR_THRUST * sum(IRIS_ARM_Y) / IRIS_INERTIA[0],
+        "PITCH": 4 * IRIS_ROTOR_THRUST * IRIS_ARM_X / IRIS_INERTIA[1],
+        "YAW": 4 * IRIS_ROTOR_THRUST * IRIS_KM / IRIS_INERTIA[2],
+    }
+    gains: dict[str, float] = {}
+    for axis, (p, i) in PX4_RATE_GAINS.items():
+        scale = max(1.0, iris[axis] / authority[axis])  # only ever raise: never detune a stiffer vehicle
+        gains[f"MC_{axis}RATE_P"] = round(p * scale, 3)
+        gains[f"MC_{axis}RATE_I"] = round(i * scale, 3)
+    return gains
 
 
 def environment_lines(params: dict[str, float | int]) -> list[str]:

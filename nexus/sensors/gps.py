@@ -105,7 +105,7 @@ class Gps(Sensor):
     signal = "gps"
     sample_type = GpsSample
 
-    def __init__(self, name: str, *, plant, horizontal_sigma: float = 0.3, vertical_sigma: float = 0.5,
+    def __init__(self, name: str, *, plant, horizontal_sigma: float = 0.02, vertical_sigma: float = 0.04,
                  velocity_sigma: float = 0.05, horizontal_drift_sigma: float = 0.3, vertical_drift_sigma: float = 0.5,
                  drift_correlation_time: float = 60.0, satellites: int = 10, **common):
         super().__init__(name, **common)

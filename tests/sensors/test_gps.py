@@ -56,6 +56,6 @@ def test_gps_reports_ned_velocity_and_a_3d_fix(void_vehicle):
     np.testing.assert_allclose(vec(fix.velocity), (4.0, 3.0, G * 0.004), atol=1e-4)
     assert fix.fix_type == 3
     assert fix.satellites == 12
-    # eph and epv: white noise and drift combined, √(0.3² + 0.3²) and √(0.5² + 0.5²) by default.
-    assert abs(fix.eph - math.hypot(0.3, 0.3)) < 1e-6
-    assert abs(fix.epv - math.hypot(0.5, 0.5)) < 1e-6
+    # eph and epv: white noise and drift combined, √(0.02² + 0.3²) and √(0.04² + 0.5²) by default.
+    assert abs(fix.eph - math.hypot(0.02, 0.3)) < 1e-6
+    assert abs(fix.epv - math.hypot(0.04, 0.5)) < 1e-6

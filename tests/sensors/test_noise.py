@@ -20,7 +20,7 @@ from tests.sensors.conftest import ORIGIN, ring
 SAMPLES = 10_000
 MAG_SIGMA = 0.005 * TESLA_PER_GAUSS  # [T]
 BARO_SIGMA = 3.0  # [Pa]
-GPS_SIGMA = 0.3  # horizontal white noise [m]
+GPS_SIGMA = 0.02  # horizontal white noise [m]
 GPS_VELOCITY_SIGMA = 0.05  # [m/s]
 
 
