@@ -164,6 +164,9 @@ def run_flight(
         if flight is not None:
             flight.loop.close()
             ticks, sim_time = flight.loop.ticks, flight.loop.sim_time
+            stats = getattr(flight.vehicle.controller, "stats", None)
+            if callable(stats):
+                info["controller_stats"] = stats()
         if writer is not None:
             try:
                 writer.close()

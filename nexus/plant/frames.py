@@ -51,6 +51,8 @@ def attitude_ned_frd(q_enu_flu: wp.quat) -> wp.quat:
 
 def enu_to_ned_np(v) -> np.ndarray:
     v = np.asarray(v, dtype=np.float64)
+    if v.ndim == 1:  # the host's per-tick case, without np.stack's cost
+        return np.array([v[1], v[0], -v[2]])
     return np.stack([v[..., 1], v[..., 0], -v[..., 2]], axis=-1)
 
 
@@ -59,6 +61,8 @@ ned_to_enu_np = enu_to_ned_np  # the swap is its own inverse
 
 def flu_to_frd_np(v) -> np.ndarray:
     v = np.asarray(v, dtype=np.float64)
+    if v.ndim == 1:
+        return np.array([v[0], -v[1], -v[2]])
     return np.stack([v[..., 0], -v[..., 1], -v[..., 2]], axis=-1)
 
 

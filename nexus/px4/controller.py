@@ -28,6 +28,10 @@ from nexus.sensors.geodesy import enu_offset_to_geodetic
 
 log = logging.getLogger("nexus")
 
+#: MAV_CMD_SET_MESSAGE_INTERVAL, and HIL_STATE_QUATERNION's message id.
+SET_MESSAGE_INTERVAL = 511
+TRUTH_ID = 115
+
 SAMPLES = (("imu", ImuSample), ("mag", MagSample), ("baro", BaroSample), ("gps", GpsSample))
 
 
@@ -56,6 +60,9 @@ class Px4Controller(Component):
         self.last_sample_time = {name: None for name, _ in SAMPLES}
         self.last_controls = np.zeros(CONTROLS_WIDTH, dtype=np.float32)
         self.heartbeats = 0
+        #: Ground truth goes out at most this often [µs] (PX4 asks for 5000 on connecting).
+        self.truth_interval_usec = 0
+        self.last_truth_usec = None
         #: Answers that arrived after their tick had moved on (only around the free-run's end).
         self.stale_answers = 0
         #: A ``threading.Event`` (e.g. a mission commander's) that ends the run once set.
@@ -80,13 +87,27 @@ class Px4Controller(Component):
         self.gravity = self.plant.gravity
 
     def close(self) -> None:
+        if self.exchanges:
+            log.info("PX4 lockstep: %s", self.stats())
         self.link.close()
+
+    def stats(self) -> dict:
+        """Counts of the link's traffic, for run.json and the closing log line."""
+        return {
+            "exchanges": self.exchanges, "answers": self.answers, "stale_answers": self.stale_answers,
+            "lockstep": self.lockstep, "gps_sent": self.gps_sent, "heartbeats": self.heartbeats,
+            "messages_sent": self.link.sent, "messages_received": self.link.received,
+            "malformed_messages": self.link.bad_messages,
+        }
 
     # -- stages ------------------------------------------------------------------------
 
     def _truth(self, io) -> None:
         self.link.accept(self.connect_timeout)
         time_usec = int(io["time_ns"].read()) // 1000
+        if self.last_truth_usec is not None and time_usec - self.last_truth_usec < self.truth_interval_usec:
+            return
+        self.last_truth_usec = time_usec
         body = io["body/base"].read()
         origin = self.plant.ned_origin.numpy()[0].astype(np.float64)
         pose = np.array(body.pose, dtype=np.float64)
@@ -100,7 +121,7 @@ class Px4Controller(Component):
             self.link.mav, time_usec, messages.xyzw_to_wxyz(attitude_ned_frd_np(pose[3:7])), rates, lat_lon_alt,
             enu_to_ned_np(np.array(body.velocity, dtype=np.float64)), force,
         )
-        self.link.send(message)
+        self.link.queue(message)  # leaves with the exchange's sensor message, in one write
 
     def _is_new(self, name: str, sample) -> bool:
         stamp = float(sample.time)
@@ -113,10 +134,11 @@ class Px4Controller(Component):
         samples = {name: io[name].read() for name, _ in SAMPLES}
         new = {name: self._is_new(name, sample) for name, sample in samples.items()}
         fields = messages.sensor_fields(new["imu"], new["mag"], new["baro"])
-        self.link.send(messages.hil_sensor(self.link.mav, time_usec, samples["imu"], samples["mag"], samples["baro"], fields))
+        self.link.queue(messages.hil_sensor(self.link.mav, time_usec, samples["imu"], samples["mag"], samples["baro"], fields))
         if new["gps"]:
-            self.link.send(messages.hil_gps(self.link.mav, time_usec, samples["gps"]))
+            self.link.queue(messages.hil_gps(self.link.mav, time_usec, samples["gps"]))
             self.gps_sent += 1
+        self.link.flush()
         self.exchanges += 1
         if self.lockstep:
             # PX4 stamps its answer with the time of the sensor message it answers; an older
@@ -151,6 +173,10 @@ class Px4Controller(Component):
                 self.heartbeats += 1
             elif kind == "HIL_ACTUATOR_CONTROLS":
                 continue
+            elif kind == "COMMAND_LONG" and message.command == SET_MESSAGE_INTERVAL and int(message.param1) == TRUTH_ID:
+                # PX4 asks for ground truth at an interval [µs]; 0 or less means as often as we like.
+                self.truth_interval_usec = max(0, int(message.param2))
+                log.info("PX4 asked for ground truth every %d µs", self.truth_interval_usec)
             elif kind == "COMMAND_LONG":
                 log.debug("PX4 asked: COMMAND_LONG %d", message.command)
             else:

@@ -40,6 +40,7 @@ class MavlinkLink:
         self.connection: socket.socket | None = None
         self.peer: tuple | None = None
         self.inbox: deque = deque()
+        self.outbox: list[bytes] = []
         self.bad_messages = 0
         self.sent = 0
         self.received = 0
@@ -92,9 +93,25 @@ class MavlinkLink:
 
     # -- messages -----------------------------------------------------------------------------
 
+    def queue(self, message) -> None:
+        """Hold ``message`` for the next :meth:`flush`: a tick's messages leave in one write."""
+        self.outbox.append(message.pack(self.mav))
+        self.sent += 1
+
+    def flush(self) -> None:
+        if self.outbox:
+            data = b"".join(self.outbox)
+            self.outbox.clear()
+            self._write(data)
+
     def send(self, message) -> None:
-        """Send one message whole (the socket is non-blocking: wait while its buffer is full)."""
-        view = memoryview(message.pack(self.mav))
+        """Send one message (and any queued before it) now."""
+        self.queue(message)
+        self.flush()
+
+    def _write(self, data: bytes) -> None:
+        """Write all of ``data`` (the socket is non-blocking: wait while its buffer is full)."""
+        view = memoryview(data)
         while view:
             try:
                 view = view[self.connection.send(view):]
@@ -102,7 +119,6 @@ class MavlinkLink:
                 select.select([], [self.connection], [], 1.0)
             except OSError as error:
                 raise LinkError(f"PX4 link to {self.peer}: send failed ({error.strerror}); PX4 went away") from error
-        self.sent += 1
 
     def _read_available(self, wait: float) -> None:
         """Read what has arrived, waiting up to ``wait`` [s] for the first byte."""

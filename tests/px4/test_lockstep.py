@@ -14,7 +14,7 @@ from nexus.flight import FlightOptions, build_flight
 from nexus.px4.link import LinkError
 from nexus.replay import replay
 from nexus.run import run_flight
-from tests.px4.peer import ScriptedPx4
+from nexus.px4.scripted_peer import ScriptedPx4
 
 TICK_US = 4000
 HOVER = 0.5722  # the Astro Max's hover command

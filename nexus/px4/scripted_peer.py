@@ -1,5 +1,7 @@
 """A scripted stand-in for PX4 SITL: connects over TCP like PX4 and plays its side of lockstep.
 
+The tests and the ``px4`` benchmark suite use it where real PX4 is not at hand.
+
 It records every message it receives with its arrival, and answers each
 HIL_SENSOR with HIL_ACTUATOR_CONTROLS from a script: a function of the
 exchange count that returns a controls row, or ``None`` to stay silent
@@ -94,3 +96,63 @@ class ScriptedPx4(threading.Thread):
 
     def of_type(self, kind: str) -> list:
         return [m for _, m in self.received if m.get_type() == kind]
+
+
+HIL_SENSOR_ID = 107
+MAVLINK2_MAGIC = 0xFD
+MAVLINK2_HEADER = 10
+
+
+def answer_at_once(port: int, row) -> None:
+    """Answer every HIL_SENSOR on ``port`` with ``row``, as fast as this process can.
+
+    Frames are found by their MAVLink 2 header and the answer echoes the sensor
+    message's ``time_usec`` (its payload's first 8 bytes) without decoding the
+    rest: the benchmark's stand-in for a PX4 that takes no time.
+    """
+    import struct
+
+    mav = mavlink.MAVLink(None, srcSystem=1, srcComponent=1)
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30.0)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.settimeout(None)
+    # As PX4 does on connecting: ground truth every 5 ms, please, and a heartbeat.
+    sock.sendall(mav.command_long_encode(0, 0, 511, 0, 115, 5000, 0, 0, 0, 0, 0).pack(mav))
+    sock.sendall(mav.heartbeat_encode(2, 12, 0, 0, 3).pack(mav))
+    buffer = b""
+    while True:
+        data = sock.recv(65536)
+        if not data:
+            return
+        buffer += data
+        replies = []
+        while len(buffer) >= MAVLINK2_HEADER + 2:
+            if buffer[0] != MAVLINK2_MAGIC:
+                buffer = buffer[1:]
+                continue
+            length = buffer[1]
+            size = MAVLINK2_HEADER + length + 2 + (13 if buffer[2] & 0x01 else 0)
+            if len(buffer) < size:
+                break
+            msgid = buffer[7] | buffer[8] << 8 | buffer[9] << 16
+            if msgid == HIL_SENSOR_ID:
+                (time_usec,) = struct.unpack_from("<Q", buffer, MAVLINK2_HEADER)
+                replies.append(mav.hil_actuator_controls_encode(time_usec, row, 129, 1).pack(mav))
+            buffer = buffer[size:]
+        if replies:
+            sock.sendall(b"".join(replies))
+
+
+def main(argv=None) -> None:
+    """Run a peer in its own process that answers every sensor message at once with one row."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, required=True, help="TCP port the simulator listens on")
+    parser.add_argument("--row", type=float, nargs="+", default=[0.0], help="controls to answer with")
+    args = parser.parse_args(argv)
+    answer_at_once(args.port, [*args.row, *[0.0] * (16 - len(args.row))])
+
+
+if __name__ == "__main__":
+    main()
