@@ -10,7 +10,7 @@ the sensor tick at most 1.2 times the plant tick.
 
 from __future__ import annotations
 
-from nexus.bench.timing import seconds_per_call
+from nexus.bench.timing import interleaved_best
 from nexus.core import Loop
 from nexus.sensors import Sensor
 from nexus.startup import start
@@ -32,11 +32,8 @@ def _loop(device: str, with_sensors: bool) -> Loop:
 def run(device: str = "cpu", ticks: int = 1000, rounds: int = 6) -> dict:
     plant_loop = _loop(device, with_sensors=False)
     sensor_loop = _loop(device, with_sensors=True)
-    # Interleave the two measurements so a busy machine slows both alike; keep each one's best.
-    plant_s = sensor_s = float("inf")
-    for _ in range(rounds):
-        plant_s = min(plant_s, seconds_per_call(plant_loop.tick, ticks, device=device))
-        sensor_s = min(sensor_s, seconds_per_call(sensor_loop.tick, ticks, device=device))
+    best = interleaved_best({"plant": plant_loop.tick, "sensors": sensor_loop.tick}, ticks, rounds, device)
+    plant_s, sensor_s = best["plant"], best["sensors"]
     result = {
         "suite": "sensors",
         "device": device,

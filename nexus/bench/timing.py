@@ -24,3 +24,16 @@ def seconds_per_call(call: Callable[[], None], calls: int, repeats: int = 5, dev
         wp.synchronize_device(device)
         best = min(best, (time.perf_counter() - start) / calls)
     return best
+
+
+def interleaved_best(calls: dict[str, Callable[[], None]], per_round: int, rounds: int = 6, device: str = "cpu") -> dict[str, float]:
+    """Best seconds per call of each of ``calls``, timed in alternating rounds.
+
+    Alternating keeps a busy machine from slowing one measurement and not the
+    other, so their ratio holds even when the absolute figures wander.
+    """
+    best = {name: float("inf") for name in calls}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            best[name] = min(best[name], seconds_per_call(call, per_round, repeats=1, device=device))
+    return best
