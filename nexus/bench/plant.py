@@ -39,10 +39,10 @@ def bare_step_graph(vehicle, device: str):
     return capture.graph
 
 
-def run(device: str = "cpu", ticks: int = 500) -> dict:
+def run(device: str = "cpu", ticks: int = 500, rounds: int = 12) -> dict:
     loop, vehicle = plant_loop(device)
     graph = bare_step_graph(vehicle, device)
-    best = interleaved_best({"tick": loop.tick, "bare": lambda: wp.capture_launch(graph)}, ticks, device=device)
+    best = interleaved_best({"tick": loop.tick, "bare": lambda: wp.capture_launch(graph)}, ticks, rounds, device)
     tick_s, bare_s = best["tick"], best["bare"]
     result = {
         "suite": "plant",
