@@ -7,7 +7,7 @@ if ! "$BIN/python" -c 'import sys, warp as wp; wp.config.log_level = wp.LOG_ERRO
     echo "gpu-check: no CUDA device on this machine; skipping the GPU tests and benchmarks."
     exit 0
 fi
-"$BIN/nvidia-smi" 2>/dev/null || nvidia-smi || true
+nvidia-smi || true
 "$BIN/python" -m pytest -q -m cuda
 "$BIN/nexus" bench --suite all --device cuda
 "$BIN/nexus" bench --suite all --device cuda --json

@@ -1,0 +1,52 @@
+"""PX4 parameters derived from the Astro Max's file, against its geometry worked by hand."""
+
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from nexus.cli import main
+from nexus.plant.loading import load_plant
+from nexus.px4.params import px4_parameters
+
+
+@pytest.fixture(scope="module")
+def params():
+    plant, _ = load_plant("astro_max_base", "empty")
+    return px4_parameters(plant)
+
+
+def test_rotor_positions_and_spins_follow_px4_quad_x(params):
+    # Arms at 45° with rotors 0.5 m from the centre: x = y = 0.5/√2 = 0.3536 m. The whole
+    # vehicle's centre of mass sits 4.2 mm above the base origin (5.031 kg at -11 mm,
+    # 4 × 0.2 kg at +100 mm), so the rotor planes are 0.0958 m above it: PZ = -0.0958 (FRD).
+    expected = {0: (+1, +1, +1), 1: (-1, -1, +1), 2: (+1, -1, -1), 3: (-1, +1, -1)}
+    for n, (sx, sy, spin) in expected.items():
+        assert params[f"CA_ROTOR{n}_PX"] == pytest.approx(sx * 0.3536, abs=1e-4)
+        assert params[f"CA_ROTOR{n}_PY"] == pytest.approx(sy * 0.3536, abs=1e-4)
+        assert params[f"CA_ROTOR{n}_PZ"] == pytest.approx(-0.0958, abs=1e-4)
+        # KM = spin · kQ/kT = ±8.5e-6 / 2.26e-4 = ±0.0376; positive spins counter-clockwise.
+        assert params[f"CA_ROTOR{n}_KM"] == pytest.approx(spin * 8.5e-6 / 2.26e-4, abs=1e-5)
+        assert params[f"CA_ROTOR{n}_CT"] == pytest.approx(2.26e-4 * 375.0**2, abs=1e-3)
+    assert params["CA_ROTOR_COUNT"] == 4
+
+
+def test_hover_thrust_and_thrust_curve(params):
+    # Hover speed √(m g / 4 kT) = 251.5 rad/s; collective thrust (251.5 / 375)² = 0.4498.
+    hover = math.sqrt(5.831 * 9.80665 / (4 * 2.26e-4))
+    assert params["MPC_THR_HOVER"] == pytest.approx((hover / 375.0) ** 2, abs=1e-4)
+    assert params["THR_MDL_FAC"] == 0.5
+
+
+def test_rate_gains_are_only_ever_raised(params):
+    # Yaw: the Astro gets about 2.7× less yaw acceleration per unit command than the Iris.
+    assert params["MC_YAWRATE_P"] == pytest.approx(0.2 * 2.66, abs=0.02)
+    for axis, (p, i) in {"ROLL": (0.15, 0.2), "PITCH": (0.15, 0.2), "YAW": (0.2, 0.1)}.items():
+        assert params[f"MC_{axis}RATE_P"] >= p and params[f"MC_{axis}RATE_I"] >= i
+
+
+def test_cli_prints_environment_settings():
+    result = CliRunner().invoke(main, ["px4", "params", "--vehicle", "astro_max_base"])
+    assert result.exit_code == 0, result.output
+    lines = [l for l in result.output.splitlines() if l.startswith("PX4_PARAM_")]
+    assert "PX4_PARAM_CA_ROTOR0_KM=0.03761" in lines and "PX4_PARAM_MPC_THR_HOVER=0.4498" in lines
