@@ -1,19 +1,11 @@
 """The planner cuts the ring at host stages; the plan's text form is what the run logs."""
 
-import logging
-
-import warp as wp
-
-from nexus.core import Loop, Read, Stage, Write, plan_segments
-from tests.core.toy_parts import Part, Recorder, host_stage, row, source
+from nexus.core import Loop, Stage, Write, plan_segments
+from tests.core.toy_parts import Part, Recorder, host_stage, source
 
 
 def device_stage(name, kind):
     return Part(f"/vehicle/{name}", Stage(name, kind, lambda io: None))
-
-
-def names(plan):
-    return plan.text()
 
 
 def test_ring_without_host_stage_is_one_graph(caplog):

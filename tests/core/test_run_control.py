@@ -1,6 +1,5 @@
 """Ending a run from a stage, start-up runs of chosen kinds, and capture failures."""
 
-import numpy as np
 import pytest
 import warp as wp
 

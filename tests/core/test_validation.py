@@ -4,7 +4,7 @@ import pytest
 import warp as wp
 
 from nexus.core import BuildError, Loop, Read, Stage, Write
-from tests.core.toy_parts import Part, host_stage, read_row, row, source
+from tests.core.toy_parts import Part, host_stage, read_row, source
 
 
 @wp.struct
