@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 
 from pymavlink.dialects.v20 import common as mavlink
+from pymavlink.generator.mavcrc import x25crc
 
 
 class ScriptedPx4(threading.Thread):
@@ -119,6 +120,17 @@ def answer_at_once(port: int, row) -> None:
     # As PX4 does on connecting: ground truth every 5 ms, please, and a heartbeat.
     sock.sendall(mav.command_long_encode(0, 0, 511, 0, 115, 5000, 0, 0, 0, 0, 0).pack(mav))
     sock.sendall(mav.heartbeat_encode(2, 12, 0, 0, 3).pack(mav))
+    # The answer is packed once; per message only its time (and the CRC over it) change.
+    template = bytearray(mav.hil_actuator_controls_encode(1, row, 129, 1).pack(mav))
+    extra = bytes([mavlink.MAVLink_hil_actuator_controls_message.crc_extra])
+    length = template[1]
+
+    def answer(time_usec: int) -> bytes:
+        struct.pack_into("<Q", template, MAVLINK2_HEADER, time_usec)
+        crc = x25crc(bytes(template[1 : MAVLINK2_HEADER + length]) + extra).crc
+        struct.pack_into("<H", template, MAVLINK2_HEADER + length, crc)
+        return bytes(template)
+
     buffer = b""
     while True:
         data = sock.recv(65536)
@@ -137,7 +149,7 @@ def answer_at_once(port: int, row) -> None:
             msgid = buffer[7] | buffer[8] << 8 | buffer[9] << 16
             if msgid == HIL_SENSOR_ID:
                 (time_usec,) = struct.unpack_from("<Q", buffer, MAVLINK2_HEADER)
-                replies.append(mav.hil_actuator_controls_encode(time_usec, row, 129, 1).pack(mav))
+                replies.append(answer(time_usec))
             buffer = buffer[size:]
         if replies:
             sock.sendall(b"".join(replies))
