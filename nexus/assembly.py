@@ -109,16 +109,14 @@ OWN_ESTIMATOR_CONTROLLERS = ("px4",)
 ESTIMATOR_APIS = ("NexusTruthEstimatorAPI",)
 
 
-def _missions(plant: Plant, ctx: PrimContext, mission: str) -> list[Component]:
+def _missions(scene, ctx: PrimContext, mission: str) -> list[Component]:
     """The scene's mission prims as guidance components (``short``: the same, shortened)."""
     from nexus.guidance import MissionGuidance, MissionProfile, build_mission
-    from nexus.plant.loading import open_stage
 
-    scene = open_stage(plant.scene_path)
     found = [build_mission(prim, ctx) for prim in scene.Traverse() if any(a in MISSION_APIS for a in nexus_apis(prim))]
     if mission == "short":
         if not found:
-            raise BuildError(f"{plant.scene_path}: --mission short shortens the scene's mission, but it has none")
+            raise BuildError(f"{ctx.plant.scene_path}: --mission short shortens the scene's mission, but it has none")
         found = [MissionGuidance(found[0].name, MissionProfile.short())]
     return found
 
@@ -158,7 +156,7 @@ def assemble(
         raise BuildError(f"unknown controller '{controller}'; choose one of {', '.join(CONTROLLERS)}")
     if mission not in MISSIONS:
         raise BuildError(f"unknown mission '{mission}'; choose one of {', '.join(MISSIONS)}")
-    plant, stage = load_plant(vehicle, scene, device)
+    plant, stage, scene_stage = load_plant(vehicle, scene, device)
     if decimal_year is not None:
         plant.decimal_year = float(decimal_year)
     physics = Physics(plant, substeps=substeps)
@@ -179,7 +177,7 @@ def assemble(
                 continue
             components.append(builder(prim, ctx))
     if controller in SETPOINT_CONTROLLERS:
-        components += _missions(plant, ctx, mission)
+        components += _missions(scene_stage, ctx, mission)
     controller_path = str(controller_prim.GetPath()) if controller_prim else f"{stage.GetDefaultPrim().GetPath()}/controller"
     chosen = _controller(controller, controller_prim, controller_path, ctx, controller_options or {})
     components.append(chosen)

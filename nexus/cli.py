@@ -14,14 +14,10 @@ import click
 from nexus import __version__
 from nexus.core.device import DEVICE_CHOICES
 
-#: Sim time a run flies when the controller has no mission to end it [s].
-DEFAULT_DURATION_S = 10.0
-#: Longest sim time a mission may take before the run stops it [s].
-DEFAULT_MISSION_CAP_S = 60.0
-#: Controllers whose runs carry a mission that ends the run.
-MISSION_CONTROLLERS = ("pid",)
-#: Longest sim time a PX4 run flies unless told [s].
-DEFAULT_PX4_CAP_S = 300.0
+#: Sim time a run flies unless ``--duration`` says otherwise [s], by controller: a PID run's
+#: mission ends it sooner (this caps it), a PX4 run waits for PX4's own mission, and a hold
+#: run has nothing to end it.
+DEFAULT_DURATIONS_S = {"pid": 60.0, "px4": 300.0, "hold": 10.0}
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -89,16 +85,15 @@ def _flight_options(f):
     return f
 
 
-def _options(vehicle, scene, controller, seed, tick_hz, substeps, eager, mission, px4_host, px4_port,
-             px4_connect_timeout, px4_answer_timeout):
+def _options(controller, px4_host, px4_port, px4_connect_timeout, px4_answer_timeout, **flight):
+    """FlightOptions from the options ``_flight_options`` adds (less ``--device``)."""
     from nexus.flight import FlightOptions
 
     controller_options = {}
     if controller == "px4":
         controller_options = {"host": px4_host, "port": px4_port, "connect_timeout": px4_connect_timeout,
                               "answer_timeout": px4_answer_timeout}
-    return FlightOptions(vehicle=vehicle, scene=scene, controller=controller, seed=seed, tick_hz=tick_hz,
-                         substeps=substeps, eager=eager, mission=mission, controller_options=controller_options)
+    return FlightOptions(controller=controller, controller_options=controller_options, **flight)
 
 
 def _fail(error: Exception) -> None:
@@ -118,24 +113,21 @@ def _fail(error: Exception) -> None:
 @click.option("--px4-mission-url", default="udpin:127.0.0.1:14540", show_default=True,
               help="Where the mission commander listens for PX4's MAVLink.")
 @click.pass_context
-def run(ctx, vehicle, scene, device, controller, seed, tick_hz, substeps, eager, mission, px4_host, px4_port,
-        px4_connect_timeout, px4_answer_timeout, duration, out, quiet, px4_mission, px4_mission_url):
+def run(ctx, device, duration, out, quiet, px4_mission, px4_mission_url, **flight):
     """Fly a vehicle in a scene and record the flight."""
     from nexus.core.errors import NexusError
     from nexus.run import run_flight
 
-    if px4_mission and controller != "px4":
+    options = _options(**flight)
+    if px4_mission and options.controller != "px4":
         raise click.UsageError("--px4-mission needs --controller px4")
     warp_device = _resolve(device, ctx.obj["verbose"])
-    options = _options(vehicle, scene, controller, seed, tick_hz, substeps, eager, mission, px4_host, px4_port,
-                       px4_connect_timeout, px4_answer_timeout)
     out = out or Path("runs") / time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     if duration is None:
-        duration = DEFAULT_MISSION_CAP_S if controller in MISSION_CONTROLLERS else DEFAULT_DURATION_S
-        if controller == "px4":
-            duration = DEFAULT_PX4_CAP_S
+        duration = DEFAULT_DURATIONS_S[options.controller]
     commander = _start_mission(options, px4_mission_url) if px4_mission else None
-    click.echo(f"nexus run: {vehicle} in {scene} on {warp_device}, controller {controller}, seed {seed} -> {out}", err=True)
+    click.echo(f"nexus run: {options.vehicle} in {options.scene} on {warp_device}, controller {options.controller}, "
+               f"seed {options.seed} -> {out}", err=True)
     click.echo("building (the first run compiles kernels: minutes on a CPU; later runs take seconds)...", err=True)
     try:
         summary = run_flight(options, warp_device, out, duration, progress=not quiet)
@@ -154,8 +146,7 @@ def run(ctx, vehicle, scene, device, controller, seed, tick_hz, substeps, eager,
 @main.command()
 @_flight_options
 @click.pass_context
-def plan(ctx, vehicle, scene, device, controller, seed, tick_hz, substeps, eager, mission, px4_host, px4_port,
-         px4_connect_timeout, px4_answer_timeout):
+def plan(ctx, device, **flight):
     """Print the stage plan of a run without flying it."""
     from nexus.core.errors import NexusError
     from nexus.flight import build_flight
@@ -163,12 +154,11 @@ def plan(ctx, vehicle, scene, device, controller, seed, tick_hz, substeps, eager
     warp_device = _resolve(device, ctx.obj["verbose"])
     logging.getLogger("nexus").setLevel(logging.WARNING)
     try:
-        flight = build_flight(_options(vehicle, scene, controller, seed, tick_hz, substeps, eager, mission,
-                                       px4_host, px4_port, px4_connect_timeout, px4_answer_timeout), warp_device)
-        flight.loop.close()
+        built = build_flight(_options(**flight), warp_device)
+        built.loop.close()
     except NexusError as error:
         _fail(error)
-    click.echo(flight.loop.plan.text())
+    click.echo(built.loop.plan.text())
 
 
 @main.command()
@@ -294,7 +284,7 @@ def px4_params(ctx, vehicle, scene, as_export):
 
     _resolve("cpu", ctx.obj["verbose"])
     try:
-        plant, _ = load_plant(vehicle, scene, "cpu")
+        plant, _, _ = load_plant(vehicle, scene, "cpu")
     except NexusError as error:
         _fail(error)
     for line in environment_lines(px4_parameters(plant)):

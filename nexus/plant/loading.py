@@ -110,7 +110,7 @@ def _check_esc(esc: dict, path: Path) -> None:
 
 
 def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
-    """Resolve, check and load a vehicle into a scene. Returns ``(plant, vehicle_stage)``."""
+    """Resolve, check and load a vehicle into a scene. Returns ``(plant, vehicle_stage, scene_stage)``."""
     vehicle_path = resolve_asset("vehicle", vehicle)
     scene_path = resolve_asset("scene", scene)
     vehicle_stage = open_stage(vehicle_path)
@@ -176,4 +176,4 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
         model, vehicle_path=vehicle_path, scene_path=scene_path, body_index=body_index,
         joint_index=joint_index, rotors=rotors, base_path=base_path, origin=origin, gravity=gravity,
     )
-    return plant, vehicle_stage
+    return plant, vehicle_stage, scene_stage

@@ -12,7 +12,7 @@ from nexus.px4.params import px4_parameters
 
 @pytest.fixture(scope="module")
 def params():
-    plant, _ = load_plant("astro_max_base", "empty")
+    plant, _, _ = load_plant("astro_max_base", "empty")
     return px4_parameters(plant)
 
 
