@@ -104,7 +104,7 @@ def _fail(error: Exception) -> None:
 @main.command()
 @_flight_options
 @click.option("--duration", type=click.FloatRange(min=0.0, min_open=True), default=None,
-              help="Longest sim time to fly [s]. Default: until the mission ends (60 s at most), or 10 s without one.")
+              help="Longest sim time to fly [s]. Default: pid 60 (its mission ends it sooner), px4 300, hold 10.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder. Default: runs/<UTC timestamp>/.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")

@@ -23,6 +23,7 @@ from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError
 from nexus.core.types import BodyState, PoseTwist
 from nexus.plant.frames import attitude_ned_frd, enu_to_ned, flu_to_frd
+from nexus.sensors.schedule import check_rate, new_schedule, period_ns, take_if_due
 
 #: The input the estimator reads its body under; a connection names the body prim.
 POSE_INPUT = "pose"
@@ -38,17 +39,7 @@ def truth_estimate(
     schedule: wp.array(dtype=wp.int64),
     estimate: wp.array(dtype=PoseTwist),
 ):
-    # schedule[0]: time of the first update [ns]; schedule[1]: updates so far.
-    now = time_ns[0]
-    count = schedule[1]
-    due = count == wp.int64(0) or period_ns == wp.int64(0)
-    if not due:
-        due = now >= schedule[0] + count * period_ns
-    if due:
-        if count == wp.int64(0):
-            schedule[0] = now
-        schedule[1] = count + wp.int64(1)
-
+    if take_if_due(time_ns[0], period_ns, schedule) >= wp.int64(0):
         state = body[0]
         rotation = wp.transform_get_rotation(state.pose)
         origin = wp.transform_get_translation(state.pose)
@@ -82,11 +73,9 @@ class TruthEstimator(Component):
         rate: float = 0.0,
     ):
         super().__init__(name, {POSE_INPUT: body})
-        if rate < 0.0:
-            raise BuildError(f"{name}: nexus:rate must be 0 (every tick) or positive, got {rate} Hz")
         self.ned_origin = ned_origin
         self.body = body
-        self.rate = float(rate)
+        self.rate = check_rate(rate, f"estimator prim {name}")
         self.schedule = None
         self.period_ns = 0
 
@@ -99,10 +88,8 @@ class TruthEstimator(Component):
         return [Stage("truth_estimate", "estimate", self._run, reads=reads, writes=(Write("estimate", PoseTwist, (1,)),))]
 
     def prepare(self, ctx) -> None:
-        period = round(1e9 / self.rate) if self.rate > 0.0 else 0
-        # A rate at least the tick rate updates every tick.
-        self.period_ns = 0 if period <= ctx.dt_ns else int(period)
-        self.schedule = wp.zeros(2, dtype=wp.int64, device=ctx.device)
+        self.period_ns = period_ns(self.rate, ctx.dt_ns)
+        self.schedule = new_schedule(ctx.device)
 
     def _run(self, io) -> None:
         wp.launch(
