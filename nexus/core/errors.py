@@ -2,7 +2,13 @@
 
 
 class NexusError(Exception):
-    """Base of every error Nexus raises on purpose."""
+    """Base of every error Nexus raises on purpose.
+
+    ``reason`` is the short slug a run records as its ``exit_reason`` when this
+    error ends it; subclasses name their own (``"build-error"``, ``"px4-timeout"``).
+    """
+
+    reason = "error"
 
 
 class BuildError(NexusError):
@@ -11,6 +17,8 @@ class BuildError(NexusError):
     Every message names what is at fault (component, stage, signal, file or
     prim) and, where there are two ends, both of them, and says how to fix it.
     """
+
+    reason = "build-error"
 
 
 class CaptureError(BuildError):
