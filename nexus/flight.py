@@ -74,3 +74,24 @@ def build_flight(
     )
     loop.build()
     return Flight(options, vehicle, loop, recorder, device)
+
+
+def fly(flight: Flight, writer, ticks: int, on_progress=None) -> bool:
+    """Fly up to ``ticks`` ticks, draining the record as it fills; True once a stage ended the run.
+
+    ``writer`` is a :class:`nexus.record.writer.RecordWriter` (or None to keep
+    no record); ``on_progress(sim_time)`` is called every second of sim time.
+    The run's tick loop and the flight benchmark both fly through here, so the
+    benchmark times what a run does.
+    """
+    loop = flight.loop
+    every = max(1, int(round(1e9 / loop.dt_ns)))
+    for _ in range(int(ticks)):
+        finished = loop.tick()
+        if writer is not None:
+            writer.after_tick()
+        if on_progress is not None and loop.ticks % every == 0:
+            on_progress(loop.sim_time)
+        if finished:
+            return True
+    return False

@@ -1,20 +1,35 @@
 """Suite ``flight`` (the default): real-time factor of the default PID flight on the CPU.
 
-In one run: the default mission flown captured, the same ring flown eager
-(over a shorter stretch: eager is slow), and the bare captured physics step
-of the same model. ``loop_vs_bare`` is the loop's time per tick over the bare
-step's: what sensors, estimator, guidance, controller and record add.
+Three measurements in one process:
+
+* ``rtf_captured``: the whole default mission flown captured, start-up
+  excluded, the record drained to Parquet as a run does;
+* ``rtf_eager``: the same ring flown eager over a shorter stretch (eager is slow);
+* ``loop_vs_bare``: the loop's time per tick against the bare captured
+  ``solver.step`` of the same model **in the same airborne state**. A second
+  flight takes off (``AIRBORNE_S`` of sim time, untimed); then rounds of
+  ``ROUND_TICKS`` mission ticks (record drained to Parquet at the end of each
+  round, inside the timed region) alternate with rounds of as many bare steps
+  started from the state the loop has just reached. The bare steps run on the
+  loop's own state arrays, so the state is saved before a bare round and put
+  back after it (outside the timed region), and the mission continues as if
+  nothing had happened. Both sides report their best round of ``ROUNDS``.
+  The mission is airborne from about 0.5 s to about 26 s; the rounds cover
+  ``AIRBORNE_S`` to ``AIRBORNE_S + ROUNDS * ROUND_TICKS * 4 ms`` (2 s to 12 s).
 """
 
 from __future__ import annotations
 
+import tempfile
 import time
+from pathlib import Path
 
 import warp as wp
 
 from nexus.bench.plant import bare_step_graph
-from nexus.bench.timing import seconds_per_call
-from nexus.flight import FlightOptions, build_flight
+from nexus.bench.timing import alternating_best
+from nexus.flight import FlightOptions, build_flight, fly
+from nexus.record.writer import RecordWriter
 from nexus.startup import start
 
 TICK_S = 0.004
@@ -22,29 +37,78 @@ TICK_S = 0.004
 EAGER_S = 1.0
 #: Longest mission flown captured [s].
 CAP_S = 60.0
+#: Sim time flown (untimed) before the loop-vs-bare rounds, so both sides start in the air [s].
+AIRBORNE_S = 2.0
+ROUND_TICKS = 250
+ROUNDS = 10
 
 
-def _fly(eager: bool, device: str, seconds: float) -> tuple[float, int, float]:
-    """(wall seconds, ticks, sim seconds) of the default flight, start-up excluded."""
+def _fly(eager: bool, device: str, seconds: float, folder: Path) -> tuple[float, int, float]:
+    """(wall seconds, ticks, sim seconds) of the default flight, start-up excluded, record drained."""
     flight = build_flight(FlightOptions(eager=eager), device)
+    writer = RecordWriter(folder / f"record_{'eager' if eager else 'captured'}.parquet", flight.recorder)
     start(flight.loop, flight.vehicle.plant)
     loop = flight.loop
-    ticks = int(round(seconds / TICK_S))
     began = time.perf_counter()
-    loop.run(ticks)
+    fly(flight, writer, int(round(seconds / TICK_S)))
+    writer.close()
     wp.synchronize_device(device)
     wall = time.perf_counter() - began
     loop.close()
     return wall, loop.ticks, loop.sim_time
 
 
-def run(device: str = "cpu") -> dict:
-    captured_wall, captured_ticks, captured_sim = _fly(False, device, CAP_S)
-    eager_wall, eager_ticks, eager_sim = _fly(True, device, EAGER_S)
-    flight = build_flight(FlightOptions(controller="hold"), device)
+def _state_arrays(plant) -> list[wp.array]:
+    """Every array of the plant's state and control: what a bare step may change."""
+    arrays = []
+    for holder in (plant.state, plant.control):
+        arrays += [value for value in vars(holder).values() if isinstance(value, wp.array)]
+    return arrays
+
+
+def loop_against_bare(device: str, folder: Path) -> dict[str, float]:
+    """Best seconds per tick of the flying loop and of the bare step from its airborne state."""
+    flight = build_flight(FlightOptions(), device)
+    writer = RecordWriter(folder / "record_rounds.parquet", flight.recorder)
+    start(flight.loop, flight.vehicle.plant)
+    fly(flight, writer, int(round(AIRBORNE_S / TICK_S)))
+    writer.drain()
     graph = bare_step_graph(flight.vehicle, device)
-    bare_s = seconds_per_call(lambda: wp.capture_launch(graph), 1000, device=device)
+    arrays = _state_arrays(flight.vehicle.plant)
+
+    def loop_round() -> float:
+        began = time.perf_counter()
+        fly(flight, writer, ROUND_TICKS)
+        writer.drain()
+        wp.synchronize_device(device)
+        return (time.perf_counter() - began) / ROUND_TICKS
+
+    def bare_round() -> float:
+        saved = [wp.clone(array) for array in arrays]
+        wp.synchronize_device(device)
+        began = time.perf_counter()
+        for _ in range(ROUND_TICKS):
+            wp.capture_launch(graph)
+        wp.synchronize_device(device)
+        seconds = (time.perf_counter() - began) / ROUND_TICKS
+        for array, copy in zip(arrays, saved):
+            wp.copy(array, copy)
+        return seconds
+
+    wp.capture_launch(graph)  # warm the bare graph's first launch outside the rounds
+    best = alternating_best({"loop": loop_round, "bare": bare_round}, ROUNDS)
+    best["height_m"] = float(-flight.loop.output("estimate").numpy()[0]["position"][2])
+    writer.close()
     flight.loop.close()
+    return best
+
+
+def run(device: str = "cpu") -> dict:
+    with tempfile.TemporaryDirectory(prefix="nexus-bench-") as folder:
+        folder = Path(folder)
+        captured_wall, captured_ticks, captured_sim = _fly(False, device, CAP_S, folder)
+        eager_wall, eager_ticks, eager_sim = _fly(True, device, EAGER_S, folder)
+        best = loop_against_bare(device, folder)
     loop_tick_s = captured_wall / captured_ticks
     result = {
         "suite": "flight",
@@ -52,14 +116,16 @@ def run(device: str = "cpu") -> dict:
         "mission_sim_s": captured_sim,
         "rtf_captured": captured_sim / captured_wall,
         "rtf_eager": eager_sim / eager_wall,
-        "rtf_bare_physics": TICK_S / bare_s,
+        "rtf_bare_physics": TICK_S / best["bare"],
         "loop_tick_us": loop_tick_s * 1e6,
         "eager_tick_us": eager_wall / eager_ticks * 1e6,
-        "bare_step_us": bare_s * 1e6,
-        "loop_vs_bare": loop_tick_s / bare_s,
+        "round_loop_tick_us": best["loop"] * 1e6,
+        "bare_step_us": best["bare"] * 1e6,
+        "loop_vs_bare": best["loop"] / best["bare"],
         "captured_vs_eager": (eager_wall / eager_ticks) / loop_tick_s,
+        "rounds_end_height_m": best["height_m"],
     }
-    result["targets_met"] = {"rtf_captured": result["rtf_captured"] >= 20.0, "loop_vs_bare": result["loop_vs_bare"] <= 1.5}
+    result["targets_met"] = {"rtf_captured": result["rtf_captured"] >= 20.0, "loop_vs_bare": result["loop_vs_bare"] <= 1.25}
     return result
 
 
@@ -68,9 +134,10 @@ def table(result: dict) -> list[tuple[str, str]]:
         ("default mission flown [s sim]", f"{result['mission_sim_s']:.2f}"),
         ("RTF captured (target >= 20)", f"{result['rtf_captured']:.1f}x"),
         ("RTF eager", f"{result['rtf_eager']:.2f}x"),
-        ("RTF bare captured physics step", f"{result['rtf_bare_physics']:.1f}x"),
-        ("loop tick, captured [µs]", f"{result['loop_tick_us']:.1f}"),
-        ("bare physics step [µs]", f"{result['bare_step_us']:.1f}"),
-        ("loop vs bare (time ratio, target <= 1.5)", f"{result['loop_vs_bare']:.2f}"),
+        ("RTF bare captured physics step, airborne", f"{result['rtf_bare_physics']:.1f}x"),
+        ("loop tick over the whole mission [µs]", f"{result['loop_tick_us']:.1f}"),
+        ("loop tick, best airborne round [µs]", f"{result['round_loop_tick_us']:.1f}"),
+        ("bare physics step, best airborne round [µs]", f"{result['bare_step_us']:.1f}"),
+        ("loop vs bare, airborne (time ratio, target <= 1.25)", f"{result['loop_vs_bare']:.2f}"),
         ("captured vs eager (speed-up)", f"{result['captured_vs_eager']:.0f}x"),
     ]
