@@ -7,6 +7,7 @@ import logging
 import platform
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import click
@@ -19,6 +20,52 @@ from nexus.core.device import DEVICE_CHOICES
 #: run has nothing to end it.
 DEFAULT_DURATIONS_S = {"pid": 60.0, "px4": 300.0, "hold": 10.0}
 
+#: Exit statuses. 0: the command did what was asked (a run ended by its mission or its
+#: duration; a replay was identical). 1: a run failed while flying, a replay differed, or
+#: something unexpected broke. 2: bad input (usage, a build error, a refused --out, a record
+#: replay cannot use): nothing flew. 130: interrupted (SIGINT), the shell's 128 + 2.
+EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 1, 2, 130
+
+
+def exit_status(error: BaseException) -> int:
+    """The exit status an error ends a command with (see ``EXIT_*``)."""
+    from nexus.core.errors import BuildError
+
+    if isinstance(error, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    return EXIT_BAD_INPUT if isinstance(error, BuildError) else EXIT_FAILED
+
+
+def report_error(ctx: click.Context, error: BaseException) -> int:
+    """Print ``error`` once, as one line (with its traceback under ``--debug``); return the exit status."""
+    from nexus.core.errors import NexusError
+
+    debug = (ctx.find_root().obj or {}).get("debug", False)
+    if debug:
+        traceback.print_exception(error)
+    if isinstance(error, NexusError):
+        click.echo(f"error: {error}", err=True)
+    else:
+        hint = "" if debug else " (unexpected: run again with `nexus --debug ...` to see the traceback)"
+        click.echo(f"error: {type(error).__name__}: {error}{hint}", err=True)
+    return exit_status(error)
+
+
+class NexusGroup(click.Group):
+    """Turns any error a command raises into one line and an exit status: never a traceback
+    unless ``--debug`` asks for it."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
+        except Exception as error:
+            ctx.exit(report_error(ctx, error))
+
 
 def _setup_logging(verbose: bool) -> None:
     logging.basicConfig(
@@ -28,14 +75,16 @@ def _setup_logging(verbose: bool) -> None:
     )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=NexusGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="nexus")
 @click.option("-v", "--verbose", is_flag=True, help="Show Warp's compile messages and debug logs.")
+@click.option("--debug", is_flag=True, help="Show the Python traceback of an error (for bug reports).")
 @click.pass_context
-def main(ctx: click.Context, verbose: bool) -> None:
+def main(ctx: click.Context, verbose: bool, debug: bool) -> None:
     """Nexus: fly aerial vehicles in a fixed-order tick engine on Newton and Warp."""
     ctx.ensure_object(dict)
     ctx.obj["verbose"] = verbose
+    ctx.obj["debug"] = debug
     _setup_logging(verbose)
 
 
@@ -96,9 +145,21 @@ def _options(controller, px4_host, px4_port, px4_connect_timeout, px4_answer_tim
     return FlightOptions(controller=controller, controller_options=controller_options, **flight)
 
 
-def _fail(error: Exception) -> None:
-    click.echo(f"error: {error}", err=True)
-    sys.exit(2)
+def _files_in(out: Path) -> str:
+    """The run files that exist in ``out``, for closing messages."""
+    from nexus.run import RUN_FILES
+
+    found = [name for name in RUN_FILES if (out / name).is_file()]
+    return ", ".join(found) if found else "no files"
+
+
+def _flown(out: Path) -> str:
+    """Ticks and sim time from ``out/run.json`` (best effort, for the interrupt message)."""
+    try:
+        info = json.loads((out / "run.json").read_text())
+        return f"after {info['ticks']} ticks ({info['sim_time_s']:.2f} s sim)"
+    except (OSError, ValueError, KeyError):
+        return "before its first tick"
 
 
 @main.command()
@@ -106,40 +167,49 @@ def _fail(error: Exception) -> None:
 @click.option("--duration", type=click.FloatRange(min=0.0, min_open=True), default=None,
               help="Longest sim time to fly [s]. Default: pid 60 (its mission ends it sooner), px4 300, hold 10.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Output folder. Default: runs/<UTC timestamp>/.")
+              help="Output folder. Default: runs/<UTC timestamp>/. A folder that holds a run is refused.")
+@click.option("--overwrite", is_flag=True,
+              help="Replace the run in --out: delete its run.json, record.parquet, run.log and mission.json first.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--px4-mission", is_flag=True,
               help="With --controller px4: also fly the takeoff, yaw sweep and landing over MAVLink, and end the run after it.")
 @click.option("--px4-mission-url", default="udpin:127.0.0.1:14540", show_default=True,
               help="Where the mission commander listens for PX4's MAVLink.")
 @click.pass_context
-def run(ctx, device, duration, out, quiet, px4_mission, px4_mission_url, **flight):
+def run(ctx, device, duration, out, overwrite, quiet, px4_mission, px4_mission_url, **flight):
     """Fly a vehicle in a scene and record the flight."""
-    from nexus.core.errors import NexusError
-    from nexus.run import run_flight
+    from nexus.core.loop import tick_ns
+    from nexus.run import prepare_out, run_flight, ticks_in
 
     options = _options(**flight)
     if px4_mission and options.controller != "px4":
         raise click.UsageError("--px4-mission needs --controller px4")
-    warp_device = _resolve(device, ctx.obj["verbose"])
     out = out or Path("runs") / time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     if duration is None:
         duration = DEFAULT_DURATIONS_S[options.controller]
+    ticks_in(duration, tick_ns(options.tick_hz))  # a run of no tick is refused before anything is written
+    warp_device = _resolve(device, ctx.obj["verbose"])
+    prepare_out(out, overwrite)
     commander = _start_mission(options, px4_mission_url) if px4_mission else None
     click.echo(f"nexus run: {options.vehicle} in {options.scene} on {warp_device}, controller {options.controller}, "
                f"seed {options.seed} -> {out}", err=True)
     click.echo("building (the first run compiles kernels: minutes on a CPU; later runs take seconds)...", err=True)
     try:
-        summary = run_flight(options, warp_device, out, duration, progress=not quiet)
-    except NexusError as error:
-        click.echo(f"the run failed; its log, record and run.json are in {out}", err=True)
-        _fail(error)
+        summary = run_flight(options, warp_device, out, duration, progress=not quiet, overwrite=overwrite)
+    except KeyboardInterrupt:
+        click.echo(f"\ninterrupted {_flown(out)}; exit_reason interrupted; the run's files are in {out}: "
+                   f"{_files_in(out)}", err=True)
+        ctx.exit(EXIT_INTERRUPTED)
+    except Exception as error:
+        status = report_error(ctx, error)
+        click.echo(f"the run failed; its files are in {out}: {_files_in(out)}", err=True)
+        ctx.exit(status)
     finally:
         if commander is not None:
             commander.stop_and_report(out)
     click.echo(
         f"done: {summary.ticks} ticks, {summary.sim_time:.2f} s sim in {summary.wall_time:.2f} s wall "
-        f"(RTF {summary.rtf:.1f}x), ended by {summary.exit_reason}; record: {out / 'record.parquet'}"
+        f"(RTF {summary.rtf:.1f}x), ended by {summary.exit_reason}; files in {out}: {_files_in(out)}"
     )
 
 
@@ -148,16 +218,12 @@ def run(ctx, device, duration, out, quiet, px4_mission, px4_mission_url, **fligh
 @click.pass_context
 def plan(ctx, device, **flight):
     """Print the stage plan of a run without flying it."""
-    from nexus.core.errors import NexusError
     from nexus.flight import build_flight
 
     warp_device = _resolve(device, ctx.obj["verbose"])
     logging.getLogger("nexus").setLevel(logging.WARNING)
-    try:
-        built = build_flight(_options(**flight), warp_device)
-        built.loop.close()
-    except NexusError as error:
-        _fail(error)
+    built = build_flight(_options(**flight), warp_device)
+    built.loop.close()
     click.echo(built.loop.plan.text())
 
 
@@ -169,24 +235,22 @@ def plan(ctx, device, **flight):
 @click.pass_context
 def replay(ctx, out, eager, keep):
     """Rerun the flight in OUT open loop from its recorded controls, on the CPU, and compare bit for bit."""
-    from nexus.core.errors import NexusError
     from nexus.replay import replay as replay_run
 
     _resolve("cpu", ctx.obj["verbose"])
     logging.getLogger("nexus").setLevel(logging.WARNING)
-    try:
-        result = replay_run(out, eager=eager, keep=keep)
-    except NexusError as error:
-        _fail(error)
+    result = replay_run(out, eager=eager, keep=keep)
     if result.not_compared:
         click.echo(f"not produced open loop, not compared: {', '.join(result.not_compared)}")
+    if result.not_recorded:
+        click.echo(f"produced by the replay but not in the record, not compared: {', '.join(result.not_recorded)}")
     if result.identical:
         click.echo(f"replay identical: {result.ticks} ticks, {len(result.compared)} columns, every bit equal")
         return
     tick, column = result.first_difference
     click.echo(f"replay differs: first at tick {tick}, column {column} "
                f"(recorded {result.details.get('recorded')}, replayed {result.details.get('replayed')})")
-    sys.exit(1)
+    sys.exit(EXIT_FAILED)
 
 
 @main.command()
@@ -255,6 +319,8 @@ class _MissionThread:
         lines = report.lines() + ([f"mission failed: {self.error}"] if self.error else [])
         for line in lines:
             click.echo(f"  {line}")
+        if not out.is_dir():  # the run was refused before it made its folder
+            return
         (out / "mission.json").write_text(json.dumps({**report.__dict__, "error": str(self.error) if self.error else None},
                                                      indent=2, default=str) + "\n")
 
@@ -278,15 +344,11 @@ def px4():
 @click.pass_context
 def px4_params(ctx, vehicle, scene, as_export):
     """Print PX4_PARAM_<NAME>=value settings derived from the vehicle file."""
-    from nexus.core.errors import NexusError
     from nexus.plant.loading import load_plant
     from nexus.px4.params import environment_lines, px4_parameters
 
     _resolve("cpu", ctx.obj["verbose"])
-    try:
-        plant, _, _ = load_plant(vehicle, scene, "cpu")
-    except NexusError as error:
-        _fail(error)
+    plant, _, _ = load_plant(vehicle, scene, "cpu")
     for line in environment_lines(px4_parameters(plant)):
         click.echo(("export " if as_export else "") + line)
 
@@ -308,10 +370,10 @@ def px4_mission(url, altitude, hold_s, yaw_hold_s, timeout_s):
                          say=lambda text: click.echo(text))
     try:
         report = mission.run()
-    except MissionError as error:
+    except MissionError:
         for line in mission.report.lines():
             click.echo(f"  {line}")
-        _fail(error)
+        raise
     for line in report.lines():
         click.echo(f"  {line}")
 

@@ -2,38 +2,53 @@
 
 The recorded ``controls`` rows drive the same vehicle, scene, seed and tick
 on the CPU; every column the replay produces must equal the record's bits.
-The setpoint is a controller input and is not produced open loop, so it is
-listed as not compared.
+The setpoint and ``armed`` are the guidance's, which is not in the ring open
+loop, so they are listed as not compared.
+
+Before it flies, the replay checks what it was given: run.json must parse,
+record.parquet must read whole and hold as many rows as run.json says the run
+recorded, the run must have flown at least one tick, and the vehicle and scene
+files must still have the SHA-256 digests the run recorded.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nexus.control.replay import ReplayControls
-from nexus.core.errors import NexusError
+from nexus.core.errors import BuildError
 from nexus.flight import FlightOptions
-from nexus.run import run_flight
+from nexus.run import file_digest, run_flight
 
 
-class ReplayError(NexusError):
-    """The record cannot be replayed (missing files, columns or fields)."""
+class ReplayError(BuildError):
+    """The record cannot be replayed (missing, broken or changed files, columns or fields).
+
+    Raised before the replay flies anything, so it counts as bad input.
+    """
+
+    reason = "replay-error"
 
 
 @dataclass
 class ReplayResult:
     ticks: int
     compared: list[str]
+    #: Columns of the record the replay did not produce.
     not_compared: list[str]
     #: (tick, column) of the first difference, or None when every bit matched.
     first_difference: tuple[int, str] | None = None
     details: dict = field(default_factory=dict)
+    #: Columns the replay produced that the record lacks.
+    not_recorded: list[str] = field(default_factory=list)
 
     @property
     def identical(self) -> bool:
@@ -41,12 +56,51 @@ class ReplayResult:
 
 
 def load_run(out: Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """run.json and the record's columns, or a :class:`ReplayError` naming the broken file."""
     out = Path(out)
     if not (out / "run.json").is_file() or not (out / "record.parquet").is_file():
         raise ReplayError(f"{out} is not a run folder: it needs run.json and record.parquet (the OUT of `nexus run`)")
-    info = json.loads((out / "run.json").read_text())
-    table = pq.read_table(out / "record.parquet")
+    try:
+        info = json.loads((out / "run.json").read_text())
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ReplayError(f"{out / 'run.json'} is not valid JSON ({error}); it was cut or edited: "
+                          "replay needs the run.json the run wrote") from None
+    if not isinstance(info, dict):
+        raise ReplayError(f"{out / 'run.json'} holds no JSON object; replay needs the run.json the run wrote")
+    try:
+        table = pq.read_table(out / "record.parquet")
+    except (pa.ArrowException, OSError) as error:
+        raise ReplayError(f"{out / 'record.parquet'} cannot be read ({error}); it was cut short or is no Parquet "
+                          "file: replay needs the record the run wrote") from None
     return info, {name: table.column(name).to_numpy() for name in table.column_names}
+
+
+def check_run(out: Path, info: dict, columns: dict[str, np.ndarray]) -> int:
+    """Check the record against run.json and the files on disk; return its rows (ticks)."""
+    out = Path(out)
+    rows = len(next(iter(columns.values()))) if columns else 0
+    ticks, recorded = info.get("ticks"), info.get("record_rows")
+    if not ticks:
+        raise ReplayError(f"{out} holds a run of 0 ticks (exit_reason {info.get('exit_reason')!r}): nothing to replay")
+    if rows != recorded or rows != ticks:
+        raise ReplayError(
+            f"{out / 'record.parquet'} holds {rows} rows but {out / 'run.json'} says the run flew {ticks} ticks "
+            f"and recorded {recorded} rows: the record was cut or belongs to another run"
+        )
+    for role in ("vehicle", "scene"):
+        entry = info.get(role) or {}
+        path, digest = entry.get("path"), entry.get("sha256")
+        if not path or not digest:
+            raise ReplayError(f"{out / 'run.json'} names no {role} file and digest ({role}.path, {role}.sha256)")
+        if not Path(path).is_file():
+            raise ReplayError(f"the {role} file {path} that the run flew is gone; restore it to replay {out}")
+        now = file_digest(Path(path))
+        if now != digest:
+            raise ReplayError(
+                f"the {role} file {path} changed since the run (sha256 then {digest[:12]}…, now {now[:12]}…); "
+                f"restore the file the run flew to replay {out}"
+            )
+    return rows
 
 
 def recorded_controls(columns: dict[str, np.ndarray], out: Path) -> np.ndarray:
@@ -64,7 +118,7 @@ def compare(original: dict[str, np.ndarray], replayed: dict[str, np.ndarray]) ->
     compared = [n for n in original if n in replayed]
     not_compared = [n for n in original if n not in replayed]
     ticks = len(next(iter(original.values()))) if original else 0
-    result = ReplayResult(ticks, compared, not_compared)
+    result = ReplayResult(ticks, compared, not_compared, not_recorded=[n for n in replayed if n not in original])
     first: tuple[int, str] | None = None
     for name in compared:
         a, b = original[name], replayed[name]
@@ -86,9 +140,13 @@ def compare(original: dict[str, np.ndarray], replayed: dict[str, np.ndarray]) ->
 
 
 def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress: bool = False) -> ReplayResult:
-    """Replay ``out`` on the CPU and compare; the replay's own record goes to ``keep`` (or a temp folder)."""
+    """Replay ``out`` on the CPU and compare; the replay's own record goes to ``keep``.
+
+    Without ``keep`` it goes to a scratch folder that is removed when the replay ends.
+    """
     out = Path(out)
     info, columns = load_run(out)
+    ticks = check_run(out, info, columns)
     controls = recorded_controls(columns, out)
     saved = info.get("options", {})
     options = FlightOptions(
@@ -102,11 +160,15 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
         record_capacity=int(saved.get("record_capacity", 2500)),
         eager=eager,
     )
-    ticks = len(controls)
     target = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="nexus-replay-"))
     dt = 1.0 / options.tick_hz
-    run_flight(options, "cpu", target, duration=ticks * dt, progress=progress, controller=ReplayControls(controls))
-    _, replayed = load_run(target)
+    try:
+        run_flight(options, "cpu", target, duration=ticks * dt, progress=progress, controller=ReplayControls(controls))
+        _, replayed = load_run(target)
+    finally:
+        if not keep:
+            shutil.rmtree(target, ignore_errors=True)
     result = compare(columns, replayed)
-    result.details["replay_out"] = str(target)
+    if keep:
+        result.details["replay_out"] = str(target)
     return result

@@ -3,7 +3,9 @@
 ``OUT/record.parquet`` holds one row per tick; ``OUT/run.json`` says what
 ran (seed, versions, device, vehicle, scene, plan, tick rate, duration) and
 how it ended; ``OUT/run.log`` holds the log. All three are written even when
-the run fails or is interrupted.
+the run fails or is interrupted. Only a run refused before it starts (a
+folder that already holds a run, an unusable ``OUT``, a duration under one
+tick) writes nothing.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import platform
 import sys
 import time
@@ -18,12 +21,21 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from nexus.core.errors import NexusError
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from nexus.core.errors import BuildError, NexusError
+from nexus.core.loop import tick_ns
 from nexus.flight import Flight, FlightOptions, build_flight
 from nexus.record.writer import RecordWriter
 from nexus.startup import start
 
 log = logging.getLogger("nexus")
+
+#: The files a run writes into OUT; ``--overwrite`` deletes these and nothing else.
+RUN_FILES = ("run.json", "record.parquet", "run.log", "mission.json")
+#: Any of these in OUT means the folder already holds a run.
+RUN_MARKERS = ("run.json", "record.parquet", "run.log")
 
 PACKAGES = ("nexus", "newton", "warp-lang", "mujoco", "mujoco-warp", "usd-core", "numpy", "pymavlink")
 
@@ -40,6 +52,75 @@ def versions() -> dict[str, str]:
 
 def file_digest(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+class OutputError(BuildError):
+    """``--out`` cannot take this run: it holds another run, or it cannot be written."""
+
+    reason = "bad-out"
+
+
+class DurationError(BuildError):
+    """The duration asked for is shorter than one tick: the run would fly nothing."""
+
+    reason = "zero-ticks"
+
+
+def check_out(out: Path, overwrite: bool = False) -> None:
+    """Refuse an OUT that is a file, sits under a file, or holds a run (unless ``overwrite``).
+
+    Writes nothing, so the command line can call it before it starts anything.
+    """
+    out = Path(out)
+    for folder in (out, *out.parents):
+        if folder.exists():
+            if not folder.is_dir():
+                raise OutputError(f"--out {out}: {folder} is a file, not a folder; choose another --out")
+            break
+    held = [name for name in RUN_MARKERS if (out / name).exists()]
+    if held and not overwrite:
+        raise OutputError(
+            f"--out {out} already holds a run ({', '.join(held)}); choose another folder, "
+            "or pass --overwrite to delete that run's files first"
+        )
+
+
+def prepare_out(out: Path, overwrite: bool = False) -> Path:
+    """Check OUT, create it, and with ``overwrite`` delete the earlier run's files (only those)."""
+    out = Path(out)
+    check_out(out, overwrite)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputError(f"cannot create the output folder {out} ({error.strerror}); choose an --out you can write to") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write into the output folder {out}; choose an --out you can write to")
+    if overwrite:
+        for name in RUN_FILES:
+            (out / name).unlink(missing_ok=True)
+    return out
+
+
+def ticks_in(duration: float, dt_ns: int) -> int:
+    """Whole ticks of ``dt_ns`` [ns] in ``duration`` [s]; a duration of no tick is an error."""
+    ticks = int(round(duration * 1e9 / dt_ns))
+    if ticks < 1:
+        raise DurationError(
+            f"--duration {duration:g} s is 0 ticks of {dt_ns * 1e-6:g} ms (the tick at {1e9 / dt_ns:g} Hz): "
+            f"nothing would fly; give at least one tick, {dt_ns * 1e-9:g} s"
+        )
+    return ticks
+
+
+class WarningsSeen(logging.Handler):
+    """Keeps every WARNING-or-worse message of the ``nexus`` logger, for run.json."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
 
 
 @dataclass
@@ -84,10 +165,23 @@ class Progress:
 
 
 def _log_to(out: Path) -> logging.Handler:
-    handler = logging.FileHandler(out / "run.log", mode="w")
+    try:
+        handler = logging.FileHandler(out / "run.log", mode="w")
+    except OSError as error:
+        raise OutputError(f"cannot write {out / 'run.log'} ({error.strerror}); choose an --out you can write to") from None
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     logging.getLogger("nexus").addHandler(handler)
     return handler
+
+
+def _log_only_to(handler: logging.Handler, level: int, message: str, exc_info=None) -> None:
+    """Log to run.log alone: the caller reports the error on the console, once."""
+    handler.handle(log.makeRecord(log.name, level, __file__, 0, "%s", (message,), exc_info))
+
+
+def _empty_record(path: Path) -> None:
+    """A valid Parquet file of no rows and no columns, for a build that failed before its recorder existed."""
+    pq.write_table(pa.table({}), path)
 
 
 def run_flight(
@@ -100,20 +194,29 @@ def run_flight(
     flight: Flight | None = None,
     controller=None,
     extra_components=(),
+    overwrite: bool = False,
 ) -> RunSummary:
-    """Build (unless ``flight`` is given), start, fly up to ``duration`` [s], and write OUT."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    """Build (unless ``flight`` is given), start, fly up to ``duration`` [s], and write OUT.
+
+    Raises :class:`OutputError` or :class:`DurationError` before writing anything; any
+    later failure is re-raised after OUT holds run.json (``exit_reason``, ``error``),
+    run.log and record.parquet.
+    """
+    total_ticks = ticks_in(duration, flight.loop.dt_ns if flight is not None else tick_ns(options.tick_hz))
+    out = prepare_out(out, overwrite)
     handler = _log_to(out)
+    seen = WarningsSeen()
+    log.addHandler(seen)
     info: dict = {
         "options": options.as_dict(),
         "device": device,
         "versions": versions(),
         "duration_requested_s": duration,
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "record_columns": [],
     }
     writer = None
-    ticks, sim_time, wall, reason = 0, 0.0, 0.0, "not started"
+    ticks, sim_time, wall, reason, message = 0, 0.0, 0.0, "error", None
     started = time.perf_counter()
     try:
         flight = flight or build_flight(options, device, replace_controller=controller, extra_components=extra_components)
@@ -133,7 +236,6 @@ def run_flight(
         writer = RecordWriter(out / "record.parquet", flight.recorder)
         origin = start(flight.loop, plant)
         info["ned_origin_enu_m"] = [float(x) for x in origin]
-        total_ticks = int(round(duration * 1e9 / flight.loop.dt_ns))
         bar = Progress(duration, enabled=progress)
         started = time.perf_counter()
         reason = "duration"
@@ -149,15 +251,16 @@ def run_flight(
         bar.update(loop.sim_time, force=True)
         bar.close()
     except KeyboardInterrupt:
-        reason = "interrupted"
+        reason, message = "interrupted", "interrupted by the user (SIGINT)"
+        _log_only_to(handler, logging.ERROR, message)
         raise
     except NexusError as error:
-        reason = f"error: {error}"
-        log.error("%s", error)
+        reason, message = error.reason, str(error)
+        _log_only_to(handler, logging.ERROR, message)
         raise
     except Exception as error:
-        reason = f"error: {type(error).__name__}: {error}"
-        log.exception("the run failed")
+        reason, message = "error", f"{type(error).__name__}: {error}"
+        _log_only_to(handler, logging.ERROR, f"the run failed: {message}", exc_info=sys.exc_info())
         raise
     finally:
         wall = time.perf_counter() - started
@@ -167,13 +270,19 @@ def run_flight(
             stats = getattr(flight.vehicle.controller, "stats", None)
             if callable(stats):
                 info["controller_stats"] = stats()
-        if writer is not None:
-            try:
+        try:
+            if writer is not None:
                 writer.close()
-            except Exception:  # never hide the run's own failure behind a flush failure
-                log.exception("could not flush the record")
+            else:
+                _empty_record(out / "record.parquet")
+        except Exception as error:  # never hide the run's own failure behind a flush failure
+            _log_only_to(handler, logging.ERROR, "could not flush the record", exc_info=sys.exc_info())
+            log.warning("could not flush the record to %s: %s", out / "record.parquet", error)
+        log.removeHandler(seen)
         info.update({
             "exit_reason": reason,
+            "error": message,
+            "warnings": seen.messages,
             "ticks": ticks,
             "sim_time_s": sim_time,
             "wall_time_s": wall,
@@ -181,6 +290,6 @@ def run_flight(
             "record_rows": writer.rows_written if writer else 0,
         })
         (out / "run.json").write_text(json.dumps(info, indent=2, sort_keys=True, default=str) + "\n")
-        logging.getLogger("nexus").removeHandler(handler)
+        log.removeHandler(handler)
         handler.close()
     return RunSummary(out, ticks, sim_time, wall, reason)
