@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 
 import newton
+import warp as wp
 from nexus.assembly import Vehicle, assemble
-from nexus.core import Loop
+from nexus.core import Component, Loop, Stage, Write
+from nexus.core.types import BodyState
 from nexus.sensors import Sensor
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -40,6 +42,43 @@ def ground_vehicle() -> Vehicle:
 def void_vehicle() -> Vehicle:
     """The Astro Max in a scene with gravity and no ground: it falls freely."""
     return assemble("astro_max_base", VOID_SCENE, controller="hold")
+
+
+@wp.kernel
+def publish_body(state: BodyState, out: wp.array(dtype=BodyState)):
+    out[0] = state
+
+
+class KnownBody(Component):
+    """Publishes ``body/base`` with a motion the test states by hand, in place of the plant.
+
+    The sensors then see exactly the pose, velocities, accelerations and centre of
+    mass written here, whatever a solver would make of them.
+    """
+
+    def __init__(self, *, position=(0.0, 0.0, 50.0), yaw: float = 0.0, velocity=(0.0, 0.0, 0.0),
+                 angular_velocity=(0.0, 0.0, 0.0), accel=(0.0, 0.0, -G), angular_accel=(0.0, 0.0, 0.0),
+                 com=tuple(BASE_COM), name: str = "/test/known_body"):
+        super().__init__(name)
+        state = BodyState()
+        state.pose = wp.transform(wp.vec3(*position), wp.quat(0.0, 0.0, math.sin(yaw / 2.0), math.cos(yaw / 2.0)))
+        state.velocity = wp.vec3(*velocity)
+        state.angular_velocity = wp.vec3(*angular_velocity)
+        state.accel = wp.vec3(*accel)
+        state.angular_accel = wp.vec3(*angular_accel)
+        state.com = wp.vec3(*com)
+        self.state = state
+
+    def stages(self) -> list[Stage]:
+        return [Stage("body", "state", self._run, writes=(Write("body/base", BodyState, (1,)),))]
+
+    def _run(self, io) -> None:
+        wp.launch(publish_body, 1, inputs=[self.state], outputs=[io["body/base"]], device=io.device)
+
+
+def known_ring(sensors, *, seed: int = 0, mode: str = "captured", **motion) -> Loop:
+    """A built loop of a :class:`KnownBody` (``motion``: its keyword arguments) and ``sensors``."""
+    return Loop([KnownBody(**motion), *sensors], device="cpu", mode=mode, seed=seed).build()
 
 
 def plant_parts(vehicle: Vehicle) -> list:

@@ -59,3 +59,26 @@ def test_gps_reports_ned_velocity_and_a_3d_fix(void_vehicle):
     # eph and epv: white noise and drift combined, √(0.02² + 0.3²) and √(0.04² + 0.5²) by default.
     assert abs(fix.eph - math.hypot(0.02, 0.3)) < 1e-6
     assert abs(fix.epv - math.hypot(0.04, 0.5)) < 1e-6
+
+
+def test_offset_antenna_on_a_spinning_body_adds_omega_cross_r(void_vehicle):
+    # The vehicle file's antenna sits at (-0.1, 0, 0.12) FLU (vehicles/astro_max_base.usda, Gps
+    # nexus:mountOffset); the COM is at (0, 0, -0.011), so r = (-0.1, 0, 0.131) m in the body.
+    # The body spins at ω = (0, 0, 2) rad/s about up from heading east (yaw 0), so at time t its
+    # yaw is ψ = 2t and r = (-0.1·cos ψ, -0.1·sin ψ, 0.131) m ENU.
+    # ω × r = (ω_y r_z - ω_z r_y, ω_z r_x - ω_x r_z, 0) = (0.2·sin ψ, -0.2·cos ψ, 0) m/s ENU,
+    # which is (-0.2·cos ψ, 0.2·sin ψ, 0) NED (north = ENU y, east = ENU x, down = -ENU z):
+    # at ψ = 0 the antenna, west of the axis, swings south at 0.2 m/s.
+    # A second receiver at the COM reads the COM velocity alone: free fall, (0, 0, g·t) NED.
+    spin = 2.0
+    antenna = Gps("/test/antenna", plant=void_vehicle.plant, noise=False, rate=0.0, mount=(-0.1, 0.0, 0.12))
+    centred = Gps("/test/centred", plant=void_vehicle.plant, noise=False, rate=0.0, mount=(0.0, 0.0, -0.011))
+    loop = ring(void_vehicle, [antenna, centred])
+    place(void_vehicle, (0.0, 0.0, 50.0), angular_velocity=(0.0, 0.0, spin))
+    for _ in range(25):  # 0.1 s: the body turns 0.2 rad
+        loop.tick()
+        fix, centre = sample(loop, "gps", antenna.name), sample(loop, "gps", centred.name)
+        psi = spin * fix.time
+        np.testing.assert_allclose(vec(centre.velocity), (0.0, 0.0, G * fix.time), atol=1e-4)
+        np.testing.assert_allclose(vec(fix.velocity) - vec(centre.velocity),
+                                   (-0.2 * math.cos(psi), 0.2 * math.sin(psi), 0.0), atol=1e-4)

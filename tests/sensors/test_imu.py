@@ -1,13 +1,16 @@
-"""The IMU against hand calculations: gravity, free fall, yaw rate, mount offset."""
+"""The IMU against hand calculations: gravity, free fall, yaw rate, mount offset, spin-up."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pytest
 
 from nexus.sensors import Imu
 from nexus.sensors.imu import ACCEL_NOISE_SIGMA, GYRO_NOISE_SIGMA
 from nexus.startup import start
-from tests.sensors.conftest import BASE_COM, G, place, ring, sample, vec
+from tests.sensors.conftest import BASE_COM, G, known_ring, place, ring, sample, vec
 
 
 def test_resting_imu_reads_minus_g_on_z(ground_vehicle):
@@ -69,3 +72,30 @@ def test_mount_offset_adds_centripetal_term(void_vehicle):
         loop.tick()
         np.testing.assert_allclose(vec(sample(loop, "imu", offset.name).accel), expected * (1, -1, -1), atol=1e-4)
         np.testing.assert_allclose(vec(sample(loop, "imu", centred.name).accel), 0.0, atol=1e-4)
+
+
+@pytest.mark.parametrize("yaw", [0.0, math.pi / 2], ids=["heading-east", "heading-north"])
+def test_yaw_spin_up_adds_tangential_term(yaw):
+    # A body starting to spin about up: α = (0, 0, 5) rad/s², ω = 0 (so no centripetal term),
+    # falling freely (COM acceleration g cancels gravity). IMU at (0.1, 0.05, 0.02) FLU, COM at
+    # (0, 0, -0.011): r = (0.1, 0.05, 0.031) m in the body.
+    # α × r = (α_y r_z - α_z r_y, α_z r_x - α_x r_z, α_x r_y - α_y r_x) = (-5·0.05, 5·0.1, 0)
+    # = (-0.25, 0.5, 0) m/s² FLU, the same at any heading (α is along the yaw axis);
+    # FRD flips y and z: (-0.25, -0.5, 0).
+    imu = Imu("/test/imu", noise=False, rate=0.0, mount=(0.1, 0.05, 0.02))
+    loop = known_ring([imu], yaw=yaw, angular_accel=(0.0, 0.0, 5.0))
+    for _ in range(3):
+        loop.tick()
+        np.testing.assert_allclose(vec(sample(loop, "imu").accel), (-0.25, -0.5, 0.0), atol=1e-6)
+        np.testing.assert_allclose(vec(sample(loop, "imu").gyro), 0.0, atol=1e-7)
+
+
+def test_roll_spin_up_at_the_vehicle_imu_mount():
+    # The vehicle file's IMU sits at (0, 0, 0.02) FLU (vehicles/astro_max_base.usda, Imu
+    # nexus:mountOffset), 0.031 m above the COM at z = -0.011: r = (0, 0, 0.031) m. A roll
+    # spin-up α = (20, 0, 0) rad/s² about the forward axis (level body, heading east):
+    # α × r = (0·0.031 - 0·0, 0·0 - 20·0.031, 20·0 - 0·0) = (0, -0.62, 0) m/s² FLU = (0, 0.62, 0) FRD.
+    imu = Imu("/test/imu", noise=False, rate=0.0, mount=(0.0, 0.0, 0.02))
+    loop = known_ring([imu], angular_accel=(20.0, 0.0, 0.0))
+    loop.tick()
+    np.testing.assert_allclose(vec(sample(loop, "imu").accel), (0.0, 0.62, 0.0), atol=1e-6)
