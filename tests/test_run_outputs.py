@@ -1,0 +1,112 @@
+"""What a run leaves in OUT, whatever happens: refused folders, failed builds, warnings, exit reasons."""
+
+import json
+import logging
+import shutil
+
+import pyarrow.parquet as pq
+import pytest
+
+from nexus.core import Component, Stage
+from nexus.core.errors import BuildError
+from nexus.flight import FlightOptions
+from nexus.run import DurationError, OutputError, run_flight
+
+HOLD = FlightOptions(controller="hold")
+
+
+@pytest.fixture(scope="module")
+def held_run(tmp_path_factory):
+    """A real 0.2 s hold run (50 ticks at 250 Hz) whose folder tests copy."""
+    out = tmp_path_factory.mktemp("held") / "run"
+    summary = run_flight(HOLD, "cpu", out, duration=0.2, progress=False)
+    assert summary.exit_reason == "duration" and summary.ticks == 50
+    return out
+
+
+def test_an_out_that_holds_a_run_is_refused_and_left_alone(held_run, tmp_path):
+    out = tmp_path / "run"
+    shutil.copytree(held_run, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(OutputError, match=r"already holds a run \(run.json, record.parquet, run.log\).*--overwrite"):
+        run_flight(HOLD, "cpu", out, duration=0.2, progress=False)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_overwrite_clears_the_old_run_even_when_the_new_build_fails(held_run, tmp_path):
+    out = tmp_path / "run"
+    shutil.copytree(held_run, out)
+    (out / "mission.json").write_text("{}")
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(BuildError, match="astro_mini"):
+        run_flight(FlightOptions(vehicle="astro_mini"), "cpu", out, duration=0.2, progress=False, overwrite=True)
+    # The old 50-row record is gone, not left beside the new run.json; the user's own file stays.
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "record.parquet", "run.json", "run.log"]
+    assert pq.read_table(out / "record.parquet").num_rows == 0
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_a_failed_build_leaves_run_json_log_and_an_empty_valid_record(tmp_path, caplog):
+    out = tmp_path / "failed"
+    with caplog.at_level(logging.INFO):
+        with pytest.raises(BuildError, match="unknown vehicle 'astro_mini'"):
+            run_flight(FlightOptions(vehicle="astro_mini"), "cpu", out, duration=0.2, progress=False)
+    info = json.loads((out / "run.json").read_text())
+    assert info["exit_reason"] == "build-error" and "unknown vehicle 'astro_mini'" in info["error"]
+    assert info["ticks"] == 0 and info["record_rows"] == 0 and info["record_columns"] == []
+    # The build failed before the recorder existed: no columns are known, so the record is a
+    # valid Parquet file of no rows and no columns.
+    table = pq.read_table(out / "record.parquet")
+    assert table.num_rows == 0 and table.num_columns == 0
+    # run.log has the error once; the console (the root logger) does not: the caller prints it.
+    assert (out / "run.log").read_text().count("unknown vehicle 'astro_mini'") == 1
+    assert "astro_mini" not in caplog.text
+
+
+@pytest.mark.parametrize("bad", ["/proc/nexus-out", "under-a-file"])
+def test_an_unusable_out_is_a_clear_error_before_anything_is_built(tmp_path, bad):
+    (tmp_path / "a-file").write_text("x")
+    out = tmp_path / "a-file" / "run" if bad == "under-a-file" else bad
+    expected = r"a-file is a file, not a folder" if bad == "under-a-file" else r"cannot create the output folder /proc/nexus-out"
+    with pytest.raises(OutputError, match=expected):
+        run_flight(HOLD, "cpu", out, duration=0.2, progress=False)
+
+
+@pytest.mark.parametrize("duration, tick_hz, words", [
+    (0.001, 250.0, "0 ticks of 4 ms (the tick at 250 Hz)"),  # 0.001 s / 4 ms = 0.25 tick
+    (0.004, 100.0, "0 ticks of 10 ms (the tick at 100 Hz)"),  # 0.004 s / 10 ms = 0.4 tick
+])
+def test_a_duration_under_one_tick_is_an_error_naming_the_tick(tmp_path, duration, tick_hz, words):
+    with pytest.raises(DurationError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        run_flight(FlightOptions(controller="hold", tick_hz=tick_hz), "cpu", tmp_path / "run", duration=duration,
+                   progress=False)
+    assert not (tmp_path / "run").exists()  # refused before anything was written
+
+
+class Grumbles(Component):
+    """Logs a warning while the ring is built and another on its first tick."""
+
+    def __init__(self):
+        super().__init__("/test/grumbles")
+        self.calls = 0
+
+    def stages(self):
+        return [Stage("grumble", "guide", self._run, host=True)]
+
+    def prepare(self, ctx):
+        logging.getLogger("nexus.test").warning("built with a grumble")
+
+    def _run(self, io):
+        self.calls += 1
+        if self.calls == 2:  # call 1 is start-up's; call 2 is tick 1
+            logging.getLogger("nexus").warning("grumbling on tick 1")
+        logging.getLogger("nexus").info("not a warning")
+
+
+def test_warnings_of_the_build_and_the_run_reach_run_json(tmp_path):
+    out = tmp_path / "run"
+    summary = run_flight(HOLD, "cpu", out, duration=0.02, progress=False, extra_components=[Grumbles()])
+    info = json.loads((out / "run.json").read_text())
+    assert summary.ticks == 5 and info["exit_reason"] == "duration" and info["error"] is None
+    assert info["warnings"] == ["built with a grumble", "grumbling on tick 1"]
+    assert "grumbling on tick 1" in (out / "run.log").read_text()
