@@ -326,12 +326,12 @@ def gains_from_prim(prim, where: str) -> PidGains:
             continue
         if isinstance(getattr(gains, field_name), tuple):
             value = tuple(float(x) for x in value)
-            if any(x < 0.0 for x in value):
-                raise BuildError(f"{where}: {attribute_name} must not be negative, got {value}")
+            if not all(0.0 <= x < math.inf for x in value):
+                raise BuildError(f"{where}: {attribute_name} must be 0 or positive and finite, got {value}")
         else:
             value = float(value)
-            if value < 0.0:
-                raise BuildError(f"{where}: {attribute_name} must not be negative, got {value}")
+            if not 0.0 <= value < math.inf:
+                raise BuildError(f"{where}: {attribute_name} must be 0 or positive and finite, got {value}")
         setattr(gains, field_name, value)
     if not 0.0 < gains.hover_thrust < 1.0:
         raise BuildError(f"{where}: nexus:hoverThrust must lie in (0, 1), got {gains.hover_thrust}")

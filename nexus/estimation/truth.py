@@ -120,6 +120,6 @@ def build_truth_estimator(prim, ctx) -> TruthEstimator:
         )
     rate_attribute = prim.GetAttribute("nexus:rate")
     rate = float(rate_attribute.Get()) if rate_attribute and rate_attribute.Get() is not None else 0.0
-    if rate < 0.0:
+    if not 0.0 <= rate < float("inf"):
         raise BuildError(f"{ctx.path}: estimator prim {path}: nexus:rate must be 0 (every tick) or positive, got {rate} Hz")
     return TruthEstimator(path, ctx.plant.ned_origin, body=body, rate=rate)

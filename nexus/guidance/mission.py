@@ -151,5 +151,9 @@ def build_mission(prim, ctx) -> MissionGuidance:
     try:
         profile.check(f"mission prim {path}")
     except ValueError as error:
-        raise BuildError(f"{getattr(ctx, 'path', '')}: {error}") from None
+        message = str(error)
+        for attribute_name, field_name in PRIM_FIELDS.items():  # name the attribute as authored
+            message = message.replace(f": {field_name} must", f": {attribute_name} must")
+        scene = getattr(getattr(ctx, "plant", None), "scene_path", None) or getattr(ctx, "path", "")
+        raise BuildError(f"{scene}: {message}") from None
     return MissionGuidance(path, profile)

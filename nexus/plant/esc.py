@@ -15,6 +15,7 @@ from __future__ import annotations
 import warp as wp
 
 from nexus.core import Component, Read, Stage
+from nexus.core.errors import BuildError
 from nexus.core.types import CONTROLS_WIDTH
 from nexus.plant.plant import Plant, Rotor
 
@@ -59,8 +60,13 @@ class Esc(Component):
         super().__init__(name, connections)
         self.plant, self.rotor = plant, rotor
         self.width = max(rotor_count, rotor.esc["channel"] + 1)
+        if not 0 <= rotor.esc["channel"] < CONTROLS_WIDTH:
+            raise BuildError(
+                f"{plant.vehicle_path}: ESC prim {name}: nexus:channel is {rotor.esc['channel']}; "
+                f"it must lie in 0..{CONTROLS_WIDTH - 1} (the controls row has {CONTROLS_WIDTH} outputs)"
+            )
         if self.width > CONTROLS_WIDTH:
-            raise ValueError(f"ESC {name}: channel {rotor.esc['channel']} is beyond the {CONTROLS_WIDTH} controls")
+            raise BuildError(f"{plant.vehicle_path}: {rotor_count} rotors, but the controls row has {CONTROLS_WIDTH} outputs")
 
     def stages(self) -> list[Stage]:
         reads = (Read("controls", wp.float32, (1, self.width), default=0.0),)

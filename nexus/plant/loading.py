@@ -8,6 +8,7 @@ Newton parses anything.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import newton
@@ -16,20 +17,50 @@ from newton.actuators import ClampingDCMotor, DrivePD
 
 from nexus import schemas
 from nexus.core.errors import BuildError
+from nexus.core.types import CONTROLS_WIDTH
 from nexus.plant.assets import resolve_asset
+from nexus.plant.mass_checks import check_mass_properties
+from nexus.plant.newton_messages import newton_messages_to_nexus
 from nexus.plant.plant import GeodeticOrigin, Plant, Rotor
 from nexus.plant.usd_checks import check_stage
 
 
-def open_stage(path: Path):
-    """Open a USD file (Nexus schemas registered first) and check its Nexus prims."""
-    schemas.register()
-    from pxr import Usd  # noqa: PLC0415
+#: ``<file>:<line>:<column>: <what>`` inside a USD parse error.
+_PARSE_ERROR = re.compile(r"(?P<file>[^\s'@<>]+):(?P<line>\d+):(?P<column>\d+): (?P<what>[^\n]*)")
+#: The commentary of each ``Error in '...' at line N in file F : '<commentary>'`` USD reports.
+_COMMENTARY = re.compile(r" : '(?P<text>.*?)'?$", re.MULTILINE)
 
-    stage = Usd.Stage.Open(str(path))
+
+def usd_open_error(error: Exception, path: Path) -> BuildError:
+    """One line from USD's multi-line open error: the file, the line where USD gives one, and what is wrong."""
+    text = str(error)
+    if path.is_file() and path.stat().st_size == 0:
+        return BuildError(f"{path}: the file is empty; a USD text file starts with '#usda 1.0' and holds prims")
+    parsed = _PARSE_ERROR.search(text)
+    if parsed:
+        what = parsed["what"].rstrip("'").strip()
+        return BuildError(
+            f"{parsed['file']}:{parsed['line']}:{parsed['column']}: USD cannot parse this file: {what} "
+            "(a syntax error there, or the file ends early); fix the file at that line"
+        )
+    reasons = [m["text"].strip() for m in _COMMENTARY.finditer(text) if not m["text"].startswith("Failed to open layer")]
+    reason = reasons[0] if reasons else " ".join(text.split()) or type(error).__name__
+    return BuildError(f"{path}: USD cannot open this file: {reason}")
+
+
+def open_stage(path: Path):
+    """Open a USD file (Nexus schemas registered first) and check its Nexus prims and its bodies' masses."""
+    schemas.register()
+    from pxr import Tf, Usd  # noqa: PLC0415
+
+    try:
+        stage = Usd.Stage.Open(str(path))
+    except Tf.ErrorException as error:
+        raise usd_open_error(error, path) from None
     if stage is None:
         raise BuildError(f"{path}: USD could not open this file")
     check_stage(stage, path)
+    check_mass_properties(stage, path)
     return stage
 
 
@@ -98,15 +129,46 @@ def _read_esc(prim) -> dict:
     }
 
 
+#: ESC dict key -> its attribute as authored, for messages.
+ESC_ATTRIBUTES = {
+    "channel": "nexus:channel",
+    "min_speed": "nexus:minSpeed",
+    "max_speed": "nexus:maxSpeed",
+    "thrust_model_factor": "nexus:thrustModelFactor",
+    "tau_up": "nexus:motor:timeConstantUp",
+    "tau_down": "nexus:motor:timeConstantDown",
+    "kv": "nexus:motor:kv",
+    "voltage": "nexus:motor:voltage",
+    "resistance": "nexus:motor:resistance",
+    "current_limit": "nexus:motor:currentLimit",
+    "speed_gain": "nexus:motor:speedGain",
+}
+_ESC_UNITS = {"max_speed": "rad/s", "kv": "rpm/V", "voltage": "V", "resistance": "Ω", "current_limit": "A",
+              "speed_gain": "N·m·s/rad"}
+
+
 def _check_esc(esc: dict, path: Path) -> None:
     where = f"{path}: ESC prim {esc['prim']}"
-    for key in ("max_speed", "kv", "voltage", "resistance", "current_limit", "speed_gain"):
+    for key, name in ESC_ATTRIBUTES.items():
+        if key != "channel" and not math.isfinite(esc[key]):
+            raise BuildError(f"{where}: {name} is {esc[key]}; author a finite number")
+    if not 0 <= esc["channel"] < CONTROLS_WIDTH:
+        raise BuildError(
+            f"{where}: nexus:channel is {esc['channel']}; it must lie in 0..{CONTROLS_WIDTH - 1} "
+            f"(the controls row has {CONTROLS_WIDTH} outputs; channel 0 is PX4's output 1)"
+        )
+    for key, unit in _ESC_UNITS.items():
         if not esc[key] > 0.0:
-            raise BuildError(f"{where}: {key} must be positive, got {esc[key]}")
+            raise BuildError(f"{where}: {ESC_ATTRIBUTES[key]} must be positive [{unit}], got {esc[key]}")
+    if not 0.0 <= esc["min_speed"] <= esc["max_speed"]:
+        raise BuildError(
+            f"{where}: nexus:minSpeed must lie in [0, nexus:maxSpeed = {esc['max_speed']}] rad/s, got {esc['min_speed']}"
+        )
     if not 0.0 <= esc["thrust_model_factor"] <= 1.0:
         raise BuildError(f"{where}: nexus:thrustModelFactor must lie in [0, 1], got {esc['thrust_model_factor']}")
-    if esc["tau_up"] < 0.0 or esc["tau_down"] < 0.0:
-        raise BuildError(f"{where}: motor time constants must not be negative")
+    for key in ("tau_up", "tau_down"):
+        if not esc[key] >= 0.0:
+            raise BuildError(f"{where}: {ESC_ATTRIBUTES[key]} must not be negative [s], got {esc[key]}")
 
 
 def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
@@ -123,8 +185,10 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
 
     builder = newton.ModelBuilder()
     try:
-        builder.add_usd(str(scene_path))
-        imported = builder.add_usd(str(vehicle_path))
+        with newton_messages_to_nexus(str(scene_path)):
+            builder.add_usd(str(scene_path))
+        with newton_messages_to_nexus(str(vehicle_path)):
+            imported = builder.add_usd(str(vehicle_path))
     except Exception as error:
         raise BuildError(f"Newton could not import {vehicle_path} into {scene_path}: {error}") from error
     body_index = dict(imported["path_body_map"])
@@ -140,6 +204,11 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
         joint = target(prim, "nexus:joint", vehicle_path)
         if joint not in joint_index:
             raise BuildError(f"{vehicle_path}: ESC prim {prim.GetPath()} drives {joint}, which is not a joint Newton loaded")
+        if joint in escs_by_joint:
+            raise BuildError(
+                f"{vehicle_path}: ESC prims {escs_by_joint[joint]['prim']} and {prim.GetPath()} both drive {joint} "
+                "(nexus:joint); give each rotor joint one ESC"
+            )
         escs_by_joint[joint] = esc
 
     rotors: list[Rotor] = []
@@ -152,12 +221,16 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
             raise BuildError(f"{where}: nexus:body {body} is not a rigid body Newton loaded")
         if joint not in escs_by_joint:
             raise BuildError(f"{where}: its rotor joint {joint} has no ESC prim driving it (nexus:joint)")
+        if any(rotor.joint_path == joint for rotor in rotors):
+            raise BuildError(f"{where}: another propeller already turns on {joint} (nexus:inputs:rotor); give each rotor one")
         spin = int(attr(prim, "nexus:spin"))
         if spin not in (-1, 1):
             raise BuildError(f"{where}: nexus:spin must be +1 (counter-clockwise) or -1 (clockwise), got {spin}")
         kt, kq = float(attr(prim, "nexus:thrustCoefficient")), float(attr(prim, "nexus:torqueCoefficient"))
-        if kt <= 0.0 or kq < 0.0:
-            raise BuildError(f"{where}: thrust coefficient must be positive and torque coefficient non-negative")
+        if not (kt > 0.0 and math.isfinite(kt)):
+            raise BuildError(f"{where}: nexus:thrustCoefficient must be positive and finite [N/(rad/s)²], got {kt}")
+        if not (kq >= 0.0 and math.isfinite(kq)):
+            raise BuildError(f"{where}: nexus:torqueCoefficient must be 0 or positive and finite [N·m/(rad/s)²], got {kq}")
         j = joint_index[joint]
         b = body_index[body]
         rotors.append(Rotor(
@@ -170,7 +243,11 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
             DrivePD, index=rotor.dof, kp=0.0, kd=rotor.esc["speed_gain"],
             clamping=[(ClampingDCMotor, motor_envelope(rotor.esc))],
         )
-    model = builder.finalize(device=device)
+    try:
+        with newton_messages_to_nexus(str(vehicle_path)):
+            model = builder.finalize(device=device)
+    except Exception as error:
+        raise BuildError(f"Newton could not build a model from {vehicle_path} in {scene_path}: {error}") from error
     gravity = float(np.linalg.norm(model.gravity.numpy().reshape(-1, 3)[0]))
     plant = Plant(
         model, vehicle_path=vehicle_path, scene_path=scene_path, body_index=body_index,

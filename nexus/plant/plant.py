@@ -14,6 +14,8 @@ import newton
 import numpy as np
 import warp as wp
 
+from nexus.core.errors import BuildError
+from nexus.plant.newton_messages import newton_messages_to_nexus
 
 #: The World Magnetic Model epoch a run uses unless told otherwise [decimal year].
 #: Fixed, not today's date, so a recorded flight replays bit for bit on any day.
@@ -47,6 +49,19 @@ class GeodeticOrigin:
     latitude: float
     longitude: float
     altitude: float
+
+
+def _mujoco_solver(model: newton.Model, vehicle_path: Path) -> newton.solvers.SolverMuJoCo:
+    """MuJoCo's solver for ``model``; MuJoCo's refusal (it compiles the model) becomes one BuildError line."""
+    try:
+        with newton_messages_to_nexus(str(vehicle_path)):
+            return newton.solvers.SolverMuJoCo(model)
+    except Exception as error:
+        what = " ".join(str(error).split()) or type(error).__name__
+        raise BuildError(
+            f"{vehicle_path}: MuJoCo refused the vehicle's model: {what}; check the masses, inertias and joints "
+            "of the bodies it names (MuJoCo names a body by its prim path with '/' as '_')"
+        ) from error
 
 
 class Plant:
@@ -86,7 +101,7 @@ class Plant:
         self.ned_origin = wp.zeros(1, dtype=wp.vec3, device=self.device)
         #: The date the magnetic field model is evaluated for [decimal year].
         self.decimal_year = DEFAULT_DECIMAL_YEAR
-        self.solver = newton.solvers.SolverMuJoCo(model)
+        self.solver = _mujoco_solver(model, vehicle_path)
         base_joint = int(np.flatnonzero(model.joint_child.numpy() == self.base)[0])
         self._base_coord = int(model.joint_q_start.numpy()[base_joint])
         self._base_dof = int(model.joint_qd_start.numpy()[base_joint])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from nexus.core.errors import BuildError
 from nexus.plant.loading import attr
 from nexus.sensors.schedule import check_rate
@@ -28,9 +30,12 @@ def mounted_body(prim, ctx) -> str:
 
 def common_settings(prim, ctx) -> dict:
     """Keyword arguments every :class:`~nexus.sensors.sensor.Sensor` takes, read from its prim."""
+    mount = tuple(float(x) for x in attr(prim, "nexus:mountOffset"))
+    if not all(math.isfinite(x) for x in mount):
+        raise BuildError(f"{where(prim, ctx)}: nexus:mountOffset is {mount}; author a finite offset [m, body frame]")
     return {
         "body": mounted_body(prim, ctx),
-        "mount": tuple(float(x) for x in attr(prim, "nexus:mountOffset")),
+        "mount": mount,
         "rate": check_rate(float(attr(prim, "nexus:rate")), where(prim, ctx)),
         "noise": bool(attr(prim, "nexus:noise")),
     }
@@ -39,6 +44,6 @@ def common_settings(prim, ctx) -> dict:
 def non_negative(prim, ctx, name: str) -> float:
     """A noise parameter that must not be negative."""
     value = float(attr(prim, name))
-    if not value >= 0.0:
-        raise BuildError(f"{where(prim, ctx)}: {name} is {value}; a noise parameter must be 0 or positive")
+    if not 0.0 <= value < math.inf:
+        raise BuildError(f"{where(prim, ctx)}: {name} is {value}; a noise parameter must be 0 or positive and finite")
     return value
