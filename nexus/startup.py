@@ -8,7 +8,8 @@ sim time 0, so captured and eager runs start from the same state:
 2. where the base then sits becomes the NED origin (``plant.ned_origin``);
 3. the state stage publishes, every sensor takes its first sample (which
    starts its schedule), then the estimator and the guidance run once, the
-   estimator first.
+   estimator first; a stage's ``start`` hook runs just before it (the device
+   mission guidance plans there from the first estimate).
 """
 
 from __future__ import annotations
@@ -36,5 +37,5 @@ def settle(loop: Loop, plant: Plant, seconds: float = 0.2) -> np.ndarray:
 def start(loop: Loop, plant: Plant, settle_seconds: float = 0.2) -> np.ndarray:
     """Settle, fix the origin and take the first samples. Returns the origin [m, ENU]."""
     origin = settle(loop, plant, settle_seconds)
-    loop.run_kinds(FIRST_SAMPLE_KINDS)
+    loop.run_kinds(FIRST_SAMPLE_KINDS, first=True)
     return origin

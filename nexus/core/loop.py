@@ -17,7 +17,7 @@ import warp as wp
 from nexus.core.build_context import BuildContext
 from nexus.core.clock import Clock
 from nexus.core.component import Component
-from nexus.core.errors import BuildError
+from nexus.core.errors import BuildError, NexusError, RunError
 from nexus.core.executors import EXECUTORS, run_stage
 from nexus.core.planner import Plan, plan_segments
 from nexus.core.ring import RING_ORDER, is_known_kind, kind_rank
@@ -172,13 +172,25 @@ class Loop:
     def finished(self) -> bool:
         return self._finish_requested
 
-    def run_kinds(self, kinds: Iterable[str]) -> None:
-        """Run the stages of ``kinds`` once, eagerly, in ring order (start-up sampling)."""
+    def run_kinds(self, kinds: Iterable[str], first: bool = False) -> None:
+        """Run the stages of ``kinds`` once, eagerly, in ring order (start-up sampling).
+
+        ``first``: the start-up's own pass, which runs each stage's ``start``
+        hook just before the stage.
+        """
         self.build()
         wanted = set(kinds)
         for stage in self.plan.stages:
             if stage.kind in wanted:
-                run_stage(stage, self.ios[id(stage)])
+                io = self.ios[id(stage)]
+                if first and stage.start is not None:
+                    try:
+                        stage.start(io)
+                    except NexusError:
+                        raise
+                    except Exception as error:
+                        raise RunError(f"the start of {stage.where} failed: {type(error).__name__}: {error}") from error
+                run_stage(stage, io)
 
     def tick(self) -> bool:
         """Run one tick; True when a stage has asked to end the run."""

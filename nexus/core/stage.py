@@ -23,6 +23,12 @@ class Stage:
     Python between graph replays and may read and write device signals through
     copies. A device stage that can end the run declares ``finishes=True`` and
     writes 1 to ``io.done``; a host stage calls ``io.finish()``.
+
+    ``start(io)``, when given, is host work the start-up runs once, just
+    before the stage's own first run: it may read the stage's inputs (through
+    copies) and fill buffers the stage's kernels read, such as a plan that
+    depends on the first estimate. The buffers exist before capture, so a
+    captured graph sees what ``start`` put in them.
     """
 
     name: str
@@ -32,6 +38,7 @@ class Stage:
     writes: Sequence[Write] = ()
     host: bool = False
     finishes: bool = False
+    start: Callable[[StageIO], None] | None = None
     component: Component | None = field(default=None, repr=False)
 
     @property

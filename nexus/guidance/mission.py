@@ -1,25 +1,28 @@
-"""Mission guidance: flies a :class:`~nexus.guidance.profile.MissionProfile` and ends the run.
+"""Mission guidance: flies a :class:`~nexus.guidance.profile.MissionProfile` on the device and ends the run.
 
-A host stage of kind ``guide``. Its first call (start-up, before the first
-tick) reads the estimate once to plan the mission from where the vehicle
-rests and the way it faces, and arms the motors. Every call after that looks
-up the plan at the tick's sim time (the ``time`` signal: no wall clock, so a
-run repeats exactly) and writes the ``setpoint`` when it changes.
+A device stage of kind ``guide``, so a PID flight has no host stage and its
+whole tick is one graph. The plan needs where the vehicle rests and the way it
+faces, which only the first estimate tells: the stage's ``start`` hook, run
+once by the start-up (after the estimator's first stage, before the first
+tick), reads the estimate on the host, computes the
+:class:`~nexus.guidance.profile.MissionPlan` and fills the device leg table
+the captured kernel reads (the table exists before capture; only its contents
+change). Every tick after that the kernel
+(:func:`nexus.guidance.kernels.fly_mission`) looks the plan up at the tick's
+``time``, writes ``setpoint`` and ``armed`` = 1, and during the landing checks
+every ``check_period`` seconds whether the vehicle has stayed within
+``landed_height`` of its start height, slower than ``landed_speed``, for
+``landed_time``; then it writes ``armed`` = 0 (the controller outputs zeros on
+this same tick) and sets the loop's done flag, which ends the run after the
+tick. Without the start hook (a ring flown without start-up) it writes nothing.
 
-During the landing it reads the estimate every ``check_period`` seconds of
-sim time; once the vehicle has stayed within ``landed_height`` of the height
-it started from, slower than ``landed_speed``, for ``landed_time``, it writes
-``armed`` = 0 (the controller then outputs zeros on this same tick) and calls
-``io.finish()``, so the run ends after this tick.
-
-Reading the estimate costs about 0.1 ms on the CPU, so the stage reads it only
-while it needs it; writing the setpoint costs less and happens only when the
-goal moves.
+The phase and the time each phase began live on the device too; ``phase`` and
+``transitions`` read them back for tests and reports.
+:class:`nexus.guidance.host_mission.HostMissionGuidance` is the same mission
+as a host stage.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import warp as wp
@@ -27,17 +30,14 @@ import warp as wp
 from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError
 from nexus.core.types import PoseTwist, Setpoint
-from nexus.guidance.profile import MissionPlan, MissionProfile
+from nexus.guidance.kernels import MAX_LEGS, MissionLeg, MissionRules, MissionState, fly_mission
+from nexus.guidance.profile import PHASES, MissionPlan, MissionProfile, heading_of
 
-
-def heading_of(attitude) -> float:
-    """Heading [rad, NED] of an FRD→NED attitude quaternion (x, y, z, w)."""
-    x, y, z, w = (float(attitude[i]) for i in range(4))
-    return math.atan2(2.0 * (x * y + z * w), 1.0 - 2.0 * (y * y + z * z))
+__all__ = ["MissionGuidance", "build_mission", "heading_of", "profile_from_prim"]
 
 
 class MissionGuidance(Component):
-    """Writes ``setpoint`` and ``armed`` from a mission profile; ends the run once landed."""
+    """Writes ``setpoint`` and ``armed`` from a mission profile on the device; ends the run once landed."""
 
     #: Marks a guidance for tools that rebuild a ring without one (an open-loop replay).
     is_guidance = True
@@ -50,73 +50,95 @@ class MissionGuidance(Component):
         except ValueError as error:
             raise BuildError(str(error)) from None
         self.check_period = float(check_period)
+        #: The plan flown, made at start-up (None before).
         self.plan: MissionPlan | None = None
-        self.phase = "start"
-        #: (sim time [s], phase) at each change of phase, the first at the start.
-        self.transitions: list[tuple[float, str]] = []
-        self._written = None
-        self._armed = None
-        self._rest_since = None
-        self._next_check = 0.0
+        self.legs = self.rules = self.state = self.entered = None
 
     def stages(self) -> list[Stage]:
         return [
             Stage(
-                "mission", "guide", self._run, host=True,
+                "mission", "guide", self._run, finishes=True, start=self._plan,
                 reads=(Read("estimate", PoseTwist, (1,)), Read("time", wp.float64, (1,))),
                 writes=(Write("setpoint", Setpoint, (1,)), Write("armed", wp.int32, (1,))),
             )
         ]
 
-    # -- the stage ---------------------------------------------------------------------
+    def prepare(self, ctx) -> None:
+        device = ctx.device
+        self.legs = wp.zeros(MAX_LEGS, dtype=MissionLeg, device=device)
+        self.rules = wp.zeros(1, dtype=MissionRules, device=device)
+        self.state = wp.zeros(1, dtype=MissionState, device=device)
+        self.entered = wp.full(len(PHASES), -1.0, dtype=wp.float64, device=device)
+
+    # -- start-up (host) ----------------------------------------------------------------
+
+    def _plan(self, io) -> None:
+        """Plan from the first estimate and fill the device tables the kernel reads."""
+        first = io["estimate"].numpy()[0]
+        now = float(io["time"].numpy()[0])
+        position = first["position"]
+        start = np.array([position[0], position[1], position[2]], dtype=np.float64)
+        plan = MissionPlan(self.profile, start, heading_of(first["attitude"]), start_time=now)
+        if len(plan.legs) > MAX_LEGS:
+            raise BuildError(f"{self.name}: the mission has {len(plan.legs)} legs, more than the {MAX_LEGS} the device table holds")
+        legs = []
+        for leg in plan.legs:
+            item = MissionLeg()
+            item.phase = PHASES.index(leg.phase)
+            item.start_time = leg.start_time
+            item.end_time = leg.end_time
+            item.duration = leg.duration
+            item.start = wp.vec3d(*(float(v) for v in leg.start))
+            item.end = wp.vec3d(*(float(v) for v in leg.end))
+            item.start_yaw = leg.start_yaw
+            item.end_yaw = leg.end_yaw
+            legs.append(item)
+        device = self.legs.device
+        wp.copy(self.legs, wp.array(legs, dtype=MissionLeg, device=device), count=len(legs))
+        rules = MissionRules()
+        rules.legs = len(legs)
+        rules.ground_z = plan.ground_z
+        rules.land_speed = self.profile.land_speed
+        rules.landed_height = self.profile.landed_height
+        rules.landed_speed = self.profile.landed_speed
+        rules.landed_time = self.profile.landed_time
+        rules.check_period = self.check_period
+        self.rules.assign(wp.array([rules], dtype=MissionRules, device=device))
+        state = MissionState()
+        state.planned = 1
+        state.phase = -1
+        state.next_check = now
+        self.state.assign(wp.array([state], dtype=MissionState, device=device))
+        self.entered.fill_(-1.0)
+        self.plan = plan
+
+    # -- the stage (device) -------------------------------------------------------------
 
     def _run(self, io) -> None:
-        now = float(io["time"].read())
-        if self.plan is None:
-            first = io["estimate"].read()
-            start = np.array([first.position[0], first.position[1], first.position[2]], dtype=np.float64)
-            self.plan = MissionPlan(self.profile, start, heading_of(first.attitude), start_time=now)
-            self._set_armed(io, 1)
-        if self.phase == "landed":
-            return
-        phase, goal, yaw = self.plan.at(now)
-        if phase != self.phase:
-            self.phase = phase
-            self.transitions.append((now, phase))
-        self._write_setpoint(io, goal, yaw)
-        if phase == "land" and now >= self._next_check:
-            self._next_check = now + self.check_period
-            if self._has_landed(io["estimate"].read(), now):
-                self.phase = "landed"
-                self.transitions.append((now, "landed"))
-                self._set_armed(io, 0)
-                io.finish()
+        wp.launch(
+            fly_mission, 1,
+            inputs=[io["time"], io["estimate"], self.legs, self.rules, self.state, self.entered],
+            outputs=[io["setpoint"], io["armed"], io.done], device=io.device,
+        )
 
-    def _has_landed(self, estimate, now: float) -> bool:
-        p = self.profile
-        height = abs(float(estimate.position[2]) - self.plan.ground_z)
-        speed = float(np.linalg.norm([estimate.velocity[0], estimate.velocity[1], estimate.velocity[2]]))
-        if height > p.landed_height or speed > p.landed_speed:
-            self._rest_since = None
-            return False
-        if self._rest_since is None:
-            self._rest_since = now
-        return now - self._rest_since >= p.landed_time
+    # -- reading back (host) ------------------------------------------------------------
 
-    def _write_setpoint(self, io, goal: np.ndarray, yaw: float) -> None:
-        key = (float(goal[0]), float(goal[1]), float(goal[2]), float(yaw))
-        if key == self._written:
-            return
-        setpoint = Setpoint()
-        setpoint.position = wp.vec3(key[0], key[1], key[2])
-        setpoint.yaw = key[3]
-        io["setpoint"].write(setpoint)
-        self._written = key
+    @property
+    def phase(self) -> str:
+        """The phase flown now: ``start`` before the first stage, then one of PHASES."""
+        if self.state is None:
+            return "start"
+        state = self.state.numpy()[0]
+        index = int(state["phase"])
+        return PHASES[index] if state["planned"] and index >= 0 else "start"
 
-    def _set_armed(self, io, value: int) -> None:
-        if value != self._armed:
-            io["armed"].write(value)
-            self._armed = value
+    @property
+    def transitions(self) -> list[tuple[float, str]]:
+        """(sim time [s], phase) at each change of phase, the first at the start."""
+        if self.entered is None:
+            return []
+        times = self.entered.numpy()
+        return [(float(times[i]), PHASES[i]) for i in sorted(range(len(times)), key=lambda i: (times[i], i)) if times[i] >= 0.0]
 
 
 #: Prim attribute -> MissionProfile field.

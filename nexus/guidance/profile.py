@@ -98,6 +98,12 @@ class Leg:
         return self.start_time + self.duration
 
 
+def heading_of(attitude) -> float:
+    """Heading [rad, NED] of an FRD→NED attitude quaternion (x, y, z, w)."""
+    x, y, z, w = (float(attitude[i]) for i in range(4))
+    return math.atan2(2.0 * (x * y + z * w), 1.0 - 2.0 * (y * y + z * z))
+
+
 def wrap(angle: float) -> float:
     """``angle`` [rad] wrapped to [−π, π)."""
     return (angle + math.pi) % (2.0 * math.pi) - math.pi
