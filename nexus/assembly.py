@@ -46,17 +46,20 @@ class PrimContext:
     path: Path
     rotor_count: int
 
-    def rotor_for_joint(self, joint: str):
+    def rotor_for_joint(self, joint: str, prim: str = ""):
         for rotor in self.plant.rotors:
             if rotor.joint_path == joint:
                 return rotor
-        raise BuildError(f"{self.path}: {joint} is not a rotor joint with a propeller")
+        raise BuildError(
+            f"{self.path}: {f'prim {prim}: ' if prim else ''}{joint} is not a rotor joint with a propeller; "
+            "add a prim with NexusPropellerAPI whose nexus:inputs:rotor targets it"
+        )
 
-    def rotor_for_body(self, body: str):
+    def rotor_for_body(self, body: str, prim: str = ""):
         for rotor in self.plant.rotors:
             if rotor.body_path == body:
                 return rotor
-        raise BuildError(f"{self.path}: {body} is not a rotor body with a propeller")
+        raise BuildError(f"{self.path}: {f'prim {prim}: ' if prim else ''}{body} is not a rotor body with a propeller")
 
 
 def connections_of(prim) -> dict[str, str]:
@@ -73,12 +76,13 @@ def connections_of(prim) -> dict[str, str]:
 
 def _esc(prim, ctx: PrimContext) -> Component:
     joint = str(prim.GetRelationship("nexus:joint").GetTargets()[0])
-    return Esc(str(prim.GetPath()), ctx.plant, ctx.rotor_for_joint(joint), ctx.rotor_count, connections_of(prim))
+    return Esc(str(prim.GetPath()), ctx.plant, ctx.rotor_for_joint(joint, str(prim.GetPath())), ctx.rotor_count,
+               connections_of(prim))
 
 
 def _propeller(prim, ctx: PrimContext) -> Component:
     body = str(prim.GetRelationship("nexus:body").GetTargets()[0])
-    return Propeller(str(prim.GetPath()), ctx.plant, ctx.rotor_for_body(body))
+    return Propeller(str(prim.GetPath()), ctx.plant, ctx.rotor_for_body(body, str(prim.GetPath())))
 
 
 #: Schema name -> builder of the component for a prim applying it.

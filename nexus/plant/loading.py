@@ -183,6 +183,10 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
     if not root:
         raise BuildError(f"{vehicle_path}: the vehicle file needs a defaultPrim (its root prim, e.g. /vehicle)")
 
+    esc_prims = [(prim, _read_esc(prim)) for prim in prims_with(vehicle_stage, "NexusEscAPI")]
+    for _, esc in esc_prims:  # before Newton: a bad ESC fails in milliseconds
+        _check_esc(esc, vehicle_path)
+
     builder = newton.ModelBuilder()
     try:
         with newton_messages_to_nexus(str(scene_path)):
@@ -198,9 +202,7 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
     base_path = min(body_index, key=body_index.get)
 
     escs_by_joint: dict[str, dict] = {}
-    for prim in prims_with(vehicle_stage, "NexusEscAPI"):
-        esc = _read_esc(prim)
-        _check_esc(esc, vehicle_path)
+    for prim, esc in esc_prims:
         joint = target(prim, "nexus:joint", vehicle_path)
         if joint not in joint_index:
             raise BuildError(f"{vehicle_path}: ESC prim {prim.GetPath()} drives {joint}, which is not a joint Newton loaded")

@@ -18,8 +18,13 @@ from pathlib import Path
 
 from nexus.core.errors import BuildError
 
-#: Relative slack on the triangle inequality of principal moments (float32 files round them).
-TRIANGLE_SLACK = 1e-6
+#: Newton 1.8's ``ModelBuilder.finalize`` "corrects" (inflates) an inertia whose smallest principal
+#: moment is below max(relative x largest, absolute) [kg·m²], or whose moments break the triangle
+#: inequality by more than max(float32 epsilon x largest, absolute); the same limits here make such a
+#: file fail instead (``inertia_relative_tolerance``, ``inertia_absolute_tolerance`` in its builder).
+NEWTON_RELATIVE_FLOOR = 1.0e-6
+NEWTON_ABSOLUTE_FLOOR = 1.0e-10
+FLOAT32_EPSILON = 1.1920929e-07
 #: How far a principal-axes quaternion's length may stray from 1 (float32 rounding).
 UNIT_SLACK = 1e-3
 
@@ -67,14 +72,20 @@ def _check_inertia(prim, path: Path, diagonal, problems: list[str]) -> None:
             "(Newton would replace a zero or negative inertia with a guess); author the body's measured or CAD inertia"
         )
         return
-    a, b, c = moments
-    for big, x, y in ((a, b, c), (b, c, a), (c, a, b)):
-        if big > (x + y) * (1.0 + TRIANGLE_SLACK):
-            problems.append(
-                f"{where} is {_nums(moments)}: {_num(big)} exceeds the sum of the other two ({_num(x + y)}), which no real "
-                "body can have (principal moments obey the triangle inequality); check the values and their order (x, y, z)"
-            )
-            return
+    small, middle, large = sorted(moments)
+    floor = max(NEWTON_RELATIVE_FLOOR * large, NEWTON_ABSOLUTE_FLOOR)
+    if small < floor:
+        problems.append(
+            f"{where} is {_nums(moments)}: its smallest moment is below {_num(floor)} "
+            f"(a millionth of the largest, at least 1e-10), which Newton would inflate; author the body's real inertia"
+        )
+        return
+    if small + middle < large - max(FLOAT32_EPSILON * large, NEWTON_ABSOLUTE_FLOOR):
+        problems.append(
+            f"{where} is {_nums(moments)}: {_num(large)} exceeds the sum of the other two ({_num(small + middle)}), "
+            "which no real body can have (principal moments obey the triangle inequality); "
+            "check the values and their order (x, y, z)"
+        )
 
 
 def _check_body(prim, path: Path, problems: list[str]) -> None:
