@@ -378,5 +378,11 @@ def px4_mission(url, altitude, hold_s, yaw_hold_s, timeout_s):
         click.echo(f"  {line}")
 
 
+from nexus.viz.commands import plot, view  # noqa: E402  (light: matplotlib and viser load inside the commands)
+
+main.add_command(plot)
+main.add_command(view)
+
+
 if __name__ == "__main__":
     main()

@@ -1,0 +1,52 @@
+"""The ``nexus plot`` and ``nexus view`` commands (registered on the ``nexus`` group in ``nexus/cli.py``).
+
+matplotlib, viser and Newton's viewer are imported inside the commands, so
+``nexus run`` does not pay for them.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("run_folder", metavar="RUN", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to write report.html and plots/. Default: RUN itself.")
+@click.option("--ulog", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="PX4's ULog of this flight (.ulg): adds PX4's own estimate against Nexus's truth.")
+def plot(run_folder: Path, out: Path | None, ulog: Path | None) -> None:
+    """Write a report of the flight in RUN: PNG figures and one self-contained report.html."""
+    from nexus.viz.report import write_report
+
+    report = write_report(run_folder, out=out, ulog=ulog)
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(f"figures: {', '.join(str(p) for p in report.figures.values())}")
+    click.echo(f"report: {report.html}")
+
+
+@click.command()
+@click.argument("run_folder", metavar="RUN", type=click.Path(path_type=Path))
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True,
+              help="TCP port to serve on (0: any free port).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on. The default keeps the flight on this machine; 0.0.0.0 shares it.")
+@click.pass_context
+def view(ctx: click.Context, run_folder: Path, port: int, host: str) -> None:
+    """Replay the flight in RUN in 3D in the browser (time slider, play/pause) until Ctrl-C."""
+    from nexus.viz.replay_view import open_replay
+
+    if not (ctx.find_root().obj or {}).get("verbose"):
+        logging.getLogger("nexus").setLevel(logging.WARNING)
+    replay = open_replay(run_folder, host, port)
+    click.echo(f"nexus view: {run_folder} ({len(replay.time)} ticks, {replay.t1:.2f} s) at {replay.view.url}  "
+               "(Ctrl-C to stop)", err=True)
+    click.echo(replay.view.url)
+    try:
+        replay.serve()
+    finally:
+        replay.view.close()

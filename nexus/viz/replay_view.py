@@ -1,0 +1,110 @@
+"""``nexus view RUN``: a recorded flight replayed in the browser with a time slider and play/pause.
+
+The server keeps the clock: while playing, sim time advances with wall time
+(times the speed chosen), the slider follows, and each displayed frame poses
+the vehicle from the record row at that time. Dragging the slider while
+paused scrubs the flight.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from nexus.viz.errors import RunFolderError
+from nexus.viz.run_data import RunData, load_run
+from nexus.viz.truth import ENU_TO_NED
+from nexus.viz.viewer import FlightView, load_model
+
+#: Frames per second the server sends while playing [Hz].
+DISPLAY_HZ = 30.0
+SPEEDS = ("0.25", "0.5", "1", "2", "4")
+
+
+class Replay:
+    def __init__(self, run: RunData, view: FlightView):
+        self.run, self.view = run, view
+        self.time = run.time.astype(np.float64)
+        self.poses = run.vector("body/base.pose", 7)
+        self.t0, self.t1 = float(self.time[0]), float(self.time[-1])
+        self.shown_row = -1
+        self.playing = False
+        gui = view.viewer.server.gui
+        with gui.add_folder("Replay", order=-1.0):
+            self.slider = gui.add_slider("time [s]", min=self.t0, max=max(self.t1, self.t0 + 1e-3),
+                                         step=max(float(np.median(np.diff(self.time))) if len(self.time) > 1 else 0.01,
+                                                  1e-3), initial_value=self.t0)
+            self.play_button = gui.add_button("Play")
+            self.pause_button = gui.add_button("Pause")
+            self.speed = gui.add_dropdown("speed", SPEEDS, initial_value="1")
+            self.show_vehicle = gui.add_checkbox("Show vehicle", initial_value=True)
+            self.phase = gui.add_markdown(self._caption(0))
+
+        @self.play_button.on_click
+        def _(_event):
+            if self.slider.value >= self.t1:
+                self.slider.value = self.t0  # play again from the start
+            self.playing = True
+
+        @self.pause_button.on_click
+        def _(_event):
+            self.playing = False
+
+    def _caption(self, row: int) -> str:
+        return f"tick {row + 1} of {len(self.time)}, sim {self.time[row]:.2f} s of {self.t1:.2f} s"
+
+    def row_at(self, sim_time: float) -> int:
+        """The last record row at or before ``sim_time`` [s]."""
+        return int(np.clip(np.searchsorted(self.time, sim_time, side="right") - 1, 0, len(self.time) - 1))
+
+    def frame(self, wall_dt: float) -> None:
+        """Advance the clock by ``wall_dt`` [s] of wall time when playing, and redraw if the row changed."""
+        if self.playing:
+            target = float(self.slider.value) + wall_dt * float(self.speed.value)
+            if target >= self.t1:
+                target, self.playing = self.t1, False
+            self.slider.value = target
+        hidden = not self.show_vehicle.value
+        row = self.row_at(float(self.slider.value))
+        if row != self.shown_row or hidden != self.view.hidden:
+            self.view.hidden = hidden
+            self.view.show(self.poses[row], self.time[row])
+            self.phase.content = self._caption(row)
+            self.shown_row = row
+
+    def serve(self, until: float | None = None) -> None:
+        """Run the display loop (until Ctrl-C, or ``until`` seconds of wall time)."""
+        started = last = time.perf_counter()
+        while until is None or time.perf_counter() - started < until:
+            now = time.perf_counter()
+            self.frame(now - last)
+            last = now
+            time.sleep(max(0.0, 1.0 / DISPLAY_HZ - (time.perf_counter() - now)))
+
+
+def open_replay(folder: Path, host: str, port: int) -> Replay:
+    """Check RUN, build its vehicle's model, start the viewer and draw the paths and the first frame."""
+    from nexus.viz.viewer import check_port  # noqa: PLC0415
+
+    run = load_run(folder)
+    check_port(host, port)  # fail on a busy port before the model takes seconds to build
+    vehicle, scene = run.vehicle_path(), Path((run.info.get("scene") or {}).get("path", "empty"))
+    for kind, path in (("vehicle", vehicle), ("scene", scene)):
+        if not path.is_file():
+            raise RunFolderError(f"{run.folder / 'run.json'}: the run's {kind} file {path} is gone; the viewer draws "
+                                 f"the bodies from it; restore it (or fly the run again)")
+    model = load_model(vehicle, scene)
+    view = FlightView(model, host, port, label=f"Nexus: {run.folder.name}")
+    origin = run.ned_origin_enu
+    flown = run.vector("body/base.pose", 3)
+    setpoint = None
+    if run.has("setpoint.position[0]"):
+        setpoint = run.vector("setpoint.position", 3) @ ENU_TO_NED + origin  # NED -> ENU, both ways the same swap
+    view.paths(flown, setpoint)
+    extent = float(np.max(np.ptp(flown, axis=0))) if len(flown) > 1 else 0.0
+    view.look_at(flown[0] + np.array([0.0, 0.0, 0.3]), distance=max(3.0, 1.5 * extent))
+    replay = Replay(run, view)
+    replay.frame(0.0)
+    return replay

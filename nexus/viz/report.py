@@ -1,0 +1,161 @@
+"""``nexus plot RUN``: figures of a flight as PNG files and one self-contained ``report.html``.
+
+The HTML embeds every figure as a base64 PNG, so the one file can be mailed or
+attached to an issue; the PNGs sit beside it in ``plots/`` for slides and docs.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nexus.viz import figures
+from nexus.viz.run_data import RunData, load_run
+from nexus.viz.series import FlightSeries, flight_series
+from nexus.viz.vehicle_file import read_vehicle_file
+
+#: Summary rows: (label, run.json key path).
+SUMMARY = (
+    ("vehicle", ("vehicle", "name")), ("vehicle file", ("vehicle", "path")), ("scene", ("scene", "name")),
+    ("controller", ("options", "controller")), ("mission", ("options", "mission")), ("seed", ("options", "seed")),
+    ("device", ("device",)), ("mode", ("mode",)), ("tick rate [Hz]", ("tick_hz",)), ("ticks", ("ticks",)),
+    ("sim time [s]", ("sim_time_s",)), ("wall time [s]", ("wall_time_s",)),
+    ("real-time factor", ("real_time_factor",)), ("exit reason", ("exit_reason",)), ("error", ("error",)),
+    ("started (UTC)", ("started_utc",)), ("stage plan", ("stage_plan",)),
+)
+
+
+@dataclass
+class Report:
+    html: Path
+    #: Figure name -> PNG path, in report order.
+    figures: dict[str, Path]
+    #: One dict per sensor channel (see :meth:`nexus.viz.series.Channel.stats`).
+    sensor_stats: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None) -> Report:
+    """Check RUN (and the ULog), draw the figures into ``out/plots/`` and write ``out/report.html``."""
+    run = load_run(folder)
+    vehicle_info = run.info.get("vehicle") or {}
+    vehicle = read_vehicle_file(run.vehicle_path(), vehicle_info.get("sha256"))
+    series = flight_series(run, vehicle)
+    px4 = None
+    if ulog is not None:
+        from nexus.viz.ulog import load_ulog  # noqa: PLC0415
+
+        px4 = load_ulog(ulog, series.time, series.position)
+    out = Path(out) if out is not None else run.folder
+    plots = out / "plots"
+    plots.mkdir(parents=True, exist_ok=True)
+    drawn = _draw(series, px4)
+    paths: dict[str, Path] = {}
+    images: dict[str, bytes] = {}
+    for name, (title, figure) in drawn.items():
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png")
+        images[name] = buffer.getvalue()
+        paths[name] = plots / f"{name}.png"
+        paths[name].write_bytes(images[name])
+    stats = [channel.stats() for channels in series.channels.values() for channel in channels]
+    notes = list(series.notes)
+    if series.rotor_speeds is not None:
+        notes.append(f"Rotor speeds are {series.rotor_speed_source}.")
+    if px4 is not None:
+        notes.append(f"PX4 estimate from {px4.path}: {len(px4.time)} samples inside the run, median position "
+                     f"distance to truth {px4.median_position_error_m:.2f} m.")
+    page = out / "report.html"
+    page.write_text(_html(run, series, drawn, images, stats, notes))
+    (plots / "sensor_stats.json").write_text(json.dumps(stats, indent=2) + "\n")
+    return Report(page, paths, stats, notes)
+
+
+def _draw(series: FlightSeries, px4) -> dict[str, tuple[str, object]]:
+    drawn = {
+        "position": ("Position and setpoint", figures.position(series, px4)),
+        "attitude": ("Attitude and yaw setpoint", figures.attitude(series, px4)),
+        "rates": ("Body rates", figures.rates(series)),
+        "motors": ("Controls and rotor speeds", figures.motors(series)),
+    }
+    titles = {"imu": "IMU against truth", "mag": "Magnetometer against truth", "baro": "Barometer against truth",
+              "gps": "GPS position against truth"}
+    for sensor, title in titles.items():
+        drawn[sensor] = (title, figures.sensor(series.channels.get(sensor, []), title))
+    if px4 is not None:
+        drawn["px4_estimate"] = ("PX4's estimate against truth", figures.ulog_errors(series, px4))
+    return {name: item for name, item in drawn.items() if item[1] is not None}
+
+
+def _lookup(info: dict, keys: tuple[str, ...]):
+    value = info
+    for key in keys:
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return html.escape("—" if value is None else str(value))
+
+
+def _share(value) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def _html(run: RunData, series: FlightSeries, drawn, images, stats, notes) -> str:
+    info = run.info
+    rows = "".join(f"<tr><th>{html.escape(label)}</th><td>{_cell(_lookup(info, keys))}</td></tr>"
+                   for label, keys in SUMMARY)
+    warnings = info.get("warnings") or []
+    sensor_rows = "".join(
+        "<tr>" + "".join(f"<td>{_cell(s[key])}</td>" for key in
+                         ("sensor", "channel", "unit", "samples", "residual_mean", "residual_std", "sigma"))
+        + f"<td>{_share(s['within_1sigma'])}</td>"
+        + f"<td>{_cell(s['note'] or '')}</td></tr>"
+        for s in stats
+    )
+    stats_block = ""
+    if isinstance(info.get("controller_stats"), dict):
+        stat_rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{_cell(v)}</td></tr>"
+                            for k, v in sorted(info["controller_stats"].items()))
+        stats_block = f"<h2 id='controller-stats'>Controller link statistics ({_cell(run.controller)})</h2>" \
+                      f"<table class='kv'>{stat_rows}</table>"
+    figures_block = "".join(
+        f"<figure id='fig-{name}'><img class='figure' alt='{html.escape(title)}' "
+        f"src='data:image/png;base64,{base64.b64encode(images[name]).decode()}'>"
+        f"<figcaption>{html.escape(title)} (plots/{name}.png)</figcaption></figure>"
+        for name, (title, _) in drawn.items()
+    )
+    notes_block = "".join(f"<li>{html.escape(n)}</li>" for n in [*notes, *(f"run warning: {w}" for w in warnings)])
+    title = f"Nexus run {run.folder.name}"
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>
+body {{ font-family: sans-serif; margin: 1.5em auto; max-width: 1050px; color: #222; }}
+table {{ border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }}
+th, td {{ border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }}
+table.kv th {{ background: #f4f4f4; width: 12em; }}
+figure {{ margin: 1em 0; }} img.figure {{ max-width: 100%; }}
+figcaption {{ color: #666; font-size: 0.85em; }}
+</style></head><body>
+<h1>{html.escape(title)}</h1>
+<h2 id="summary">Summary</h2><table class="kv">{rows}</table>
+{f"<ul id='notes'>{notes_block}</ul>" if notes_block else ""}
+<h2 id="sensors">Sensors against truth</h2>
+<p>Residual = sample − truth on the ticks the sensor sampled; σ from the vehicle file's sensor prims (GPS: its eph/epv).
+White noise alone puts about 68% of residuals within ±1σ.</p>
+<table><tr><th>sensor</th><th>channel</th><th>unit</th><th>samples</th><th>residual mean</th><th>residual std</th>
+<th>σ</th><th>within ±1σ</th><th>note</th></tr>{sensor_rows}</table>
+{stats_block}
+<h2 id="figures">Figures</h2>
+{figures_block}
+</body></html>
+"""
