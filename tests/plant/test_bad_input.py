@@ -8,6 +8,7 @@ values are the edited literals themselves.
 
 import logging
 import re
+from types import SimpleNamespace
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,21 @@ def test_mujoco_refusal_is_one_build_error(tmp_path):
     message = build_error(path, full=True)
     assert re.search(r"MuJoCo refused the vehicle's model: .*mass and inertia of moving bodies", message), message
     assert "_vehicle_body_rotor_1" in message
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    ("float nexus:climbSpeed = 1", "float nexus:climbSpeed = 0", "nexus:climbSpeed must be positive, got 0.0"),
+    ("float nexus:yawSweep = 90", "float nexus:yawSweep = 200", "nexus:yawSweep must be at most 180 deg, got 200.0"),
+])
+def test_mission_errors_name_the_scene_file_and_the_usd_attribute(tmp_path, old, new, expected):
+    from nexus.guidance import build_mission
+
+    text = (ROOT / "scenes" / "empty.usda").read_text()
+    assert old in text
+    scene = tmp_path / "scene.usda"
+    scene.write_text(text.replace(old, new, 1))
+    ctx = SimpleNamespace(plant=SimpleNamespace(scene_path=scene), path=VEHICLE)  # the vehicle's file is not at fault
+    stage = open_stage(scene)
+    with pytest.raises(BuildError) as caught:
+        build_mission(stage.GetPrimAtPath("/scene/mission"), ctx)
+    assert str(caught.value) == f"{scene}: mission prim /scene/mission: {expected}"
