@@ -9,12 +9,17 @@ only after PX4 has answered, so PX4 runs exactly as fast as the sim lets it.
 
 PX4 needs sensor data to boot before it sends any actuator message, so the
 exchange does not wait until the first one has arrived (free-run), then
-waits every tick.
+waits every tick. Each way PX4 can fail ends the run with its own error (see
+:mod:`nexus.px4.errors`): no first answer within ``first_answer_s`` of sim
+time, no answer for a tick in time (silent, or answering with the wrong
+stamps), or too many unusable answers in a row.
 """
 
 from __future__ import annotations
 
 import logging
+import time
+from collections import Counter
 
 import numpy as np
 import warp as wp
@@ -23,6 +28,7 @@ from nexus.core import Component, Read, Stage, Write
 from nexus.core.types import CONTROLS_WIDTH, BaroSample, BodyState, GpsSample, ImuSample, MagSample
 from nexus.plant.frames import attitude_ned_frd_np, enu_to_ned_np, flu_to_frd_np, quat_to_matrix_np
 from nexus.px4 import messages
+from nexus.px4.errors import AnswerTimeoutError, BadActuatorsError, NoAnswerError, WrongStampsError
 from nexus.px4.link import DEFAULT_HOST, DEFAULT_PORT, MavlinkLink
 from nexus.sensors.geodesy import enu_offset_to_geodetic
 
@@ -31,6 +37,13 @@ log = logging.getLogger("nexus")
 #: MAV_CMD_SET_MESSAGE_INTERVAL, and HIL_STATE_QUATERNION's message id.
 SET_MESSAGE_INTERVAL = 511
 TRUTH_ID = 115
+
+#: Unusable (non-finite) answers in a row that end the run: 0.2 s at 250 Hz, long enough to
+#: ride out a glitch, short enough not to fly far on stale controls.
+MAX_BAD_ANSWERS_IN_A_ROW = 50
+#: Free-run sim time [s] after which a PX4 that has not answered once has failed. Real PX4
+#: SITL answered after 0.65 s (docs/px4.md); the wall-clock floor below covers a slow start.
+FIRST_ANSWER_S = 30.0
 
 SAMPLES = (("imu", ImuSample), ("mag", MagSample), ("baro", BaroSample), ("gps", GpsSample))
 
@@ -47,12 +60,17 @@ class Px4Controller(Component):
         port: int = DEFAULT_PORT,
         connect_timeout: float = 120.0,
         answer_timeout: float = 5.0,
+        first_answer_s: float = FIRST_ANSWER_S,
         finish_when=None,
     ):
         super().__init__(name)
         self.plant = plant
         self.link = MavlinkLink(host, port)
         self.connect_timeout, self.answer_timeout = connect_timeout, answer_timeout
+        #: PX4 must answer once within this much sim time [s] of free-run and, at the least,
+        #: ``answer_timeout`` of wall time; else the run fails (it would fly on zero controls).
+        self.first_answer_s = first_answer_s
+        self.free_run_started: tuple[int, float] | None = None  # (time_usec, wall [s])
         self.lockstep = False
         self.exchanges = 0
         self.answers = 0
@@ -63,8 +81,14 @@ class Px4Controller(Component):
         #: Ground truth goes out at most this often [µs] (PX4 asks for 5000 on connecting).
         self.truth_interval_usec = 0
         self.last_truth_usec = None
-        #: Answers that arrived after their tick had moved on (only around the free-run's end).
+        #: Answers stamped before the tick they arrived in (only around the free-run's end,
+        #: for a PX4 that keeps up), and stamped after it (never, for a PX4 in lockstep).
         self.stale_answers = 0
+        self.future_answers = 0
+        #: Answers whose controls were not finite: all of them, and the current run of them.
+        self.bad_answers = 0
+        self.bad_answers_in_a_row = 0
+        self.last_bad_controls = None
         #: A ``threading.Event`` (e.g. a mission commander's) that ends the run once set.
         self.finish_when = finish_when
 
@@ -89,15 +113,22 @@ class Px4Controller(Component):
     def close(self) -> None:
         if self.exchanges:
             log.info("PX4 lockstep: %s", self.stats())
+        if self.bad_answers:
+            log.warning("PX4 sent %d HIL_ACTUATOR_CONTROLS with non-finite controls (last %s); the ticks they "
+                        "came on kept the previous controls", self.bad_answers, self.last_bad_controls)
+        if self.future_answers:
+            log.warning("PX4 sent %d HIL_ACTUATOR_CONTROLS stamped after the tick they came on; none was used",
+                        self.future_answers)
         self.link.close()
 
     def stats(self) -> dict:
         """Counts of the link's traffic, for run.json and the closing log line."""
         return {
             "exchanges": self.exchanges, "answers": self.answers, "stale_answers": self.stale_answers,
+            "future_answers": self.future_answers, "non_finite_answers": self.bad_answers,
             "lockstep": self.lockstep, "gps_sent": self.gps_sent, "heartbeats": self.heartbeats,
             "messages_sent": self.link.sent, "messages_received": self.link.received,
-            "malformed_messages": self.link.bad_messages,
+            "malformed_messages": self.link.bad_messages, "skipped_bytes": self.link.reader.skipped_bytes,
         }
 
     # -- stages ------------------------------------------------------------------------
@@ -140,45 +171,117 @@ class Px4Controller(Component):
             self.gps_sent += 1
         self.link.flush()
         self.exchanges += 1
-        if self.lockstep:
-            # PX4 stamps its answer with the time of the sensor message it answers; an older
-            # one (sent for an earlier message during the free-run) is stale, not this tick's.
-            answer, others = self.link.wait_for(
-                "HIL_ACTUATOR_CONTROLS", self.answer_timeout, accept=lambda m: m.time_usec >= time_usec
-            )
-            self.stale_answers += sum(1 for m in others if m.get_type() == "HIL_ACTUATOR_CONTROLS")
-            answers = [answer]
-        else:
-            others = self.link.poll()
-            answers = [m for m in others if m.get_type() == "HIL_ACTUATOR_CONTROLS"]
-            if answers:
-                self.lockstep = True
-                log.info("PX4 answered at sim time %.3f s: lockstep from now on", time_usec * 1e-6)
-        self._note(others)
+        answers = [self._await_answer(time_usec)] if self.lockstep else self._free_run(time_usec)
         if answers:
             self.answers += len(answers)
-            controls = np.asarray(answers[-1].controls, dtype=np.float32)
-            if controls.shape != (CONTROLS_WIDTH,) or not np.all(np.isfinite(controls)):
-                log.warning("PX4 sent an unusable HIL_ACTUATOR_CONTROLS (%s); keeping the last controls", controls)
-            else:
-                self.last_controls = controls
+            self._take(answers[-1].controls)
         io["controls"].write(self.last_controls)
         if self.finish_when is not None and self.finish_when.is_set():
+            if not self.lockstep:
+                raise self._no_answer(time_usec, "the run was asked to end")
             io.finish()
 
-    def _note(self, others) -> None:
-        for message in others:
-            kind = message.get_type()
-            if kind == "HEARTBEAT":
-                self.heartbeats += 1
-            elif kind == "HIL_ACTUATOR_CONTROLS":
-                continue
-            elif kind == "COMMAND_LONG" and message.command == SET_MESSAGE_INTERVAL and int(message.param1) == TRUTH_ID:
-                # PX4 asks for ground truth at an interval [µs]; 0 or less means as often as we like.
-                self.truth_interval_usec = max(0, int(message.param2))
-                log.info("PX4 asked for ground truth every %d µs", self.truth_interval_usec)
-            elif kind == "COMMAND_LONG":
-                log.debug("PX4 asked: COMMAND_LONG %d", message.command)
+    def _free_run(self, time_usec: int) -> list:
+        """PX4's answers that have come (no waiting; the newest counts); fail once PX4 has been silent too long."""
+        if self.free_run_started is None:
+            self.free_run_started = (time_usec, time.monotonic())
+        messages = self.link.poll()
+        answers = []
+        for message in messages:
+            if message.get_type() != "HIL_ACTUATOR_CONTROLS":
+                self._note(message)
+            elif message.time_usec > time_usec:
+                self.future_answers += 1
             else:
-                log.debug("PX4 sent %s, not used", kind)
+                answers.append(message)
+        if answers:
+            self.lockstep = True
+            log.info("PX4 answered at sim time %.3f s: lockstep from now on", time_usec * 1e-6)
+            return answers
+        first_usec, first_wall = self.free_run_started
+        if (time_usec - first_usec) * 1e-6 >= self.first_answer_s and time.monotonic() - first_wall >= self.answer_timeout:
+            raise self._no_answer(time_usec, None)
+        return []
 
+    def _no_answer(self, time_usec: int, why: str | None) -> NoAnswerError:
+        first_usec, first_wall = self.free_run_started or (time_usec, time.monotonic())
+        sim_s = (time_usec - first_usec) * 1e-6
+        wrong = f"; {self.future_answers} answers were stamped after their tick and not used" if self.future_answers else ""
+        return NoAnswerError(
+            f"PX4 connected but never answered HIL_ACTUATOR_CONTROLS in {sim_s:.1f} s of sim time "
+            f"({self.exchanges} sensor messages, {time.monotonic() - first_wall:.1f} s wall"
+            f"{', ' + why if why else ''}); it sent {self.heartbeats} heartbeats{wrong}. The vehicle flew on zero "
+            "controls: check PX4's console for a start-up error (PX4_SIM_MODEL, a module that failed to start)"
+        )
+
+    def _await_answer(self, time_usec: int):
+        """Wait for the answer stamped with this tick's time [µs]; count and skip any other."""
+        deadline = time.monotonic() + self.answer_timeout
+        seen: Counter = Counter()
+        past = future = 0
+        newest = None
+        while True:
+            message = self.link.receive(deadline)
+            if message is None:
+                raise self._timeout(time_usec, seen, past, future, newest)
+            if message.get_type() != "HIL_ACTUATOR_CONTROLS":
+                seen[message.get_type()] += 1
+                self._note(message)
+                continue
+            # PX4 stamps its answer with the time of the sensor message it answers.
+            if message.time_usec == time_usec:
+                return message
+            newest = message.time_usec
+            if message.time_usec < time_usec:
+                past += 1
+                self.stale_answers += 1
+            else:
+                future += 1
+                self.future_answers += 1
+
+    def _timeout(self, time_usec: int, seen: Counter, past: int, future: int, newest) -> Exception:
+        waited = f"for the HIL_ACTUATOR_CONTROLS stamped {time_usec} µs (sim time {time_usec * 1e-6:.3f} s)"
+        if past or future:
+            return WrongStampsError(
+                f"PX4 is answering, but not this tick: waiting {waited}, it sent {past} stamped earlier and "
+                f"{future} stamped later (the last at {newest} µs) within {self.answer_timeout:g} s. Its clock "
+                "does not follow HIL_SENSOR's time_usec: is PX4 built with lockstep, and is it the only "
+                "simulator client on this port?"
+            )
+        others = ", ".join(f"{count} {kind}" for kind, count in sorted(seen.items())) or "nothing at all"
+        return AnswerTimeoutError(
+            f"PX4 sent no HIL_ACTUATOR_CONTROLS within {self.answer_timeout:g} s (lockstep stalled {waited}; "
+            f"it sent {others} meanwhile); is PX4 still running? raise --px4-answer-timeout if it is only slow"
+        )
+
+    def _take(self, controls) -> None:
+        """Use an answer's controls, or keep the last ones if they are unusable (and count it)."""
+        row = np.asarray(controls, dtype=np.float32)
+        if row.shape == (CONTROLS_WIDTH,) and np.all(np.isfinite(row)):
+            self.last_controls = row
+            self.bad_answers_in_a_row = 0
+            return
+        self.bad_answers += 1
+        self.bad_answers_in_a_row += 1
+        self.last_bad_controls = row.tolist()
+        log.debug("PX4 sent unusable controls %s; keeping the last ones", row)
+        if self.bad_answers_in_a_row >= MAX_BAD_ANSWERS_IN_A_ROW:
+            raise BadActuatorsError(
+                f"PX4 sent {self.bad_answers_in_a_row} HIL_ACTUATOR_CONTROLS in a row with non-finite controls "
+                f"(last {self.last_bad_controls}); the run stopped rather than fly on stale controls. PX4's "
+                "controllers have diverged: check its console and the vehicle's PX4 parameters (nexus px4 params)"
+            )
+
+    def _note(self, message) -> None:
+        """Act on a message that is not an answer."""
+        kind = message.get_type()
+        if kind == "HEARTBEAT":
+            self.heartbeats += 1
+        elif kind == "COMMAND_LONG" and message.command == SET_MESSAGE_INTERVAL and int(message.param1) == TRUTH_ID:
+            # PX4 asks for ground truth at an interval [µs]; 0 or less means as often as we like.
+            self.truth_interval_usec = max(0, int(message.param2))
+            log.info("PX4 asked for ground truth every %d µs", self.truth_interval_usec)
+        elif kind == "COMMAND_LONG":
+            log.debug("PX4 asked: COMMAND_LONG %d", message.command)
+        else:
+            log.debug("PX4 sent %s, not used", kind)

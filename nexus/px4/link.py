@@ -3,13 +3,17 @@
 PX4 (``simulator_mavlink``) connects as a TCP client, by default to port
 4560. The link listens when it is opened (so a busy port fails the build),
 accepts PX4 on first use with a timeout, and then sends and receives whole
-MAVLink messages. A message that fails to parse is counted and logged, never
-fatal; a closed connection is a :class:`LinkError`.
+MAVLink messages. Bytes that are not a valid frame (noise, a cut frame, a
+stray start byte with a bogus length) are counted and skipped, never fatal:
+the reader resynchronises on the next frame whose checksum is right, so
+garbage cannot swallow the valid answer behind it. A closed connection is a
+:class:`LinkError`.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import select
 import socket
 import time
@@ -17,16 +21,114 @@ from collections import deque
 
 from pymavlink.dialects.v20 import common as mavlink
 
-from nexus.core.errors import NexusError
+from nexus.px4.errors import ConnectTimeoutError, LinkClosedError, LinkError, PortBusyError
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "LinkError", "MavlinkLink", "FrameReader"]
 
 log = logging.getLogger("nexus")
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 4560
 
+#: Start bytes of MAVLink 2 (0xFD) and MAVLink 1 (0xFE) frames.
+_START = re.compile(b"[\xfd\xfe]")
+_V2, _V1 = 0xFD, 0xFE
+#: Header lengths (start byte included) and the CRC and MAVLink 2 signature lengths [bytes].
+_HEADER = {_V2: 10, _V1: 6}
+_CRC = 2
+_SIGNATURE = 13
 
-class LinkError(NexusError):
-    """The PX4 link failed: no connection in time, no answer in time, or the peer went away."""
+
+class FrameReader:
+    """Cuts a byte stream into MAVLink messages, resynchronising after garbage.
+
+    A candidate frame starts at a start byte. It is rejected at once when its
+    header cannot be right (unknown message id, a length longer than the
+    message, unknown incompatibility flags), and after decoding when its CRC
+    (x25 with the message's CRC_EXTRA) fails; then only its start byte is
+    skipped and the scan goes on from the next byte, so a valid frame that the
+    bogus candidate overlapped is still found. A candidate still waiting for
+    bytes is dropped as soon as a complete valid frame starts inside it.
+    """
+
+    def __init__(self, mav):
+        self.mav = mav
+        self.buffer = bytearray()
+        #: Bytes skipped as garbage, and the stretches they came in.
+        self.skipped_bytes = 0
+        self.garbage_runs = 0
+        self._in_garbage = False
+
+    def feed(self, data: bytes) -> list:
+        """Every whole message in the stream so far; a cut frame waits for the rest."""
+        self.buffer += data
+        buf = self.buffer
+        messages = []
+        pos = 0
+        while pos < len(buf):
+            match = _START.search(buf, pos)
+            start = match.start() if match else len(buf)
+            self._skip(start - pos)
+            if match is None:
+                pos = start
+                break
+            status, message, size = self._frame_at(buf, start)
+            if status == "ok":
+                messages.append(message)
+                self._in_garbage = False
+                pos = start + size
+            elif status == "bad" or self._valid_frame_after(buf, start):
+                self._skip(1)
+                pos = start + 1
+            else:  # a frame cut by the stream: wait for its rest
+                pos = start
+                break
+        del buf[:pos]
+        return messages
+
+    def _skip(self, count: int) -> None:
+        if count <= 0:
+            return
+        self.skipped_bytes += count
+        if not self._in_garbage:
+            self.garbage_runs += 1
+            self._in_garbage = True
+
+    def _frame_at(self, buf: bytearray, start: int):
+        """("ok", message, size), ("bad", None, 0) or ("short", None, 0) for the frame at ``start``."""
+        magic = buf[start]
+        header = _HEADER[magic]
+        if len(buf) - start < header:
+            return "short", None, 0
+        length = buf[start + 1]
+        if magic == _V2:
+            flags = buf[start + 2]
+            if flags & ~mavlink.MAVLINK_IFLAG_SIGNED:
+                return "bad", None, 0
+            msgid = buf[start + 7] | buf[start + 8] << 8 | buf[start + 9] << 16
+            size = header + length + _CRC + (_SIGNATURE if flags & mavlink.MAVLINK_IFLAG_SIGNED else 0)
+        else:
+            msgid = buf[start + 5]
+            size = header + length + _CRC
+        kind = mavlink.mavlink_map.get(msgid)
+        # Unknown ids cannot be checked (pymavlink decodes them without a CRC), and no
+        # message is longer than its full payload (MAVLink 2 only ever cuts trailing zeros).
+        if kind is None or length > kind.unpacker.size:
+            return "bad", None, 0
+        if len(buf) - start < size:
+            return "short", None, 0
+        try:
+            message = self.mav.decode(bytearray(buf[start : start + size]))
+        except mavlink.MAVError:
+            return "bad", None, 0
+        return "ok", message, size
+
+    def _valid_frame_after(self, buf: bytearray, start: int) -> bool:
+        """True when a complete frame with a good CRC starts after ``start`` (so the one at ``start`` is fake)."""
+        for match in _START.finditer(buf, start + 1):
+            if self._frame_at(buf, match.start())[0] == "ok":
+                return True
+        return False
 
 
 class MavlinkLink:
@@ -35,15 +137,19 @@ class MavlinkLink:
     def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, system_id: int = 1, component_id: int = 51):
         self.host, self.port = host, port
         self.mav = mavlink.MAVLink(None, srcSystem=system_id, srcComponent=component_id)
-        self.mav.robust_parsing = True
+        self.reader = FrameReader(self.mav)
         self.server: socket.socket | None = None
         self.connection: socket.socket | None = None
         self.peer: tuple | None = None
         self.inbox: deque = deque()
         self.outbox: list[bytes] = []
-        self.bad_messages = 0
         self.sent = 0
         self.received = 0
+
+    @property
+    def bad_messages(self) -> int:
+        """Stretches of bytes that were not a valid frame (each one a malformed or stray message)."""
+        return self.reader.garbage_runs
 
     # -- lifetime ------------------------------------------------------------------------
 
@@ -54,7 +160,7 @@ class MavlinkLink:
             server.bind((self.host, self.port))
         except OSError as error:
             server.close()
-            raise LinkError(
+            raise PortBusyError(
                 f"cannot listen for PX4 on tcp {self.host}:{self.port}: {error.strerror}; another simulator may "
                 "hold the port: stop it or choose another with --px4-port"
             ) from error
@@ -68,13 +174,13 @@ class MavlinkLink:
             return
         if self.server is None:
             self.listen()
-        log.info("waiting for PX4 to connect on tcp %s:%d (up to %.0f s)...", self.host, self.port, timeout)
+        log.info("waiting for PX4 to connect on tcp %s:%d (up to %g s)...", self.host, self.port, timeout)
         self.server.settimeout(timeout)
         try:
             connection, self.peer = self.server.accept()
         except socket.timeout:
-            raise LinkError(
-                f"PX4 did not connect to tcp {self.host}:{self.port} within {timeout:.0f} s; start PX4 SITL "
+            raise ConnectTimeoutError(
+                f"PX4 did not connect to tcp {self.host}:{self.port} within {timeout:g} s; start PX4 SITL "
                 "(PX4_SIM_MODEL=none_iris ./bin/px4) or raise --px4-connect-timeout"
             ) from None
         connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -118,7 +224,7 @@ class MavlinkLink:
             except (BlockingIOError, InterruptedError):
                 select.select([], [self.connection], [], 1.0)
             except OSError as error:
-                raise LinkError(f"PX4 link to {self.peer}: send failed ({error.strerror}); PX4 went away") from error
+                raise LinkClosedError(f"PX4 link to {self.peer}: send failed ({error.strerror}); PX4 went away") from error
 
     def _read_available(self, wait: float) -> None:
         """Read what has arrived, waiting up to ``wait`` [s] for the first byte."""
@@ -130,16 +236,16 @@ class MavlinkLink:
         except (BlockingIOError, InterruptedError):
             return
         except OSError as error:
-            raise LinkError(f"PX4 link to {self.peer} broke: {error.strerror}") from error
+            raise LinkClosedError(f"PX4 link to {self.peer} broke: {error.strerror}") from error
         if not data:
-            raise LinkError(f"PX4 closed the link ({self.peer[0]}:{self.peer[1]}); the run cannot go on")
-        for message in self.mav.parse_buffer(data) or []:
-            if message.get_type() == "BAD_DATA":
-                self.bad_messages += 1
-                log.warning("PX4 link: dropped a malformed message (%s)", getattr(message, "reason", "bad data"))
-                continue
-            self.received += 1
-            self.inbox.append(message)
+            raise LinkClosedError(f"PX4 closed the link ({self.peer[0]}:{self.peer[1]}); the run cannot go on")
+        runs = self.reader.garbage_runs
+        messages = self.reader.feed(data)
+        if self.reader.garbage_runs > runs and runs == 0:
+            log.warning("PX4 link: skipped bytes that were not a valid MAVLink frame (a malformed message); "
+                        "later ones are counted in the run's controller_stats")
+        self.received += len(messages)
+        self.inbox.extend(messages)
 
     def poll(self) -> list:
         """Every message that has arrived, without waiting."""
@@ -148,20 +254,11 @@ class MavlinkLink:
         self.inbox.clear()
         return messages
 
-    def wait_for(self, kind: str, timeout: float, accept=None) -> tuple[object, list]:
-        """Block until a ``kind`` message that ``accept`` takes arrives; return it and the others before it."""
-        deadline = time.monotonic() + timeout
-        others = []
-        while True:
-            while self.inbox:
-                message = self.inbox.popleft()
-                if message.get_type() == kind and (accept is None or accept(message)):
-                    return message, others
-                others.append(message)
+    def receive(self, deadline: float):
+        """The next message, waiting until ``deadline`` (``time.monotonic()``) at most; None when none came."""
+        while not self.inbox:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise LinkError(
-                    f"PX4 sent no {kind} within {timeout:.1f} s (lockstep stalled); is PX4 still running? "
-                    "raise --px4-answer-timeout if it is only slow"
-                )
+                return None
             self._read_available(remaining)
+        return self.inbox.popleft()

@@ -6,7 +6,9 @@ It records every message it receives with its arrival, and answers each
 HIL_SENSOR with HIL_ACTUATOR_CONTROLS from a script: a function of the
 exchange count that returns a controls row, or ``None`` to stay silent
 (as PX4 does while it boots), or the string ``"hold"`` to withhold the
-answer until :meth:`release` is called.
+answer until :meth:`release` is called. ``stamp`` turns (count, the sensor
+message's time_usec) into the answer's time_usec (PX4 echoes the time), and
+``noise`` gives bytes to send just before each answer (a noisy link).
 """
 
 from __future__ import annotations
@@ -17,17 +19,18 @@ import time
 from collections.abc import Callable
 
 from pymavlink.dialects.v20 import common as mavlink
-from pymavlink.generator.mavcrc import x25crc
 
 
 class ScriptedPx4(threading.Thread):
     def __init__(self, port: int, script: Callable[[int], object], *, connect_after: float = 0.0,
-                 disconnect_after: int | None = None, garbage_at: int | None = None):
+                 disconnect_after: int | None = None, garbage_at: int | None = None,
+                 stamp: Callable[[int, int], int] | None = None, noise: Callable[[int], bytes] | None = None):
         super().__init__(daemon=True)
         self.port, self.script = port, script
         self.connect_after = connect_after
         self.disconnect_after = disconnect_after
         self.garbage_at = garbage_at
+        self.stamp, self.noise = stamp, noise
         self.mav = mavlink.MAVLink(None, srcSystem=1, srcComponent=1)
         self.received: list[tuple[float, object]] = []
         self.sensors = 0
@@ -92,16 +95,47 @@ class ScriptedPx4(threading.Thread):
                     self.holding.set()
                     self.released.wait(10.0)
                     row = [0.0] * 16
-                if row is not None:
-                    self._answer(message.time_usec, row)
+                if row is None:
+                    continue
+                if self.noise is not None:
+                    self.sock.sendall(self.noise(self.sensors))
+                stamp = message.time_usec if self.stamp is None else self.stamp(self.sensors, message.time_usec)
+                self._answer(stamp, row)
 
     def of_type(self, kind: str) -> list:
         return [m for _, m in self.received if m.get_type() == kind]
 
 
 HIL_SENSOR_ID = 107
+HIL_ACTUATOR_CONTROLS_ID = 93
 MAVLINK2_MAGIC = 0xFD
 MAVLINK2_HEADER = 10
+
+
+class AnswerTemplate:
+    """One HIL_ACTUATOR_CONTROLS frame packed once; per answer only its time and checksum change.
+
+    The checksum is computed as the dialect's own packer does: the dialect
+    module's ``x25crc`` over the frame after its start byte (header and
+    payload), then the message's CRC_EXTRA, both taken from the dialect
+    (``mavlink_map[93]``) rather than copied, so they cannot drift apart.
+    """
+
+    def __init__(self, mav, row):
+        self.frame = bytearray(mav.hil_actuator_controls_encode(1, [float(x) for x in row], 129, 1).pack(mav))
+        self.length = self.frame[1]
+        self.crc_extra = mavlink.mavlink_map[HIL_ACTUATOR_CONTROLS_ID].crc_extra
+        if self.frame[0] != MAVLINK2_MAGIC or self.frame[2] != 0:
+            raise ValueError("the answer template must be an unsigned MAVLink 2 frame")
+
+    def answer(self, time_usec: int) -> bytes:
+        import struct
+
+        struct.pack_into("<Q", self.frame, MAVLINK2_HEADER, time_usec)  # time_usec is the payload's first field
+        crc = mavlink.x25crc(bytes(self.frame[1 : MAVLINK2_HEADER + self.length]))
+        crc.accumulate(bytes([self.crc_extra]))
+        struct.pack_into("<H", self.frame, MAVLINK2_HEADER + self.length, crc.crc)
+        return bytes(self.frame)
 
 
 def answer_at_once(port: int, row) -> None:
@@ -120,17 +154,7 @@ def answer_at_once(port: int, row) -> None:
     # As PX4 does on connecting: ground truth every 5 ms, please, and a heartbeat.
     sock.sendall(mav.command_long_encode(0, 0, 511, 0, 115, 5000, 0, 0, 0, 0, 0).pack(mav))
     sock.sendall(mav.heartbeat_encode(2, 12, 0, 0, 3).pack(mav))
-    # The answer is packed once; per message only its time (and the CRC over it) change.
-    template = bytearray(mav.hil_actuator_controls_encode(1, row, 129, 1).pack(mav))
-    extra = bytes([mavlink.MAVLink_hil_actuator_controls_message.crc_extra])
-    length = template[1]
-
-    def answer(time_usec: int) -> bytes:
-        struct.pack_into("<Q", template, MAVLINK2_HEADER, time_usec)
-        crc = x25crc(bytes(template[1 : MAVLINK2_HEADER + length]) + extra).crc
-        struct.pack_into("<H", template, MAVLINK2_HEADER + length, crc)
-        return bytes(template)
-
+    template = AnswerTemplate(mav, row)
     buffer = b""
     while True:
         data = sock.recv(65536)
@@ -149,7 +173,7 @@ def answer_at_once(port: int, row) -> None:
             msgid = buffer[7] | buffer[8] << 8 | buffer[9] << 16
             if msgid == HIL_SENSOR_ID:
                 (time_usec,) = struct.unpack_from("<Q", buffer, MAVLINK2_HEADER)
-                replies.append(answer(time_usec))
+                replies.append(template.answer(time_usec))
             buffer = buffer[size:]
         if replies:
             sock.sendall(b"".join(replies))

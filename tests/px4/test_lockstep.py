@@ -177,7 +177,8 @@ def test_connect_timeout_is_a_clear_error_with_a_flushed_record(tmp_path):
     with pytest.raises(LinkError, match="did not connect"):
         run_flight(flight.options, "cpu", tmp_path, 1.0, progress=False, flight=flight)
     info = json.loads((tmp_path / "run.json").read_text())
-    assert "did not connect" in info["exit_reason"] and info["ticks"] == 0
+    assert info["exit_reason"] == "px4-no-connection" and info["ticks"] == 0
+    assert "did not connect" in info["error"] and "within 0.3 s" in info["error"]
     assert (tmp_path / "record.parquet").is_file()
 
 
@@ -186,7 +187,8 @@ def test_answer_timeout_ends_the_run_with_a_flushed_record(tmp_path):
     with pytest.raises(LinkError, match="no HIL_ACTUATOR_CONTROLS within 0.3 s"):
         fly_with(lambda port: ScriptedPx4(port, silent_after), tmp_path, answer_timeout=0.3)
     info = json.loads((tmp_path / "run.json").read_text())
-    assert "lockstep stalled" in info["exit_reason"]
+    assert info["exit_reason"] == "px4-timeout"
+    assert "lockstep stalled" in info["error"] and "still running" in info["error"]
     assert pq.read_table(tmp_path / "record.parquet").num_rows == info["ticks"] == 30
 
 
@@ -194,7 +196,7 @@ def test_a_dropped_connection_ends_the_run_with_a_flushed_record(tmp_path):
     with pytest.raises(LinkError, match="closed the link"):
         fly_with(lambda port: ScriptedPx4(port, boots_then([HOVER] * 4, silent=2), disconnect_after=40), tmp_path)
     info = json.loads((tmp_path / "run.json").read_text())
-    assert "closed the link" in info["exit_reason"]
+    assert info["exit_reason"] == "px4-disconnected" and "closed the link" in info["error"]
     assert pq.read_table(tmp_path / "record.parquet").num_rows == info["ticks"] == 39
 
 

@@ -1,0 +1,75 @@
+"""The link's frame reader against random bytes: every valid answer in the stream is taken."""
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pymavlink.dialects.v20 import common as mavlink
+
+from nexus.px4.link import FrameReader
+
+ROW = [0.5722] * 4 + [0.0] * 12
+
+
+def answers_at(stamps) -> list[bytes]:
+    mav = mavlink.MAVLink(None, srcSystem=1, srcComponent=1)
+    return [mav.hil_actuator_controls_encode(t, ROW, 129, 1).pack(mav) for t in stamps]
+
+
+def read(chunks) -> list:
+    reader = FrameReader(mavlink.MAVLink(None))
+    messages = []
+    for chunk in chunks:
+        messages += reader.feed(chunk)
+    return messages
+
+
+def cut(data: bytes, sizes) -> list[bytes]:
+    """``data`` in pieces of the given sizes (cycled), as TCP may deliver it."""
+    pieces, at, k = [], 0, 0
+    while at < len(data):
+        size = sizes[k % len(sizes)] if sizes else len(data)
+        pieces.append(data[at : at + size])
+        at += size
+        k += 1
+    return pieces
+
+
+# Garbage: random bytes, with fake frame starts (0xFD, 0xFE) and real frame beginnings
+# (a valid frame's first bytes, cut short) likely among them.
+START_HEAVY = st.lists(st.sampled_from([0xFD, 0xFE, 0x00, 0x51, 0x5D, 0xFF]) | st.integers(0, 255), max_size=120).map(bytes)
+CUT_FRAME = st.builds(lambda n, k: answers_at([k])[0][:n], st.integers(1, 92), st.integers(1, 2**40))
+GARBAGE = st.lists(START_HEAVY | st.binary(max_size=300) | CUT_FRAME, max_size=3).map(b"".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(garbage=st.lists(GARBAGE, min_size=1, max_size=12), sizes=st.lists(st.integers(1, 200), max_size=5))
+def test_every_valid_answer_among_random_bytes_is_taken(garbage, sizes):
+    stamps = [4000 * (k + 1) for k in range(len(garbage))]
+    stream = b"".join(g + a for g, a in zip(garbage, answers_at(stamps)))
+    messages = read(cut(stream, sizes))
+    taken = [m.time_usec for m in messages if m.get_type() == "HIL_ACTUATOR_CONTROLS" and m.time_usec in stamps]
+    assert taken == stamps
+
+
+def test_a_clean_stream_skips_nothing():
+    reader = FrameReader(mavlink.MAVLink(None))
+    data = b"".join(answers_at(range(1, 51)))
+    assert [m.time_usec for m in reader.feed(data)] == list(range(1, 51))
+    assert reader.skipped_bytes == 0 and reader.garbage_runs == 0 and not reader.buffer
+
+
+def test_a_frame_cut_across_reads_waits_for_its_rest():
+    frame = answers_at([4000])[0]
+    reader = FrameReader(mavlink.MAVLink(None))
+    assert reader.feed(frame[:40]) == []
+    assert [m.time_usec for m in reader.feed(frame[40:])] == [4000]
+    assert reader.skipped_bytes == 0
+
+
+def test_a_fake_start_with_a_plausible_length_costs_only_its_own_bytes():
+    # 0xFD, length 81 (HIL_ACTUATOR_CONTROLS's), id 93: the candidate spans the real answer
+    # that follows and fails its CRC; the reader skips its 10 header bytes and nothing more.
+    fake = bytes([0xFD, 81, 0, 0, 0, 1, 1, 93, 0, 0])
+    reader = FrameReader(mavlink.MAVLink(None))
+    messages = reader.feed(fake + answers_at([8000])[0])
+    assert [m.time_usec for m in messages] == [8000]
+    assert reader.skipped_bytes == 10 and reader.garbage_runs == 1
