@@ -39,8 +39,16 @@ def test_hover_thrust_and_thrust_curve(params):
 
 
 def test_rate_gains_are_only_ever_raised(params):
-    # Yaw: the Astro gets about 2.7× less yaw acceleration per unit command than the Iris.
-    assert params["MC_YAWRATE_P"] == pytest.approx(0.2 * 2.66, abs=0.02)
+    # Yaw authority, full command on all four rotors over the yaw inertia about the centre of mass:
+    #   Iris (Gazebo Classic): 4 · (5.84e-6 · 1100²) N · 0.05 m / 0.055225 kg·m² = 25.59 rad/s².
+    #   Astro Max: 4 · kQ·ω_max² = 4 · 8.5e-6 · 375² = 4.781 N·m, over
+    #   Izz = 0.291 (base) + 4 · (0.0012 + 0.2 · 0.5²) (rotors at 0.5 m) = 0.4958 kg·m²: 9.644 rad/s².
+    # Ratio 25.59 / 9.644 = 2.654, so PX4's yaw gains (P 0.2, I 0.1) become 0.531 and 0.265.
+    iris = 4 * 5.84e-6 * 1100.0**2 * 0.05 / 0.055225
+    astro = 4 * 8.5e-6 * 375.0**2 / (0.291 + 4 * (0.0012 + 0.2 * 0.5**2))
+    assert iris / astro == pytest.approx(2.654, abs=1e-3)
+    assert params["MC_YAWRATE_P"] == pytest.approx(0.2 * iris / astro, abs=1e-3)
+    assert params["MC_YAWRATE_I"] == pytest.approx(0.1 * iris / astro, abs=1e-3)
     for axis, (p, i) in {"ROLL": (0.15, 0.2), "PITCH": (0.15, 0.2), "YAW": (0.2, 0.1)}.items():
         assert params[f"MC_{axis}RATE_P"] >= p and params[f"MC_{axis}RATE_I"] >= i
 
