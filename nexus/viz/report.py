@@ -44,12 +44,13 @@ def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None
     run = load_run(folder)
     vehicle_info = run.info.get("vehicle") or {}
     vehicle = read_vehicle_file(run.vehicle_path(), vehicle_info.get("sha256"))
-    series = flight_series(run, vehicle)
     px4 = None
-    if ulog is not None:
+    if ulog is not None:  # checked before the slower work: a wrong ULog fails fast
+        from nexus.viz.truth import position_ned  # noqa: PLC0415
         from nexus.viz.ulog import load_ulog  # noqa: PLC0415
 
-        px4 = load_ulog(ulog, series.time, series.position)
+        px4 = load_ulog(ulog, run.time, position_ned(run.vector("body/base.pose", 3), run.ned_origin_enu))
+    series = flight_series(run, vehicle)
     out = Path(out) if out is not None else run.folder
     plots = out / "plots"
     plots.mkdir(parents=True, exist_ok=True)

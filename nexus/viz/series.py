@@ -173,13 +173,10 @@ def _imu(run, vehicle, pose, r_enu_flu, gravity) -> list[Channel]:
 
 
 def _mag(run, vehicle, r_enu_flu) -> list[Channel]:
-    from nexus.sensors.magnetometer import earth_field_ned  # noqa: PLC0415
-
     origin = run.info.get("geodetic_origin") or {}
     if not origin:
         return []
-    field_ned = earth_field_ned(float(origin["latitude"]), float(origin["longitude"]), float(origin["altitude"]),
-                                float(run.info.get("decimal_year") or 2026.0))
+    field_ned = t.earth_field_ned(origin, float(run.info.get("decimal_year") or 2026.0))
     rows = run.new_samples("mag")
     truth = t.mag_truth(r_enu_flu[rows], field_ned) / TESLA_PER_GAUSS
     measured = run.vector("mag.field", 3)[rows] / TESLA_PER_GAUSS

@@ -109,20 +109,44 @@ def altitude_per_pascal(altitude) -> np.ndarray:
     return (ISA_T0 / ISA_LAPSE) / ISA_EXPONENT * (pressure / ISA_P0) ** (1.0 / ISA_EXPONENT - 1.0) / ISA_P0
 
 
+#: WGS-84 semi-major axis [m] and first eccentricity squared [-] (flattening 1/298.257223563).
+WGS84_A, WGS84_E2 = 6378137.0, (1.0 / 298.257223563) * (2.0 - 1.0 / 298.257223563)
+
+
+def geodetic_to_ecef(latitude, longitude, height) -> np.ndarray:
+    """ECEF positions [m] of geodetic points (deg, deg, m above the ellipsoid), shape (rows, 3)."""
+    phi, lam = np.radians(np.asarray(latitude, dtype=np.float64)), np.radians(np.asarray(longitude, dtype=np.float64))
+    n = WGS84_A / np.sqrt(1.0 - WGS84_E2 * np.sin(phi) ** 2)
+    h = np.asarray(height, dtype=np.float64)
+    return np.stack([(n + h) * np.cos(phi) * np.cos(lam), (n + h) * np.cos(phi) * np.sin(lam),
+                     (n * (1.0 - WGS84_E2) + h) * np.sin(phi)], axis=-1)
+
+
 def geodetic_to_ned(latitude, longitude, altitude, origin: dict) -> np.ndarray:
     """GPS fixes (deg, deg, m MSL) as NED offsets [m] from the geodetic origin.
 
-    Horizontal: WGS-84 ECEF difference rotated into the origin's ENU plane, both
-    points taken at the origin's height (the GPS puts altitude on the flat
-    ground's vertical, not the ellipsoid's; docs/sensors.md). Vertical: altitude
-    above the origin's.
+    Horizontal: WGS-84 ECEF difference rotated into the origin's east and north
+    axes, both points taken at the origin's height (the GPS puts altitude on the
+    flat ground's vertical, not the ellipsoid's; docs/sensors.md). Vertical:
+    altitude above the origin's.
     """
-    from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef  # noqa: PLC0415
-
     lat0, lon0, h0 = float(origin["latitude"]), float(origin["longitude"]), float(origin["altitude"])
-    ecef0 = geodetic_to_ecef(lat0, lon0, h0)
-    rotation = np.asarray(enu_to_ecef_rotation(lat0, lon0), dtype=np.float64)
-    points = np.array([geodetic_to_ecef(float(a), float(b), h0) for a, b in zip(latitude, longitude)])
-    east_north = (points - ecef0) @ rotation
+    phi, lam = np.radians(lat0), np.radians(lon0)
+    east = np.array([-np.sin(lam), np.cos(lam), 0.0])
+    north = np.array([-np.sin(phi) * np.cos(lam), -np.sin(phi) * np.sin(lam), np.cos(phi)])
+    offset = geodetic_to_ecef(latitude, longitude, np.full(len(latitude), h0)) - geodetic_to_ecef(lat0, lon0, h0)
     up = np.asarray(altitude, dtype=np.float64) - h0
-    return np.stack([east_north[:, 1], east_north[:, 0], -up], axis=1)
+    return np.stack([offset @ north, offset @ east, -up], axis=1)
+
+
+def earth_field_ned(origin: dict, decimal_year: float) -> np.ndarray:
+    """The WMM-2025 field (north, east, down) [T] at the geodetic origin, as the magnetometer takes it.
+
+    Same call as ``nexus.sensors.magnetometer.earth_field_ned`` (altitude in km, field in nT), made
+    here so the report does not import the sensors' Warp kernels and Newton.
+    """
+    from pygeomag import GeoMag  # noqa: PLC0415
+
+    result = GeoMag().calculate(glat=float(origin["latitude"]), glon=float(origin["longitude"]),
+                                alt=float(origin["altitude"]) / 1000.0, time=decimal_year)
+    return np.array([result.x, result.y, result.z], dtype=np.float64) * 1.0e-9

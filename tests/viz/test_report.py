@@ -1,0 +1,145 @@
+"""``nexus plot``: the report of a real short flight, checked by numbers and in a real browser.
+
+The sensor checks compare the record's samples with truth worked out on the
+host: if the report's frames were wrong the residuals would be metres or
+degrees, not the vehicle file's noise σ.
+"""
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.viz.browser import Browser, chromium_path
+from tests.viz.conftest import nexus
+from tests.viz.ulog_file import write_ulog
+
+FIGURES = ("position", "attitude", "rates", "motors", "imu", "mag", "baro", "gps")
+
+
+@pytest.fixture(scope="module")
+def report(short_run):
+    made = nexus("plot", short_run)
+    assert made.returncode == 0, made.stderr
+    stats = json.loads((short_run / "plots" / "sensor_stats.json").read_text())
+    return short_run, made, {(s["sensor"], s["channel"]): s for s in stats}
+
+
+def test_plot_writes_every_figure_and_one_report(report):
+    run, made, _ = report
+    for name in FIGURES:
+        png = run / "plots" / f"{name}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+    assert f"report: {run / 'report.html'}" in made.stdout
+    page = (run / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == len(FIGURES)  # self-contained: every figure embedded
+    assert "exit reason" in page and "done" in page
+
+
+@pytest.mark.parametrize("channel, sigma", [
+    (("imu", "accel x"), 0.00637), (("imu", "accel z"), 0.00637),  # nexus:accelNoiseSigma [m/s²], vehicle file
+    (("imu", "gyro x"), 0.0008726646), (("imu", "gyro z"), 0.0008726646),  # nexus:gyroNoiseSigma [rad/s]
+    (("mag", "field x"), 0.005), (("mag", "field z"), 0.005),  # nexus:noiseSigma [gauss], schema fallback
+    # 3 Pa (Baro nexus:noiseSigma) × 1/(ρg) at ~490 m (0.0873 m/Pa, see test_truth) = 0.262 m
+    (("baro", "pressure altitude"), 0.262),
+])
+def test_sensor_residuals_against_truth_are_the_white_noise_of_the_vehicle_file(report, channel, sigma):
+    stats = report[2][channel]
+    # 906 to 2267 Gaussian samples: the sample std is within ±3·σ/√(2n) ≈ 7% (n = 906) of σ, the mean within
+    # ±4·σ/√n ≈ 0.13σ of 0, and the share within ±1σ is 68.3% ± 4·√(0.683·0.317/n) ≈ ±6 points.
+    assert stats["residual_std"] == pytest.approx(sigma, rel=0.08)
+    assert abs(stats["residual_mean"]) < 0.14 * sigma
+    assert stats["within_1sigma"] == pytest.approx(0.683, abs=0.065)
+
+
+def test_gps_residual_stays_within_its_drift(report):
+    # GPS error = white (σ 0.02 m h) + Gauss-Markov drift (σ 0.3 m h, 0.5 m v): at 10 Hz over 9 s the residual is
+    # the drift, nearly constant, so we check it stays inside 3·eph/epv (0.9 m, 1.5 m) rather than its spread.
+    stats = report[2]
+    for axis, bound in (("N", 0.9), ("E", 0.9), ("D", 1.5)):
+        assert abs(stats[("gps", f"position {axis}")]["residual_mean"]) < bound
+
+
+def test_report_renders_every_figure_in_headless_chromium(report):
+    if chromium_path() is None:
+        pytest.skip("chromium is not installed (Debian: apt-get install -y chromium); report not checked in a browser")
+    run = report[0]
+    with Browser(1200, 900) as browser:
+        browser.open((run / "report.html").as_uri())
+        loaded = browser.wait_for("document.readyState === 'complete' && Array.from(document.images).every("
+                                  "i => i.complete) ? Array.from(document.images).map(i => i.naturalWidth) : null", 20)
+        browser.screenshot(run / "report_screenshot.png")
+    assert loaded is not None and len(loaded) == len(FIGURES)
+    assert all(width > 100 for width in loaded), loaded  # a broken image has naturalWidth 0
+
+
+# -- bad input: a clear error, exit status 2, no traceback -------------------------------------------------------
+
+
+def plot_in_process(*args):
+    """``nexus plot`` through the real command group, in this process (the CLI's imports cost seconds per process)."""
+    from click.testing import CliRunner
+
+    from nexus.cli import main
+
+    return CliRunner().invoke(main, ["plot", *map(str, args)])
+
+
+def bad(*args):
+    result = plot_in_process(*args)
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert "Traceback" not in result.output
+    assert result.output.startswith("error: ")  # one line, from NexusGroup, not an escaped exception
+    return result.stderr
+
+
+def test_a_folder_without_a_run_is_refused(tmp_path):
+    assert f"{tmp_path} is not a run folder: it has no run.json and no record.parquet" in bad(tmp_path)
+
+
+def test_a_missing_folder_is_refused(tmp_path):
+    assert "is not a folder" in bad(tmp_path / "nowhere")
+
+
+def test_an_empty_record_is_refused(tmp_path):
+    (tmp_path / "run.json").write_text(json.dumps({"exit_reason": "build-error", "error": "bad vehicle"}))
+    pq.write_table(pa.table({}), tmp_path / "record.parquet")  # what a run that failed to build leaves
+    assert "holds no rows: the run ended before its first tick" in bad(tmp_path)
+
+
+def test_a_file_that_is_not_a_ulog_is_refused(short_run):
+    assert "is not a ULog file PX4 wrote" in bad(short_run, "--ulog", short_run / "run.json")
+
+
+def _truth(run):
+    table = pq.read_table(run / "record.parquet")
+    time = table.column("time").to_numpy()
+    origin = np.array(json.loads((run / "run.json").read_text())["ned_origin_enu_m"])
+    enu = np.stack([table.column(f"body/base.pose[{i}]").to_numpy() for i in range(3)], axis=1) - origin
+    return time, np.stack([enu[:, 1], enu[:, 0], -enu[:, 2]], axis=1)  # NED
+
+
+def test_a_ulog_of_another_flight_is_refused(short_run, tmp_path):
+    time, ned = _truth(short_run)
+    # Logged an hour later: PX4's clock never overlaps this run's sim time.
+    later = write_ulog(tmp_path / "later.ulg", (time + 3600.0) * 1e6, ned, np.tile([1.0, 0, 0, 0], (len(time), 1)))
+    assert "is from another flight" in bad(short_run, "--ulog", later, "--out", tmp_path)
+    # Same times, but the vehicle was 20 m away: not this flight's positions.
+    elsewhere = write_ulog(tmp_path / "elsewhere.ulg", time * 1e6, ned + [20.0, 0, 0],
+                           np.tile([1.0, 0, 0, 0], (len(time), 1)))
+    assert "m from this run's truth" in bad(short_run, "--ulog", elsewhere, "--out", tmp_path)
+
+
+def test_a_ulog_of_this_flight_adds_px4s_estimate(short_run, tmp_path):
+    time, ned = _truth(short_run)
+    # PX4's estimate 0.1 m north of the truth, level, nose north (q = identity in NED/FRD) at 50 Hz.
+    rows = slice(0, None, 5)
+    ulog = write_ulog(tmp_path / "this.ulg", time[rows] * 1e6, ned[rows] + [0.1, 0, 0],
+                      np.tile([1.0, 0, 0, 0], (len(time[rows]), 1)))
+    result = plot_in_process(short_run, "--ulog", ulog, "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "plots" / "px4_estimate.png").is_file()
+    assert "median position distance to truth 0.10 m" in result.stderr
+    assert (tmp_path / "report.html").read_text().count("data:image/png;base64,") == len(FIGURES) + 1
