@@ -73,9 +73,13 @@ class _Px4Ring:
             if stage.host and stage.component is self.px4:
                 stage.run = self.timers[stage.name] = _Timed(stage.run)
         start(self.flight.loop, self.flight.vehicle.plant)
-        fly(self.flight, self.writer, 5)  # connect and enter lockstep outside the timed rounds
-        if not self.px4.lockstep:
-            raise RuntimeError(f"the instant peer did not answer in 5 ticks: {self.px4.stats()}")
+        # Connect and enter lockstep outside the timed rounds (the free-run does not wait for the
+        # peer's first answer, so this takes as many ticks as the peer process needs to start).
+        deadline = time.monotonic() + 30.0
+        while not self.px4.lockstep:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the instant peer did not answer within 30 s: {self.px4.stats()}")
+            fly(self.flight, self.writer, 1)
         self.host_us: list[float] = []
         self.messages_per_tick: list[float] = []
 

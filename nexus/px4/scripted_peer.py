@@ -157,7 +157,10 @@ def answer_at_once(port: int, row) -> None:
     template = AnswerTemplate(mav, row)
     buffer = b""
     while True:
-        data = sock.recv(65536)
+        try:
+            data = sock.recv(65536)
+        except OSError:  # the simulator went away: the run (or the benchmark) is over
+            return
         if not data:
             return
         buffer += data
