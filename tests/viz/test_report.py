@@ -62,17 +62,42 @@ def test_gps_residual_stays_within_its_drift(report):
         assert abs(stats[("gps", f"position {axis}")]["residual_mean"]) < bound
 
 
+#: In the page: each figure decoded and drawn on a canvas; its size and mean RGB and alpha [0..255].
+DRAWN_FIGURES = """Promise.all(Array.from(document.images).map(async img => {
+    await img.decode().catch(() => null);
+    const canvas = document.createElement('canvas');
+    canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+    if (!canvas.width) return [img.closest('figure').id, 0, 0, 0, 0];
+    const context = canvas.getContext('2d');
+    context.drawImage(img, 0, 0);
+    const d = context.getImageData(0, 0, canvas.width, canvas.height).data;
+    let rgb = 0, alpha = 0;
+    for (let i = 0; i < d.length; i += 4) { rgb += d[i] + d[i + 1] + d[i + 2]; alpha += d[i + 3]; }
+    const n = canvas.width * canvas.height;
+    return [img.closest('figure').id, canvas.width, canvas.height, rgb / (3 * n), alpha / n];
+}))"""
+
+
 def test_report_renders_every_figure_in_headless_chromium(report):
     if chromium_path() is None:
         pytest.skip("chromium is not installed (Debian: apt-get install -y chromium); report not checked in a browser")
+    from PIL import Image
+
     run = report[0]
     with Browser(1200, 900) as browser:
         browser.open((run / "report.html").as_uri())
-        loaded = browser.wait_for("document.readyState === 'complete' && Array.from(document.images).every("
-                                  "i => i.complete) ? Array.from(document.images).map(i => i.naturalWidth) : null", 20)
+        assert browser.wait_for("document.readyState === 'complete'", 20)
+        drawn = {name: rest for name, *rest in browser.evaluate(DRAWN_FIGURES)}
         browser.screenshot(run / "report_screenshot.png")
-    assert loaded is not None and len(loaded) == len(FIGURES)
-    assert all(width > 100 for width in loaded), loaded  # a broken image has naturalWidth 0
+    assert sorted(drawn) == sorted(f"fig-{name}" for name in FIGURES)
+    for name in FIGURES:
+        png = np.asarray(Image.open(run / "plots" / f"{name}.png").convert("RGBA"), dtype=np.float64)
+        width, height, rgb, alpha = drawn[f"fig-{name}"]
+        # The browser drew the whole figure: same size, fully opaque (a truncated PNG leaves transparent rows),
+        # and the same mean colour as the PNG file decoded by Pillow.
+        assert (width, height) == (png.shape[1], png.shape[0]), name
+        assert alpha == pytest.approx(255.0, abs=0.01), name
+        assert rgb == pytest.approx(png[..., :3].mean(), abs=0.5), name
 
 
 # -- bad input: a clear error, exit status 2, no traceback -------------------------------------------------------
