@@ -103,8 +103,8 @@ def open_replay(folder: Path, host: str, port: int) -> Replay:
     if run.has("setpoint.position[0]"):
         setpoint = run.vector("setpoint.position", 3) @ ENU_TO_NED + origin  # NED -> ENU, both ways the same swap
     view.paths(flown, setpoint)
-    extent = float(np.max(np.ptp(flown, axis=0))) if len(flown) > 1 else 0.0
-    view.look_at(flown[0] + np.array([0.0, 0.0, 0.3]), distance=max(3.0, 1.5 * extent))
+    low, high = flown.min(axis=0), flown.max(axis=0)
+    view.look_at((low + high) / 2.0, distance=max(3.0, 1.6 * float(np.linalg.norm(high - low))))  # the whole flight
     replay = Replay(run, view)
     replay.frame(0.0)
     return replay

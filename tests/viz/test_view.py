@@ -3,7 +3,7 @@
 The browser test takes two screenshots of the same view: the vehicle drawn,
 then hidden with the page's own "Show vehicle" checkbox (the same scene with
 its ground and paths, without the vehicle). The vehicle must change the
-centre of the canvas, where the camera looks at it; a page that drew nothing,
+canvas; a page that drew nothing,
 or drew the ground without the vehicle, gives two equal pictures.
 """
 
@@ -44,13 +44,12 @@ def stop(process):
         process.wait()
 
 
-def centre(png_path):
-    """The canvas's centre box (the camera's target), as float RGB: 40% of the width, 50% of the height."""
+def scene(png_path):
+    """The canvas left of viser's control panel (which covers the right quarter), as float RGB."""
     from PIL import Image
 
     image = np.asarray(Image.open(png_path).convert("RGB"), dtype=np.float64)
-    h, w = image.shape[:2]
-    return image[int(h * 0.25):int(h * 0.75), int(w * 0.3):int(w * 0.7)]
+    return image[:, : int(image.shape[1] * 0.72)]
 
 
 def click_checkbox(browser, label):
@@ -83,12 +82,13 @@ def test_replay_shows_the_vehicle_in_headless_chromium(short_run):
                                       " return m && Number(m[1]) > 100 ? Number(m[1]) : 0; })()", 20)
     finally:
         stop(process)
-    full, empty = centre(with_vehicle), centre(without)
+    full, empty = scene(with_vehicle), scene(without)
     changed = np.mean(np.abs(full - empty).max(axis=2) > 40)  # share of pixels the vehicle changes by > 40/255
-    # The vehicle 3 m from the camera (hub 0.3 m, rotors 0.53 m across at 0.5 m from the centre) covers
-    # roughly a sixth of this box; its grey hub and coloured disks are darker than the pale ground.
-    assert changed > 0.05, f"the vehicle changed {changed:.1%} of the canvas centre"
-    assert full.mean() < empty.mean() - 5.0
+    # The camera frames the whole flight (2.1 m climb) from 3.4 m: the vehicle (rotor disks 0.53 m across, 1.2 m
+    # span) spans about a fifth of the canvas width, a few percent of its area, with its shadow; its grey hub and
+    # coloured disks are darker than the pale ground.
+    assert changed > 0.01, f"the vehicle changed {changed:.2%} of the canvas"
+    assert full.mean() < empty.mean() - 1.0
     assert empty.std() > 3.0  # the empty scene is still drawn (ground grid), not a blank page
     assert played, "Play did not advance the replay"
 
