@@ -211,7 +211,8 @@ class Px4Controller(Component):
             f"PX4 connected but never answered HIL_ACTUATOR_CONTROLS in {sim_s:.1f} s of sim time "
             f"({self.exchanges} sensor messages, {time.monotonic() - first_wall:.1f} s wall"
             f"{', ' + why if why else ''}); it sent {self.heartbeats} heartbeats{wrong}. The vehicle flew on zero "
-            "controls: check PX4's console for a start-up error (PX4_SIM_MODEL, a module that failed to start)"
+            "controls: check PX4's console for a start-up error (PX4_SIM_MODEL, a module that failed to start), "
+            "or raise --px4-answer-timeout if PX4 is only slow to start"
         )
 
     def _await_answer(self, time_usec: int):
