@@ -27,11 +27,11 @@ from nexus.estimation import build_truth_estimator
 log = logging.getLogger("nexus")
 
 #: Controller choices for ``--controller``.
-CONTROLLERS = ("pid", "px4", "hold")
+CONTROLLERS = ("pid", "px4", "hold", "mpc")
 DEFAULT_CONTROLLER = "pid"
 CONTROLLER_APIS = ("NexusPidControllerAPI",)
 #: Controllers that read a guidance's setpoint: only their runs get the scene's mission.
-SETPOINT_CONTROLLERS = ("pid",)
+SETPOINT_CONTROLLERS = ("pid", "mpc", "policy")
 MISSION_APIS = ("NexusMissionAPI",)
 #: ``--mission`` choices: the scene's own profile, or the same mission shortened to under 10 s.
 MISSIONS = ("scene", "short")
@@ -116,8 +116,10 @@ ESTIMATOR_APIS = ("NexusTruthEstimatorAPI",)
 def _missions(scene, ctx: PrimContext, mission: str) -> list[Component]:
     """The scene's mission prims as guidance components (``short``: the same, shortened)."""
     from nexus.guidance import MissionGuidance, MissionProfile, build_mission
+    from nexus.guidance.tracking import TRACKING_APIS, build_tracking
 
     found = [build_mission(prim, ctx) for prim in scene.Traverse() if any(a in MISSION_APIS for a in nexus_apis(prim))]
+    found += [build_tracking(prim, ctx) for prim in scene.Traverse() if any(a in TRACKING_APIS for a in nexus_apis(prim))]
     if mission == "short":
         if not found:
             raise BuildError(f"{ctx.plant.scene_path}: --mission short shortens the scene's mission, but it has none")
@@ -141,6 +143,16 @@ def _controller(name: str, prim, path: str, ctx: PrimContext, options: dict) -> 
         from nexus.px4.controller import Px4Controller
 
         return Px4Controller(path, plant, **options)
+    if name in ("mpc", "policy"):  # both fly on the PID prim's attitude and rate gains, or read its path
+        if prim is None:
+            raise BuildError(f"{ctx.path}: --controller {name} needs a prim with NexusPidControllerAPI (its attitude and rate gains)")
+        if name == "mpc":
+            from nexus.control.mpc import build_mpc
+
+            return build_mpc(prim, ctx, **options)
+        from nexus.control.policy import build_policy
+
+        return build_policy(prim, ctx, **options)
     raise BuildError(f"unknown controller '{name}'; choose one of {', '.join(CONTROLLERS)}")
 
 

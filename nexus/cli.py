@@ -18,7 +18,7 @@ from nexus.core.device import DEVICE_CHOICES
 #: Sim time a run flies unless ``--duration`` says otherwise [s], by controller: a PID run's
 #: mission ends it sooner (this caps it), a PX4 run waits for PX4's own mission, and a hold
 #: run has nothing to end it.
-DEFAULT_DURATIONS_S = {"pid": 60.0, "px4": 300.0, "hold": 10.0}
+DEFAULT_DURATIONS_S = {"pid": 60.0, "px4": 300.0, "hold": 10.0, "mpc": 60.0, "policy": 60.0}
 
 #: Exit statuses. 0: the command did what was asked (a run ended by its mission or its
 #: duration; a replay was identical). 1: a run failed while flying, a replay differed, or

@@ -40,6 +40,8 @@ API_SCHEMAS = (
     "NexusPidControllerAPI",
     "NexusGeodeticOriginAPI",
     "NexusMissionAPI",
+    "NexusFigureEightAPI",
+    "NexusWaypointsAPI",
 )
 
 _FOLDER = os.path.dirname(os.path.abspath(__file__))

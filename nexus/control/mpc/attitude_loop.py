@@ -1,0 +1,85 @@
+"""The device loop under the MPC: attitude goal -> body rates -> torques -> quad-x mixer.
+
+The MPC (a host stage) writes an :class:`AttitudeGoal` at its own rate: its
+rotor thrusts split the mixer's way into a collective thrust fraction and a
+torque feed-forward, and the attitude and body rates it plans for its next
+solve. This device stage runs every tick: it applies the feed-forward and
+corrects the drift from the plan between solves with the PID controller's own
+attitude law and rate PID
+(:mod:`nexus.control.attitude`, :mod:`nexus.control.mixer`, gains from the
+``NexusPidControllerAPI`` prim), as PX4 splits its position and attitude
+loops. Its integrators live in a :class:`~nexus.control.pid.PidState`; while
+``armed`` is 0 it writes zeros and clears them.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from nexus.control.attitude import attitude_error_rates
+from nexus.control.mixer import command_for_thrust, quad_x_thrusts
+from nexus.control.pid import PidParams, PidState, bounded
+from nexus.core.types import PoseTwist
+
+
+@wp.struct
+class AttitudeGoal:
+    """What the MPC asks of the attitude loop."""
+
+    #: Collective thrust as a thrust fraction [-] (mean rotor thrust / full thrust).
+    thrust: wp.float32
+    #: Attitude goal, FRD→NED, Warp (x, y, z, w).
+    attitude: wp.quat
+    #: Body-rate goal [rad/s, FRD] added to the attitude law's.
+    rates: wp.vec3
+    #: Normalised torque feed-forward [-] (the mixer's units), the rest of the MPC's rotor thrusts.
+    torque: wp.vec3
+
+
+@wp.kernel
+def attitude_loop(
+    estimate: wp.array(dtype=PoseTwist),
+    goal: wp.array(dtype=AttitudeGoal),
+    armed: wp.array(dtype=wp.int32),
+    params: wp.array(dtype=PidParams),
+    state_in: wp.array(dtype=PidState),
+    dt: float,
+    rotor_count: int,
+    state_out: wp.array(dtype=PidState),
+    controls: wp.array2d(dtype=wp.float32),
+):
+    p = params[0]
+    s = state_in[0]
+    est = estimate[0]
+    g = goal[0]
+    on = float(0.0)
+    if armed[0] != 0:
+        on = 1.0
+    yaw_weight = wp.clamp(p.attitude_p[2] / wp.max(0.5 * (p.attitude_p[0] + p.attitude_p[1]), 1.0e-6), 0.0, 1.0)
+    rate_goal = attitude_error_rates(est.attitude, wp.normalize(g.attitude), p.attitude_p, yaw_weight) + g.rates
+    rate_goal = wp.vec3(
+        wp.clamp(rate_goal[0], -p.max_rates[0], p.max_rates[0]),
+        wp.clamp(rate_goal[1], -p.max_rates[1], p.max_rates[1]),
+        wp.clamp(rate_goal[2], -p.max_rates[2], p.max_rates[2]),
+    )
+    rate_error = rate_goal - est.rates
+    rate_integral = bounded(s.rate_integral + rate_error * dt, p.rate_integral_limit, p.rate_i) * on
+    rate_change = (est.rates - s.previous_rates) * (s.primed / dt)
+    torque = g.torque + wp.cw_mul(p.rate_p, rate_error) + wp.cw_mul(p.rate_i, rate_integral) - wp.cw_mul(p.rate_d, rate_change)
+    torque = wp.vec3(wp.clamp(torque[0], -1.0, 1.0), wp.clamp(torque[1], -1.0, 1.0), wp.clamp(torque[2], -1.0, 1.0))
+    collective = wp.clamp(float(g.thrust), p.min_thrust, p.max_thrust)
+    thrusts = quad_x_thrusts(collective, torque)
+    for i in range(controls.shape[1]):
+        controls[0, i] = 0.0
+    for i in range(wp.min(rotor_count, 4)):
+        controls[0, i] = command_for_thrust(thrusts[i], p.thrust_model_factor) * on
+    out = PidState()
+    out.velocity_integral = s.velocity_integral
+    out.previous_velocity = s.previous_velocity
+    out.previous_goal = s.previous_goal
+    out.previous_goal_velocity = s.previous_goal_velocity
+    out.previous_yaw_goal = s.previous_yaw_goal
+    out.rate_integral = rate_integral
+    out.previous_rates = est.rates
+    out.primed = 1.0
+    state_out[0] = out
