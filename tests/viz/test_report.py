@@ -168,3 +168,28 @@ def test_a_ulog_of_this_flight_adds_px4s_estimate(short_run, tmp_path):
     assert (tmp_path / "plots" / "px4_estimate.png").is_file()
     assert "median position distance to truth 0.10 m" in result.stderr
     assert (tmp_path / "report.html").read_text().count("data:image/png;base64,") == len(FIGURES) + 1
+
+
+def test_plot_of_a_px4_run_shows_its_lockstep_counters(tmp_path):
+    # A PX4 run against the scripted PX4 (nexus/px4/scripted_peer.py) over real TCP: silent for 10 sensor
+    # messages as PX4 is while it boots, then 0.7 on every motor, for 1 s of sim time (250 exchanges).
+    from nexus.flight import FlightOptions, build_flight
+    from nexus.px4.scripted_peer import ScriptedPx4
+    from nexus.run import run_flight
+
+    link = {"host": "127.0.0.1", "port": 0, "connect_timeout": 10.0, "answer_timeout": 5.0}
+    flight = build_flight(FlightOptions(controller="px4", controller_options=link), "cpu")
+    peer = ScriptedPx4(flight.vehicle.controller.link.port, lambda n: None if n <= 10 else [0.7] * 4 + [0.0] * 12)
+    peer.start()
+    try:
+        run_flight(flight.options, "cpu", tmp_path / "px4", 1.0, progress=False, flight=flight)
+    finally:
+        peer.stop.set()
+        peer.join(timeout=5)
+    result = plot_in_process(tmp_path / "px4")
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "px4" / "report.html").read_text()
+    assert "Controller link statistics (px4)" in page
+    assert "<tr><th>exchanges</th><td>250</td></tr>" in page  # one exchange per tick, 250 ticks in 1 s
+    assert "<tr><th>answers</th><td>240</td></tr>" in page  # the first 10 went unanswered
+    assert page.count("data:image/png;base64,") == len(FIGURES)  # no estimate or setpoint: truth and sensors still
