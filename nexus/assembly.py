@@ -27,7 +27,7 @@ from nexus.estimation import build_truth_estimator
 log = logging.getLogger("nexus")
 
 #: Controller choices for ``--controller``.
-CONTROLLERS = ("pid", "px4", "hold", "mpc")
+CONTROLLERS = ("pid", "px4", "hold", "mpc", "policy")
 DEFAULT_CONTROLLER = "pid"
 CONTROLLER_APIS = ("NexusPidControllerAPI",)
 #: Controllers that read a guidance's setpoint: only their runs get the scene's mission.

@@ -121,6 +121,8 @@ def _flight_options(f):
         click.option("--eager", is_flag=True, help="Launch stage by stage instead of replaying graphs (debugging)."),
         click.option("--mission", type=click.Choice(MISSIONS), default="scene", show_default=True,
                      help="With --controller pid: the scene's mission, or the same mission shortened to under 10 s."),
+        click.option("--policy", type=click.Path(dir_okay=False), default=None,
+                     help="With --controller policy: the ONNX model (default: the PID imitation Nexus ships)."),
         click.option("--px4-host", default="127.0.0.1", show_default=True, help="PX4 link: address to listen on."),
         click.option("--px4-port", type=click.IntRange(0, 65535), default=4560, show_default=True,
                      help="PX4 link: TCP port PX4 connects to (4560 + instance)."),
@@ -134,7 +136,7 @@ def _flight_options(f):
     return f
 
 
-def _options(controller, px4_host, px4_port, px4_connect_timeout, px4_answer_timeout, **flight):
+def _options(controller, px4_host, px4_port, px4_connect_timeout, px4_answer_timeout, policy=None, **flight):
     """FlightOptions from the options ``_flight_options`` adds (less ``--device``)."""
     from nexus.flight import FlightOptions
 
@@ -142,6 +144,8 @@ def _options(controller, px4_host, px4_port, px4_connect_timeout, px4_answer_tim
     if controller == "px4":
         controller_options = {"host": px4_host, "port": px4_port, "connect_timeout": px4_connect_timeout,
                               "answer_timeout": px4_answer_timeout}
+    if controller == "policy" and policy:
+        controller_options = {"model": policy}
     return FlightOptions(controller=controller, controller_options=controller_options, **flight)
 
 

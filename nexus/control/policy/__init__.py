@@ -1,0 +1,6 @@
+"""A learned policy (ONNX, run by ONNX Runtime) as a host controller stage."""
+
+from nexus.control.policy.controller import DEFAULT_MODEL, PolicyController, build_policy
+from nexus.control.policy.features import ACTIONS, FEATURES, observe
+
+__all__ = ["ACTIONS", "DEFAULT_MODEL", "FEATURES", "PolicyController", "build_policy", "observe"]

@@ -1,0 +1,107 @@
+"""The policy controller: an ONNX model run with ONNX Runtime as a host stage.
+
+One ``control`` stage on the host: each tick it reads the ``estimate`` and
+the ``setpoint`` (and ``armed``), builds the observation the model's metadata
+declares (:mod:`nexus.control.policy.features`), runs the model, and writes
+its action into the ``controls`` row (the first ``width`` slots, clipped to
+[0, 1]; zeros while ``armed`` is 0). Everything else in the tick stays
+captured in graphs.
+
+The model file, its layouts and their widths are checked when the component
+is built, before any stage runs: a missing file, an unreadable model, a
+layout that names an unknown feature, or a width that disagrees with the
+model's input or output is a :class:`~nexus.core.errors.BuildError` naming
+the file, the metadata key and both widths.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import warp as wp
+
+from nexus.control.policy.features import ACTIONS, FEATURES, observe, parse_layout
+from nexus.core import Component, Read, Stage, Write
+from nexus.core.errors import BuildError
+from nexus.core.types import CONTROLS_WIDTH, PoseTwist, Setpoint
+
+#: The policy Nexus ships: trained by tools/train_policy.py to imitate the PID on the short mission.
+DEFAULT_MODEL = Path(__file__).with_name("pid_imitation.onnx")
+OBSERVATION_KEY, ACTION_KEY = "nexus:observation", "nexus:action"
+
+
+class PolicyController(Component):
+    """Runs ``model`` (an ONNX file) every tick: observation from estimate and setpoint, action into ``controls``."""
+
+    def __init__(self, name: str, model: str | Path = DEFAULT_MODEL, connections=None):
+        super().__init__(name, connections)
+        self.model_path = Path(model)
+        where = f"controller '{name}': policy {self.model_path}"
+        if not self.model_path.is_file():
+            raise BuildError(f"{where}: no such file; pass --policy FILE.onnx (Nexus ships {DEFAULT_MODEL})")
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1  # a few hundred multiply-adds: threads only cost
+        options.inter_op_num_threads = 1
+        try:
+            self.session = ort.InferenceSession(str(self.model_path), options, providers=["CPUExecutionProvider"])
+        except Exception as error:  # onnxruntime raises its own types for unreadable files
+            raise BuildError(f"{where}: ONNX Runtime cannot load it: {str(error).splitlines()[0]}") from None
+        meta = self.session.get_modelmeta().custom_metadata_map
+        for key in (OBSERVATION_KEY, ACTION_KEY):
+            if key not in meta:
+                raise BuildError(f"{where}: its metadata has no '{key}'; the model must declare its layouts "
+                                 f"(tools/train_policy.py shows how), e.g. {OBSERVATION_KEY}=position_error_heading:3,...")
+        try:
+            self.observation = parse_layout(meta[OBSERVATION_KEY], FEATURES, OBSERVATION_KEY, where)
+            self.action = parse_layout(meta[ACTION_KEY], ACTIONS, ACTION_KEY, where)
+        except ValueError as error:
+            raise BuildError(str(error)) from None
+        (model_input,), (model_output,) = self.session.get_inputs(), self.session.get_outputs()
+        self.input_name = model_input.name
+        observation_width = sum(w for _, w in self.observation)
+        action_width = sum(w for _, w in self.action)
+        if model_input.shape[-1] != observation_width:
+            raise BuildError(f"{where}: {OBSERVATION_KEY} ({meta[OBSERVATION_KEY]}) makes {observation_width} values, "
+                             f"but the model's input '{model_input.name}' takes {model_input.shape[-1]}")
+        if model_output.shape[-1] != action_width:
+            raise BuildError(f"{where}: {ACTION_KEY} ({meta[ACTION_KEY]}) names {action_width} controls, "
+                             f"but the model's output '{model_output.name}' gives {model_output.shape[-1]}")
+        self.action_width = action_width
+        self.inference_us: list[float] = []
+
+    def stages(self) -> list[Stage]:
+        return [Stage(
+            "policy", "control", self._run, host=True,
+            reads=(Read("estimate", PoseTwist, (1,)), Read("setpoint", Setpoint, (1,)),
+                   Read("armed", wp.int32, (1,), default=1)),
+            writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH)),),
+        )]
+
+    def act(self, estimate, setpoint) -> np.ndarray:
+        """The model's action (clipped to [0, 1]) for one estimate and setpoint."""
+        observation = observe(self.observation, estimate, setpoint)[None, :]
+        begin = time.perf_counter()
+        (action,) = self.session.run(None, {self.input_name: observation})
+        self.inference_us.append((time.perf_counter() - begin) * 1e6)
+        return np.clip(np.asarray(action, dtype=np.float32).reshape(-1), 0.0, 1.0)
+
+    def _run(self, io) -> None:
+        row = np.zeros(CONTROLS_WIDTH, dtype=np.float32)
+        if int(io["armed"].read()) != 0:
+            row[: self.action_width] = self.act(io["estimate"].read(), io["setpoint"].read())
+        io["controls"].write(row)
+
+    def stats(self) -> dict:
+        times = np.asarray(self.inference_us) if self.inference_us else np.zeros(1)
+        return {"controller": "policy", "model": str(self.model_path), "inferences": len(self.inference_us),
+                "inference_us_median": round(float(np.median(times)), 1),
+                "inference_us_p99": round(float(np.percentile(times, 99)), 1)}
+
+
+def build_policy(prim, ctx, model: str | Path | None = None) -> PolicyController:
+    """The policy controller at the controller prim's path (the ESCs connect to it); ``model`` defaults to the shipped one."""
+    return PolicyController(str(prim.GetPath()), model or DEFAULT_MODEL)

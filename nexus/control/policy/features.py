@@ -1,0 +1,76 @@
+"""The observation and action layouts a policy model declares, and the features they name.
+
+A model states, in its ONNX metadata, what its input and output mean:
+``nexus:observation`` lists features as ``name:width`` separated by commas,
+in input order; ``nexus:action`` lists the signals it writes the same way.
+The features are computed from the signals the policy stage reads (the
+estimate and the setpoint), in the *heading frame*: NED turned by the
+vehicle's heading, so a policy learnt facing north flies facing east too.
+
+The build checks each name against :data:`FEATURES` (and :data:`ACTIONS`),
+each width against the feature's, and the sums against the model's input and
+output shapes; a mismatch names both sides.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: Feature name -> (width, signals it reads, what it is).
+FEATURES = {
+    "position_error_heading": (3, ("estimate", "setpoint"), "setpoint position − estimate position [m], heading frame"),
+    "velocity_heading": (3, ("estimate",), "velocity [m/s], heading frame"),
+    "tilt_heading": (2, ("estimate",), "x and y of the body's down axis in the heading frame [-] (sin of the tilt)"),
+    "rates": (3, ("estimate",), "body rates [rad/s], FRD"),
+    "yaw_error": (1, ("estimate", "setpoint"), "setpoint heading − heading, wrapped to (−π, π] [rad]"),
+}
+#: Action name -> (width limit, signal written).
+ACTIONS = {"controls": (16, "controls")}
+
+
+def parse_layout(text: str, known: dict, key: str, where: str) -> list[tuple[str, int]]:
+    """``"a:3,b:1"`` -> [("a", 3), ("b", 1)], each checked against ``known``; ValueError naming ``key`` otherwise."""
+    layout = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, _, width = item.partition(":")
+        if name not in known:
+            raise ValueError(f"{where}: {key} names '{name}', which Nexus does not know; it knows {', '.join(known)}")
+        try:
+            width = int(width)
+        except ValueError:
+            raise ValueError(f"{where}: {key} entry '{item}' must be name:width") from None
+        limit = known[name][0]
+        if (name in FEATURES and width != limit) or width > limit or width < 1:
+            raise ValueError(f"{where}: {key} gives '{name}' width {width}, but the signal's '{name}' has width {limit}")
+        layout.append((name, width))
+    if not layout:
+        raise ValueError(f"{where}: {key} is empty")
+    return layout
+
+
+def heading(attitude_xyzw) -> float:
+    x, y, z, w = (float(v) for v in attitude_xyzw)
+    return math.atan2(2.0 * (x * y + z * w), 1.0 - 2.0 * (y * y + z * z))
+
+
+def observe(layout: list[tuple[str, int]], estimate, setpoint) -> np.ndarray:
+    """The observation vector for ``layout`` from one estimate and one setpoint (float32)."""
+    q = np.asarray(estimate.attitude, dtype=np.float64)
+    psi = heading(q)
+    c, s = math.cos(psi), math.sin(psi)
+
+    def to_heading(v):
+        return np.array([c * v[0] + s * v[1], -s * v[0] + c * v[1], v[2]])
+
+    x, y, z, w = q
+    body_down = np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
+    values = {
+        "position_error_heading": lambda: to_heading(np.asarray(setpoint.position, dtype=np.float64) - np.asarray(estimate.position)),
+        "velocity_heading": lambda: to_heading(np.asarray(estimate.velocity, dtype=np.float64)),
+        "tilt_heading": lambda: to_heading(body_down)[:2],
+        "rates": lambda: np.asarray(estimate.rates, dtype=np.float64),
+        "yaw_error": lambda: np.array([math.atan2(math.sin(float(setpoint.yaw) - psi), math.cos(float(setpoint.yaw) - psi))]),
+    }
+    return np.concatenate([values[name]() for name, _ in layout]).astype(np.float32)

@@ -1,0 +1,89 @@
+"""The ONNX policy controller: its build checks against the model's declared layouts, and the shipped model."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from nexus.control.policy import DEFAULT_MODEL, PolicyController
+from nexus.core.errors import BuildError
+
+LAYOUT = "position_error_heading:3,velocity_heading:3,tilt_heading:2,rates:3,yaw_error:1"  # 12 values
+
+
+def _model(path, inputs: int, outputs: int, metadata: dict) -> str:
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["observation", "weights", "bias"], ["action"])], "test",
+        [helper.make_tensor_value_info("observation", TensorProto.FLOAT, [1, inputs])],
+        [helper.make_tensor_value_info("action", TensorProto.FLOAT, [1, outputs])],
+        [numpy_helper.from_array(np.zeros((inputs, outputs), np.float32), "weights"),
+         numpy_helper.from_array(np.full(outputs, 0.5, np.float32), "bias")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    helper.set_model_props(model, metadata)
+    onnx.save(model, str(path))
+    return str(path)
+
+
+def test_missing_model_file_is_a_build_error_naming_it(tmp_path):
+    missing = tmp_path / "nope.onnx"
+    with pytest.raises(BuildError, match=rf"policy {missing}: no such file; pass --policy FILE.onnx"):
+        PolicyController("/vehicle/controller", missing)
+
+
+def test_observation_width_mismatch_names_the_layout_and_the_model_input(tmp_path):
+    path = _model(tmp_path / "m.onnx", 10, 4, {"nexus:observation": LAYOUT, "nexus:action": "controls:4"})
+    with pytest.raises(BuildError, match=r"nexus:observation \(.*\) makes 12 values, but the model's input 'observation' takes 10"):
+        PolicyController("/vehicle/controller", path)
+
+
+def test_action_width_mismatch_names_the_layout_and_the_model_output(tmp_path):
+    path = _model(tmp_path / "m.onnx", 12, 3, {"nexus:observation": LAYOUT, "nexus:action": "controls:4"})
+    with pytest.raises(BuildError, match=r"nexus:action \(controls:4\) names 4 controls, but the model's output 'action' gives 3"):
+        PolicyController("/vehicle/controller", path)
+
+
+@pytest.mark.parametrize("metadata, needle", [
+    ({"nexus:action": "controls:4"}, "its metadata has no 'nexus:observation'"),
+    ({"nexus:observation": "altitude:1", "nexus:action": "controls:4"}, "nexus:observation names 'altitude', which Nexus does not know"),
+    ({"nexus:observation": "rates:2", "nexus:action": "controls:4"}, "gives 'rates' width 2, but the signal's 'rates' has width 3"),
+    ({"nexus:observation": "rates:3", "nexus:action": "controls:17"}, "gives 'controls' width 17, but the signal's 'controls' has width 16"),
+])
+def test_bad_layout_metadata_is_a_build_error(tmp_path, metadata, needle):
+    path = _model(tmp_path / "m.onnx", 3, 4, metadata)
+    with pytest.raises(BuildError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        PolicyController("/vehicle/controller", path)
+
+
+def test_shipped_policy_holds_hover_near_the_pid_hover_command():
+    policy = PolicyController("/vehicle/controller", DEFAULT_MODEL)
+    level = SimpleNamespace(position=np.array([0.0, 0.0, -2.0]), velocity=np.zeros(3),
+                            attitude=np.array([0.0, 0.0, 0.0, 1.0]), rates=np.zeros(3))
+    goal = SimpleNamespace(position=np.array([0.0, 0.0, -2.0]), yaw=0.0)
+    controls = policy.act(level, goal)
+    # vehicles/astro_max_base.usda: nexus:hoverThrust = 0.572, the PID's hover command; the fit lands within 0.03.
+    assert controls.shape == (4,) and np.allclose(controls, 0.572, atol=0.03)
+    # A goal 1 m higher asks every rotor for more.
+    higher = policy.act(level, SimpleNamespace(position=np.array([0.0, 0.0, -3.0]), yaw=0.0))
+    assert (higher > controls + 0.05).all()
+
+
+@pytest.mark.xfail(strict=True, reason="the least-squares imitation of the PID is underdamped: it crashes in the yaw sweep")
+def test_shipped_policy_flies_the_short_mission_to_done():
+    from nexus.flight import FlightOptions, build_flight
+    from nexus.startup import start
+
+    flight = build_flight(FlightOptions(controller="policy", mission="short"), "cpu")
+    start(flight.loop, flight.vehicle.plant)
+    done = False
+    for _ in range(15 * 250):
+        if flight.loop.tick():
+            done = True
+            break
+    assert done

@@ -1,0 +1,140 @@
+"""Train the shipped policy: imitate the PID controller on recorded flights, export ONNX.
+
+    .venv/bin/python tools/train_policy.py [--out nexus/control/policy/pid_imitation.onnx]
+
+1. Fly the PID (truth estimator, captured, CPU) on the short mission and on
+   the figure-eight scene, keeping every armed tick's estimate, setpoint and
+   the four rotor commands the PID wrote.
+2. Fit a linear policy by least squares (NumPy): the features of
+   :mod:`nexus.control.policy.features` (errors and motion in the heading
+   frame, tilt, rates, heading error) plus a constant, to the rotors' thrust
+   fractions in the mixer's terms, each output on its own features. No
+   learning framework is needed.
+3. Write it as an ONNX ``Gemm`` followed by the ESC's thrust model inverted,
+   with the onnx package's helper API, the layouts in its metadata
+   (``nexus:observation``, ``nexus:action``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+LAYOUT = "position_error_heading:3,velocity_heading:3,tilt_heading:2,rates:3,yaw_error:1"
+ACTION = "controls:4"
+
+
+def record(scene: str, mission: str, seconds: float) -> list[tuple]:
+    """(estimate, setpoint, controls[:4]) for every armed tick of a PID flight more than 0.3 m above the start."""
+    from nexus.flight import FlightOptions, build_flight
+    from nexus.startup import start
+
+    flight = build_flight(FlightOptions(scene=scene, mission=mission), "cpu")
+    loop = flight.loop
+    start(loop, flight.vehicle.plant)
+    estimate, setpoint, controls = loop.output("estimate"), loop.output("setpoint"), loop.output("controls")
+    rows = []
+    for _ in range(int(seconds * 250)):
+        done = loop.tick()
+        e, s, c = estimate.numpy()[0], setpoint.numpy()[0], controls.numpy()[0, :4].copy()
+        if c.max() > 0.0 and e["position"][2] < -0.3:  # airborne: on the ground the PID's commands follow its integrators
+            rows.append((SimpleNamespace(position=e["position"].copy(), velocity=e["velocity"].copy(),
+                                         attitude=e["attitude"].copy(), rates=e["rates"].copy()),
+                         SimpleNamespace(position=s["position"].copy(), yaw=float(s["yaw"])), c))
+        if done:
+            break
+    return rows
+
+
+#: Which features (indices into LAYOUT) each of the mixer's four outputs may use: a structured fit, so the few
+#: smooth flights cannot make up couplings that the PID does not have. Heading frame: x forward, y right, z down.
+STRUCTURE = {
+    "collective": (2, 5),  # height error, climb rate
+    "roll": (1, 4, 7, 8),  # right error, right speed, tilt to the right, roll rate
+    "pitch": (0, 3, 6, 9),  # forward error, forward speed, tilt forward, pitch rate
+    "yaw": (11, 10),  # heading error, yaw rate
+}
+
+
+def fit(rows, layout, thrust_model_factor: float, ridge: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
+    """Weights (features, 4) and bias (4,) from the features to the rotors' thrust fractions.
+
+    The PID's commands u become thrust fractions t = (1 − f)·u + f·u² (the ESC's thrust model), and those the
+    mixer's collective and roll, pitch, yaw torques (its four orthogonal patterns); each of the four is fitted by
+    least squares on its own features (:data:`STRUCTURE`) and a constant, then mixed back to the four rotors.
+    """
+    from nexus.control.mixer import PITCH, ROLL, YAW
+    from nexus.control.policy.features import observe
+
+    x = np.array([observe(layout, e, s) for e, s, _ in rows], dtype=np.float64)
+    u = np.array([c for _, _, c in rows], dtype=np.float64)
+    f = thrust_model_factor
+    thrust = (1.0 - f) * u + f * u * u
+    mix = np.column_stack([np.full(4, 0.25), ROLL, PITCH, YAW])  # rotor fractions = basis @ mix.T ... inverse below
+    basis = thrust @ np.linalg.inv(mix).T  # (n, 4): collective, roll, pitch, yaw
+    weights = np.zeros((x.shape[1], 4))
+    bias = np.zeros(4)
+    for column, (name, features) in enumerate(STRUCTURE.items()):
+        a = np.hstack([x[:, features], np.ones((len(x), 1))])
+        solution = np.linalg.solve(a.T @ a + ridge * np.eye(a.shape[1]), a.T @ basis[:, column])
+        weights[list(features), column], bias[column] = solution[:-1], solution[-1]
+        residual = basis[:, column] - a @ solution
+        print(f"  {name}: RMS residual {np.sqrt(np.mean(residual**2)):.4f}, weights {np.round(solution, 3)}")
+    print(f"fit on {len(x)} ticks")
+    return (weights @ mix.T).astype(np.float32), (mix @ bias).astype(np.float32)
+
+
+def export(weights: np.ndarray, bias: np.ndarray, thrust_model_factor: float, out: Path) -> None:
+    """Gemm to thrust fractions, then the ESC's thrust model inverted: u = (√((1 − f)² + 4·f·t) − (1 − f)) / (2·f)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    f = float(thrust_model_factor)
+    constants = {"weights": weights, "bias": bias, "four_f": np.float32(4 * f), "linear_sq": np.float32((1 - f) ** 2),
+                 "zero": np.float32(0.0), "linear": np.float32(1 - f), "two_f": np.float32(2 * f)}
+    nodes = [
+        helper.make_node("Gemm", ["observation", "weights", "bias"], ["thrust"]),
+        helper.make_node("Max", ["thrust", "zero"], ["thrust_pos"]),
+        helper.make_node("Mul", ["thrust_pos", "four_f"], ["scaled"]),
+        helper.make_node("Add", ["scaled", "linear_sq"], ["radicand"]),
+        helper.make_node("Sqrt", ["radicand"], ["root"]),
+        helper.make_node("Sub", ["root", "linear"], ["numerator"]),
+        helper.make_node("Div", ["numerator", "two_f"], ["action"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "pid_imitation",
+        [helper.make_tensor_value_info("observation", TensorProto.FLOAT, [1, weights.shape[0]])],
+        [helper.make_tensor_value_info("action", TensorProto.FLOAT, [1, weights.shape[1]])],
+        [numpy_helper.from_array(np.asarray(v, dtype=np.float32), k) for k, v in constants.items()],
+    )
+    model = helper.make_model(graph, producer_name="nexus tools/train_policy.py", opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8  # readable by ONNX Runtime 1.18 and later
+    helper.set_model_props(model, {"nexus:observation": LAYOUT, "nexus:action": ACTION,
+                                   "nexus:trained_on": "PID, short mission + figure-eight, astro_max_base"})
+    onnx.checker.check_model(model)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(out))
+    print(f"wrote {out} ({out.stat().st_size} bytes)")
+
+
+def main() -> None:
+    from nexus.control.policy.features import FEATURES, parse_layout
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "nexus/control/policy/pid_imitation.onnx")
+    args = parser.parse_args()
+    layout = parse_layout(LAYOUT, FEATURES, "layout", "train_policy")
+    rows = record("empty", "short", 12.0) + record("figure_eight", "scene", 30.0)
+    factor = 0.5  # nexus:thrustModelFactor of the Astro Max's ESCs (vehicles/astro_max_base.usda)
+    export(*fit(rows, layout, factor), factor, args.out)
+
+
+if __name__ == "__main__":
+    main()
