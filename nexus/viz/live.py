@@ -1,0 +1,73 @@
+"""``nexus run --view``: the flight drawn in the browser while it flies.
+
+The run calls :meth:`LiveView.update` after each replay of its graphs (with
+the sim time). The view draws only when its time budget allows: after a
+frame that cost ``c`` seconds of wall time it waits ``c / BUDGET`` before the
+next, so drawing takes at most ``BUDGET`` of the loop's wall time whatever
+the machine, and the display rate is whatever that leaves (capped at
+``MAX_HZ``). The vehicle is drawn from a display copy of its model, loaded
+from the same files, so nothing the viewer does can touch the simulated one.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from nexus.viz.truth import ENU_TO_NED
+from nexus.viz.viewer import FlightView, load_model
+
+#: Largest share of the loop's wall time the view may take [-].
+BUDGET = 0.05
+#: Highest display rate [Hz].
+MAX_HZ = 30.0
+#: Redraw the flown path every this many frames (a path is one message of all its segments).
+PATH_EVERY = 10
+
+
+class LiveView:
+    def __init__(self, flight, host: str = "127.0.0.1", port: int = 8080):
+        plant = flight.vehicle.plant
+        self.view = FlightView(load_model(plant.vehicle_path, plant.scene_path), host, port,
+                               label="Nexus: live")
+        self.plant = plant
+        self.body = flight.loop.output("body/base")
+        try:
+            self.setpoint = flight.loop.output("setpoint")
+        except KeyError:
+            self.setpoint = None
+        self.flown: list[np.ndarray] = []
+        self.wanted: list[np.ndarray] = []
+        self.frames = 0
+        self.cost_s = 0.0
+        self.next_at = 0.0
+        self.framed = False
+
+    @property
+    def url(self) -> str:
+        return self.view.url
+
+    def update(self, sim_time: float, force: bool = False) -> None:
+        """Draw the vehicle's current pose if the budget allows (always with ``force``)."""
+        now = time.perf_counter()
+        if not force and now < self.next_at:
+            return
+        pose = np.asarray(self.body.numpy()[0]["pose"], dtype=np.float64)
+        self.flown.append(pose[:3])
+        if self.setpoint is not None:
+            origin = self.plant.ned_origin.numpy()[0].astype(np.float64)
+            self.wanted.append(np.asarray(self.setpoint.numpy()[0]["position"], dtype=np.float64) @ ENU_TO_NED + origin)
+        if not self.framed:
+            self.view.look_at(pose[:3], distance=4.0)
+            self.framed = True
+        self.view.show(pose, sim_time)
+        if self.frames % PATH_EVERY == 0 or force:
+            self.view.paths(np.array(self.flown), np.array(self.wanted) if self.wanted else None)
+        self.frames += 1
+        spent = time.perf_counter() - now
+        self.cost_s += spent
+        self.next_at = now + max(spent / BUDGET, 1.0 / MAX_HZ)
+
+    def close(self) -> None:
+        self.view.close()
