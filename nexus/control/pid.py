@@ -327,11 +327,12 @@ def gains_from_prim(prim, where: str) -> PidGains:
         if isinstance(getattr(gains, field_name), tuple):
             value = tuple(float(x) for x in value)
             if not all(0.0 <= x < math.inf for x in value):
-                raise BuildError(f"{where}: {attribute_name} must be 0 or positive and finite, got {value}")
+                shown = ", ".join(f"{x:.7g}" for x in value)
+                raise BuildError(f"{where}: {attribute_name} must be 0 or positive and finite, got ({shown})")
         else:
             value = float(value)
             if not 0.0 <= value < math.inf:
-                raise BuildError(f"{where}: {attribute_name} must be 0 or positive and finite, got {value}")
+                raise BuildError(f"{where}: {attribute_name} must be 0 or positive and finite, got {value:.7g}")
         setattr(gains, field_name, value)
     if not 0.0 < gains.hover_thrust < 1.0:
         raise BuildError(f"{where}: nexus:hoverThrust must lie in (0, 1), got {gains.hover_thrust}")

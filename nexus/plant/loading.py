@@ -60,16 +60,41 @@ def open_stage(path: Path):
     if stage is None:
         raise BuildError(f"{path}: USD could not open this file")
     check_stage(stage, path)
+    check_units(stage, path)
     check_mass_properties(stage, path)
     return stage
+
+
+def check_units(stage, path: Path) -> None:
+    """SI files only: Newton's importer warns about other units and then reads the numbers as SI anyway."""
+    from pxr import UsdGeom, UsdPhysics  # noqa: PLC0415
+
+    for key, value in (("metersPerUnit", UsdGeom.GetStageMetersPerUnit(stage)),
+                       ("kilogramsPerUnit", UsdPhysics.GetStageKilogramsPerUnit(stage))):
+        if value != 1.0:
+            unset = "" if stage.HasAuthoredMetadata(key) else " (USD's default: the file does not set it)"
+            raise BuildError(f"{path}: the file's {key} is {value:g}{unset}; Nexus reads SI files only, so author "
+                             f"{key} = 1 in the layer's metadata and give lengths in metres and masses in kilograms")
+    for prim in stage.Traverse():
+        if prim.GetTypeName() != "PhysicsScene":
+            continue
+        magnitude = prim.GetAttribute("physics:gravityMagnitude")
+        if magnitude and magnitude.HasAuthoredValue() and not 0.0 <= float(magnitude.Get()) < math.inf:
+            raise BuildError(f"{path}: prim {prim.GetPath()} attribute 'physics:gravityMagnitude' is "
+                             f"{float(magnitude.Get()):.7g}; author a finite, non-negative gravity [m/s²], e.g. 9.80665")
 
 
 def attr(prim, name: str):
     """An attribute's authored value or its schema fallback."""
     attribute = prim.GetAttribute(name)
-    if not attribute:
-        raise BuildError(f"prim {prim.GetPath()} has no attribute '{name}'; apply the schema that declares it")
-    return attribute.Get()
+    value = attribute.Get() if attribute else None
+    if value is None:
+        source = prim.GetStage().GetRootLayer().realPath if prim.GetStage() else ""
+        raise BuildError(
+            f"{source}: prim {prim.GetPath()} has no value for '{name}'; apply the schema that declares it "
+            "(its fallback then applies) or author the attribute"
+        )
+    return value
 
 
 def target(prim, name: str, path: Path) -> str:
@@ -228,6 +253,9 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
         spin = int(attr(prim, "nexus:spin"))
         if spin not in (-1, 1):
             raise BuildError(f"{where}: nexus:spin must be +1 (counter-clockwise) or -1 (clockwise), got {spin}")
+        diameter = float(attr(prim, "nexus:diameter"))
+        if not 0.0 < diameter < math.inf:
+            raise BuildError(f"{where}: nexus:diameter must be positive and finite [m], got {diameter:.7g}")
         kt, kq = float(attr(prim, "nexus:thrustCoefficient")), float(attr(prim, "nexus:torqueCoefficient"))
         if not (kt > 0.0 and math.isfinite(kt)):
             raise BuildError(f"{where}: nexus:thrustCoefficient must be positive and finite [N/(rad/s)²], got {kt}")
@@ -235,6 +263,11 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
             raise BuildError(f"{where}: nexus:torqueCoefficient must be 0 or positive and finite [N·m/(rad/s)²], got {kq}")
         j = joint_index[joint]
         b = body_index[body]
+        if builder.joint_child[j] != b:
+            raise BuildError(
+                f"{where}: nexus:body {body} is not the body its rotor joint {joint} turns; point nexus:body at the "
+                "joint's physics:body1 (the rotor), or nexus:inputs:rotor at the joint that turns this body"
+            )
         rotors.append(Rotor(
             index=len(rotors), joint_path=joint, body_path=body, joint=j, dof=joint_qd_start[j],
             coord=joint_q_start[j], body=b, spin=spin, thrust_coefficient=kt, torque_coefficient=kq,

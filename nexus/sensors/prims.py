@@ -32,7 +32,8 @@ def common_settings(prim, ctx) -> dict:
     """Keyword arguments every :class:`~nexus.sensors.sensor.Sensor` takes, read from its prim."""
     mount = tuple(float(x) for x in attr(prim, "nexus:mountOffset"))
     if not all(math.isfinite(x) for x in mount):
-        raise BuildError(f"{where(prim, ctx)}: nexus:mountOffset is {mount}; author a finite offset [m, body frame]")
+        shown = ", ".join(f"{x:.7g}" for x in mount)
+        raise BuildError(f"{where(prim, ctx)}: nexus:mountOffset is ({shown}); author a finite offset [m, body frame]")
     return {
         "body": mounted_body(prim, ctx),
         "mount": mount,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from nexus.assembly import assemble
 from nexus.core.errors import BuildError
 from nexus.plant.assets import ROOT
 from nexus.plant.loading import load_plant, open_stage
@@ -131,6 +132,11 @@ ESC_CASES = {
                                r"esc_1: nexus:motor:timeConstantUp must not be negative"),
     "zero-thrust-coefficient": (("float nexus:thrustCoefficient = 0.000226", "float nexus:thrustCoefficient = 0"),
                                 r"propeller prim /vehicle/propeller_1: nexus:thrustCoefficient must be positive"),
+    "negative-diameter": (("float nexus:diameter = 0.5334", "float nexus:diameter = -1"),
+                          r"propeller prim /vehicle/propeller_1: nexus:diameter must be positive and finite \[m\], got -1$"),
+    "propeller-on-the-base": (("rel nexus:body = </vehicle/body/rotor_1>", "rel nexus:body = </vehicle/body/base>"),
+                              r"propeller prim /vehicle/propeller_1: nexus:body /vehicle/body/base is not the body its "
+                              r"rotor joint /vehicle/joints/rotor_1 turns"),
     "two-escs-one-joint": (("rel nexus:joint = </vehicle/joints/rotor_2>", "rel nexus:joint = </vehicle/joints/rotor_1>"),
                            r"ESC prims /vehicle/esc_1 and /vehicle/esc_2 both drive /vehicle/joints/rotor_1"),
 }
@@ -198,3 +204,20 @@ def test_mission_errors_name_the_scene_file_and_the_usd_attribute(tmp_path, old,
     with pytest.raises(BuildError) as caught:
         build_mission(stage.GetPrimAtPath("/scene/mission"), ctx)
     assert str(caught.value) == f"{scene}: mission prim /scene/mission: {expected}"
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    ("    kilogramsPerUnit = 1\n", "    kilogramsPerUnit = 0.001\n", "the file's kilogramsPerUnit is 0.001; Nexus reads SI files only"),
+    # Unauthored, USD takes centimetres (0.01) and Newton would read every length as metres anyway.
+    ("    metersPerUnit = 1\n", "", "the file's metersPerUnit is 0.01 (USD's default: the file does not set it)"),
+])
+def test_non_si_units_are_refused(tmp_path, old, new, expected):
+    assert expected in build_error(edited(tmp_path, (old, new)))
+
+
+def test_pid_gains_are_named_and_shown_as_written(tmp_path):
+    path = edited(tmp_path, ("float3 nexus:rateP = (0.15, 0.15, 3)", "float3 nexus:rateP = (0.15, -0.15, nan)"))
+    with pytest.raises(BuildError) as caught:
+        assemble(path, "empty", controller="pid")
+    assert str(caught.value) == (f"{path}: controller prim /vehicle/controller: nexus:rateP must be 0 or positive and "
+                                 "finite, got (0.15, -0.15, nan)")
