@@ -3,8 +3,10 @@
     .venv/bin/python tools/train_policy.py [--out nexus/control/policy/pid_imitation.onnx]
 
 1. Fly the PID (truth estimator, captured, CPU) on the short mission and on
-   the figure-eight scene, keeping every armed tick's estimate, setpoint and
-   the four rotor commands the PID wrote.
+   the figure-eight scene, keeping every airborne tick's estimate and
+   setpoint; add three random neighbours of each, and label all of them with
+   the command the PID's own kernel gives from rest (its law as a function of
+   the state: no integrator, derivative or feed-forward history).
 2. Fit a linear policy by least squares (NumPy): the features of
    :mod:`nexus.control.policy.features` (errors and motion in the heading
    frame, tilt, rates, heading error) plus a constant, to the rotors' thrust
@@ -31,7 +33,7 @@ LAYOUT = "position_error_heading:3,velocity_heading:3,tilt_heading:2,rates:3,yaw
 ACTION = "controls:4"
 
 
-def record(scene: str, mission: str, seconds: float) -> list[tuple]:
+def record(scene: str, mission: str, seconds: float) -> tuple[list[tuple], object]:
     """(estimate, setpoint, controls[:4]) for every armed tick of a PID flight more than 0.3 m above the start."""
     from nexus.flight import FlightOptions, build_flight
     from nexus.startup import start
@@ -50,7 +52,55 @@ def record(scene: str, mission: str, seconds: float) -> list[tuple]:
                          SimpleNamespace(position=s["position"].copy(), yaw=float(s["yaw"])), c))
         if done:
             break
-    return rows
+    return rows, flight.vehicle.controller
+
+
+def perturbed(rows, copies: int, seed: int = 0) -> list[tuple]:
+    """``copies`` random neighbours of each recorded (estimate, setpoint): position ±0.3 m, velocity ±0.5 m/s,
+    attitude up to about ±6°, rates ±0.4 rad/s, heading goal ±0.2 rad (1σ). Smooth flights alone leave the
+    errors and the speeds moving together, and least squares cannot tell their gains apart; the neighbours
+    decorrelate them."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for estimate, setpoint, _ in rows:
+        for _ in range(copies):
+            half = 0.5 * rng.normal(0.0, 0.1, 3)  # small rotation vector [rad], halved for the quaternion
+            dq = np.array([*half, 1.0]) / np.linalg.norm([*half, 1.0])
+            x, y, z, w = estimate.attitude
+            a, b, c, d = dq  # q·dq, both (x, y, z, w)
+            attitude = np.array([w * a + x * d + y * c - z * b, w * b - x * c + y * d + z * a,
+                                 w * c + x * b - y * a + z * d, w * d - x * a - y * b - z * c])
+            out.append((SimpleNamespace(position=estimate.position + rng.normal(0.0, 0.3, 3),
+                                        velocity=estimate.velocity + rng.normal(0.0, 0.5, 3),
+                                        attitude=attitude, rates=estimate.rates + rng.normal(0.0, 0.4, 3)),
+                        SimpleNamespace(position=setpoint.position, yaw=setpoint.yaw + rng.normal(0.0, 0.2)), None))
+    return out
+
+
+def label(rows, controller) -> list[tuple]:
+    """Each (estimate, setpoint) with the command the PID's own kernel gives it from rest: integrators empty,
+    no previous tick (so no derivative or feed-forward terms): the PID's law as a function of the state."""
+    import warp as wp
+
+    from nexus.control.pid import PidParams, PidState, device_params, pid_control
+    from nexus.core.types import CONTROLS_WIDTH, PoseTwist, Setpoint
+
+    params = wp.array([device_params(controller.gains, controller.thrust_model_factor, controller.gravity)],
+                      dtype=PidParams, device="cpu")
+    armed = wp.array([1], dtype=wp.int32, device="cpu")
+    controls = wp.zeros((1, CONTROLS_WIDTH), dtype=wp.float32, device="cpu")
+    labelled = []
+    for estimate, setpoint, _ in rows:
+        e, s = PoseTwist(), Setpoint()
+        e.position, e.velocity = wp.vec3(*estimate.position), wp.vec3(*estimate.velocity)
+        e.attitude, e.rates = wp.quat(*estimate.attitude), wp.vec3(*estimate.rates)
+        s.position, s.yaw = wp.vec3(*setpoint.position), float(setpoint.yaw)
+        state = wp.zeros(1, dtype=PidState, device="cpu")
+        wp.launch(pid_control, dim=1, inputs=[wp.array([e], dtype=PoseTwist, device="cpu"),
+                                              wp.array([s], dtype=Setpoint, device="cpu"), armed, params, state,
+                                              0.004, 4], outputs=[state, controls], device="cpu")
+        labelled.append((estimate, setpoint, controls.numpy()[0, :4].copy()))
+    return labelled
 
 
 #: Which features (indices into LAYOUT) each of the mixer's four outputs may use: a structured fit, so the few
@@ -131,8 +181,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "nexus/control/policy/pid_imitation.onnx")
     args = parser.parse_args()
     layout = parse_layout(LAYOUT, FEATURES, "layout", "train_policy")
-    rows = record("empty", "short", 12.0) + record("figure_eight", "scene", 30.0)
-    factor = 0.5  # nexus:thrustModelFactor of the Astro Max's ESCs (vehicles/astro_max_base.usda)
+    rows, controller = [], None
+    for scene, mission, seconds in (("empty", "short", 12.0), ("figure_eight", "scene", 30.0)):
+        flown, controller = record(scene, mission, seconds)
+        rows += flown
+    rows = label(rows + perturbed(rows, 3), controller)
+    factor = controller.thrust_model_factor
     export(*fit(rows, layout, factor), factor, args.out)
 
 

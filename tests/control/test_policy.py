@@ -74,16 +74,23 @@ def test_shipped_policy_holds_hover_near_the_pid_hover_command():
     assert (higher > controls + 0.05).all()
 
 
-@pytest.mark.xfail(strict=True, reason="the least-squares imitation of the PID is underdamped: it crashes in the yaw sweep")
-def test_shipped_policy_flies_the_short_mission_to_done():
+def test_shipped_policy_flies_the_short_mission_to_done(capsys):
     from nexus.flight import FlightOptions, build_flight
     from nexus.startup import start
 
     flight = build_flight(FlightOptions(controller="policy", mission="short"), "cpu")
     start(flight.loop, flight.vehicle.plant)
-    done = False
+    estimate = flight.loop.output("estimate")
+    done, drift = False, 0.0
     for _ in range(15 * 250):
-        if flight.loop.tick():
-            done = True
+        done = flight.loop.tick()
+        drift = max(drift, float(np.hypot(*estimate.numpy()[0]["position"][:2])))
+        if done:
             break
-    assert done
+    stats = flight.vehicle.controller.stats()
+    with capsys.disabled():
+        print(f"\npolicy: short mission done={done} at {flight.loop.sim_time:.2f} s sim, largest drift from above the "
+              f"start {drift:.3f} m, inference median {stats['inference_us_median']} us")
+    # The PID flies it in 9.1 s (docs/components.md); the imitation, without the PID's feed-forward, climbs later.
+    assert done and flight.loop.sim_time < 12.0
+    assert drift < 0.1  # the mission never leaves the vertical above the start
