@@ -59,7 +59,7 @@ class LiveView:
             origin = self.plant.ned_origin.numpy()[0].astype(np.float64)
             self.wanted.append(np.asarray(self.setpoint.numpy()[0]["position"], dtype=np.float64) @ ENU_TO_NED + origin)
         if not self.framed:
-            self.view.look_at(pose[:3], distance=4.0)
+            self.view.look_at(pose[:3] + np.array([0.0, 0.0, 2.0]), distance=8.0)  # the ground to a 5 m climb
             self.framed = True
         self.view.show(pose, sim_time)
         if self.frames % PATH_EVERY == 0 or force:
@@ -71,3 +71,36 @@ class LiveView:
 
     def close(self) -> None:
         self.view.close()
+
+
+class LiveWatch:
+    """What ``nexus run --view`` hands to ``run_flight(watch=...)``.
+
+    Built before the run (so a busy port fails before anything is written);
+    called with the built flight, it starts the viewer, says where, and returns
+    the :class:`LiveView` the run updates. :meth:`close` draws nothing more and
+    stops the server.
+    """
+
+    def __init__(self, host: str, port: int, say=print):
+        from nexus.viz.viewer import check_port  # noqa: PLC0415
+
+        self.host, self.port, self.say = host, check_port(host, port), say
+        self.live: LiveView | None = None
+        self.wall_started = 0.0
+
+    def __call__(self, flight) -> LiveView:
+        self.live = LiveView(flight, self.host, self.port)
+        self.say(f"live view at {self.live.url}")
+        self.wall_started = time.perf_counter()
+        return self.live
+
+    def close(self) -> str | None:
+        """Stop the server; returns a line on what the view cost (None if it never started)."""
+        if self.live is None:
+            return None
+        wall = max(time.perf_counter() - self.wall_started, 1e-9)
+        live, self.live = self.live, None
+        live.close()
+        return (f"live view: {live.frames} frames in {wall:.2f} s ({live.frames / wall:.1f} Hz), drawing took "
+                f"{100.0 * live.cost_s / wall:.1f}% of the run's wall time")
