@@ -59,6 +59,10 @@ def open_stage(path: Path):
         raise usd_open_error(error, path) from None
     if stage is None:
         raise BuildError(f"{path}: USD could not open this file")
+    errors = [" ".join(str(e.GetMessage() if hasattr(e, "GetMessage") else e).split()).removesuffix("; skipping.")
+              for e in stage.GetCompositionErrors()]
+    if errors:
+        raise BuildError(f"{path}: USD could not compose this file: {'; '.join(errors)}; fix the path or layer it names")
     check_stage(stage, path)
     check_units(stage, path)
     check_mass_properties(stage, path)

@@ -221,3 +221,10 @@ def test_pid_gains_are_named_and_shown_as_written(tmp_path):
         assemble(path, "empty", controller="pid")
     assert str(caught.value) == (f"{path}: controller prim /vehicle/controller: nexus:rateP must be 0 or positive and "
                                  "finite, got (0.15, -0.15, nan)")
+
+
+def test_a_missing_sublayer_is_named(tmp_path):
+    path = tmp_path / "variant.usda"
+    path.write_text('#usda 1.0\n(\n    kilogramsPerUnit = 1\n    metersPerUnit = 1\n    subLayers = [@./gone.usda@]\n)\n')
+    assert build_error(path) == (f"{path}: USD could not compose this file: Could not load sublayer @{tmp_path / 'gone.usda'}@ "
+                                 f"of layer @{path}@; fix the path or layer it names")
