@@ -44,7 +44,7 @@ def usd_open_error(error: Exception, path: Path) -> BuildError:
             "(a syntax error there, or the file ends early); fix the file at that line"
         )
     reasons = [m["text"].strip() for m in _COMMENTARY.finditer(text) if not m["text"].startswith("Failed to open layer")]
-    reason = reasons[0] if reasons else " ".join(text.split()) or type(error).__name__
+    reason = reasons[0] if reasons else "it is neither a USD text file (starting '#usda 1.0') nor a USD binary USD can read"
     return BuildError(f"{path}: USD cannot open this file: {reason}")
 
 

@@ -114,6 +114,10 @@ def test_truncated_and_empty_files(tmp_path):
     truncated = tmp_path / "truncated.usda"
     truncated.write_text(VEHICLE.read_text()[:3000])  # cut inside /vehicle/body/base
     assert re.search(rf"^{re.escape(str(truncated))}:\d+:\d+: USD cannot parse this file: Expected }}", build_error(truncated))
+    garbage = tmp_path / "garbage.usd"
+    garbage.write_bytes(bytes(range(256)))  # not a USD file of any kind
+    assert build_error(garbage) == (f"{garbage}: USD cannot open this file: it is neither a USD text file "
+                                    "(starting '#usda 1.0') nor a USD binary USD can read")
     empty = tmp_path / "empty.usda"
     empty.write_text("")
     assert build_error(empty) == f"{empty}: the file is empty; a USD text file starts with '#usda 1.0' and holds prims"
