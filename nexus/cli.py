@@ -219,8 +219,10 @@ def run(ctx, device, duration, out, overwrite, quiet, px4_mission, px4_mission_u
 
 @main.command()
 @_flight_options
+@click.option("--verbose", "details", is_flag=True,
+              help="Also print the ticks per replay and the graph nodes (kernel launches) per tick.")
 @click.pass_context
-def plan(ctx, device, **flight):
+def plan(ctx, device, details, **flight):
     """Print the stage plan of a run without flying it."""
     from nexus.flight import build_flight
 
@@ -229,6 +231,11 @@ def plan(ctx, device, **flight):
     built = build_flight(_options(**flight), warp_device)
     built.loop.close()
     click.echo(built.loop.plan.text())
+    if details:
+        nodes = built.loop.nodes_per_tick
+        click.echo(f"ticks per replay: {built.loop.ticks_per_replay}")
+        click.echo(f"kernels per tick: {nodes if nodes is not None else 'not counted (eager)'} "
+                   "(graph nodes: kernel launches, copies and memsets)")
 
 
 @main.command()

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from nexus.core.errors import BuildError, NexusError
 from nexus.core.loop import tick_ns
-from nexus.flight import Flight, FlightOptions, build_flight
+from nexus.flight import Flight, FlightOptions, build_flight, fly
 from nexus.record.writer import RecordWriter
 from nexus.startup import start
 
@@ -240,14 +240,8 @@ def run_flight(
         started = time.perf_counter()
         reason = "duration"
         loop = flight.loop
-        for _ in range(total_ticks):
-            finished = loop.tick()
-            writer.after_tick()
-            if loop.ticks % 250 == 0:
-                bar.update(loop.sim_time)
-            if finished:
-                reason = "done"
-                break
+        if fly(flight, writer, total_ticks, on_progress=bar.update):  # K ticks per replay, then one by one
+            reason = "done"
         bar.update(loop.sim_time, force=True)
         bar.close()
     except KeyboardInterrupt:

@@ -51,10 +51,12 @@ def _hand_graph(device: str):
     tick = wp.zeros(1, dtype=wp.int64, device=device)
     time_ns = wp.zeros(1, dtype=wp.int64, device=device)
     time = wp.zeros(1, dtype=wp.float64, device=device)
+    done = wp.zeros(1, dtype=wp.int32, device=device)
+    running = wp.zeros(1, dtype=wp.int32, device=device)
     rows = [wp.full((1, WIDTH), 1.0, dtype=wp.float32, device=device)]
     rows += [wp.zeros((1, WIDTH), dtype=wp.float32, device=device) for _ in range(STAGES)]
     with wp.ScopedDevice(device), wp.ScopedCapture(device=device) as capture:
-        wp.launch(advance_clock, 1, inputs=[wp.int64(4_000_000)], outputs=[tick, time_ns, time], device=device)
+        wp.launch(advance_clock, 1, inputs=[wp.int64(4_000_000), done], outputs=[tick, time_ns, time, running], device=device)
         for i in range(STAGES):
             wp.launch(relax, WIDTH, inputs=[rows[i]], outputs=[rows[i + 1]], device=device)
     return capture.graph, rows

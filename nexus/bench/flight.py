@@ -15,7 +15,10 @@ Three measurements in one process:
   back after it (outside the timed region), and the mission continues as if
   nothing had happened. Both sides report their best round of ``ROUNDS``.
   The mission is airborne from about 0.5 s to about 26 s; the rounds cover
-  ``AIRBORNE_S`` to ``AIRBORNE_S + ROUNDS * ROUND_TICKS * 4 ms`` (2 s to 12 s).
+  ``AIRBORNE_S`` to ``AIRBORNE_S + ROUNDS * ROUND_TICKS * 4 ms`` (2 s to 12.2 s).
+
+It also reports ``kernels_per_tick`` (graph nodes one tick replays, which
+predicts GPU speed where launch latency dominates) and ``ticks_per_replay``.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import warp as wp
 
 from nexus.bench.plant import bare_step_graph
 from nexus.bench.timing import alternating_best
+from nexus.core.executors import graph_nodes
 from nexus.flight import FlightOptions, build_flight, fly
 from nexus.record.writer import RecordWriter
 from nexus.startup import start
@@ -39,7 +43,7 @@ EAGER_S = 1.0
 CAP_S = 60.0
 #: Sim time flown (untimed) before the loop-vs-bare rounds, so both sides start in the air [s].
 AIRBORNE_S = 2.0
-ROUND_TICKS = 250
+ROUND_TICKS = 256
 ROUNDS = 10
 
 
@@ -98,6 +102,9 @@ def loop_against_bare(device: str, folder: Path) -> dict[str, float]:
     wp.capture_launch(graph)  # warm the bare graph's first launch outside the rounds
     best = alternating_best({"loop": loop_round, "bare": bare_round}, ROUNDS)
     best["height_m"] = float(-flight.loop.output("estimate").numpy()[0]["position"][2])
+    best["kernels_per_tick"] = flight.loop.nodes_per_tick
+    best["ticks_per_replay"] = flight.loop.ticks_per_replay
+    best["bare_kernels"] = graph_nodes(graph)
     writer.close()
     flight.loop.close()
     return best
@@ -124,6 +131,9 @@ def run(device: str = "cpu") -> dict:
         "loop_vs_bare": best["loop"] / best["bare"],
         "captured_vs_eager": (eager_wall / eager_ticks) / loop_tick_s,
         "rounds_end_height_m": best["height_m"],
+        "kernels_per_tick": best["kernels_per_tick"],
+        "bare_step_kernels": best["bare_kernels"],
+        "ticks_per_replay": best["ticks_per_replay"],
     }
     result["targets_met"] = {"rtf_captured": result["rtf_captured"] >= 20.0, "loop_vs_bare": result["loop_vs_bare"] <= 1.25}
     return result
@@ -140,4 +150,6 @@ def table(result: dict) -> list[tuple[str, str]]:
         ("bare physics step, best airborne round [µs]", f"{result['bare_step_us']:.1f}"),
         ("loop vs bare, airborne (time ratio, target <= 1.25)", f"{result['loop_vs_bare']:.2f}"),
         ("captured vs eager (speed-up)", f"{result['captured_vs_eager']:.0f}x"),
+        ("kernels per tick (graph nodes; bare step alone)", f"{result['kernels_per_tick']} ({result['bare_step_kernels']})"),
+        ("ticks per replay", f"{result['ticks_per_replay']}"),
     ]

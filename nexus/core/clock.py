@@ -5,6 +5,13 @@ It writes ``time`` [s] (``wp.float64``), ``time_ns`` [ns] (``wp.int64``) and
 that noise kernels offset their random streams by, so a replayed graph draws
 fresh noise each tick. Time is kept in whole nanoseconds and converted, so it
 never accumulates rounding error.
+
+It also writes ``running`` (``wp.int32``): 1 for a tick the run flies, 0 for
+a tick replayed after a device stage set the loop's done flag. A graph of K
+ticks cannot stop half way, so the ticks after "done" still run their stages;
+the clock stops counting for them (``tick``, ``time`` and ``time_ns`` stay
+those of the tick that ended the run) and the record skips them, so nothing a
+run reports changes after "done".
 """
 
 from __future__ import annotations
@@ -22,10 +29,16 @@ CLOCK_NAME = "clock"
 @wp.kernel
 def advance_clock(
     dt_ns: wp.int64,
+    done: wp.array(dtype=wp.int32),
     tick: wp.array(dtype=wp.int64),
     time_ns: wp.array(dtype=wp.int64),
     time: wp.array(dtype=wp.float64),
+    running: wp.array(dtype=wp.int32),
 ):
+    if done[0] != 0:
+        running[0] = 0
+        return
+    running[0] = 1
     count = tick[0] + wp.int64(1)
     tick[0] = count
     now_ns = count * dt_ns
@@ -41,6 +54,8 @@ class Clock(Component):
         if dt_ns <= 0:
             raise ValueError(f"the control tick must be positive, got {dt_ns} ns")
         self.dt_ns = int(dt_ns)
+        #: The loop's done flag (``wp.int32``, shape (1,)), handed over before capture.
+        self.done = None
 
     def stages(self) -> list[Stage]:
         return [
@@ -52,15 +67,20 @@ class Clock(Component):
                     Write("time", wp.float64, (1,)),
                     Write("time_ns", wp.int64, (1,)),
                     Write("tick", wp.int64, (1,)),
+                    Write("running", wp.int32, (1,)),
                 ),
             )
         ]
+
+    def prepare(self, ctx) -> None:
+        if self.done is None:  # a clock outside a loop: nothing ever ends its run
+            self.done = wp.zeros(1, dtype=wp.int32, device=ctx.device)
 
     def _advance(self, io: StageIO) -> None:
         wp.launch(
             advance_clock,
             dim=1,
-            inputs=[wp.int64(self.dt_ns)],
-            outputs=[io["tick"], io["time_ns"], io["time"]],
+            inputs=[wp.int64(self.dt_ns), self.done],
+            outputs=[io["tick"], io["time_ns"], io["time"], io["running"]],
             device=io.device,
         )

@@ -6,10 +6,21 @@ reference and the debugging path; the captured one records each device segment
 once with ``wp.ScopedCapture`` and replays it with ``wp.capture_launch``, with
 host stages run in Python between replays. If a segment cannot be captured the
 build fails and names the stage; nothing falls back to eager execution.
+
+When the ring is one graph and the loop asks for K ticks per replay, the
+captured executor also records K copies of the ring, one after the other, into
+a second graph (an unrolled capture: Warp's conditional graph nodes exist only
+on CUDA), so K ticks cost one launch. The one-tick graph stays for the ticks
+left over at the end of a run.
+
+Capture also counts the graph's nodes (kernel launches, copies and memsets)
+per tick: on a GPU a small vehicle is bound by launch latency, so this count
+predicts its speed.
 """
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 
 import warp as wp
@@ -30,17 +41,41 @@ def run_stage(stage: Stage, io: StageIO) -> None:
         raise RunError(f"{stage.where} failed: {type(error).__name__}: {error}") from error
 
 
+def graph_nodes(graph) -> int | None:
+    """Operations in a captured graph: from Warp's CPU recording, or CUDA's own count; None if unknown."""
+    recording = getattr(graph, "_apic_capture", None)
+    count = getattr(recording, "operation_count", None)
+    if isinstance(count, int):
+        return count
+    handle = getattr(graph, "graph", None)
+    if handle is not None and getattr(handle, "value", None):
+        try:
+            nodes = ctypes.c_size_t(0)
+            if ctypes.CDLL("libcuda.so.1").cuGraphGetNodes(ctypes.c_void_p(handle.value), None, ctypes.byref(nodes)) == 0:
+                return int(nodes.value)
+        except OSError:
+            return None
+    return None
+
+
 class EagerExecutor:
     """Launches every stage, in ring order, every tick."""
 
     mode = "eager"
+    #: Not counted: nothing is captured.
+    nodes_per_tick = None
 
-    def __init__(self, plan: Plan, ios: dict[int, StageIO], device: str):
+    def __init__(self, plan: Plan, ios: dict[int, StageIO], device: str, ticks_per_replay: int = 1):
+        if ticks_per_replay != 1:
+            raise ValueError("the eager executor runs one tick at a time")
         self._calls = [(stage, ios[id(stage)]) for stage in plan.stages]
 
     def tick(self) -> None:
         for stage, io in self._calls:
             run_stage(stage, io)
+
+    def replay(self) -> None:
+        self.tick()
 
 
 class CapturedExecutor:
@@ -48,7 +83,7 @@ class CapturedExecutor:
 
     mode = "captured"
 
-    def __init__(self, plan: Plan, ios: dict[int, StageIO], device: str):
+    def __init__(self, plan: Plan, ios: dict[int, StageIO], device: str, ticks_per_replay: int = 1):
         self.device = device
         self.graphs: list = []
         self._steps: list[Callable[[], None]] = []
@@ -61,13 +96,23 @@ class CapturedExecutor:
                 graph = self._capture(segment, ios)
                 self.graphs.append(graph)
                 self._steps.append(lambda graph=graph: wp.capture_launch(graph))
+        counts = [graph_nodes(graph) for graph in self.graphs]
+        #: Graph nodes one tick replays (all device segments), or None where Warp cannot tell.
+        self.nodes_per_tick = sum(counts) if counts and None not in counts else None
+        self.ticks_per_replay = int(ticks_per_replay)
+        self.replay_graph = None
+        if self.ticks_per_replay > 1:
+            if plan.has_host_stage or len(plan.segments) != 1:
+                raise ValueError("several ticks per replay need a ring of one graph (no host stage)")
+            self.replay_graph = self._capture(plan.segments[0], ios, self.ticks_per_replay)
 
-    def _capture(self, segment: Segment, ios: dict[int, StageIO]):
+    def _capture(self, segment: Segment, ios: dict[int, StageIO], ticks: int = 1):
         current: Stage | None = None
         try:
             with wp.ScopedDevice(self.device), wp.ScopedCapture(device=self.device) as capture:
-                for current in segment.stages:
-                    current.run(ios[id(current)])
+                for _ in range(ticks):
+                    for current in segment.stages:
+                        current.run(ios[id(current)])
         except Exception as error:
             where = current.where if current is not None else "the segment's start"
             raise CaptureError(
@@ -81,6 +126,13 @@ class CapturedExecutor:
     def tick(self) -> None:
         for step in self._steps:
             step()
+
+    def replay(self) -> None:
+        """Run ``ticks_per_replay`` ticks with one launch."""
+        if self.replay_graph is None:
+            self.tick()
+        else:
+            wp.capture_launch(self.replay_graph)
 
 
 EXECUTORS = {"eager": EagerExecutor, "captured": CapturedExecutor}

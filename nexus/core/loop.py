@@ -9,8 +9,9 @@ their own state, and (in captured mode) captures each device segment.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import warp as wp
 
@@ -29,6 +30,13 @@ from nexus.core.wiring import Wiring, wire
 log = logging.getLogger("nexus")
 
 MODES = tuple(EXECUTORS)
+
+#: Ticks one replay runs when the ring is one graph: enough to make the launch and the
+#: loop's Python negligible next to the tick, few enough that the ticks replayed after
+#: "done" cost little. Components bound it (``max_ticks_per_replay``: the record's table).
+DEFAULT_TICKS_PER_REPLAY = 16
+#: Hidden knob for tests and measurements: ticks per replay, as a whole number.
+TICKS_PER_REPLAY_ENV = "NEXUS_TICKS_PER_REPLAY"
 
 
 def tick_ns(tick_hz: float) -> int:
@@ -57,7 +65,10 @@ class Loop:
     """A ring of stages on one device.
 
     ``mode`` is ``captured`` (graphs replayed each tick, the default) or
-    ``eager`` (stage by stage, the debugging reference).
+    ``eager`` (stage by stage, the debugging reference). A captured ring with
+    no host stage replays ``ticks_per_replay`` ticks per launch; the loop
+    chooses it (:data:`DEFAULT_TICKS_PER_REPLAY`, bounded by each component's
+    ``max_ticks_per_replay``) unless a test asks for a number.
     """
 
     def __init__(
@@ -68,6 +79,7 @@ class Loop:
         tick_hz: float = 250.0,
         seed: int = 0,
         mode: str = "captured",
+        ticks_per_replay: int | None = None,
     ):
         if mode not in EXECUTORS:
             raise BuildError(f"unknown execution mode '{mode}': choose one of {', '.join(MODES)}")
@@ -81,6 +93,11 @@ class Loop:
         self._finish_requested = False
         self._built = False
         self._executor = None
+        if ticks_per_replay is None and os.environ.get(TICKS_PER_REPLAY_ENV):
+            ticks_per_replay = int(os.environ[TICKS_PER_REPLAY_ENV])
+        if ticks_per_replay is not None and int(ticks_per_replay) < 1:
+            raise BuildError(f"ticks per replay must be at least 1, got {ticks_per_replay}")
+        self._requested_ticks_per_replay = ticks_per_replay
 
     # -- build ---------------------------------------------------------------------------
 
@@ -124,7 +141,9 @@ class Loop:
         stages, order = self._collect()
         self.wiring: Wiring = wire(stages, order, self.device)
         self.plan: Plan = plan_segments(stages)
+        self.plan = replace(self.plan, ticks_per_replay=self._choose_ticks_per_replay())
         self.done_flag = wp.zeros(1, dtype=wp.int32, device=self.device)
+        self.clock.done = self.done_flag
         self._watch_done_flag = any(stage.finishes and not stage.host for stage in stages)
         self.ios: dict[int, StageIO] = {
             id(stage): StageIO(
@@ -141,9 +160,32 @@ class Loop:
         for component in self.components:
             component.prepare(context)
         log.info(self.plan.text())
-        self._executor = EXECUTORS[self.mode](self.plan, self.ios, self.device)
+        self._executor = EXECUTORS[self.mode](self.plan, self.ios, self.device, self.plan.ticks_per_replay)
+        self._tick_buffer = next(o.buffer for o in self.wiring.outputs if o.signal == "tick" and o.stage.component is self.clock)
         self._built = True
         return self
+
+    def _choose_ticks_per_replay(self) -> int:
+        if self.mode != "captured" or self.plan.has_host_stage:
+            return 1
+        ticks = self._requested_ticks_per_replay or DEFAULT_TICKS_PER_REPLAY
+        for component in self.components:
+            bound = getattr(component, "max_ticks_per_replay", None)
+            if bound is not None:
+                ticks = min(ticks, int(bound))
+        return max(1, int(ticks))
+
+    @property
+    def ticks_per_replay(self) -> int:
+        """Ticks one :meth:`advance` runs at most."""
+        self.build()
+        return self.plan.ticks_per_replay
+
+    @property
+    def nodes_per_tick(self) -> int | None:
+        """Graph nodes (kernel launches, copies, memsets) one tick replays; None when eager or unknown."""
+        self.build()
+        return self._executor.nodes_per_tick
 
     # -- signals ----------------------------------------------------------------------
 
@@ -196,18 +238,41 @@ class Loop:
         """Run one tick; True when a stage has asked to end the run."""
         self.build()
         self._executor.tick()
-        self.ticks += 1
-        if self._watch_done_flag and not self._finish_requested:
-            if int(self.done_flag.numpy()[0]) != 0:
-                self._finish_requested = True
+        return self._after(1)
+
+    def advance(self, limit: int) -> bool:
+        """Run up to ``min(limit, ticks_per_replay)`` ticks with one replay; True once the run has ended.
+
+        With fewer than ``ticks_per_replay`` ticks left it runs one tick (the
+        one-tick graph), so a run stops exactly at its tick budget. When a
+        device stage ends the run inside a replay, the replay's later ticks run
+        but change nothing reported (the clock stops, the record skips them),
+        and :attr:`ticks` is the tick that ended the run.
+        """
+        self.build()
+        if limit >= self.plan.ticks_per_replay > 1:
+            self._executor.replay()
+            return self._after(self.plan.ticks_per_replay)
+        self._executor.tick()
+        return self._after(1)
+
+    def _after(self, ticks: int) -> bool:
+        if self._watch_done_flag and not self._finish_requested and int(self.done_flag.numpy()[0]) != 0:
+            self._finish_requested = True
+            self.ticks = int(self._tick_buffer.numpy()[0])  # the clock stopped at the tick that ended the run
+            return True
+        self.ticks += ticks
         return self._finish_requested
 
     def run(self, ticks: int) -> RunResult:
         """Run up to ``ticks`` ticks, stopping early after a tick that ends the run."""
         self.build()
-        for _ in range(int(ticks)):
-            if self.tick():
+        left = int(ticks)
+        while left > 0:
+            before = self.ticks
+            if self.advance(left):
                 return RunResult(self.ticks, self.sim_time, "done")
+            left -= self.ticks - before
         return RunResult(self.ticks, self.sim_time, "ticks")
 
     def close(self) -> None:

@@ -5,6 +5,10 @@ replayed every tick; each host stage is a segment of its own that runs in
 Python between replays. When the ring has any host stage, the record stages
 start a segment of their own after it, so a recorded row holds what the host
 stages wrote on that tick. With no host stage, the whole ring is one segment.
+
+A ring of one segment needs no Python between ticks, so the loop may capture
+several ticks into its graph and replay them with one launch: the plan then
+says how many, ``graph(clock -> ... -> record) x16``.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ class Segment:
 @dataclass(frozen=True)
 class Plan:
     segments: tuple[Segment, ...]
+    #: Ticks one replay runs (the loop chooses it; 1 unless the ring is one graph).
+    ticks_per_replay: int = 1
 
     @property
     def stages(self) -> tuple[Stage, ...]:
@@ -41,11 +47,14 @@ class Plan:
 
     def text(self) -> str:
         """The one-line form logged at start: ``stage plan: graph(a -> b) host(c) graph(record)``."""
-        return "stage plan: " + " ".join(segment.text() for segment in self.segments)
+        text = "stage plan: " + " ".join(segment.text() for segment in self.segments)
+        return text + (f" x{self.ticks_per_replay}" if self.ticks_per_replay > 1 else "")
 
     def describe(self) -> list[dict]:
+        """One entry per segment; a graph's says how many ticks one replay runs."""
         return [
-            {"kind": "host" if s.host else "graph", "stages": [stage.name for stage in s.stages]}
+            {"kind": "host", "stages": [stage.name for stage in s.stages]} if s.host else
+            {"kind": "graph", "stages": [stage.name for stage in s.stages], "ticks_per_replay": self.ticks_per_replay}
             for s in self.segments
         ]
 

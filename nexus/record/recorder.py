@@ -2,8 +2,13 @@
 
 Row ``(tick - 1) mod capacity`` of a ``uint32`` table receives every tapped
 buffer's bytes, so recording is one small copy kernel per signal, inside the
-graph, with no host work. The host drains the table between replays when it
-is full and at the end (:class:`nexus.record.writer.RecordWriter`).
+graph, with no host work. The host drains the table between replays before
+the next replay could overwrite a row not yet drained, and at the end
+(:class:`nexus.record.writer.RecordWriter`); so one replay may run at most
+``capacity`` ticks (``max_ticks_per_replay``).
+
+A tick replayed after the run has ended (``running`` = 0, see
+:mod:`nexus.core.clock`) writes no row.
 """
 
 from __future__ import annotations
@@ -26,11 +31,14 @@ DEFAULT_TAPS = ("time", "body/base", "imu", "mag", "baro", "gps", "estimate", "s
 def copy_words(
     source: wp.array(dtype=wp.uint32),
     tick: wp.array(dtype=wp.int64),
+    running: wp.array(dtype=wp.int32),
     capacity: wp.int32,
     offset: wp.int32,
     table: wp.array2d(dtype=wp.uint32),
 ):
     k = wp.tid()
+    if running[0] == 0:
+        return
     row = wp.int32((tick[0] - wp.int64(1)) % wp.int64(capacity))
     table[row, offset + k] = source[k]
 
@@ -49,7 +57,7 @@ def writers_of(components: Sequence[Component]) -> dict[str, tuple[Any, tuple[in
 class Recorder(Component):
     """Taps ``signals`` (each must be written by some component) every tick."""
 
-    def __init__(self, taps: Sequence[tuple[str, Any, tuple[int, ...]]], capacity: int = 2500, name: str = "/record"):
+    def __init__(self, taps: Sequence[tuple[str, Any, tuple[int, ...]]], capacity: int = 2560, name: str = "/record"):
         super().__init__(name)
         if capacity < 1:
             raise BuildError(f"the record needs room for at least one row, got capacity {capacity}")
@@ -71,7 +79,7 @@ class Recorder(Component):
         return cls([(s, *written[s]) for s in signals if s in written], **kw)
 
     def stages(self) -> list[Stage]:
-        reads = [Read("tick", wp.int64, (1,))] + [Read(t.signal, t.dtype, t.shape) for t in self.layouts]
+        reads = [Read("tick", wp.int64, (1,)), Read("running", wp.int32, (1,), default=1)] + [Read(t.signal, t.dtype, t.shape) for t in self.layouts]
         return [Stage("record", "record", self._run, reads=tuple(reads))]
 
     def prepare(self, ctx) -> None:
@@ -89,13 +97,22 @@ class Recorder(Component):
         for source, layout in zip(self._sources, self.layouts):
             wp.launch(
                 copy_words, layout.words,
-                inputs=[source, io["tick"], self.capacity, layout.offset],
+                inputs=[source, io["tick"], io["running"], self.capacity, layout.offset],
                 outputs=[self.table], device=io.device,
             )
 
-    def drain(self, rows: int) -> dict[str, np.ndarray]:
-        """Columns of the first ``rows`` rows of the table (the host's copy)."""
-        table = self.table.numpy()[:rows]
+    @property
+    def max_ticks_per_replay(self) -> int:
+        """A replay must not write more rows than the table holds."""
+        return self.capacity
+
+    def drain(self, rows: int, first: int = 0) -> dict[str, np.ndarray]:
+        """Columns of ``rows`` rows of the table from row ``first`` on, wrapping at the end (the host's copy)."""
+        table = self.table.numpy()
+        if first or rows > len(table) - first:
+            table = table[(first + np.arange(rows)) % self.capacity]
+        else:
+            table = table[:rows]
         columns: dict[str, np.ndarray] = {}
         for layout in self.layouts:
             columns.update(layout.columns(table))

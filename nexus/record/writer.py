@@ -13,7 +13,11 @@ from nexus.record.recorder import Recorder
 class RecordWriter:
     """Appends the recorder's rows to a Parquet file, one row group per drain.
 
-    Call :meth:`after_tick` after every tick: it drains when the table is full.
+    Before a replay of ``k`` ticks call :meth:`make_room` (``k``): it drains
+    when those ticks could overwrite rows not yet drained; after it, call
+    :meth:`add` with the ticks it ran. :meth:`after_tick` does both for one
+    tick. With a capacity that is a multiple of ``k`` the table drains exactly
+    when full, whatever ``k``, so the file is the same byte for byte.
     :meth:`close` drains what is left; it is safe to call after a failure.
     """
 
@@ -24,15 +28,29 @@ class RecordWriter:
         self.rows_written = 0
         self._writer: pq.ParquetWriter | None = None
 
+    def make_room(self, ticks: int) -> None:
+        """Drain now if ``ticks`` more rows could overwrite rows not yet drained."""
+        if self.pending + ticks > self.recorder.capacity:
+            self.drain()
+
+    def add(self, ticks: int) -> None:
+        """Count ``ticks`` rows the record stage has written since the last call."""
+        self.pending += ticks
+        if self.pending > self.recorder.capacity:
+            raise RuntimeError(
+                f"the record table ({self.recorder.capacity} rows) overflowed: {self.pending} rows were not drained"
+            )
+
     def after_tick(self) -> None:
-        self.pending += 1
+        self.add(1)
         if self.pending == self.recorder.capacity:
             self.drain()
 
     def drain(self) -> None:
         if self.pending == 0:
             return
-        table = pa.table(self.recorder.drain(self.pending))
+        # Row (tick - 1) mod capacity holds a tick: the first pending tick is rows_written + 1.
+        table = pa.table(self.recorder.drain(self.pending, self.rows_written % self.recorder.capacity))
         if self._writer is None:
             self._writer = pq.ParquetWriter(self.path, table.schema)
         self._writer.write_table(table)

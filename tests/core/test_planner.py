@@ -8,11 +8,27 @@ def device_stage(name, kind):
     return Part(f"/vehicle/{name}", Stage(name, kind, lambda io: None))
 
 
-def test_ring_without_host_stage_is_one_graph(caplog):
+def test_ring_without_host_stage_is_one_graph_of_16_ticks(caplog):
     loop = Loop([source("/vehicle/imu", "noise", 1.0), Recorder(4)], device="cpu").build()
-    assert loop.plan.text() == "stage plan: graph(clock -> imu -> record)"
-    assert len(loop.plan.segments) == 1
-    assert "stage plan: graph(clock -> imu -> record)" in caplog.text
+    # One graph, so the loop replays 16 ticks per launch (its default) and the plan says so.
+    assert loop.plan.text() == "stage plan: graph(clock -> imu -> record) x16"
+    assert len(loop.plan.segments) == 1 and loop.ticks_per_replay == 16
+    assert "stage plan: graph(clock -> imu -> record) x16" in caplog.text
+
+
+def test_eager_and_host_rings_run_one_tick_per_replay():
+    eager = Loop([source("/vehicle/imu", "noise", 1.0)], device="cpu", mode="eager").build()
+    assert eager.plan.text() == "stage plan: graph(clock -> imu)" and eager.ticks_per_replay == 1
+    hosted = Loop([source("/vehicle/imu", "noise", 1.0), host_stage("mpc", kind="control")], device="cpu").build()
+    assert hosted.plan.text() == "stage plan: graph(clock -> imu) host(mpc)" and hosted.ticks_per_replay == 1
+
+
+def test_a_component_bounds_the_ticks_per_replay():
+    bounded = source("/vehicle/imu", "noise", 1.0)
+    bounded.max_ticks_per_replay = 5  # as a record table of 5 rows would
+    loop = Loop([bounded], device="cpu").build()
+    assert loop.ticks_per_replay == 5 and loop.plan.text().endswith(" x5")
+    assert Loop([source("/vehicle/imu", "noise", 1.0)], device="cpu", ticks_per_replay=3).build().ticks_per_replay == 3
 
 
 def test_two_host_stages_in_control_slot_put_record_in_its_own_graph():
@@ -42,7 +58,7 @@ def test_single_host_stage_splits_ring_and_record():
 def test_same_kind_runs_in_declaration_order():
     components = [device_stage(f"esc{i}", "command") for i in (3, 1, 2)]
     loop = Loop(components, device="cpu").build()
-    assert loop.plan.text() == "stage plan: graph(clock -> esc3 -> esc1 -> esc2)"
+    assert loop.plan.text() == "stage plan: graph(clock -> esc3 -> esc1 -> esc2) x16"
 
 
 def test_plan_of_only_host_stages():

@@ -35,6 +35,34 @@ def test_device_stage_ends_run_through_done_flag(mode):
     assert (result.reason, result.ticks) == ("done", 7)
 
 
+def test_done_inside_a_replay_leaves_the_state_of_the_tick_that_ended_the_run():
+    # 4 ticks per replay, done on tick 7: the second replay runs ticks 5 to 8, and its last tick must
+    # change nothing reported: the clock stays at tick 7 (0.028 s) and the record holds no row for tick 8.
+    def run(io):
+        wp.launch(finish_at, 1, inputs=[io["tick"], wp.int64(7)], outputs=[io.done], device=io.device)
+
+    stopper = Part("/vehicle/stopper", Stage("stopper", "guide", run, reads=(Read("tick", wp.int64, (1,)),), finishes=True))
+    recorder = Recorder(20)
+    loop = Loop([source("/vehicle/s", "noise", 1.0), stopper, recorder], device="cpu", ticks_per_replay=4)
+    result = loop.run(100)
+    assert (result.reason, result.ticks) == ("done", 7)
+    assert result.sim_time == pytest.approx(0.028)
+    assert int(loop.output("tick").numpy()[0]) == 7 and loop.output("time").numpy()[0] == pytest.approx(0.028)
+    assert recorder.times.numpy()[6] == pytest.approx(0.028) and recorder.times.numpy()[7] == 0.0
+    assert int(loop.output("running").numpy()[0]) == 0
+
+
+@pytest.mark.parametrize("ticks", [5, 16, 37])
+def test_a_run_stops_exactly_at_its_tick_budget(ticks):
+    # 16 ticks per replay, then one at a time: never a tick past the budget.
+    recorder = Recorder(64)
+    loop = Loop([source("/vehicle/s", "noise", 1.0), recorder], device="cpu")
+    result = loop.run(ticks)
+    assert (result.ticks, result.reason) == (ticks, "ticks") and result.sim_time == pytest.approx(ticks * 0.004)
+    times = recorder.times.numpy()
+    assert times[ticks - 1] == pytest.approx(ticks * 0.004) and times[ticks] == 0.0
+
+
 def test_run_without_finish_uses_all_ticks():
     result = Loop([source("/vehicle/s", "noise", 1.0)], device="cpu").run(3)
     assert (result.reason, result.ticks) == ("ticks", 3)
