@@ -24,7 +24,7 @@ def _figure(rows: int, cols: int = 1, height: float = 2.1, width: float = 9.0):
 
     total = height * rows + 0.7
     figure = Figure(figsize=(width, total), dpi=90)  # fixed margins: constrained layout costs seconds per figure
-    figure.subplots_adjust(left=0.09 if cols == 1 else 0.08, right=0.98, top=1.0 - 0.35 / total,
+    figure.subplots_adjust(left=0.12 if cols == 1 else 0.09, right=0.98, top=1.0 - 0.35 / total,
                            bottom=0.45 / total, hspace=0.25, wspace=0.18)
     axes = figure.subplots(rows, cols, sharex=True, squeeze=False)
     return figure, axes
@@ -53,14 +53,14 @@ def attitude(series: FlightSeries, px4=None):
     figure, axes = _figure(3)
     for i, name in enumerate(("roll", "pitch", "yaw")):
         ax = axes[i, 0]
-        ax.plot(series.time, series.attitude[:, i] * DEGREES, color=TRUTH, lw=1.6, label="truth")
+        ax.plot(series.time, _unwrap(series.attitude[:, i]) * DEGREES, color=TRUTH, lw=1.6, label="truth")
         if series.estimate_attitude is not None:
-            ax.plot(series.time, series.estimate_attitude[:, i] * DEGREES, color=ESTIMATE, lw=1.0, ls="--",
+            ax.plot(series.time, _unwrap(series.estimate_attitude[:, i]) * DEGREES, color=ESTIMATE, lw=1.0, ls="--",
                     label="estimate")
         if name == "yaw" and series.setpoint_yaw is not None:
-            ax.plot(series.time, _wrap(series.setpoint_yaw) * DEGREES, color=SETPOINT, lw=1.2, label="yaw setpoint")
+            ax.plot(series.time, _unwrap(series.setpoint_yaw) * DEGREES, color=SETPOINT, lw=1.2, label="yaw setpoint")
         if px4 is not None:
-            ax.plot(px4.time, px4.attitude[:, i] * DEGREES, color=PX4, lw=1.0, label="PX4 estimate (ULog)")
+            ax.plot(px4.time, _unwrap(px4.attitude[:, i]) * DEGREES, color=PX4, lw=1.0, label="PX4 estimate (ULog)")
         ax.set_ylabel(f"{name} [deg]")
         ax.grid(alpha=0.3)
     axes[2, 0].legend(loc="best", fontsize=8)
@@ -157,6 +157,11 @@ def ulog_errors(series: FlightSeries, px4):
         ax.legend(loc="best", fontsize=8)
     axes[-1, 0].set_xlabel("time [s]")
     return figure
+
+
+def _unwrap(angle):
+    """Angles [rad] without ±π jumps, starting in (−π, π]: a heading through south stays a continuous line."""
+    return np.unwrap(_wrap(np.asarray(angle, dtype=np.float64)))
 
 
 def _wrap(angle):
