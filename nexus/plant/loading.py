@@ -1,91 +1,29 @@
 """Vehicle file + scene file -> one Newton model and the plant's shared arrays.
 
-Both files are checked against Nexus's schemas first, so a typo in a
-``nexus:`` attribute fails with the file, prim and attribute named before
-Newton parses anything.
+Both files are opened and checked first (:mod:`nexus.plant.usd_files`: syntax,
+composition, units, Nexus's schemas, mass properties), and the ESCs' values
+too, so bad input fails with the file, prim and attribute named before Newton
+parses anything. What Newton warns about while loading goes to the ``nexus``
+logger.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import newton
 import numpy as np
 from newton.actuators import ClampingDCMotor, DrivePD
 
-from nexus import schemas
 from nexus.core.errors import BuildError
 from nexus.core.types import CONTROLS_WIDTH
 from nexus.plant.assets import resolve_asset
-from nexus.plant.mass_checks import check_mass_properties
 from nexus.plant.newton_messages import newton_messages_to_nexus
 from nexus.plant.plant import GeodeticOrigin, Plant, Rotor
-from nexus.plant.usd_checks import check_stage
+from nexus.plant.usd_files import open_stage
 
-
-#: ``<file>:<line>:<column>: <what>`` inside a USD parse error.
-_PARSE_ERROR = re.compile(r"(?P<file>[^\s'@<>]+):(?P<line>\d+):(?P<column>\d+): (?P<what>[^\n]*)")
-#: The commentary of each ``Error in '...' at line N in file F : '<commentary>'`` USD reports.
-_COMMENTARY = re.compile(r" : '(?P<text>.*?)'?$", re.MULTILINE)
-
-
-def usd_open_error(error: Exception, path: Path) -> BuildError:
-    """One line from USD's multi-line open error: the file, the line where USD gives one, and what is wrong."""
-    text = str(error)
-    if path.is_file() and path.stat().st_size == 0:
-        return BuildError(f"{path}: the file is empty; a USD text file starts with '#usda 1.0' and holds prims")
-    parsed = _PARSE_ERROR.search(text)
-    if parsed:
-        what = parsed["what"].rstrip("'").strip()
-        return BuildError(
-            f"{parsed['file']}:{parsed['line']}:{parsed['column']}: USD cannot parse this file: {what} "
-            "(a syntax error there, or the file ends early); fix the file at that line"
-        )
-    reasons = [m["text"].strip() for m in _COMMENTARY.finditer(text) if not m["text"].startswith("Failed to open layer")]
-    reason = reasons[0] if reasons else "it is neither a USD text file (starting '#usda 1.0') nor a USD binary USD can read"
-    return BuildError(f"{path}: USD cannot open this file: {reason}")
-
-
-def open_stage(path: Path):
-    """Open a USD file (Nexus schemas registered first) and check its Nexus prims and its bodies' masses."""
-    schemas.register()
-    from pxr import Tf, Usd  # noqa: PLC0415
-
-    try:
-        stage = Usd.Stage.Open(str(path))
-    except Tf.ErrorException as error:
-        raise usd_open_error(error, path) from None
-    if stage is None:
-        raise BuildError(f"{path}: USD could not open this file")
-    errors = [" ".join(str(e.GetMessage() if hasattr(e, "GetMessage") else e).split()).removesuffix("; skipping.")
-              for e in stage.GetCompositionErrors()]
-    if errors:
-        raise BuildError(f"{path}: USD could not compose this file: {'; '.join(errors)}; fix the path or layer it names")
-    check_stage(stage, path)
-    check_units(stage, path)
-    check_mass_properties(stage, path)
-    return stage
-
-
-def check_units(stage, path: Path) -> None:
-    """SI files only: Newton's importer warns about other units and then reads the numbers as SI anyway."""
-    from pxr import UsdGeom, UsdPhysics  # noqa: PLC0415
-
-    for key, value in (("metersPerUnit", UsdGeom.GetStageMetersPerUnit(stage)),
-                       ("kilogramsPerUnit", UsdPhysics.GetStageKilogramsPerUnit(stage))):
-        if value != 1.0:
-            unset = "" if stage.HasAuthoredMetadata(key) else " (USD's default: the file does not set it)"
-            raise BuildError(f"{path}: the file's {key} is {value:g}{unset}; Nexus reads SI files only, so author "
-                             f"{key} = 1 in the layer's metadata and give lengths in metres and masses in kilograms")
-    for prim in stage.Traverse():
-        if prim.GetTypeName() != "PhysicsScene":
-            continue
-        magnitude = prim.GetAttribute("physics:gravityMagnitude")
-        if magnitude and magnitude.HasAuthoredValue() and not 0.0 <= float(magnitude.Get()) < math.inf:
-            raise BuildError(f"{path}: prim {prim.GetPath()} attribute 'physics:gravityMagnitude' is "
-                             f"{float(magnitude.Get()):.7g}; author a finite, non-negative gravity [m/s²], e.g. 9.80665")
+__all__ = ["attr", "load_plant", "motor_envelope", "open_stage", "prims_with", "read_origin", "target"]
 
 
 def attr(prim, name: str):
