@@ -151,8 +151,15 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
         raise BuildError(f"{vehicle_path}: the vehicle file needs a defaultPrim (its root prim, e.g. /vehicle)")
 
     esc_prims = [(prim, _read_esc(prim)) for prim in prims_with(vehicle_stage, "NexusEscAPI")]
+    channels: dict[int, str] = {}
     for _, esc in esc_prims:  # before Newton: a bad ESC fails in milliseconds
         _check_esc(esc, vehicle_path)
+        if esc["channel"] in channels:
+            raise BuildError(
+                f"{vehicle_path}: ESC prims {channels[esc['channel']]} and {esc['prim']} both read nexus:channel "
+                f"{esc['channel']}; give each ESC its own output"
+            )
+        channels[esc["channel"]] = esc["prim"]
 
     builder = newton.ModelBuilder()
     try:

@@ -141,6 +141,8 @@ ESC_CASES = {
     "propeller-on-the-base": (("rel nexus:body = </vehicle/body/rotor_1>", "rel nexus:body = </vehicle/body/base>"),
                               r"propeller prim /vehicle/propeller_1: nexus:body /vehicle/body/base is not the body its "
                               r"rotor joint /vehicle/joints/rotor_1 turns"),
+    "two-escs-one-channel": (("int nexus:channel = 1", "int nexus:channel = 0"),
+                             r"ESC prims /vehicle/esc_1 and /vehicle/esc_2 both read nexus:channel 0; give each ESC its own"),
     "two-escs-one-joint": (("rel nexus:joint = </vehicle/joints/rotor_2>", "rel nexus:joint = </vehicle/joints/rotor_1>"),
                            r"ESC prims /vehicle/esc_1 and /vehicle/esc_2 both drive /vehicle/joints/rotor_1"),
 }
