@@ -19,7 +19,7 @@ from nexus.viz.truth import ENU_TO_NED
 from nexus.viz.viewer import FlightView, load_model
 
 #: Largest share of the loop's wall time the view may take [-].
-BUDGET = 0.05
+BUDGET = 0.03
 #: Highest display rate [Hz].
 MAX_HZ = 30.0
 #: Redraw the flown path every this many frames (a path is one message of all its segments).
