@@ -29,7 +29,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-LAYOUT = "position_error_heading:3,velocity_heading:3,tilt_heading:2,rates:3,yaw_error:1"
+LAYOUT = ("position_error_heading:3,velocity_heading:3,tilt_heading:2,rates:3,yaw_error:1,setpoint_velocity_heading:3,"
+          "setpoint_acceleration_heading:3")
 ACTION = "controls:4"
 
 
@@ -43,13 +44,20 @@ def record(scene: str, mission: str, seconds: float) -> tuple[list[tuple], objec
     start(loop, flight.vehicle.plant)
     estimate, setpoint, controls = loop.output("estimate"), loop.output("setpoint"), loop.output("controls")
     rows = []
+    previous = setpoint.numpy()[0]["position"].astype(np.float64)
+    previous_velocity = np.zeros(3)
     for _ in range(int(seconds * 250)):
         done = loop.tick()
         e, s, c = estimate.numpy()[0], setpoint.numpy()[0], controls.numpy()[0, :4].copy()
+        goal_velocity = (s["position"].astype(np.float64) - previous) * 250.0  # the setpoint's change per second
+        previous = s["position"].astype(np.float64)
+        goal_acceleration = (goal_velocity - previous_velocity) * 250.0
+        previous_velocity = goal_velocity
         if c.max() > 0.0 and e["position"][2] < -0.3:  # airborne: on the ground the PID's commands follow its integrators
             rows.append((SimpleNamespace(position=e["position"].copy(), velocity=e["velocity"].copy(),
                                          attitude=e["attitude"].copy(), rates=e["rates"].copy()),
-                         SimpleNamespace(position=s["position"].copy(), yaw=float(s["yaw"])), c))
+                         SimpleNamespace(position=s["position"].copy(), yaw=float(s["yaw"]), velocity=goal_velocity,
+                                         acceleration=goal_acceleration), c))
         if done:
             break
     return rows, flight.vehicle.controller
@@ -73,13 +81,15 @@ def perturbed(rows, copies: int, seed: int = 0) -> list[tuple]:
             out.append((SimpleNamespace(position=estimate.position + rng.normal(0.0, 0.3, 3),
                                         velocity=estimate.velocity + rng.normal(0.0, 0.5, 3),
                                         attitude=attitude, rates=estimate.rates + rng.normal(0.0, 0.4, 3)),
-                        SimpleNamespace(position=setpoint.position, yaw=setpoint.yaw + rng.normal(0.0, 0.2)), None))
+                        SimpleNamespace(position=setpoint.position, yaw=setpoint.yaw + rng.normal(0.0, 0.2),
+                                        velocity=setpoint.velocity, acceleration=setpoint.acceleration), None))
     return out
 
 
 def label(rows, controller) -> list[tuple]:
-    """Each (estimate, setpoint) with the command the PID's own kernel gives it from rest: integrators empty,
-    no previous tick (so no derivative or feed-forward terms): the PID's law as a function of the state."""
+    """Each (estimate, setpoint) with the command the PID's own kernel gives it: integrators empty, and a
+    previous tick that leaves only the setpoint's velocity and acceleration to feed forward (no derivative or
+    heading-rate terms): the PID's law as a function of the state and the setpoint's motion."""
     import warp as wp
 
     from nexus.control.pid import PidParams, PidState, device_params, pid_control
@@ -95,7 +105,12 @@ def label(rows, controller) -> list[tuple]:
         e.position, e.velocity = wp.vec3(*estimate.position), wp.vec3(*estimate.velocity)
         e.attitude, e.rates = wp.quat(*estimate.attitude), wp.vec3(*estimate.rates)
         s.position, s.yaw = wp.vec3(*setpoint.position), float(setpoint.yaw)
-        state = wp.zeros(1, dtype=PidState, device="cpu")
+        previous = PidState()
+        previous.previous_velocity, previous.previous_rates = e.velocity, e.rates
+        previous.previous_goal = wp.vec3(*(np.asarray(setpoint.position) - setpoint.velocity * 0.004))
+        previous.previous_goal_velocity = wp.vec3(*(setpoint.velocity - setpoint.acceleration * 0.004))
+        previous.previous_yaw_goal, previous.primed = float(setpoint.yaw), 1.0
+        state = wp.array([previous], dtype=PidState, device="cpu")
         wp.launch(pid_control, dim=1, inputs=[wp.array([e], dtype=PoseTwist, device="cpu"),
                                               wp.array([s], dtype=Setpoint, device="cpu"), armed, params, state,
                                               0.004, 4], outputs=[state, controls], device="cpu")
@@ -106,9 +121,9 @@ def label(rows, controller) -> list[tuple]:
 #: Which features (indices into LAYOUT) each of the mixer's four outputs may use: a structured fit, so the few
 #: smooth flights cannot make up couplings that the PID does not have. Heading frame: x forward, y right, z down.
 STRUCTURE = {
-    "collective": (2, 5),  # height error, climb rate
-    "roll": (1, 4, 7, 8),  # right error, right speed, tilt to the right, roll rate
-    "pitch": (0, 3, 6, 9),  # forward error, forward speed, tilt forward, pitch rate
+    "collective": (2, 5, 14, 17),  # height error, climb rate, the setpoint's climb rate and vertical acceleration
+    "roll": (1, 4, 7, 8, 13, 16),  # right error and speed, tilt to the right, roll rate, the setpoint's right speed, acceleration
+    "pitch": (0, 3, 6, 9, 12, 15),  # the same forward
     "yaw": (11, 10),  # heading error, yaw rate
 }
 
@@ -123,7 +138,7 @@ def fit(rows, layout, thrust_model_factor: float, ridge: float = 1e-6) -> tuple[
     from nexus.control.mixer import PITCH, ROLL, YAW
     from nexus.control.policy.features import observe
 
-    x = np.array([observe(layout, e, s) for e, s, _ in rows], dtype=np.float64)
+    x = np.array([observe(layout, e, s, s.velocity, s.acceleration) for e, s, _ in rows], dtype=np.float64)
     u = np.array([c for _, _, c in rows], dtype=np.float64)
     f = thrust_model_factor
     thrust = (1.0 - f) * u + f * u * u

@@ -23,7 +23,7 @@ import warp as wp
 from nexus.control.mpc.attitude_loop import AttitudeGoal, attitude_loop
 from nexus.control.mixer import PITCH, ROLL, YAW
 from nexus.control.mpc.model import STATE_SIZE, QuadModel, model_from_plant
-from nexus.control.mpc.solver import MpcSettings, RtiSolver, attitude_for
+from nexus.control.mpc.solver import MpcSettings, RtiSolver, attitudes_for
 from nexus.control.pid import PidGains, PidParams, PidState, device_params, gains_from_prim
 from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError, RunError
@@ -155,9 +155,9 @@ class MpcController(Component):
         p, v, a = reference.sample(times)
         xref = np.zeros((STATE_SIZE, n + 1))
         xref[0:3], xref[3:6] = p.T, v.T
-        for k in range(n + 1):
-            q = attitude_for(a[k], reference.yaw, g)
-            xref[6:10, k] = q if np.dot(q, attitude) >= 0.0 else -q
+        q = attitudes_for(a, reference.yaw, g)
+        q *= np.where(q @ np.asarray(attitude) >= 0.0, 1.0, -1.0)[:, None]  # the hemisphere of the measured attitude
+        xref[6:10] = q.T
         lift = np.linalg.norm(np.array([0.0, 0.0, g]) - a[:n], axis=1)
         uref = np.repeat((self.model.mass * lift / 4.0)[None, :], 4, axis=0)
         xref[13:17, :n], xref[13:17, n] = uref, uref[:, -1]

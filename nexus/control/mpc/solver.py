@@ -76,30 +76,34 @@ class SolveStats:
         }
 
 
-def attitude_for(acceleration: np.ndarray, yaw: float, gravity: float) -> np.ndarray:
-    """The level-of-thrust attitude (w, x, y, z) FRD→NED that gives ``acceleration`` [m/s², NED] at heading ``yaw`` (differential flatness)."""
-    body_z = np.array([0.0, 0.0, gravity]) - acceleration
-    body_z /= np.linalg.norm(body_z)
-    heading_y = np.array([-math.sin(yaw), math.cos(yaw), 0.0])
-    body_x = np.cross(heading_y, body_z)
-    body_x /= np.linalg.norm(body_x)
-    body_y = np.cross(body_z, body_x)
-    m = np.column_stack([body_x, body_y, body_z])
-    # Rotation matrix to quaternion (Shepperd), scalar first.
-    trace = m[0, 0] + m[1, 1] + m[2, 2]
-    if trace > 0:
-        s = 2.0 * math.sqrt(1.0 + trace)
-        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
-    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
-        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
-    elif m[1, 1] > m[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
-        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
-    else:
-        s = 2.0 * math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
-        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
-    return np.array(q)
+def attitudes_for(accelerations: np.ndarray, yaw: float, gravity: float) -> np.ndarray:
+    """Attitudes (n, 4) as (w, x, y, z), FRD→NED, that point the thrust along each of ``accelerations`` (n, 3)
+    [m/s², NED] less gravity, at heading ``yaw`` [rad] (differential flatness). Vectorised: it runs at every node
+    of every solve."""
+    body_z = np.array([0.0, 0.0, gravity]) - np.asarray(accelerations, dtype=np.float64)
+    body_z /= np.linalg.norm(body_z, axis=1, keepdims=True)
+    hy = np.array([-math.sin(yaw), math.cos(yaw), 0.0])
+    body_x = np.stack([hy[1] * body_z[:, 2] - hy[2] * body_z[:, 1], hy[2] * body_z[:, 0] - hy[0] * body_z[:, 2],
+                       hy[0] * body_z[:, 1] - hy[1] * body_z[:, 0]], axis=1)
+    body_x /= np.linalg.norm(body_x, axis=1, keepdims=True)
+    body_y = np.stack([body_z[:, 1] * body_x[:, 2] - body_z[:, 2] * body_x[:, 1],
+                       body_z[:, 2] * body_x[:, 0] - body_z[:, 0] * body_x[:, 2],
+                       body_z[:, 0] * body_x[:, 1] - body_z[:, 1] * body_x[:, 0]], axis=1)
+    m = np.stack([body_x, body_y, body_z], axis=2)  # columns: the body axes in NED
+    # Rotation matrix to quaternion: of the four formulas take, per row, the one with the largest pivot.
+    pivots = np.stack([1 + m[:, 0, 0] + m[:, 1, 1] + m[:, 2, 2], 1 + m[:, 0, 0] - m[:, 1, 1] - m[:, 2, 2],
+                       1 - m[:, 0, 0] + m[:, 1, 1] - m[:, 2, 2], 1 - m[:, 0, 0] - m[:, 1, 1] + m[:, 2, 2]], axis=1)
+    choice = np.argmax(pivots, axis=1)
+    s = 2.0 * np.sqrt(np.maximum(pivots[np.arange(len(m)), choice], 1e-12))
+    a, b, c = m[:, 2, 1] - m[:, 1, 2], m[:, 0, 2] - m[:, 2, 0], m[:, 1, 0] - m[:, 0, 1]
+    d, e, f = m[:, 0, 1] + m[:, 1, 0], m[:, 0, 2] + m[:, 2, 0], m[:, 1, 2] + m[:, 2, 1]
+    candidates = np.stack([
+        np.stack([0.25 * s, a / s, b / s, c / s], axis=1),
+        np.stack([a / s, 0.25 * s, d / s, e / s], axis=1),
+        np.stack([b / s, d / s, 0.25 * s, f / s], axis=1),
+        np.stack([c / s, e / s, f / s, 0.25 * s], axis=1),
+    ], axis=1)
+    return candidates[np.arange(len(m)), choice]
 
 
 def linearisation(xs, us, next_x, nodes: int, jit: bool) -> ca.Function:

@@ -72,6 +72,9 @@ class PolicyController(Component):
                              f"but the model's output '{model_output.name}' gives {model_output.shape[-1]}")
         self.action_width = action_width
         self.inference_us: list[float] = []
+        self._previous_goal = None
+        self._previous_velocity = None
+        self.dt = None
 
     def stages(self) -> list[Stage]:
         return [Stage(
@@ -81,9 +84,13 @@ class PolicyController(Component):
             writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH)),),
         )]
 
-    def act(self, estimate, setpoint) -> np.ndarray:
-        """The model's action (clipped to [0, 1]) for one estimate and setpoint."""
-        observation = observe(self.observation, estimate, setpoint)[None, :]
+    def prepare(self, ctx) -> None:
+        self.dt = ctx.dt
+
+    def act(self, estimate, setpoint, setpoint_velocity=None, setpoint_acceleration=None) -> np.ndarray:
+        """The model's action (clipped to [0, 1]) for one estimate and setpoint (and the setpoint's velocity [m/s]
+        and acceleration [m/s²], NED)."""
+        observation = observe(self.observation, estimate, setpoint, setpoint_velocity, setpoint_acceleration)[None, :]
         begin = time.perf_counter()
         (action,) = self.session.run(None, {self.input_name: observation})
         self.inference_us.append((time.perf_counter() - begin) * 1e6)
@@ -91,8 +98,14 @@ class PolicyController(Component):
 
     def _run(self, io) -> None:
         row = np.zeros(CONTROLS_WIDTH, dtype=np.float32)
+        setpoint = io["setpoint"].read()
+        goal = np.asarray(setpoint.position, dtype=np.float64)
+        # The setpoint's own velocity and acceleration, as the PID feeds them forward: changes since the last tick.
+        velocity = np.zeros(3) if self._previous_goal is None else (goal - self._previous_goal) / self.dt
+        acceleration = np.zeros(3) if self._previous_velocity is None else (velocity - self._previous_velocity) / self.dt
+        self._previous_goal, self._previous_velocity = goal, velocity
         if int(io["armed"].read()) != 0:
-            row[: self.action_width] = self.act(io["estimate"].read(), io["setpoint"].read())
+            row[: self.action_width] = self.act(io["estimate"].read(), setpoint, velocity, acceleration)
         io["controls"].write(row)
 
     def stats(self) -> dict:

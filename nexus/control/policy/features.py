@@ -25,6 +25,8 @@ FEATURES = {
     "tilt_heading": (2, ("estimate",), "x and y of the body's down axis in the heading frame [-] (sin of the tilt)"),
     "rates": (3, ("estimate",), "body rates [rad/s], FRD"),
     "yaw_error": (1, ("estimate", "setpoint"), "setpoint heading − heading, wrapped to (−π, π] [rad]"),
+    "setpoint_velocity_heading": (3, ("setpoint",), "the setpoint's change since the last tick per second [m/s], heading frame"),
+    "setpoint_acceleration_heading": (3, ("setpoint",), "the change of that velocity per second [m/s²], heading frame"),
 }
 #: Action name -> (width limit, signal written).
 ACTIONS = {"controls": (16, "controls")}
@@ -55,8 +57,12 @@ def heading(attitude_xyzw) -> float:
     return math.atan2(2.0 * (x * y + z * w), 1.0 - 2.0 * (y * y + z * z))
 
 
-def observe(layout: list[tuple[str, int]], estimate, setpoint) -> np.ndarray:
-    """The observation vector for ``layout`` from one estimate and one setpoint (float32)."""
+def observe(layout: list[tuple[str, int]], estimate, setpoint, setpoint_velocity=None, setpoint_acceleration=None) -> np.ndarray:
+    """The observation vector for ``layout`` from one estimate and one setpoint (float32).
+
+    ``setpoint_velocity`` [m/s, NED] is the setpoint's change per second and ``setpoint_acceleration``
+    [m/s², NED] that velocity's, which the caller keeps from tick to tick (0 if None).
+    """
     q = np.asarray(estimate.attitude, dtype=np.float64)
     psi = heading(q)
     c, s = math.cos(psi), math.sin(psi)
@@ -71,6 +77,10 @@ def observe(layout: list[tuple[str, int]], estimate, setpoint) -> np.ndarray:
         "velocity_heading": lambda: to_heading(np.asarray(estimate.velocity, dtype=np.float64)),
         "tilt_heading": lambda: to_heading(body_down)[:2],
         "rates": lambda: np.asarray(estimate.rates, dtype=np.float64),
+        "setpoint_velocity_heading": lambda: to_heading(np.zeros(3) if setpoint_velocity is None
+                                                        else np.asarray(setpoint_velocity, dtype=np.float64)),
+        "setpoint_acceleration_heading": lambda: to_heading(np.zeros(3) if setpoint_acceleration is None
+                                                            else np.asarray(setpoint_acceleration, dtype=np.float64)),
         "yaw_error": lambda: np.array([math.atan2(math.sin(float(setpoint.yaw) - psi), math.cos(float(setpoint.yaw) - psi))]),
     }
     return np.concatenate([values[name]() for name, _ in layout]).astype(np.float32)
