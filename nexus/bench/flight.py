@@ -14,6 +14,9 @@ Three measurements in one process:
   loop's own state arrays, so the state is saved before a bare round and put
   back after it (outside the timed region), and the mission continues as if
   nothing had happened. Both sides report their best round of ``ROUNDS``.
+  On the CPU the rounds are timed in this process's CPU time (the machine is
+  shared; waiting for a core is not the loop's work), and again by the wall
+  clock (``loop_vs_bare_wall``); on CUDA by the wall clock only.
   The mission is airborne from about 0.5 s to about 26 s; the rounds cover
   ``AIRBORNE_S`` to ``AIRBORNE_S + ROUNDS * ROUND_TICKS * 4 ms`` (2 s to 12.2 s).
 
@@ -70,8 +73,12 @@ def _state_arrays(plant) -> list[wp.array]:
     return arrays
 
 
-def loop_against_bare(device: str, folder: Path) -> dict[str, float]:
-    """Best seconds per tick of the flying loop and of the bare step from its airborne state."""
+def loop_against_bare(device: str, folder: Path, wall: bool) -> dict[str, float]:
+    """Best seconds per tick of the flying loop and of the bare step from its airborne state.
+
+    ``wall``: time by the wall clock; else by this process's CPU time (all its
+    threads), which other jobs on a shared machine do not inflate.
+    """
     flight = build_flight(FlightOptions(), device)
     writer = RecordWriter(folder / "record_rounds.parquet", flight.recorder)
     start(flight.loop, flight.vehicle.plant)
@@ -80,21 +87,23 @@ def loop_against_bare(device: str, folder: Path) -> dict[str, float]:
     graph = bare_step_graph(flight.vehicle, device)
     arrays = _state_arrays(flight.vehicle.plant)
 
+    clock = time.perf_counter if wall else time.process_time
+
     def loop_round() -> float:
-        began = time.perf_counter()
+        began = clock()
         fly(flight, writer, ROUND_TICKS)
         writer.drain()
         wp.synchronize_device(device)
-        return (time.perf_counter() - began) / ROUND_TICKS
+        return (clock() - began) / ROUND_TICKS
 
     def bare_round() -> float:
         saved = [wp.clone(array) for array in arrays]
         wp.synchronize_device(device)
-        began = time.perf_counter()
+        began = clock()
         for _ in range(ROUND_TICKS):
             wp.capture_launch(graph)
         wp.synchronize_device(device)
-        seconds = (time.perf_counter() - began) / ROUND_TICKS
+        seconds = (clock() - began) / ROUND_TICKS
         for array, copy in zip(arrays, saved):
             wp.copy(array, copy)
         return seconds
@@ -115,7 +124,10 @@ def run(device: str = "cpu") -> dict:
         folder = Path(folder)
         captured_wall, captured_ticks, captured_sim = _fly(False, device, CAP_S, folder)
         eager_wall, eager_ticks, eager_sim = _fly(True, device, EAGER_S, folder)
-        best = loop_against_bare(device, folder)
+        # On the CPU the ratio is taken in CPU time: the 2-core machine is shared, and waiting for a core
+        # is not work the loop does. On CUDA the GPU works asynchronously, so only wall time means anything.
+        best = loop_against_bare(device, folder, wall=device != "cpu")
+        best_wall = loop_against_bare(device, folder, wall=True) if device == "cpu" else best
     loop_tick_s = captured_wall / captured_ticks
     result = {
         "suite": "flight",
@@ -129,6 +141,8 @@ def run(device: str = "cpu") -> dict:
         "round_loop_tick_us": best["loop"] * 1e6,
         "bare_step_us": best["bare"] * 1e6,
         "loop_vs_bare": best["loop"] / best["bare"],
+        "loop_vs_bare_wall": best_wall["loop"] / best_wall["bare"],
+        "loop_vs_bare_clock": "process CPU time" if device == "cpu" else "wall",
         "captured_vs_eager": (eager_wall / eager_ticks) / loop_tick_s,
         "rounds_end_height_m": best["height_m"],
         "kernels_per_tick": best["kernels_per_tick"],
@@ -148,7 +162,8 @@ def table(result: dict) -> list[tuple[str, str]]:
         ("loop tick over the whole mission [µs]", f"{result['loop_tick_us']:.1f}"),
         ("loop tick, best airborne round [µs]", f"{result['round_loop_tick_us']:.1f}"),
         ("bare physics step, best airborne round [µs]", f"{result['bare_step_us']:.1f}"),
-        ("loop vs bare, airborne (time ratio, target <= 1.25)", f"{result['loop_vs_bare']:.2f}"),
+        (f"loop vs bare, airborne, {result['loop_vs_bare_clock']} (target <= 1.25)", f"{result['loop_vs_bare']:.2f}"),
+        ("loop vs bare, airborne, wall time", f"{result['loop_vs_bare_wall']:.2f}"),
         ("captured vs eager (speed-up)", f"{result['captured_vs_eager']:.0f}x"),
         ("kernels per tick (graph nodes; bare step alone)", f"{result['kernels_per_tick']} ({result['bare_step_kernels']})"),
         ("ticks per replay", f"{result['ticks_per_replay']}"),
