@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 
@@ -106,13 +107,26 @@ def attitudes_for(accelerations: np.ndarray, yaw: float, gravity: float) -> np.n
     return candidates[np.arange(len(m)), choice]
 
 
+#: Where CasADi writes the generated C source and the compiled library: a scratch folder of
+#: this process (removed at exit), never the user's working directory.
+_JIT_FOLDER: tempfile.TemporaryDirectory | None = None
+
+
+def _jit_folder() -> str:
+    global _JIT_FOLDER
+    if _JIT_FOLDER is None:
+        _JIT_FOLDER = tempfile.TemporaryDirectory(prefix="nexus-mpc-jit-")
+    return _JIT_FOLDER.name
+
+
 def linearisation(xs, us, next_x, nodes: int, jit: bool) -> ca.Function:
     """F(x, u), dF/dx and dF/du at ``nodes`` points at once; compiled with the system's C compiler when ``jit``
     and one is found (about 10x faster to evaluate), interpreted otherwise."""
     outputs = [next_x, ca.jacobian(next_x, xs), ca.jacobian(next_x, us)]
     if jit and shutil.which("gcc"):
         try:
-            options = {"jit": True, "compiler": "shell", "jit_options": {"flags": ["-O2"], "compiler": "gcc"}, "jit_temp_suffix": True}
+            options = {"jit": True, "compiler": "shell", "jit_name": "mpc_linearisation", "jit_temp_suffix": True,
+                       "jit_options": {"flags": ["-O2"], "compiler": "gcc", "directory": _jit_folder()}}
             return ca.Function("mpc_linearisation", [xs, us], outputs, options).map(nodes)
         except RuntimeError as error:
             log.warning("the MPC's model could not be compiled (%s); evaluating it interpreted", str(error).splitlines()[0])
