@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from nexus.bench.timing import alternating_best
+from nexus.bench.timing import TimedCall, alternating_best
 from nexus.flight import FlightOptions, build_flight, fly
 from nexus.record.writer import RecordWriter
 from nexus.startup import start
@@ -40,21 +40,6 @@ ROUND_TICKS = 500
 ROUNDS = 6
 #: The Astro Max's hover command on the first four outputs.
 HOVER_ROW = [0.5722] * 4 + [0.0] * 12
-
-
-class _Timed:
-    """Wraps a host stage's ``run`` and adds up the wall time of its calls [s]."""
-
-    def __init__(self, run):
-        self.run, self.seconds, self.calls = run, 0.0, 0
-
-    def __call__(self, io) -> None:
-        began = time.perf_counter()
-        try:
-            self.run(io)
-        finally:
-            self.seconds += time.perf_counter() - began
-            self.calls += 1
 
 
 class _Px4Ring:
@@ -71,7 +56,7 @@ class _Px4Ring:
         self.timers = {}
         for stage in self.flight.loop.plan.stages:
             if stage.host and stage.component is self.px4:
-                stage.run = self.timers[stage.name] = _Timed(stage.run)
+                stage.run = self.timers[stage.name] = TimedCall(stage.run)
         start(self.flight.loop, self.flight.vehicle.plant)
         # Connect and enter lockstep outside the timed rounds (the free-run does not wait for the
         # peer's first answer, so this takes as many ticks as the peer process needs to start).

@@ -11,6 +11,7 @@ SUITES: dict[str, str] = {
     "plant": "nexus.bench.plant",
     "sensors": "nexus.bench.sensors",
     "px4": "nexus.bench.px4",
+    "host": "nexus.bench.host",
 }
 
 DEFAULT_SUITE = "flight"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import warp as wp
 
@@ -51,3 +51,27 @@ def alternating_best(rounds_of: dict[str, Callable[[], float]], rounds: int = 6)
         for name, measure in rounds_of.items():
             best[name] = min(best[name], measure())
     return best
+
+
+class TimedCall:
+    """Wraps a host stage's ``run`` and adds up the wall time [s] and the number of its calls."""
+
+    def __init__(self, run):
+        self.run, self.seconds, self.calls = run, 0.0, 0
+
+    def __call__(self, io) -> None:
+        began = time.perf_counter()
+        try:
+            self.run(io)
+        finally:
+            self.seconds += time.perf_counter() - began
+            self.calls += 1
+
+
+def time_host_stages(stages: Iterable) -> dict[str, TimedCall]:
+    """Wrap each host stage of ``stages`` (a plan's, before the loop runs) in a :class:`TimedCall`; name -> timer."""
+    timers = {}
+    for stage in stages:
+        if stage.host:
+            stage.run = timers[stage.name] = TimedCall(stage.run)
+    return timers

@@ -125,8 +125,10 @@ def linearisation(xs, us, next_x, nodes: int, jit: bool) -> ca.Function:
     outputs = [next_x, ca.jacobian(next_x, xs), ca.jacobian(next_x, us)]
     if jit and shutil.which("gcc"):
         try:
+            # The folder is removed at exit as a whole, so CasADi is told not to remove its files itself.
             options = {"jit": True, "compiler": "shell", "jit_name": "mpc_linearisation", "jit_temp_suffix": True,
-                       "jit_options": {"flags": ["-O2"], "compiler": "gcc", "directory": _jit_folder()}}
+                       "jit_cleanup": False,
+                       "jit_options": {"flags": ["-O2"], "compiler": "gcc", "directory": _jit_folder(), "cleanup": False}}
             return ca.Function("mpc_linearisation", [xs, us], outputs, options).map(nodes)
         except RuntimeError as error:
             log.warning("the MPC's model could not be compiled (%s); evaluating it interpreted", str(error).splitlines()[0])
