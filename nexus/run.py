@@ -244,6 +244,7 @@ def run_flight(
             reason = "done"
         bar.update(loop.sim_time, force=True)
         bar.close()
+        loop.check_end()
     except KeyboardInterrupt:
         reason, message = "interrupted", "interrupted by the user (SIGINT)"
         _log_only_to(handler, logging.ERROR, message)

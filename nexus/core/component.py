@@ -34,6 +34,12 @@ class Component:
         """Allocate private device state. Called once, after the signal buffers
         exist and before any stage runs or is captured."""
 
+    def check_end(self) -> None:
+        """Called once when a run reaches its end without an error (its duration, or a stage's
+        "done"): raise a :class:`~nexus.core.errors.NexusError` if the run did not do what this
+        component was there for (e.g. an autopilot that never answered), so it cannot pass as a
+        success."""
+
     def close(self) -> None:
         """Release what the component holds outside Warp (sockets, files) when the run ends."""
 

@@ -275,6 +275,11 @@ class Loop:
             left -= self.ticks - before
         return RunResult(self.ticks, self.sim_time, "ticks")
 
+    def check_end(self) -> None:
+        """Ask every component whether the run that just ended did its job (see ``Component.check_end``)."""
+        for component in self.components:
+            component.check_end()
+
     def close(self) -> None:
         """Let every component release its outside resources; safe to call more than once."""
         for component in self.components:

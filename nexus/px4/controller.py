@@ -110,6 +110,11 @@ class Px4Controller(Component):
             self.link.listen()  # a busy port fails the build, before any stage runs
         self.gravity = self.plant.gravity
 
+    def check_end(self) -> None:
+        """A run that ends (by its duration) before PX4 ever answered is a failure, however short it was."""
+        if self.exchanges and not self.answers:
+            raise self._no_answer(self.last_exchange_usec, "when the run reached its end")
+
     def close(self) -> None:
         if self.exchanges:
             log.info("PX4 lockstep: %s", self.stats())
@@ -171,6 +176,7 @@ class Px4Controller(Component):
             self.gps_sent += 1
         self.link.flush()
         self.exchanges += 1
+        self.last_exchange_usec = time_usec
         answers = [self._await_answer(time_usec)] if self.lockstep else self._free_run(time_usec)
         if answers:
             self.answers += len(answers)

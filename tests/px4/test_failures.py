@@ -35,6 +35,17 @@ def test_a_px4_that_never_answers_fails_the_run(tmp_path):
     assert pq.read_table(tmp_path / "record.parquet").num_rows == info["ticks"]
 
 
+def test_a_run_shorter_than_the_first_answer_bound_still_fails_when_px4_never_answered(tmp_path):
+    # The same silent PX4, but the run's duration (1 s) ends before the 30 s free-run bound: the
+    # run reaches its end having flown on zero controls throughout, which is still no success.
+    with pytest.raises(NoAnswerError, match=r"never answered HIL_ACTUATOR_CONTROLS in 1\.0 s of sim .*reached its end"):
+        fly_with(lambda port: ScriptedPx4(port, lambda n: None), tmp_path, seconds=1.0)
+    info = run_info(tmp_path)
+    assert info["exit_reason"] == "px4-no-answer"
+    assert info["ticks"] == 250 and info["controller_stats"]["answers"] == 0
+    assert pq.read_table(tmp_path / "record.parquet").num_rows == 250
+
+
 def test_a_run_asked_to_end_before_px4_ever_answered_fails(tmp_path):
     # The mission commander ends the run (its event is set) while PX4 has not answered once.
     ended = threading.Event()
