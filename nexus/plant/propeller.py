@@ -30,6 +30,26 @@ def propeller_wrench(
     body_f[body] = body_f[body] + wp.spatial_vector(thrust, drag)
 
 
+@wp.kernel
+def propeller_wrench_all(
+    joint_qd: wp.array(dtype=wp.float32),
+    body_q: wp.array(dtype=wp.transform),
+    dof: wp.array(dtype=wp.int32),
+    body: wp.array(dtype=wp.int32),
+    thrust_coefficient: wp.array(dtype=wp.float32),
+    torque_coefficient: wp.array(dtype=wp.float32),
+    body_f: wp.array(dtype=wp.spatial_vector),
+):
+    """Every propeller of a plant in one launch, one thread per propeller, each on a body of its own."""
+    i = wp.tid()
+    b = body[i]
+    omega = joint_qd[dof[i]]
+    rotation = wp.transform_get_rotation(body_q[b])
+    thrust = wp.quat_rotate(rotation, wp.vec3(0.0, 0.0, thrust_coefficient[i] * omega * omega))
+    drag = wp.quat_rotate(rotation, wp.vec3(0.0, 0.0, -torque_coefficient[i] * omega * wp.abs(omega)))
+    body_f[b] = body_f[b] + wp.spatial_vector(thrust, drag)
+
+
 class Propeller(Component):
     """One propeller, one force stage."""
 
@@ -40,8 +60,35 @@ class Propeller(Component):
     def stages(self) -> list[Stage]:
         return [Stage("propeller", "force", self._run)]
 
+    #: One launch for all the plant's propellers (False: one launch each, the reference tests compare with).
+    fuse = True
+
+    def prepare(self, ctx) -> None:
+        # Propellers on distinct bodies run as one launch from the first one's stage (no two threads
+        # add to one body's wrench, so the order of the additions, and the bits, are those of 4 launches).
+        group = [c for c in ctx.components if isinstance(c, Propeller) and c.plant is self.plant]
+        distinct = len({c.rotor.body for c in group}) == len(group)
+        self.leader = group[0] if (Propeller.fuse and len(group) > 1 and distinct) else None
+        if self.leader is self:
+            rotors = [c.rotor for c in group]
+            self.fused = [
+                wp.array([r.dof for r in rotors], dtype=wp.int32, device=ctx.device),
+                wp.array([r.body for r in rotors], dtype=wp.int32, device=ctx.device),
+                wp.array([r.thrust_coefficient for r in rotors], dtype=wp.float32, device=ctx.device),
+                wp.array([r.torque_coefficient for r in rotors], dtype=wp.float32, device=ctx.device),
+            ]
+
     def _run(self, io) -> None:
         state, rotor = self.plant.state, self.rotor
+        if self.leader is self:
+            wp.launch(
+                propeller_wrench_all, dim=len(self.fused[0]),
+                inputs=[state.joint_qd, state.body_q, *self.fused],
+                outputs=[state.body_f], device=io.device,
+            )
+            return
+        if self.leader is not None:
+            return  # the first propeller's launch drove this one
         wp.launch(
             propeller_wrench,
             dim=1,
