@@ -1,6 +1,7 @@
 """Train the shipped policy: imitate the PID controller on recorded flights, export ONNX.
 
-    .venv/bin/python tools/train_policy.py [--out nexus/control/policy/pid_imitation.onnx]
+    .venv/bin/python tools/train_policy.py [--out nexus/control/policy/pid_imitation.onnx] [--torchscript OUT.pt]
+    .venv/bin/python tools/train_policy.py --from-onnx nexus/control/policy/pid_imitation.onnx --torchscript OUT.pt
 
 1. Fly the PID (truth estimator, captured, CPU) on the short mission and on
    the figure-eight scene, keeping every airborne tick's estimate and
@@ -15,12 +16,17 @@
 3. Write it as an ONNX ``Gemm`` followed by the ESC's thrust model inverted,
    with the onnx package's helper API, the layouts in its metadata
    (``nexus:observation``, ``nexus:action``).
+4. With ``--torchscript OUT.pt`` (needs torch), write the same policy as a
+   TorchScript module too, the layouts as its extra files (``nexus_observation``,
+   ``nexus_action``). ``--from-onnx`` takes the weights of an exported ONNX
+   model instead of training again.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -189,12 +195,70 @@ def export(weights: np.ndarray, bias: np.ndarray, thrust_model_factor: float, ou
     print(f"wrote {out} ({out.stat().st_size} bytes)")
 
 
+def weights_from_onnx(path: Path) -> tuple[np.ndarray, np.ndarray, float]:
+    """The weights, bias and thrust model factor of a model :func:`export` wrote (its initializers)."""
+    import onnx
+    from onnx import numpy_helper
+
+    constants = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(path)).graph.initializer}
+    return constants["weights"], constants["bias"], float(constants["two_f"]) / 2.0
+
+
+def torchscript_module(weights: np.ndarray, bias: np.ndarray, thrust_model_factor: float):
+    """The ONNX graph of :func:`export` as a scripted ``nn.Module``, the constants as float32 buffers (the same
+    rounding as the ONNX initializers, so the two agree to float32 precision)."""
+    import torch
+
+    f = float(thrust_model_factor)
+
+    class PidImitation(torch.nn.Module):
+        """thrust = max(observation · weights + bias, 0); action = (√((1 − f)² + 4·f·thrust) − (1 − f)) / (2·f)."""
+
+        def __init__(self):
+            super().__init__()
+            for name, value in {"weights": weights, "bias": bias, "four_f": 4 * f, "linear_sq": (1 - f) ** 2,
+                                "linear": 1 - f, "two_f": 2 * f}.items():
+                self.register_buffer(name, torch.from_numpy(np.array(value, dtype=np.float32)))
+
+        def forward(self, observation: torch.Tensor) -> torch.Tensor:
+            thrust = torch.clamp(observation @ self.weights + self.bias, min=0.0)
+            return (torch.sqrt(thrust * self.four_f + self.linear_sq) - self.linear) / self.two_f
+
+    return torch.jit.script(PidImitation().eval())
+
+
+def export_torchscript(weights: np.ndarray, bias: np.ndarray, thrust_model_factor: float, out: Path) -> None:
+    """:func:`torchscript_module` saved with the layouts as extra files ``nexus_observation`` and ``nexus_action``."""
+    import torch
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with warnings.catch_warnings():  # torch 2.10+ calls TorchScript deprecated; Nexus reads it while torch does
+        warnings.simplefilter("ignore", DeprecationWarning)
+        module = torchscript_module(weights, bias, thrust_model_factor)
+        torch.jit.save(module, str(out), _extra_files={"nexus_observation": LAYOUT, "nexus_action": ACTION})
+    print(f"wrote {out} ({out.stat().st_size} bytes)")
+
+
 def main() -> None:
     from nexus.control.policy.features import FEATURES, parse_layout
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "nexus/control/policy/pid_imitation.onnx")
+    parser.add_argument("--torchscript", type=Path, default=None, metavar="OUT.pt",
+                        help="also write the policy as a TorchScript module (needs torch)")
+    parser.add_argument("--from-onnx", type=Path, default=None, metavar="FILE.onnx",
+                        help="with --torchscript: take the weights of this exported model instead of training")
     args = parser.parse_args()
+    if args.torchscript is not None:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            parser.error("--torchscript needs torch: pip install torch (or pip install nexus[torch])")
+    if args.from_onnx is not None:
+        if args.torchscript is None:
+            parser.error("--from-onnx only converts: give --torchscript OUT.pt too")
+        export_torchscript(*weights_from_onnx(args.from_onnx), args.torchscript)
+        return
     layout = parse_layout(LAYOUT, FEATURES, "layout", "train_policy")
     rows, controller = [], None
     for scene, mission, seconds in (("empty", "short", 12.0), ("figure_eight", "scene", 30.0)):
@@ -202,7 +266,10 @@ def main() -> None:
         rows += flown
     rows = label(rows + perturbed(rows, 3), controller)
     factor = controller.thrust_model_factor
-    export(*fit(rows, layout, factor), factor, args.out)
+    weights, bias = fit(rows, layout, factor)
+    export(weights, bias, factor, args.out)
+    if args.torchscript is not None:
+        export_torchscript(weights, bias, factor, args.torchscript)
 
 
 if __name__ == "__main__":

@@ -1,17 +1,19 @@
-"""The policy controller: an ONNX model run with ONNX Runtime as a host stage.
+"""The policy controller: an ONNX model (ONNX Runtime) or a TorchScript module (torch) as a host stage.
 
 One ``control`` stage on the host: each tick it reads the ``estimate`` and
-the ``setpoint`` (and ``armed``), builds the observation the model's metadata
-declares (:mod:`nexus.control.policy.features`), runs the model, and writes
-its action into the ``controls`` row (the first ``width`` slots, clipped to
+the ``setpoint`` (and ``armed``), builds the observation the model declares
+in its ONNX metadata or TorchScript extra files
+(:mod:`nexus.control.policy.features`), runs the model, and writes its
+action into the ``controls`` row (the first ``width`` slots, clipped to
 [0, 1]; zeros while ``armed`` is 0). Everything else in the tick stays
-captured in graphs.
+captured in graphs. The format's runner (:mod:`nexus.control.policy.runners`,
+chosen by the file's suffix) is the only part that differs.
 
 The model file, its layouts and their widths are checked when the component
 is built, before any stage runs: a missing file, an unreadable model, a
 layout that names an unknown feature, or a width that disagrees with the
 model's input or output is a :class:`~nexus.core.errors.BuildError` naming
-the file, the metadata key and both widths.
+the file, the metadata key (or extra file) and both widths.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 import warp as wp
 
 from nexus.control.policy.features import ACTIONS, FEATURES, observe, parse_layout
+from nexus.control.policy.runners import runner_for
 from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError
 from nexus.core.types import CONTROLS_WIDTH, PoseTwist, Setpoint
@@ -33,43 +36,36 @@ OBSERVATION_KEY, ACTION_KEY = "nexus:observation", "nexus:action"
 
 
 class PolicyController(Component):
-    """Runs ``model`` (an ONNX file) every tick: observation from estimate and setpoint, action into ``controls``."""
+    """Runs ``model`` (an ONNX file, or TorchScript: .pt, .ts, .torchscript) every tick: observation from estimate and setpoint, action into ``controls``."""
 
     def __init__(self, name: str, model: str | Path = DEFAULT_MODEL, connections=None):
         super().__init__(name, connections)
         self.model_path = Path(model)
         where = f"controller '{name}': policy {self.model_path}"
         if not self.model_path.is_file():
-            raise BuildError(f"{where}: no such file; pass --policy FILE.onnx (Nexus ships {DEFAULT_MODEL})")
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1  # a few hundred multiply-adds: threads only cost
-        options.inter_op_num_threads = 1
-        try:
-            self.session = ort.InferenceSession(str(self.model_path), options, providers=["CPUExecutionProvider"])
-        except Exception as error:  # onnxruntime raises its own types for unreadable files
-            raise BuildError(f"{where}: ONNX Runtime cannot load it: {str(error).splitlines()[0]}") from None
-        meta = self.session.get_modelmeta().custom_metadata_map
-        for key in (OBSERVATION_KEY, ACTION_KEY):
+            raise BuildError(f"{where}: no such file; pass --policy FILE.onnx or FILE.pt (Nexus ships {DEFAULT_MODEL})")
+        self.runner = runner_for(self.model_path, where)
+        observation_key, action_key = self.runner.observation_key, self.runner.action_key
+        meta = self.runner.metadata
+        for key in (observation_key, action_key):
             if key not in meta:
-                raise BuildError(f"{where}: its metadata has no '{key}'; the model must declare its layouts "
-                                 f"(tools/train_policy.py shows how), e.g. {OBSERVATION_KEY}=position_error_heading:3,...")
+                raise BuildError(f"{where}: {self.runner.declares} no '{key}'; the model must declare its layouts "
+                                 f"(tools/train_policy.py shows how), e.g. {observation_key}=position_error_heading:3,...")
         try:
-            self.observation = parse_layout(meta[OBSERVATION_KEY], FEATURES, OBSERVATION_KEY, where)
-            self.action = parse_layout(meta[ACTION_KEY], ACTIONS, ACTION_KEY, where)
+            self.observation = parse_layout(meta[observation_key], FEATURES, observation_key, where)
+            self.action = parse_layout(meta[action_key], ACTIONS, action_key, where)
         except ValueError as error:
             raise BuildError(str(error)) from None
-        (model_input,), (model_output,) = self.session.get_inputs(), self.session.get_outputs()
-        self.input_name = model_input.name
         observation_width = sum(w for _, w in self.observation)
         action_width = sum(w for _, w in self.action)
-        if model_input.shape[-1] != observation_width:
-            raise BuildError(f"{where}: {OBSERVATION_KEY} ({meta[OBSERVATION_KEY]}) makes {observation_width} values, "
-                             f"but the model's input '{model_input.name}' takes {model_input.shape[-1]}")
-        if model_output.shape[-1] != action_width:
-            raise BuildError(f"{where}: {ACTION_KEY} ({meta[ACTION_KEY]}) names {action_width} controls, "
-                             f"but the model's output '{model_output.name}' gives {model_output.shape[-1]}")
+        declared = self.runner.input_width
+        if declared is not None and declared != observation_width:
+            raise BuildError(f"{where}: {observation_key} ({meta[observation_key]}) makes {observation_width} values, "
+                             f"but {self.runner.input_label} takes {declared}")
+        given = self.runner.output_width(observation_width)
+        if given is not None and given != action_width:
+            raise BuildError(f"{where}: {action_key} ({meta[action_key]}) names {action_width} controls, "
+                             f"but {self.runner.output_label} gives {given}")
         self.action_width = action_width
         self.inference_us: list[float] = []
         self._previous_goal = None
@@ -86,13 +82,14 @@ class PolicyController(Component):
 
     def prepare(self, ctx) -> None:
         self.dt = ctx.dt
+        self.runner.prepare(ctx.device)
 
     def act(self, estimate, setpoint, setpoint_velocity=None, setpoint_acceleration=None) -> np.ndarray:
         """The model's action (clipped to [0, 1]) for one estimate and setpoint (and the setpoint's velocity [m/s]
         and acceleration [m/s²], NED)."""
         observation = observe(self.observation, estimate, setpoint, setpoint_velocity, setpoint_acceleration)[None, :]
         begin = time.perf_counter()
-        (action,) = self.session.run(None, {self.input_name: observation})
+        action = self.runner.run(observation)
         self.inference_us.append((time.perf_counter() - begin) * 1e6)
         return np.clip(np.asarray(action, dtype=np.float32).reshape(-1), 0.0, 1.0)
 
