@@ -122,7 +122,7 @@ def _flight_options(f):
         click.option("--mission", type=click.Choice(MISSIONS), default="scene", show_default=True,
                      help="With --controller pid: the scene's mission, or the same mission shortened to under 10 s."),
         click.option("--policy", type=click.Path(dir_okay=False), default=None,
-                     help="With --controller policy: the ONNX model (default: the PID imitation Nexus ships)."),
+                     help="With --controller policy: the model, ONNX (.onnx) or TorchScript (.pt, needs torch) (default: the PID imitation Nexus ships)."),
         click.option("--px4-host", default="127.0.0.1", show_default=True, help="PX4 link: address to listen on."),
         click.option("--px4-port", type=click.IntRange(0, 65535), default=4560, show_default=True,
                      help="PX4 link: TCP port PX4 connects to (4560 + instance)."),
