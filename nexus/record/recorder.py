@@ -57,7 +57,7 @@ def writers_of(components: Sequence[Component]) -> dict[str, tuple[Any, tuple[in
 class Recorder(Component):
     """Taps ``signals`` (each must be written by some component) every tick."""
 
-    def __init__(self, taps: Sequence[tuple[str, Any, tuple[int, ...]]], capacity: int = 2560, name: str = "/record"):
+    def __init__(self, taps: Sequence[tuple[str, Any, tuple[int, ...]]], capacity: int = 10240, name: str = "/record"):
         super().__init__(name)
         if capacity < 1:
             raise BuildError(f"the record needs room for at least one row, got capacity {capacity}")
