@@ -179,8 +179,15 @@ def _flown(out: Path) -> str:
               help="With --controller px4: also fly the takeoff, yaw sweep and landing over MAVLink, and end the run after it.")
 @click.option("--px4-mission-url", default="udpin:127.0.0.1:14540", show_default=True,
               help="Where the mission commander listens for PX4's MAVLink.")
+@click.option("--view", "live_view", is_flag=True,
+              help="Show the flight live in the browser while it flies (afterwards: `nexus view OUT`).")
+@click.option("--view-port", type=click.IntRange(0, 65535), default=8080, show_default=True,
+              help="With --view: TCP port of the live view (0: any free port).")
+@click.option("--view-host", default="127.0.0.1", show_default=True,
+              help="With --view: address to listen on; the default keeps the flight on this machine.")
 @click.pass_context
-def run(ctx, device, duration, out, overwrite, quiet, px4_mission, px4_mission_url, **flight):
+def run(ctx, device, duration, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, view_port, view_host,
+        **flight):
     """Fly a vehicle in a scene and record the flight."""
     from nexus.core.loop import tick_ns
     from nexus.run import prepare_out, run_flight, ticks_in
@@ -193,13 +200,18 @@ def run(ctx, device, duration, out, overwrite, quiet, px4_mission, px4_mission_u
         duration = DEFAULT_DURATIONS_S[options.controller]
     ticks_in(duration, tick_ns(options.tick_hz))  # a run of no tick is refused before anything is written
     warp_device = _resolve(device, ctx.obj["verbose"])
+    watch = None
+    if live_view:  # a busy port is refused here, before anything is written
+        from nexus.viz.live import LiveWatch
+
+        watch = LiveWatch(view_host, view_port, say=lambda line: click.echo(line, err=True))
     prepare_out(out, overwrite)
     commander = _start_mission(options, px4_mission_url) if px4_mission else None
     click.echo(f"nexus run: {options.vehicle} in {options.scene} on {warp_device}, controller {options.controller}, "
                f"seed {options.seed} -> {out}", err=True)
     click.echo("building (the first run compiles kernels: minutes on a CPU; later runs take seconds)...", err=True)
     try:
-        summary = run_flight(options, warp_device, out, duration, progress=not quiet, overwrite=overwrite)
+        summary = run_flight(options, warp_device, out, duration, progress=not quiet, overwrite=overwrite, watch=watch)
     except KeyboardInterrupt:
         click.echo(f"\ninterrupted {_flown(out)}; exit_reason interrupted; the run's files are in {out}: "
                    f"{_files_in(out)}", err=True)
@@ -211,6 +223,8 @@ def run(ctx, device, duration, out, overwrite, quiet, px4_mission, px4_mission_u
     finally:
         if commander is not None:
             commander.stop_and_report(out)
+        if watch is not None and (cost := watch.close()):
+            click.echo(cost, err=True)
     click.echo(
         f"done: {summary.ticks} ticks, {summary.sim_time:.2f} s sim in {summary.wall_time:.2f} s wall "
         f"(RTF {summary.rtf:.1f}x), ended by {summary.exit_reason}; files in {out}: {_files_in(out)}"

@@ -195,8 +195,12 @@ def run_flight(
     controller=None,
     extra_components=(),
     overwrite: bool = False,
+    watch=None,
 ) -> RunSummary:
     """Build (unless ``flight`` is given), start, fly up to ``duration`` [s], and write OUT.
+
+    ``watch`` (e.g. :class:`nexus.viz.live.LiveWatch`), if given, is called with the started
+    flight and returns an object whose ``update(sim_time)`` runs at each progress update.
 
     Raises :class:`OutputError` or :class:`DurationError` before writing anything; any
     later failure is re-raised after OUT holds run.json (``exit_reason``, ``error``),
@@ -236,11 +240,13 @@ def run_flight(
         writer = RecordWriter(out / "record.parquet", flight.recorder)
         origin = start(flight.loop, plant)
         info["ned_origin_enu_m"] = [float(x) for x in origin]
+        view = watch(flight) if watch is not None else None  # started before the clock: not part of the run's time
         bar = Progress(duration, enabled=progress)
         started = time.perf_counter()
         reason = "duration"
         loop = flight.loop
-        if fly(flight, writer, total_ticks, on_progress=bar.update):  # K ticks per replay, then one by one
+        on_progress = bar.update if view is None else lambda now: (bar.update(now), view.update(now))
+        if fly(flight, writer, total_ticks, on_progress=on_progress):  # K ticks per replay, then one by one
             reason = "done"
         bar.update(loop.sim_time, force=True)
         bar.close()
