@@ -6,6 +6,7 @@ import newton
 import numpy as np
 import pytest
 import warp as wp
+from pxr import Usd
 
 from nexus.assembly import PrimContext, assemble
 from nexus.core import Loop
@@ -98,7 +99,10 @@ def test_builder_takes_the_prim_connection_and_rejects_a_non_body(vehicle):
     assert built.connections == {"pose": "/vehicle/body/base"}
     assert built.name == "/vehicle/estimator"
     prim = stage.GetPrimAtPath("/vehicle/estimator")
-    prim.GetRelationship("nexus:inputs:pose").SetTargets(["/vehicle/esc_1"])
+    # Edit the stage's own session layer: the file's layer is shared by every stage open on
+    # it in this process (USD's layer registry), and an edit there would leak into later tests.
+    with Usd.EditContext(stage, stage.GetSessionLayer()):
+        prim.GetRelationship("nexus:inputs:pose").SetTargets(["/vehicle/esc_1"])
     with pytest.raises(BuildError, match="/vehicle/estimator.*esc_1.*not a rigid body"):
         build_truth_estimator(prim, ctx)
 
