@@ -9,6 +9,8 @@ from nexus.core.rng import RngTree
 
 if TYPE_CHECKING:
     from nexus.core.component import Component
+    from nexus.core.stage import Stage
+    from nexus.core.stage_io import StageIO
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,16 @@ class BuildContext:
     #: Every component of the ring, in declaration order (the clock first), so
     #: one component can gather what the others declare, such as solver observables.
     components: tuple["Component", ...] = field(default=())
+    #: Every stage of the ring with the buffers it will run on, so a component can lay out
+    #: device data that points at them (e.g. the record's table of tap addresses) before capture.
+    stage_ios: tuple[tuple["Stage", "StageIO"], ...] = field(default=())
+
+    def io_of(self, component: "Component", stage_name: str) -> "StageIO":
+        """The buffers stage ``stage_name`` of ``component`` will run on."""
+        for stage, io in self.stage_ios:
+            if stage.component is component and stage.name == stage_name:
+                return io
+        raise KeyError(f"component '{component.name}' has no stage '{stage_name}' in this ring")
 
     @property
     def dt(self) -> float:

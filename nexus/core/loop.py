@@ -156,7 +156,10 @@ class Loop:
             )
             for stage in stages
         }
-        context = BuildContext(device=self.device, dt_ns=self.dt_ns, rng=self.rng, components=tuple(self.components))
+        context = BuildContext(
+            device=self.device, dt_ns=self.dt_ns, rng=self.rng, components=tuple(self.components),
+            stage_ios=tuple((stage, self.ios[id(stage)]) for stage in stages),
+        )
         for component in self.components:
             component.prepare(context)
         log.info(self.plan.text())

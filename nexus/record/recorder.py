@@ -1,8 +1,11 @@
 """The record stage: copies chosen signals into a preallocated device table each tick.
 
 Row ``(tick - 1) mod capacity`` of a ``uint32`` table receives every tapped
-buffer's bytes, so recording is one small copy kernel per signal, inside the
-graph, with no host work. The host drains the table between replays before
+buffer's bytes, so recording is one gather kernel per tick over all the taps
+(one launch, not one per signal: on a GPU each launch costs latency), inside
+the graph, with no host work. The kernel reads each tap through its address,
+kept in a small device array that lives as long as the recorder, so the
+captured graph never reads a freed buffer. The host drains the table between replays before
 the next replay could overwrite a row not yet drained, and at the end
 (:class:`nexus.record.writer.RecordWriter`); so one replay may run at most
 ``capacity`` ticks (``max_ticks_per_replay``).
@@ -27,20 +30,32 @@ from nexus.record.layout import TapLayout
 DEFAULT_TAPS = ("time", "body/base", "imu", "mag", "baro", "gps", "estimate", "setpoint", "armed", "controls")
 
 
+@wp.func_native("return ((const unsigned int*)address)[index];")
+def word_at(address: wp.uint64, index: wp.int32) -> wp.uint32:
+    """The 32-bit word ``index`` of the buffer at device ``address``."""
+    ...
+
+
 @wp.kernel
-def copy_words(
-    source: wp.array(dtype=wp.uint32),
+def gather_words(
+    addresses: wp.array(dtype=wp.uint64),
+    starts: wp.array(dtype=wp.int32),
+    taps: wp.int32,
     tick: wp.array(dtype=wp.int64),
     running: wp.array(dtype=wp.int32),
     capacity: wp.int32,
-    offset: wp.int32,
     table: wp.array2d(dtype=wp.uint32),
 ):
+    """Word ``k`` of this tick's row: from the tap whose words start at or before ``k``."""
     k = wp.tid()
     if running[0] == 0:
         return
+    tap = wp.int32(0)
+    for t in range(1, taps):
+        if k >= starts[t]:
+            tap = t
     row = wp.int32((tick[0] - wp.int64(1)) % wp.int64(capacity))
-    table[row, offset + k] = source[k]
+    table[row, k] = word_at(addresses[tap], k - starts[tap])
 
 
 def writers_of(components: Sequence[Component]) -> dict[str, tuple[Any, tuple[int, ...]]]:
@@ -84,6 +99,11 @@ class Recorder(Component):
 
     def prepare(self, ctx) -> None:
         self.table = wp.zeros((self.capacity, self.width), dtype=wp.uint32, device=ctx.device)
+        # Where each tap's words are: allocated and filled here, outside any capture (an array
+        # allocated while capturing may not outlive the capture), and read by every replay.
+        io = ctx.io_of(self, "record")
+        self._addresses = wp.array([self._words(io[t.signal], t).ptr for t in self.layouts], dtype=wp.uint64, device=ctx.device)
+        self._starts = wp.array([t.offset for t in self.layouts], dtype=wp.int32, device=ctx.device)
 
     def _words(self, array: wp.array, layout: TapLayout) -> wp.array:
         if not array.is_contiguous:
@@ -91,15 +111,11 @@ class Recorder(Component):
         return wp.array(ptr=array.ptr, dtype=wp.uint32, shape=(layout.words,), device=array.device)
 
     def _run(self, io) -> None:
-        if not hasattr(self, "_sources") or self._sources_for is not io:
-            self._sources = [self._words(io[t.signal], t) for t in self.layouts]
-            self._sources_for = io
-        for source, layout in zip(self._sources, self.layouts):
-            wp.launch(
-                copy_words, layout.words,
-                inputs=[source, io["tick"], io["running"], self.capacity, layout.offset],
-                outputs=[self.table], device=io.device,
-            )
+        wp.launch(
+            gather_words, self.width,
+            inputs=[self._addresses, self._starts, len(self.layouts), io["tick"], io["running"], self.capacity],
+            outputs=[self.table], device=io.device,
+        )
 
     @property
     def max_ticks_per_replay(self) -> int:
