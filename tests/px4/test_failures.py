@@ -56,9 +56,11 @@ def test_a_run_asked_to_end_before_px4_ever_answered_fails(tmp_path):
 
 
 def test_non_finite_answers_end_the_run_after_50_in_a_row(tmp_path):
-    # Good rows for messages 3..10, NaN from 11 on. The run keeps the last good row and stops
-    # on the 50th unusable answer in a row, instead of flying on stale controls.
-    script = lambda n: None if n <= 2 else (ROW if n <= 10 else [math.nan] * 16)  # noqa: E731
+    # Good rows for messages 3..40, NaN from 41 on. The run keeps the last good row and stops
+    # on the 50th unusable answer in a row, instead of flying on stale controls. (The good
+    # stretch is long so that the free-run, which lasts until the first answer is seen, has
+    # ended before the NaNs start, however late the peer thread is scheduled.)
+    script = lambda n: None if n <= 2 else (ROW if n <= 40 else [math.nan] * 16)  # noqa: E731
     with pytest.raises(BadActuatorsError, match="50 HIL_ACTUATOR_CONTROLS in a row with non-finite"):
         fly_with(lambda port: ScriptedPx4(port, script), tmp_path, seconds=2.0)
     info = run_info(tmp_path)
@@ -66,7 +68,7 @@ def test_non_finite_answers_end_the_run_after_50_in_a_row(tmp_path):
     assert info["controller_stats"]["non_finite_answers"] == 50
     controls = pq.read_table(tmp_path / "record.parquet").column("controls[0]").to_numpy()
     assert np.all(np.isfinite(controls)) and controls[-1] == np.float32(HOVER)
-    assert info["ticks"] == 59  # tick 60 got the 50th NaN (messages 11..60) and did not complete
+    assert info["ticks"] == 89  # tick 90 got the 50th NaN (messages 41..90) and did not complete
 
 
 def test_a_few_non_finite_answers_are_counted_and_warned_once(tmp_path, caplog):
@@ -80,10 +82,11 @@ def test_a_few_non_finite_answers_are_counted_and_warned_once(tmp_path, caplog):
 
 @pytest.mark.parametrize("shift_us, past, future", [(-TICK_US, 1, 0), (10**9, 0, 1)])
 def test_wrongly_stamped_answers_are_counted_and_named(tmp_path, shift_us, past, future):
-    # From the 20th message on PX4 answers with the stamp one tick early (past) or 1000 s
+    # From the 100th message on (well after the free-run has ended, however slowly the peer
+    # thread is scheduled) PX4 answers with the stamp one tick early (past) or 1000 s
     # late (future). Each wait then sees one wrong answer and times out; the error says PX4
     # is answering with the wrong stamps (not "is PX4 still running?") and counts both kinds.
-    stamp = lambda n, t: t if n < 20 else t + shift_us  # noqa: E731
+    stamp = lambda n, t: t if n < 100 else t + shift_us  # noqa: E731
     with pytest.raises(WrongStampsError, match=f"it sent {past} stamped earlier and {future} stamped later"):
         fly_with(lambda port: ScriptedPx4(port, boots_then(ROW[:4], silent=2), stamp=stamp), tmp_path,
                  answer_timeout=0.3)
@@ -93,11 +96,11 @@ def test_wrongly_stamped_answers_are_counted_and_named(tmp_path, shift_us, past,
     # The wrong answer of the last wait is counted (one more stale answer may come from the tick
     # where the free-run ended, as in any run).
     assert stats["future_answers"] == future and past <= stats["stale_answers"] <= past + 1
-    assert info["ticks"] == 19
+    assert info["ticks"] == 99
 
 
 def test_a_silent_px4_in_lockstep_is_told_apart_from_wrong_stamps(tmp_path):
-    script = lambda n: None if n <= 2 or n >= 20 else ROW  # noqa: E731
+    script = lambda n: None if n <= 2 or n >= 100 else ROW  # noqa: E731
     with pytest.raises(Exception, match="PX4 sent no HIL_ACTUATOR_CONTROLS within 0.3 s") as caught:
         fly_with(lambda port: ScriptedPx4(port, script), tmp_path, answer_timeout=0.3)
     assert type(caught.value).__name__ == "AnswerTimeoutError"
