@@ -21,6 +21,7 @@ from nexus.plant.physics import Physics
 from nexus.plant.plant import Plant
 from nexus.plant.propeller import Propeller
 from nexus.plant.usd_checks import nexus_apis
+from nexus.plant.usd_files import connections_of
 from nexus.sensors.builders import SENSOR_BUILDERS
 from nexus.estimation import build_truth_estimator
 
@@ -60,18 +61,6 @@ class PrimContext:
             if rotor.body_path == body:
                 return rotor
         raise BuildError(f"{self.path}: {f'prim {prim}: ' if prim else ''}{body} is not a rotor body with a propeller")
-
-
-def connections_of(prim) -> dict[str, str]:
-    """``nexus:inputs:<signal>`` relationships -> {signal: target prim path}."""
-    found: dict[str, str] = {}
-    for relationship in prim.GetRelationships():
-        name = relationship.GetName()
-        if name.startswith("nexus:inputs:"):
-            targets = relationship.GetTargets()
-            if targets:
-                found[name[len("nexus:inputs:"):]] = str(targets[0].GetPrimPath())
-    return found
 
 
 def _esc(prim, ctx: PrimContext) -> Component:

@@ -40,6 +40,7 @@ from nexus.control.attitude import attitude_error_rates, attitude_from_thrust_ax
 from nexus.control.mixer import command_for_thrust, quad_x_thrusts
 from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError
+from nexus.plant.usd_files import connections_of
 from nexus.core.types import CONTROLS_WIDTH, PoseTwist, Setpoint
 
 
@@ -351,12 +352,7 @@ def build_pid(prim, ctx) -> PidController:
     factors = {rotor.esc["thrust_model_factor"] for rotor in ctx.plant.rotors}
     if len(factors) != 1:
         raise BuildError(f"{where}: the ESCs disagree on nexus:thrustModelFactor ({sorted(factors)}); the mixer needs one")
-    connections = {}
-    for relationship in prim.GetRelationships():
-        name = relationship.GetName()
-        targets = relationship.GetTargets()
-        if name.startswith("nexus:inputs:") and targets:
-            connections[name[len("nexus:inputs:"):]] = str(targets[0].GetPrimPath())
+    connections = connections_of(prim)
     return PidController(
         path, gains_from_prim(prim, where), thrust_model_factor=factors.pop(), gravity=ctx.plant.gravity,
         rotor_count=ctx.rotor_count, connections=connections,

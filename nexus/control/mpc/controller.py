@@ -29,6 +29,7 @@ from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError, RunError
 from nexus.core.types import CONTROLS_WIDTH, PoseTwist
 from nexus.guidance.reference import ReferenceTrajectory
+from nexus.plant.usd_files import connections_of
 from nexus.sensors.schedule import period_ns
 
 
@@ -187,12 +188,7 @@ def build_mpc(prim, ctx, **options) -> MpcController:
     unknown = set(options) - set(MpcSettings.__dataclass_fields__)
     if unknown:
         raise BuildError(f"{where}: unknown MPC settings {sorted(unknown)}; known: {sorted(MpcSettings.__dataclass_fields__)}")
-    connections = {}
-    for relationship in prim.GetRelationships():
-        name = relationship.GetName()
-        targets = relationship.GetTargets()
-        if name.startswith("nexus:inputs:") and targets:
-            connections[name[len("nexus:inputs:"):]] = str(targets[0].GetPrimPath())
+    connections = connections_of(prim)
     rotors = sorted(ctx.plant.rotors, key=lambda r: r.esc["channel"])
     speeds = (ctx.plant.esc_speed, np.array([r.index for r in rotors]), np.array([r.thrust_coefficient for r in rotors]))
     return MpcController(path, model_from_plant(ctx.plant, where), gains_from_prim(prim, where),
