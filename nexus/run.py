@@ -179,6 +179,12 @@ def _log_only_to(handler: logging.Handler, level: int, message: str, exc_info=No
     handler.handle(log.makeRecord(log.name, level, __file__, 0, "%s", (message,), exc_info))
 
 
+def _flying_rtf(sim_time: float, wall: float, stats: dict) -> float | None:
+    """Real-time factor of the flight itself: wall time less ``waiting_s`` from the controller's stats."""
+    flying = wall - float(stats.get("waiting_s", 0.0) or 0.0)
+    return sim_time / flying if flying > 0 else None
+
+
 def _empty_record(path: Path) -> None:
     """A valid Parquet file of no rows and no columns, for a build that failed before its recorder existed."""
     pq.write_table(pa.table({}), path)
@@ -288,6 +294,9 @@ def run_flight(
             "sim_time_s": sim_time,
             "wall_time_s": wall,
             "real_time_factor": sim_time / wall if wall > 0 else None,
+            # Without the wall time a controller spent waiting for its peer (PX4 connecting), which
+            # depends on how the peer was started, not on the flight.
+            "real_time_factor_flying": _flying_rtf(sim_time, wall, info.get("controller_stats", {})),
             "record_rows": writer.rows_written if writer else 0,
         })
         (out / "run.json").write_text(json.dumps(info, indent=2, sort_keys=True, default=str) + "\n")

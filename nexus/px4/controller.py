@@ -130,6 +130,8 @@ class Px4Controller(Component):
         """Counts of the link's traffic, for run.json and the closing log line."""
         return {
             "exchanges": self.exchanges, "answers": self.answers, "stale_answers": self.stale_answers,
+            # Wall time [s] spent waiting for PX4 to connect: in the run's wall time, not its flight.
+            "waiting_s": round(self.link.connect_wait_s, 3),
             "future_answers": self.future_answers, "non_finite_answers": self.bad_answers,
             "lockstep": self.lockstep, "gps_sent": self.gps_sent, "heartbeats": self.heartbeats,
             "messages_sent": self.link.sent, "messages_received": self.link.received,

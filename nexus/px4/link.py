@@ -145,6 +145,7 @@ class MavlinkLink:
         self.outbox: list[bytes] = []
         self.sent = 0
         self.received = 0
+        self.connect_wait_s = 0.0
 
     @property
     def bad_messages(self) -> int:
@@ -176,6 +177,7 @@ class MavlinkLink:
             self.listen()
         log.info("waiting for PX4 to connect on tcp %s:%d (up to %g s)...", self.host, self.port, timeout)
         self.server.settimeout(timeout)
+        began = time.monotonic()
         try:
             connection, self.peer = self.server.accept()
         except socket.timeout:
@@ -186,7 +188,9 @@ class MavlinkLink:
         connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         connection.setblocking(False)
         self.connection = connection
-        log.info("PX4 connected from %s:%d", *self.peer[:2])
+        #: Wall time [s] the run waited for PX4 to connect: part of its wall time, not of its flight.
+        self.connect_wait_s = time.monotonic() - began
+        log.info("PX4 connected from %s:%d after %.1f s", *self.peer[:2], self.connect_wait_s)
 
     def close(self) -> None:
         for sock in (self.connection, self.server):

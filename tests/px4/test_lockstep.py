@@ -234,3 +234,18 @@ def test_a_guidance_on_a_px4_run_fails_the_build():
     components = [c for c in flight.loop.components if c.name != "clock"]
     with pytest.raises(BuildError, match="writes the setpoint, but no stage reads it"):
         Loop([*components, MissionGuidance("/scene/mission")], device="cpu").build()
+
+
+def test_the_wait_for_px4_to_connect_is_reported_apart_from_the_flight(tmp_path):
+    # PX4 connects 2 s (wall) after the peer thread starts, which is before the run's start-up
+    # (a few tenths of a second), so the run waits over 1 s for it; the run's wall time holds that
+    # wait, which says how PX4 was launched, not how fast the flight was: run.json gives the
+    # wait (controller_stats.waiting_s) and the real-time factor without it.
+    summary, px4, _ = fly_with(lambda port: ScriptedPx4(port, boots_then([HOVER] * 4), connect_after=2.0),
+                               tmp_path, seconds=0.4)
+    info = json.loads((tmp_path / "run.json").read_text())
+    waiting = info["controller_stats"]["waiting_s"]
+    assert 1.0 <= waiting < info["wall_time_s"]
+    flying = info["sim_time_s"] / (info["wall_time_s"] - waiting)
+    assert info["real_time_factor_flying"] == pytest.approx(flying)
+    assert info["real_time_factor_flying"] > info["real_time_factor"]
