@@ -190,5 +190,9 @@ def test_plot_of_a_px4_run_shows_its_lockstep_counters(tmp_path):
     page = (tmp_path / "px4" / "report.html").read_text()
     assert "Controller link statistics (px4)" in page
     assert "<tr><th>exchanges</th><td>250</td></tr>" in page  # one exchange per tick, 250 ticks in 1 s
-    assert "<tr><th>answers</th><td>240</td></tr>" in page  # the first 10 went unanswered
+    # The first 10 went unanswered; the free-run does not wait for the peer thread, so on a busy
+    # machine a few more may pass before lockstep. The report shows run.json's own count.
+    answers = json.loads((tmp_path / "px4" / "run.json").read_text())["controller_stats"]["answers"]
+    assert 200 <= answers <= 240
+    assert f"<tr><th>answers</th><td>{answers}</td></tr>" in page
     assert page.count("data:image/png;base64,") == len(FIGURES)  # no estimate or setpoint: truth and sensors still
