@@ -19,27 +19,17 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from nexus.core import Component, Read, Stage, Write
-from nexus.core.errors import BuildError
+from nexus.core import Read, Stage, Write
 from nexus.core.types import PoseTwist, Setpoint
+from nexus.guidance.mission_base import MissionComponent
 from nexus.guidance.profile import MissionPlan, MissionProfile, heading_of
 
 
-class HostMissionGuidance(Component):
+class HostMissionGuidance(MissionComponent):
     """Writes ``setpoint`` and ``armed`` from a mission profile; ends the run once landed."""
 
-    #: Marks a guidance for tools that rebuild a ring without one (an open-loop replay).
-    is_guidance = True
-
     def __init__(self, name: str = "/scene/mission", profile: MissionProfile | None = None, check_period: float = 0.04):
-        super().__init__(name)
-        self.profile = profile or MissionProfile()
-        try:
-            self.profile.check(name)
-        except ValueError as error:
-            raise BuildError(str(error)) from None
-        self.check_period = float(check_period)
-        self.plan: MissionPlan | None = None
+        super().__init__(name, profile, check_period)
         self.phase = "start"
         #: (sim time [s], phase) at each change of phase, the first at the start.
         self.transitions: list[tuple[float, str]] = []

@@ -27,31 +27,21 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from nexus.core import Component, Read, Stage, Write
+from nexus.core import Read, Stage, Write
 from nexus.core.errors import BuildError
 from nexus.core.types import PoseTwist, Setpoint
+from nexus.guidance.mission_base import MissionComponent
 from nexus.guidance.kernels import MAX_LEGS, MissionLeg, MissionRules, MissionState, fly_mission
 from nexus.guidance.profile import PHASES, MissionPlan, MissionProfile, heading_of
 
 __all__ = ["MissionGuidance", "build_mission", "heading_of", "profile_from_prim"]
 
 
-class MissionGuidance(Component):
+class MissionGuidance(MissionComponent):
     """Writes ``setpoint`` and ``armed`` from a mission profile on the device; ends the run once landed."""
 
-    #: Marks a guidance for tools that rebuild a ring without one (an open-loop replay).
-    is_guidance = True
-
     def __init__(self, name: str = "/scene/mission", profile: MissionProfile | None = None, check_period: float = 0.04):
-        super().__init__(name)
-        self.profile = profile or MissionProfile()
-        try:
-            self.profile.check(name)
-        except ValueError as error:
-            raise BuildError(str(error)) from None
-        self.check_period = float(check_period)
-        #: The plan flown, made at start-up (None before).
-        self.plan: MissionPlan | None = None
+        super().__init__(name, profile, check_period)
         self.legs = self.rules = self.state = self.entered = None
 
     def stages(self) -> list[Stage]:
