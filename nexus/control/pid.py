@@ -119,6 +119,39 @@ def thrust_axis(acceleration: wp.vec3, gravity: float, max_tilt: float) -> wp.ve
     return axis
 
 
+@wp.func
+def clamp_rates(rates: wp.vec3, limits: wp.vec3) -> wp.vec3:
+    """Each body-rate goal [rad/s] within ±its limit."""
+    return wp.vec3(
+        wp.clamp(rates[0], -limits[0], limits[0]),
+        wp.clamp(rates[1], -limits[1], limits[1]),
+        wp.clamp(rates[2], -limits[2], limits[2]),
+    )
+
+
+@wp.func
+def rate_loop(p: PidParams, s: PidState, rates: wp.vec3, rate_goal: wp.vec3, torque_feedforward: wp.vec3,
+              dt: float, on: float):
+    """Body-rate PID: normalised torque [-1, 1] (with ``torque_feedforward`` added) and the new rate integral."""
+    rate_error = rate_goal - rates
+    rate_integral = bounded(s.rate_integral + rate_error * dt, p.rate_integral_limit, p.rate_i) * on
+    rate_change = (rates - s.previous_rates) * (s.primed / dt)
+    torque = torque_feedforward + wp.cw_mul(p.rate_p, rate_error) + wp.cw_mul(p.rate_i, rate_integral) - wp.cw_mul(p.rate_d, rate_change)
+    torque = wp.vec3(wp.clamp(torque[0], -1.0, 1.0), wp.clamp(torque[1], -1.0, 1.0), wp.clamp(torque[2], -1.0, 1.0))
+    return torque, rate_integral
+
+
+@wp.func
+def write_rotor_commands(controls: wp.array2d(dtype=wp.float32), p: PidParams, collective: float, torque: wp.vec3,
+                         rotor_count: int, on: float):
+    """The quad-X mix of ``collective`` and ``torque`` as ESC commands in the first four slots; zeros elsewhere."""
+    thrusts = quad_x_thrusts(collective, torque)
+    for i in range(controls.shape[1]):
+        controls[0, i] = 0.0
+    for i in range(wp.min(rotor_count, 4)):
+        controls[0, i] = command_for_thrust(thrusts[i], p.thrust_model_factor) * on
+
+
 @wp.kernel
 def pid_control(
     estimate: wp.array(dtype=PoseTwist),
@@ -171,25 +204,11 @@ def pid_control(
     yaw_weight = wp.clamp(p.attitude_p[2] / wp.max(0.5 * (p.attitude_p[0] + p.attitude_p[1]), 1.0e-6), 0.0, 1.0)
     rate_goal = attitude_error_rates(est.attitude, attitude_goal, p.attitude_p, yaw_weight)
     yaw_rate = wrap_angle(goal.yaw - s.previous_yaw_goal) * (s.primed / dt)
-    rate_goal = rate_goal + wp.quat_rotate_inv(est.attitude, wp.vec3(0.0, 0.0, yaw_rate))
-    rate_goal = wp.vec3(
-        wp.clamp(rate_goal[0], -p.max_rates[0], p.max_rates[0]),
-        wp.clamp(rate_goal[1], -p.max_rates[1], p.max_rates[1]),
-        wp.clamp(rate_goal[2], -p.max_rates[2], p.max_rates[2]),
-    )
+    rate_goal = clamp_rates(rate_goal + wp.quat_rotate_inv(est.attitude, wp.vec3(0.0, 0.0, yaw_rate)), p.max_rates)
 
-    # Rate -> normalised torque.
-    rate_error = rate_goal - est.rates
-    rate_integral = bounded(s.rate_integral + rate_error * dt, p.rate_integral_limit, p.rate_i) * on
-    rate_change = (est.rates - s.previous_rates) * (s.primed / dt)
-    torque = wp.cw_mul(p.rate_p, rate_error) + wp.cw_mul(p.rate_i, rate_integral) - wp.cw_mul(p.rate_d, rate_change)
-    torque = wp.vec3(wp.clamp(torque[0], -1.0, 1.0), wp.clamp(torque[1], -1.0, 1.0), wp.clamp(torque[2], -1.0, 1.0))
-
-    thrusts = quad_x_thrusts(collective, torque)
-    for i in range(controls.shape[1]):
-        controls[0, i] = 0.0
-    for i in range(wp.min(rotor_count, 4)):
-        controls[0, i] = command_for_thrust(thrusts[i], p.thrust_model_factor) * on
+    # Rate -> normalised torque, mixed into the rotor commands.
+    torque, rate_integral = rate_loop(p, s, est.rates, rate_goal, wp.vec3(0.0, 0.0, 0.0), dt, on)
+    write_rotor_commands(controls, p, collective, torque, rotor_count, on)
 
     out = PidState()
     out.velocity_integral = velocity_integral

@@ -17,8 +17,7 @@ from __future__ import annotations
 import warp as wp
 
 from nexus.control.attitude import attitude_error_rates
-from nexus.control.mixer import command_for_thrust, quad_x_thrusts
-from nexus.control.pid import PidParams, PidState, bounded
+from nexus.control.pid import PidParams, PidState, clamp_rates, rate_loop, write_rotor_commands
 from nexus.core.types import PoseTwist
 
 
@@ -57,22 +56,10 @@ def attitude_loop(
         on = 1.0
     yaw_weight = wp.clamp(p.attitude_p[2] / wp.max(0.5 * (p.attitude_p[0] + p.attitude_p[1]), 1.0e-6), 0.0, 1.0)
     rate_goal = attitude_error_rates(est.attitude, wp.normalize(g.attitude), p.attitude_p, yaw_weight) + g.rates
-    rate_goal = wp.vec3(
-        wp.clamp(rate_goal[0], -p.max_rates[0], p.max_rates[0]),
-        wp.clamp(rate_goal[1], -p.max_rates[1], p.max_rates[1]),
-        wp.clamp(rate_goal[2], -p.max_rates[2], p.max_rates[2]),
-    )
-    rate_error = rate_goal - est.rates
-    rate_integral = bounded(s.rate_integral + rate_error * dt, p.rate_integral_limit, p.rate_i) * on
-    rate_change = (est.rates - s.previous_rates) * (s.primed / dt)
-    torque = g.torque + wp.cw_mul(p.rate_p, rate_error) + wp.cw_mul(p.rate_i, rate_integral) - wp.cw_mul(p.rate_d, rate_change)
-    torque = wp.vec3(wp.clamp(torque[0], -1.0, 1.0), wp.clamp(torque[1], -1.0, 1.0), wp.clamp(torque[2], -1.0, 1.0))
+    rate_goal = clamp_rates(rate_goal, p.max_rates)
+    torque, rate_integral = rate_loop(p, s, est.rates, rate_goal, g.torque, dt, on)
     collective = wp.clamp(float(g.thrust), p.min_thrust, p.max_thrust)
-    thrusts = quad_x_thrusts(collective, torque)
-    for i in range(controls.shape[1]):
-        controls[0, i] = 0.0
-    for i in range(wp.min(rotor_count, 4)):
-        controls[0, i] = command_for_thrust(thrusts[i], p.thrust_model_factor) * on
+    write_rotor_commands(controls, p, collective, torque, rotor_count, on)
     out = PidState()
     out.velocity_integral = s.velocity_integral
     out.previous_velocity = s.previous_velocity
