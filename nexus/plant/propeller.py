@@ -13,6 +13,15 @@ from nexus.core import Component, Stage
 from nexus.plant.plant import Plant, Rotor
 
 
+@wp.func
+def add_propeller_wrench(body_f: wp.array(dtype=wp.spatial_vector), body: wp.int32, rotation: wp.quat, omega: wp.float32,
+                         thrust_coefficient: wp.float32, torque_coefficient: wp.float32):
+    """Add thrust ``kT·ω²`` along the body's +z and drag ``-kQ·ω·|ω|`` about it to ``body``'s wrench."""
+    thrust = wp.quat_rotate(rotation, wp.vec3(0.0, 0.0, thrust_coefficient * omega * omega))
+    drag = wp.quat_rotate(rotation, wp.vec3(0.0, 0.0, -torque_coefficient * omega * wp.abs(omega)))
+    body_f[body] = body_f[body] + wp.spatial_vector(thrust, drag)
+
+
 @wp.kernel
 def propeller_wrench(
     joint_qd: wp.array(dtype=wp.float32),
@@ -23,11 +32,8 @@ def propeller_wrench(
     torque_coefficient: wp.float32,
     body_f: wp.array(dtype=wp.spatial_vector),
 ):
-    omega = joint_qd[dof]
-    rotation = wp.transform_get_rotation(body_q[body])
-    thrust = wp.quat_rotate(rotation, wp.vec3(0.0, 0.0, thrust_coefficient * omega * omega))
-    drag = wp.quat_rotate(rotation, wp.vec3(0.0, 0.0, -torque_coefficient * omega * wp.abs(omega)))
-    body_f[body] = body_f[body] + wp.spatial_vector(thrust, drag)
+    add_propeller_wrench(body_f, body, wp.transform_get_rotation(body_q[body]), joint_qd[dof],
+                         thrust_coefficient, torque_coefficient)
 
 
 @wp.kernel
@@ -42,12 +48,8 @@ def propeller_wrench_all(
 ):
     """Every propeller of a plant in one launch, one thread per propeller, each on a body of its own."""
     i = wp.tid()
-    b = body[i]
-    omega = joint_qd[dof[i]]
-    rotation = wp.transform_get_rotation(body_q[b])
-    thrust = wp.quat_rotate(rotation, wp.vec3(0.0, 0.0, thrust_coefficient[i] * omega * omega))
-    drag = wp.quat_rotate(rotation, wp.vec3(0.0, 0.0, -torque_coefficient[i] * omega * wp.abs(omega)))
-    body_f[b] = body_f[b] + wp.spatial_vector(thrust, drag)
+    add_propeller_wrench(body_f, body[i], wp.transform_get_rotation(body_q[body[i]]), joint_qd[dof[i]],
+                         thrust_coefficient[i], torque_coefficient[i])
 
 
 class Propeller(Component):
