@@ -1,8 +1,10 @@
 """From ``--vehicle`` and ``--scene`` to the components of one ring.
 
-Each Nexus prim of the vehicle file becomes a component, in file order,
-through :data:`BUILDERS` (schema name -> builder). The physics component comes
-first; the controller is chosen by name and takes the controller prim's path,
+Each Nexus prim of the vehicle file becomes a component, in file order: the
+schema index (:mod:`nexus.schemas.catalog`) names the component class of each
+applied schema, :func:`nexus.schemas.reader.read_prim` reads and checks the
+prim against the class's spec, and the class's ``from_prim`` makes the
+component. The physics component comes first; the controller is chosen by name and takes the controller prim's path,
 so connections to it (the ESCs' ``nexus:inputs:controls``) find it.
 """
 
@@ -22,8 +24,8 @@ from nexus.plant.plant import Plant
 from nexus.plant.propeller import Propeller
 from nexus.plant.usd_checks import nexus_apis
 from nexus.plant.usd_files import connections_of
-from nexus.sensors.builders import SENSOR_BUILDERS
-from nexus.estimation import build_truth_estimator
+from nexus.schemas.catalog import component_class, index
+from nexus.schemas.reader import read_prim
 
 log = logging.getLogger("nexus")
 
@@ -74,13 +76,32 @@ def _propeller(prim, ctx: PrimContext) -> Component:
     return Propeller(str(prim.GetPath()), ctx.plant, ctx.rotor_for_body(body, str(prim.GetPath())))
 
 
-#: Schema name -> builder of the component for a prim applying it.
+#: Schemas whose components are still built by hand rather than from their spec.
 BUILDERS: dict[str, Callable[[object, PrimContext], Component]] = {
     "NexusEscAPI": _esc,
     "NexusPropellerAPI": _propeller,
-    "NexusTruthEstimatorAPI": build_truth_estimator,
-    **SENSOR_BUILDERS,
 }
+
+
+class UnknownSchema(LookupError):
+    """A prim applies a Nexus schema this version of Nexus builds nothing for."""
+
+
+def build_component(api: str, prim, ctx: PrimContext) -> Component | None:
+    """The component a prim applying ``api`` becomes: its spec's checked values, then ``from_prim``.
+
+    None for a schema that builds no component (a shared base such as
+    ``NexusSensorAPI``); :class:`UnknownSchema` for a schema this version does not know.
+    """
+    builder = BUILDERS.get(api)
+    if builder is not None:
+        return builder(prim, ctx)
+    if api not in index():
+        raise UnknownSchema(api)
+    cls = component_class(api)
+    if cls is None:
+        return None
+    return cls.from_prim(prim, read_prim(prim, cls.spec, ctx.path), ctx)
 
 
 @dataclass
@@ -176,11 +197,13 @@ def assemble(
                 continue
             if api in ESTIMATOR_APIS and controller in OWN_ESTIMATOR_CONTROLLERS:
                 continue
-            builder = BUILDERS.get(api)
-            if builder is None:
+            try:
+                component = build_component(api, prim, ctx)
+            except UnknownSchema:
                 skipped.append(f"{prim.GetPath()} ({api})")
                 continue
-            components.append(builder(prim, ctx))
+            if component is not None:
+                components.append(component)
     if controller in SETPOINT_CONTROLLERS:
         components += _missions(scene_stage, ctx, mission)
     controller_path = str(controller_prim.GetPath()) if controller_prim else f"{stage.GetDefaultPrim().GetPath()}/controller"

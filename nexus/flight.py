@@ -9,6 +9,7 @@ from pathlib import Path
 from nexus.assembly import DEFAULT_CONTROLLER, Vehicle, assemble
 from nexus.core import Component, Loop
 from nexus.record.recorder import Recorder
+from nexus.roles import FLIGHT_RULES
 
 
 @dataclass
@@ -74,6 +75,7 @@ def build_flight(
     loop = Loop(
         [*components, recorder], device=device, tick_hz=options.tick_hz, seed=options.seed,
         mode="eager" if options.eager else "captured", ticks_per_replay=options.ticks_per_replay,
+        rules=FLIGHT_RULES,
     )
     loop.build()
     return Flight(options, vehicle, loop, recorder, device)

@@ -99,7 +99,9 @@ def label(rows, controller) -> list[tuple]:
     import warp as wp
 
     from nexus.control.pid import PidParams, PidState, device_params, pid_control
-    from nexus.core.types import CONTROLS_WIDTH, PoseTwist, Setpoint
+    from nexus.estimation.pose_twist import PoseTwist
+    from nexus.guidance.setpoint import Setpoint
+    from nexus.plant.controls import CONTROLS_WIDTH
 
     params = wp.array([device_params(controller.gains, controller.thrust_model_factor, controller.gravity)],
                       dtype=PidParams, device="cpu")

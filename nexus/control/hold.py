@@ -11,7 +11,7 @@ import numpy as np
 import warp as wp
 
 from nexus.core import Component, Stage, Write
-from nexus.core.types import CONTROLS_WIDTH
+from nexus.plant.controls import CONTROLS_WIDTH
 
 
 class HoldControls(Component):

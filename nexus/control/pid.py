@@ -1,7 +1,7 @@
 """The cascaded PID controller: position -> velocity -> attitude -> body rate -> quad-x mixer.
 
 One device stage and one kernel. Each tick it reads the ``estimate``
-(:class:`~nexus.core.types.PoseTwist`, NED/FRD), the ``setpoint`` (position
+(:class:`~nexus.estimation.pose_twist.PoseTwist`, NED/FRD), the ``setpoint`` (position
 goal [m] NED and heading [rad]) and ``armed`` (``wp.int32``; 0 cuts the
 motors), and writes the ``controls`` row (the first four slots, PX4's quad-x
 order; the rest stay 0).
@@ -41,7 +41,9 @@ from nexus.control.mixer import command_for_thrust, quad_x_thrusts
 from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError
 from nexus.plant.usd_files import connections_of
-from nexus.core.types import CONTROLS_WIDTH, PoseTwist, Setpoint
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.guidance.setpoint import Setpoint
+from nexus.plant.controls import CONTROLS_WIDTH
 
 
 @wp.struct

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from nexus.core.component import Component
     from nexus.core.stage import Stage
     from nexus.core.stage_io import StageIO
+    from nexus.core.state import StateStore
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,12 @@ class BuildContext:
     #: Every stage of the ring with the buffers it will run on, so a component can lay out
     #: device data that points at them (e.g. the record's table of tap addresses) before capture.
     stage_ios: tuple[tuple["Stage", "StageIO"], ...] = field(default=())
+    #: The engine's store of every component's declared state.
+    states: "StateStore | None" = None
+
+    def state_of(self, component: "Component") -> dict:
+        """Name -> array of ``component``'s declared state (allocated; reset after every prepare)."""
+        return self.states.of(component) if self.states is not None else {}
 
     def io_of(self, component: "Component", stage_name: str) -> "StageIO":
         """The buffers stage ``stage_name`` of ``component`` will run on."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from nexus.core.stage import Stage
 
 if TYPE_CHECKING:
     from nexus.core.build_context import BuildContext
-    from nexus.core.stage import Stage
+    from nexus.core.spec import Spec
 
 
 class Component:
@@ -18,7 +20,15 @@ class Component:
     component name or the prim an output belongs to: the USD relationship
     ``nexus:inputs:<signal>``. Subclasses override :meth:`stages` and, to
     allocate their own state once before capture, :meth:`prepare`.
+
+    A component declares itself once in its class's :attr:`spec` (parameters,
+    ports, state; see :mod:`nexus.core.spec`). With a spec that names a stage,
+    the default :meth:`stages` is that one stage, running :meth:`run` on the
+    spec's inputs and outputs.
     """
+
+    #: The declaration of this kind of component; None for ad-hoc components (tests, tools).
+    spec: ClassVar[Spec | None] = None
 
     def __init__(self, name: str, connections: Mapping[str, str] | None = None):
         if not name:
@@ -28,7 +38,26 @@ class Component:
 
     def stages(self) -> list[Stage]:
         """The stages this component runs each tick; must not be empty."""
-        return []
+        spec = self.spec
+        if spec is None or spec.stage is None:
+            return []
+        return [Stage(spec.stage, spec.kind, self.run, reads=self.reads(), writes=self.writes(), host=spec.host)]
+
+    def reads(self) -> tuple:
+        """The spec's inputs as :class:`~nexus.core.signals.Read` declarations for this instance."""
+        return tuple(port.read(self) for port in (self.spec.all_inputs if self.spec else ()))
+
+    def writes(self) -> tuple:
+        """The spec's outputs as :class:`~nexus.core.signals.Write` declarations for this instance."""
+        return tuple(port.write(self) for port in (self.spec.all_outputs if self.spec else ()))
+
+    def run(self, io) -> None:  # pragma: no cover - a component with a spec stage overrides it
+        raise NotImplementedError(f"{type(self).__name__} declares stage '{self.spec.stage}' but no run()")
+
+    def external_state(self) -> dict[str, Any]:
+        """Arrays of state this component keeps outside the engine's store (a physics solver's own
+        state), by name: a snapshot of the tick state copies them too. Empty by default."""
+        return {}
 
     def prepare(self, ctx: BuildContext) -> None:
         """Allocate private device state. Called once, after the signal buffers

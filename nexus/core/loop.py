@@ -25,7 +25,8 @@ from nexus.core.ring import RING_ORDER, is_known_kind, kind_rank
 from nexus.core.rng import RngTree
 from nexus.core.stage import Stage
 from nexus.core.stage_io import StageIO
-from nexus.core.wiring import Wiring, wire
+from nexus.core.state import StateStore, TickState, put_back, take
+from nexus.core.wiring import WiringRule, Wiring, wire
 
 log = logging.getLogger("nexus")
 
@@ -80,6 +81,7 @@ class Loop:
         seed: int = 0,
         mode: str = "captured",
         ticks_per_replay: int | None = None,
+        rules: Sequence[WiringRule] = (),
     ):
         if mode not in EXECUTORS:
             raise BuildError(f"unknown execution mode '{mode}': choose one of {', '.join(MODES)}")
@@ -98,6 +100,9 @@ class Loop:
         if ticks_per_replay is not None and int(ticks_per_replay) < 1:
             raise BuildError(f"ticks per replay must be at least 1, got {ticks_per_replay}")
         self._requested_ticks_per_replay = ticks_per_replay
+        #: Domain rules the wiring checks besides its own (e.g. "a controller reading the estimate
+        #: needs an estimator"), so their errors name the missing role; see :class:`WiringRule`.
+        self.rules = tuple(rules)
 
     # -- build ---------------------------------------------------------------------------
 
@@ -139,12 +144,13 @@ class Loop:
             return self
         wp.init()
         stages, order = self._collect()
-        self.wiring: Wiring = wire(stages, order, self.device)
+        self.wiring: Wiring = wire(stages, order, self.device, self.rules)
         self.plan: Plan = plan_segments(stages)
         self.plan = replace(self.plan, ticks_per_replay=self._choose_ticks_per_replay())
         self.done_flag = wp.zeros(1, dtype=wp.int32, device=self.device)
         self.clock.done = self.done_flag
         self._watch_done_flag = any(stage.finishes and not stage.host for stage in stages)
+        self.states = StateStore(self.components, self.device)
         self.ios: dict[int, StageIO] = {
             id(stage): StageIO(
                 stage.name,
@@ -153,15 +159,18 @@ class Loop:
                 self.done_flag if stage.finishes else None,
                 self.request_finish,
                 frozenset(o.signal for o in self.wiring.outputs if o.stage is stage and not o.readers),
+                state_in=self.states.of(stage.component),
             )
             for stage in stages
         }
         context = BuildContext(
             device=self.device, dt_ns=self.dt_ns, rng=self.rng, components=tuple(self.components),
-            stage_ios=tuple((stage, self.ios[id(stage)]) for stage in stages),
+            stage_ios=tuple((stage, self.ios[id(stage)]) for stage in stages), states=self.states,
         )
+        self._context = context
         for component in self.components:
             component.prepare(context)
+        self.states.reset(context)
         log.info(self.plan.text())
         self._executor = EXECUTORS[self.mode](self.plan, self.ios, self.device, self.plan.ticks_per_replay)
         self._tick_buffer = next(o.buffer for o in self.wiring.outputs if o.signal == "tick" and o.stage.component is self.clock)
@@ -206,6 +215,54 @@ class Loop:
             writers = [o.stage.component.name for o in self.wiring.outputs if o.signal == signal]
             raise KeyError(f"signal '{signal}' has writers {writers}; name one with writer=")
         return found[0].buffer
+
+    # -- tick state ---------------------------------------------------------------------
+
+    def _device_state(self) -> dict[str, wp.array]:
+        arrays: dict[str, wp.array] = {"loop:done": self.done_flag}
+        for output in self.wiring.outputs:
+            if output.on_device:
+                arrays[f"signal:{output.prim}:{output.signal}"] = output.buffer
+        arrays.update({f"state:{key}": array for key, array in self.states.arrays().items()})
+        for component in self.components:
+            for name, array in component.external_state().items():
+                arrays[f"external:{component.name}:{name}"] = array
+        return arrays
+
+    def _host_state(self) -> dict[str, object]:
+        return {
+            f"{output.prim}:{output.signal}": output.buffer.value
+            for output in self.wiring.outputs if not output.on_device
+        }
+
+    def snapshot(self) -> TickState:
+        """A copy of the whole tick state: signals, declared state, the plant's solver state, the tick count.
+
+        Host stages that keep their own state in Python (an autopilot link, an
+        MPC warm start) are outside it: a ring with a host stage refuses.
+        """
+        self.build()
+        hosts = [stage.where for stage in self.plan.stages if stage.host]
+        if hosts:
+            raise RunError(f"a snapshot covers device state only; this ring has host stages: {', '.join(hosts)}")
+        wp.synchronize_device(self.device)
+        return take(self.ticks, self._finish_requested, self._device_state(), self._host_state())
+
+    def restore(self, snapshot: TickState) -> None:
+        """Put the tick state back as :meth:`snapshot` took it; the next ticks repeat it bit for bit."""
+        self.build()
+        put_back(snapshot, self._device_state())
+        for output in self.wiring.outputs:
+            if not output.on_device:
+                output.buffer.value = snapshot.host[f"{output.prim}:{output.signal}"]
+        wp.synchronize_device(self.device)
+        self.ticks = snapshot.ticks
+        self._finish_requested = snapshot.finished
+
+    def reset_state(self) -> None:
+        """Give every declared state array its reset value again (signals and plant are left alone)."""
+        self.build()
+        self.states.reset(self._context)
 
     # -- running ------------------------------------------------------------------------
 

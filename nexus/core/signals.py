@@ -50,7 +50,7 @@ class Write:
 
     ``prim`` names the prim this output belongs to when that is not the writing
     component's own (the plant writes ``body/<label>`` for each body prim), so a
-    connection to that prim finds it.
+    connection to that prim finds it. ``recorded`` outputs are tapped by the record.
     """
 
     signal: str
@@ -58,6 +58,7 @@ class Write:
     shape: tuple[int, ...] | None = None
     default: Any = NO_DEFAULT
     prim: str | None = None
+    recorded: bool = False
 
 
 @dataclass(frozen=True)

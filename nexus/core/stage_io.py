@@ -14,11 +14,16 @@ class StageIO:
     """
 
     def __init__(self, stage_name: str, buffers: dict[str, Any], device: str, done: Any, finish,
-                 unread: frozenset[str] = frozenset()):
+                 unread: frozenset[str] = frozenset(), state_in: dict[str, Any] | None = None,
+                 state_out: dict[str, Any] | None = None):
         self._stage_name = stage_name
         self._buffers = buffers
         self._unread = unread
         self.device = device
+        #: The component's declared state (name -> array), as this stage reads it and as it leaves it.
+        #: The loop binds the same arrays to both; see :mod:`nexus.core.state`.
+        self.state_in: dict[str, Any] = state_in if state_in is not None else {}
+        self.state_out: dict[str, Any] = self.state_in if state_out is None else state_out
         #: Device flag (``wp.int32``, shape (1,)) a finishing device stage sets to 1.
         self.done = done
         self._finish = finish

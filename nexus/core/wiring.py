@@ -20,8 +20,21 @@ from nexus.core.ports import DevicePort, HostSlot
 from nexus.core.signals import NO_DEFAULT, Read, Write, is_device_type, type_name
 from nexus.core.stage import Stage
 
-#: Stage kinds whose reading of ``estimate`` needs an estimator in the run.
-ESTIMATE_READER_KINDS = ("guide", "control")
+
+class WiringRule:
+    """A domain rule the wiring checks besides its own, so an error can name a missing role.
+
+    The engine knows signals, not what they mean; a package that gives signals
+    a meaning (an estimate needs an estimator) passes rules to the loop.
+    """
+
+    def missing_writer(self, stage: Stage, read: Read) -> str | None:
+        """The problem to report when nothing writes ``read`` (None: the engine's own rule applies)."""
+        return None
+
+    def check(self, outputs: Sequence["Output"]) -> list[str]:
+        """Problems with the wired outputs (each output knows its readers)."""
+        return []
 
 
 @dataclass
@@ -123,8 +136,10 @@ def _fill(array: wp.array, dtype: Any, shape: tuple[int, ...], value: Any, where
 
 
 class _Resolver:
-    def __init__(self, stages: Sequence[Stage], order: dict[int, tuple[int, int]], device: str):
+    def __init__(self, stages: Sequence[Stage], order: dict[int, tuple[int, int]], device: str,
+                 rules: Sequence[WiringRule] = ()):
         self.stages = stages
+        self.rules = tuple(rules)
         self.device = device
         self.problems: list[str] = []
         self.outputs: list[Output] = []
@@ -225,12 +240,11 @@ class _Resolver:
                 )
                 return None
         if not writers:
-            if read.signal == "estimate" and stage.kind in ESTIMATE_READER_KINDS:
-                self.problems.append(
-                    f"{stage.where} reads the estimate, but the run has no estimator to write it; "
-                    "add an estimator component to the vehicle."
-                )
-                return None
+            for rule in self.rules:
+                problem = rule.missing_writer(stage, read)
+                if problem is not None:
+                    self.problems.append(problem)
+                    return None
             if read.default is NO_DEFAULT:
                 self.problems.append(
                     f"{stage.where} reads '{read.signal}', but no stage writes it and the reader gives no "
@@ -245,14 +259,9 @@ class _Resolver:
             output.readers.append((stage, read))
         return Binding(stage, read, usable)
 
-    def check_unread_setpoints(self) -> None:
-        for output in self.outputs:
-            if output.signal == "setpoint" and output.stage.kind == "guide" and not output.readers:
-                self.problems.append(
-                    f"{output.stage.where} writes the setpoint, but no stage reads it (a guidance on a run "
-                    "whose controller takes no setpoint, such as PX4's); remove the guidance or use a "
-                    "controller that reads the setpoint."
-                )
+    def check_rules(self) -> None:
+        for rule in self.rules:
+            self.problems.extend(rule.check(self.outputs))
 
 
 def _allocate(outputs: list[Output], bindings: list[Binding], device: str) -> None:
@@ -293,18 +302,20 @@ def _constant_argument(stage: Stage, read: Read, device: str) -> Any:
     return [] if read.is_list else value
 
 
-def wire(stages: Sequence[Stage], order: dict[int, tuple[int, int]], device: str) -> Wiring:
+def wire(stages: Sequence[Stage], order: dict[int, tuple[int, int]], device: str,
+         rules: Sequence[WiringRule] = ()) -> Wiring:
     """Validate every declaration and connection; allocate buffers; bind arguments.
 
     ``stages`` are in ring order; ``order[id(stage)]`` is its (component, stage)
-    declaration index, which orders several writers of one signal.
+    declaration index, which orders several writers of one signal. ``rules``
+    add domain checks (see :class:`WiringRule`).
     """
-    resolver = _Resolver(stages, order, device)
+    resolver = _Resolver(stages, order, device, rules)
     resolver.check_declarations()
     if resolver.problems:
         raise _problems_error(resolver.problems)
     bindings = resolver.resolve()
-    resolver.check_unread_setpoints()
+    resolver.check_rules()
     if resolver.problems:
         raise _problems_error(resolver.problems)
 

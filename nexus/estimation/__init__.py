@@ -1,5 +1,6 @@
-"""Estimators: what writes the ``estimate`` (a :class:`~nexus.core.types.PoseTwist`) each tick."""
+"""Estimators: what writes the ``estimate`` (a :class:`~nexus.estimation.pose_twist.PoseTwist`) each tick."""
 
-from nexus.estimation.truth import TruthEstimator, build_truth_estimator
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.estimation.truth import TruthEstimator
 
-__all__ = ["TruthEstimator", "build_truth_estimator"]
+__all__ = ["PoseTwist", "TruthEstimator"]

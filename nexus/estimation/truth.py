@@ -19,14 +19,37 @@ from __future__ import annotations
 
 import warp as wp
 
-from nexus.core import Component, Read, Stage, Write
+from nexus.core import Component
 from nexus.core.errors import BuildError
-from nexus.core.types import BodyState, PoseTwist
+from nexus.core.spec import Input, Output, Param, Spec
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.plant.body_state import BodyState
 from nexus.plant.frames import attitude_ned_frd, enu_to_ned, flu_to_frd
-from nexus.sensors.schedule import check_rate, new_schedule, period_ns, take_if_due
+from nexus.sensors.schedule import SCHEDULE, period_ns, take_if_due
 
 #: The input the estimator reads its body under; a connection names the body prim.
 POSE_INPUT = "pose"
+
+TRUTH_ESTIMATOR_SPEC = Spec(
+    name="TruthEstimator",
+    schema="NexusTruthEstimatorAPI",
+    noun="estimator",
+    doc="Writes the true pose and twist of one body as the estimate (NED/FRD), for flying without sensor noise "
+        "or as the reference a real estimator is judged against.",
+    params=(
+        Param("rate", "nexus:rate", "float", 0.0, "Hz", "Updates per second; 0 updates every tick", low=0.0),
+    ),
+    inputs=(
+        Input(POSE_INPUT, BodyState, connectable=True,
+              doc="The rigid body whose state becomes the estimate (the base body when not authored)."),
+        Input("time", wp.float64), Input("time_ns", wp.int64),
+    ),
+    outputs=(Output("estimate", PoseTwist, recorded=True, doc="Pose and twist, NED/FRD"),),
+    state=(SCHEDULE,),
+    stage="truth_estimate",
+    kind="estimate",
+    sampler=True,
+)
 
 
 @wp.kernel
@@ -36,11 +59,13 @@ def truth_estimate(
     time: wp.array(dtype=wp.float64),
     time_ns: wp.array(dtype=wp.int64),
     period_ns: wp.int64,
-    schedule: wp.array(dtype=wp.int64),
+    schedule_in: wp.array2d(dtype=wp.int64),
+    schedule_out: wp.array2d(dtype=wp.int64),
     estimate: wp.array(dtype=PoseTwist),
 ):
-    if take_if_due(time_ns[0], period_ns, schedule) >= wp.int64(0):
-        state = body[0]
+    world = wp.tid()
+    if take_if_due(time_ns[world], period_ns, schedule_in, schedule_out, world) >= wp.int64(0):
+        state = body[world]
         rotation = wp.transform_get_rotation(state.pose)
         origin = wp.transform_get_translation(state.pose)
         omega = state.angular_velocity
@@ -49,12 +74,12 @@ def truth_estimate(
         velocity = state.velocity - wp.cross(omega, wp.quat_rotate(rotation, state.com))
 
         out = PoseTwist()
-        out.time = time[0]
-        out.position = enu_to_ned(origin - ned_origin[0])
+        out.time = time[world]
+        out.position = enu_to_ned(origin - ned_origin[world])
         out.attitude = attitude_ned_frd(rotation)
         out.velocity = enu_to_ned(velocity)
         out.rates = flu_to_frd(wp.quat_rotate_inv(rotation, omega))
-        estimate[0] = out
+        estimate[world] = out
 
 
 class TruthEstimator(Component):
@@ -65,61 +90,42 @@ class TruthEstimator(Component):
     array each time rather than taking a copy. ``rate`` [Hz]: 0 updates every tick.
     """
 
-    def __init__(
-        self,
-        name: str,
-        ned_origin: wp.array,
-        body: str = "/vehicle/body/base",
-        rate: float = 0.0,
-    ):
+    spec = TRUTH_ESTIMATOR_SPEC
+
+    def __init__(self, name: str, ned_origin: wp.array, body: str = "/vehicle/body/base", rate: float = 0.0):
         super().__init__(name, {POSE_INPUT: body})
         self.ned_origin = ned_origin
         self.body = body
-        self.rate = check_rate(rate, f"estimator prim {name}")
-        self.schedule = None
+        self.rate = float(rate)
         self.period_ns = 0
 
-    def stages(self) -> list[Stage]:
-        reads = (
-            Read(POSE_INPUT, BodyState, (1,)),
-            Read("time", wp.float64, (1,)),
-            Read("time_ns", wp.int64, (1,)),
-        )
-        return [Stage("truth_estimate", "estimate", self._run, reads=reads, writes=(Write("estimate", PoseTwist, (1,)),))]
+    @classmethod
+    def from_prim(cls, prim, values, ctx) -> TruthEstimator:
+        """The body comes from the prim's ``nexus:inputs:pose`` connection, else the plant's base body."""
+        from nexus.plant.usd_files import connections_of  # noqa: PLC0415
+
+        path = str(prim.GetPath())
+        relationship = prim.GetRelationship(f"nexus:inputs:{POSE_INPUT}")
+        if relationship and len(relationship.GetTargets()) > 1:
+            raise BuildError(f"{ctx.path}: estimator prim {path}: nexus:inputs:pose names "
+                             f"{len(relationship.GetTargets())} bodies; name one")
+        body = connections_of(prim).get(POSE_INPUT, ctx.plant.base_path)
+        if body not in ctx.plant.body_index:
+            raise BuildError(
+                f"{ctx.path}: estimator prim {path}: nexus:inputs:pose targets {body}, which is not a rigid body "
+                f"of the vehicle; point it at one of {', '.join(sorted(ctx.plant.body_index))}"
+            )
+        return cls(path, ctx.plant.ned_origin, body=body, rate=values["rate"])
 
     def prepare(self, ctx) -> None:
         self.period_ns = period_ns(self.rate, ctx.dt_ns)
-        self.schedule = new_schedule(ctx.device)
 
-    def _run(self, io) -> None:
+    def run(self, io) -> None:
         wp.launch(
             truth_estimate,
             dim=1,
-            inputs=[io[POSE_INPUT], self.ned_origin, io["time"], io["time_ns"], wp.int64(self.period_ns), self.schedule],
+            inputs=[io[POSE_INPUT], self.ned_origin, io["time"], io["time_ns"], wp.int64(self.period_ns),
+                    io.state_in["schedule"], io.state_out["schedule"]],
             outputs=[io["estimate"]],
             device=io.device,
         )
-
-
-def build_truth_estimator(prim, ctx) -> TruthEstimator:
-    """The component for a prim applying ``NexusTruthEstimatorAPI``.
-
-    ``ctx`` is :class:`nexus.assembly.PrimContext`. The body comes from the
-    prim's ``nexus:inputs:pose`` connection, else the plant's base body.
-    """
-    path = str(prim.GetPath())
-    relationship = prim.GetRelationship(f"nexus:inputs:{POSE_INPUT}")
-    targets = relationship.GetTargets() if relationship else []
-    if len(targets) > 1:
-        raise BuildError(f"{ctx.path}: estimator prim {path}: nexus:inputs:pose names {len(targets)} bodies; name one")
-    body = str(targets[0].GetPrimPath()) if targets else ctx.plant.base_path
-    if body not in ctx.plant.body_index:
-        raise BuildError(
-            f"{ctx.path}: estimator prim {path}: nexus:inputs:pose targets {body}, which is not a rigid body "
-            f"of the vehicle; point it at one of {', '.join(sorted(ctx.plant.body_index))}"
-        )
-    rate_attribute = prim.GetAttribute("nexus:rate")
-    rate = float(rate_attribute.Get()) if rate_attribute and rate_attribute.Get() is not None else 0.0
-    if not 0.0 <= rate < float("inf"):
-        raise BuildError(f"{ctx.path}: estimator prim {path}: nexus:rate must be 0 (every tick) or positive, got {rate} Hz")
-    return TruthEstimator(path, ctx.plant.ned_origin, body=body, rate=rate)

@@ -20,7 +20,8 @@ import numpy as np
 import warp as wp
 
 from nexus.core import Read, Stage, Write
-from nexus.core.types import PoseTwist, Setpoint
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.guidance.setpoint import Setpoint
 from nexus.guidance.mission_base import MissionComponent
 from nexus.guidance.profile import MissionPlan, MissionProfile, heading_of
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import warp as wp
 
-from nexus.core.types import PoseTwist, Setpoint
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.guidance.setpoint import Setpoint
 
 #: Phase indices, in :data:`nexus.guidance.profile.PHASES` order.
 TAKEOFF, HOLD, YAW, RETURN, LAND, LANDED = 0, 1, 2, 3, 4, 5

@@ -29,7 +29,8 @@ import warp as wp
 
 from nexus.core import Read, Stage, Write
 from nexus.core.errors import BuildError
-from nexus.core.types import PoseTwist, Setpoint
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.guidance.setpoint import Setpoint
 from nexus.guidance.mission_base import MissionComponent
 from nexus.guidance.kernels import MAX_LEGS, MissionLeg, MissionRules, MissionState, fly_mission
 from nexus.guidance.profile import PHASES, MissionPlan, MissionProfile, heading_of

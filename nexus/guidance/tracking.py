@@ -25,7 +25,8 @@ import warp as wp
 
 from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError
-from nexus.core.types import PoseTwist, Setpoint
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.guidance.setpoint import Setpoint
 from nexus.guidance.profile import heading_of
 from nexus.guidance.reference import ReferenceTrajectory, figure_eight, waypoints
 

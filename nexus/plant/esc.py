@@ -16,7 +16,7 @@ import warp as wp
 
 from nexus.core import Component, Read, Stage
 from nexus.core.errors import BuildError
-from nexus.core.types import CONTROLS_WIDTH
+from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.plant import Plant, Rotor
 
 

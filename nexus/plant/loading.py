@@ -17,7 +17,7 @@ import numpy as np
 from newton.actuators import ClampingDCMotor, DrivePD
 
 from nexus.core.errors import BuildError
-from nexus.core.types import CONTROLS_WIDTH
+from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.assets import resolve_asset
 from nexus.plant.newton_messages import newton_messages_to_nexus
 from nexus.plant.plant import GeodeticOrigin, Plant, Rotor

@@ -19,7 +19,7 @@ import warp as wp
 
 from nexus.core import Component, Stage, Write
 from nexus.core.errors import BuildError
-from nexus.core.types import BodyState
+from nexus.plant.body_state import BodyState
 from nexus.plant.plant import Plant
 
 

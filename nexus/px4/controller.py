@@ -25,7 +25,9 @@ import numpy as np
 import warp as wp
 
 from nexus.core import Component, Read, Stage, Write
-from nexus.core.types import CONTROLS_WIDTH, BaroSample, BodyState, GpsSample, ImuSample, MagSample
+from nexus.plant.body_state import BodyState
+from nexus.plant.controls import CONTROLS_WIDTH
+from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
 from nexus.plant.frames import attitude_ned_frd_np, enu_to_ned_np, flu_to_frd_np, quat_to_matrix_np
 from nexus.px4 import messages
 from nexus.px4.errors import AnswerTimeoutError, BadActuatorsError, NoAnswerError, WrongStampsError

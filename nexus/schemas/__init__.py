@@ -1,8 +1,10 @@
 """Nexus USD API schemas, shipped as a codeless schema plugin.
 
 The folder holds ``plugInfo.json`` (which declares each schema as a
-single-apply API schema) and ``generatedSchema.usda`` (its properties,
-types, fallbacks and docs). :func:`register` hands the folder to USD's
+single-apply API schema), ``generatedSchema.usda`` (its properties, types,
+fallbacks and docs) and ``components.json`` (schema -> component class), all
+three generated from the component specs by ``nexus schema --write``
+(:mod:`nexus.schemas.generate`). :func:`register` hands the folder to USD's
 plugin registry.
 
 Register before the process opens its first USD stage, Newton's importer
@@ -22,29 +24,18 @@ call :func:`register` so that importing :mod:`nexus` is enough.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from typing import Any
 
 __all__ = ["API_SCHEMAS", "register", "schema_properties"]
 
-#: Names of every API schema this plugin declares.
-API_SCHEMAS = (
-    "NexusEscAPI",
-    "NexusPropellerAPI",
-    "NexusImuAPI",
-    "NexusMagnetometerAPI",
-    "NexusBarometerAPI",
-    "NexusGpsAPI",
-    "NexusTruthEstimatorAPI",
-    "NexusPidControllerAPI",
-    "NexusGeodeticOriginAPI",
-    "NexusMissionAPI",
-    "NexusFigureEightAPI",
-    "NexusWaypointsAPI",
-)
-
 _FOLDER = os.path.dirname(os.path.abspath(__file__))
+
+#: Names of every API schema this plugin declares, from the index ``nexus schema --write`` generates.
+with open(os.path.join(_FOLDER, "components.json")) as _index:
+    API_SCHEMAS: tuple[str, ...] = tuple(json.load(_index)["schemas"])
 _lock = threading.Lock()
 _registered = False
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import warp as wp
 
-from nexus.core.types import BaroSample, BodyState
+from nexus.core.spec import Output, Param, Spec
+from nexus.plant.body_state import BodyState
 from nexus.sensors.noise import normal1, stream_seed
-from nexus.sensors.prims import common_settings, non_negative
+from nexus.sensors.samples import BaroSample
 from nexus.sensors.schedule import take_if_due
-from nexus.sensors.sensor import Sensor
+from nexus.sensors.sensor import SENSOR, Sensor
 
 #: International Standard Atmosphere, troposphere (ISO 2533).
 SEA_LEVEL_TEMPERATURE = 288.15  # [K]
@@ -30,6 +31,24 @@ SEA_LEVEL_PRESSURE = 101325.0  # [Pa]
 PRESSURE_EXPONENT = 5.25588  # g·M / (R·L) [-]
 #: PX4 Gazebo barometer white noise [Pa].
 NOISE_SIGMA = 3.0
+
+BAROMETER_SPEC = Spec(
+    name="Barometer",
+    schema="NexusBarometerAPI",
+    bases=(SENSOR,),
+    noun="sensor",
+    doc="A static-pressure barometer: ISA troposphere pressure and temperature at the mount's altitude above "
+        "the scene's geodetic origin, white noise on the pressure, and the pressure altitude an autopilot derives.",
+    params=(
+        Param("rate", "nexus:rate", "float", 50.0, "Hz", "Samples per second; 0 samples every tick", low=0.0),
+        Param("noise_sigma", "nexus:noiseSigma", "float", NOISE_SIGMA, "Pa", "White noise on the pressure, 1 sigma",
+              low=0.0),
+    ),
+    outputs=(Output("baro", BaroSample, recorded=True, doc="Pressure [Pa], temperature [K], pressure altitude [m]"),),
+    stage="baro",
+    kind="sensor",
+    sampler=True,
+)
 
 # Typed for kernels: a bare Python float in a kernel is a float32 literal.
 _T0 = wp.constant(wp.float64(SEA_LEVEL_TEMPERATURE))
@@ -62,7 +81,8 @@ def sample_baro(
     time_ns: wp.array(dtype=wp.int64),
     tick: wp.array(dtype=wp.int64),
     period_ns: wp.int64,
-    schedule: wp.array(dtype=wp.int64),
+    schedule_in: wp.array2d(dtype=wp.int64),
+    schedule_out: wp.array2d(dtype=wp.int64),
     ned_origin: wp.array(dtype=wp.vec3),
     origin_altitude: wp.float64,
     mount: wp.vec3,
@@ -70,29 +90,33 @@ def sample_baro(
     seed: wp.int32,
     out: wp.array(dtype=BaroSample),
 ):
-    if take_if_due(time_ns[0], period_ns, schedule) < wp.int64(0):
+    world = wp.tid()
+    if take_if_due(time_ns[world], period_ns, schedule_in, schedule_out, world) < wp.int64(0):
         return
-    position = wp.transform_point(body[0].pose, mount)
-    altitude = origin_altitude + wp.float64(position[2] - ned_origin[0][2])
-    pressure = isa_pressure(altitude) + wp.float64(normal1(seed, tick[0], sigma))
+    position = wp.transform_point(body[world].pose, mount)
+    altitude = origin_altitude + wp.float64(position[2] - ned_origin[world][2])
+    pressure = isa_pressure(altitude) + wp.float64(normal1(seed, tick[world], sigma))
     sample = BaroSample()
-    sample.time = time[0]
+    sample.time = time[world]
     sample.pressure = wp.float32(pressure)
     sample.temperature = wp.float32(isa_temperature(altitude))
     sample.pressure_altitude = wp.float32(pressure_altitude(pressure))
-    out[0] = sample
+    out[world] = sample
 
 
 class Barometer(Sensor):
     """Writes ``baro`` (:class:`BaroSample`); ``noise_sigma`` [Pa]."""
 
-    signal = "baro"
-    sample_type = BaroSample
+    spec = BAROMETER_SPEC
 
     def __init__(self, name: str, *, plant, noise_sigma: float = NOISE_SIGMA, **common):
         super().__init__(name, **common)
         self.plant = plant
         self.noise_sigma = float(noise_sigma)
+
+    @classmethod
+    def from_prim(cls, prim, values, ctx, **extra) -> Barometer:
+        return super().from_prim(prim, values, ctx, plant=ctx.plant, **extra)
 
     def prepare(self, ctx) -> None:
         super().prepare(ctx)
@@ -102,11 +126,3 @@ class Barometer(Sensor):
 
     def launch(self, io) -> None:
         wp.launch(sample_baro, 1, inputs=[*self.clock_inputs(io), *self._args], outputs=[io[self.signal]], device=io.device)
-
-
-def build_barometer(prim, ctx) -> Barometer:
-    """A :class:`Barometer` from a prim applying ``NexusBarometerAPI``."""
-    return Barometer(
-        str(prim.GetPath()), plant=ctx.plant, noise_sigma=non_negative(prim, ctx, "nexus:noiseSigma"),
-        **common_settings(prim, ctx),
-    )

@@ -20,17 +20,46 @@ import math
 
 import warp as wp
 
-from nexus.core.errors import BuildError
-from nexus.core.types import BodyState, GpsSample
+from nexus.core.spec import Output, Param, Spec, StateVar
+from nexus.plant.body_state import BodyState
 from nexus.plant.frames import enu_to_ned, ned_to_enu
-from nexus.plant.loading import attr
 from nexus.sensors.geodesy import ecef_to_latitude_longitude, enu_to_ecef_rotation, geodetic_to_ecef
 from nexus.sensors.noise import normal3, stream_seed
-from nexus.sensors.prims import common_settings, non_negative, where
+from nexus.sensors.samples import GpsSample
 from nexus.sensors.schedule import take_if_due
-from nexus.sensors.sensor import Sensor
+from nexus.sensors.sensor import SENSOR, Sensor
 
 FIX_3D = 3
+
+
+def _sigma(key: str, attr: str, default: float, unit: str, doc: str) -> Param:
+    return Param(key, attr, "float", default, unit, doc, low=0.0)
+
+
+GPS_SPEC = Spec(
+    name="Gps",
+    schema="NexusGpsAPI",
+    bases=(SENSOR,),
+    noun="sensor",
+    doc="A GNSS receiver: the antenna's geodetic position (WGS-84) and NED velocity around the scene's geodetic "
+        "origin, with white noise and a slow, correlated position drift (first-order Gauss-Markov).",
+    params=(
+        Param("rate", "nexus:rate", "float", 10.0, "Hz", "Samples per second; 0 samples every tick", low=0.0),
+        _sigma("horizontal_sigma", "nexus:horizontalNoiseSigma", 0.02, "m", "Horizontal position white noise, 1 sigma"),
+        _sigma("vertical_sigma", "nexus:verticalNoiseSigma", 0.04, "m", "Vertical position white noise, 1 sigma"),
+        _sigma("velocity_sigma", "nexus:velocityNoiseSigma", 0.05, "m/s", "Velocity white noise per axis, 1 sigma"),
+        Param("satellites", "nexus:satellites", "int", 10, "-", "Satellites the receiver reports", low=0),
+        _sigma("horizontal_drift_sigma", "nexus:horizontalDriftSigma", 0.3, "m", "Horizontal drift, settled 1 sigma"),
+        _sigma("vertical_drift_sigma", "nexus:verticalDriftSigma", 0.5, "m", "Vertical drift, settled 1 sigma"),
+        Param("drift_correlation_time", "nexus:driftCorrelationTime", "float", 60.0, "s",
+              "Correlation time of the drift", low=0.0, open_low=True),
+    ),
+    outputs=(Output("gps", GpsSample, recorded=True, doc="Latitude, longitude [deg], altitude [m], NED velocity [m/s]"),),
+    state=(StateVar("drift", wp.vec3, (1,), 0.0, "position drift [m], NED"),),
+    stage="gps",
+    kind="sensor",
+    sampler=True,
+)
 
 
 @wp.kernel
@@ -40,7 +69,8 @@ def sample_gps(
     time_ns: wp.array(dtype=wp.int64),
     tick: wp.array(dtype=wp.int64),
     period_ns: wp.int64,
-    schedule: wp.array(dtype=wp.int64),
+    schedule_in: wp.array2d(dtype=wp.int64),
+    schedule_out: wp.array2d(dtype=wp.int64),
     ned_origin: wp.array(dtype=wp.vec3),
     origin_ecef: wp.vec3d,
     enu_to_ecef: wp.mat33d,
@@ -54,14 +84,18 @@ def sample_gps(
     satellites: wp.int32,
     eph: wp.float32,
     epv: wp.float32,
-    drift: wp.array(dtype=wp.vec3),
+    drift_in: wp.array2d(dtype=wp.vec3),
+    drift_out: wp.array2d(dtype=wp.vec3),
     out: wp.array(dtype=GpsSample),
 ):
-    elapsed_ns = take_if_due(time_ns[0], period_ns, schedule)
+    world = wp.tid()
+    drift = drift_in[world, 0]
+    drift_out[world, 0] = drift
+    elapsed_ns = take_if_due(time_ns[world], period_ns, schedule_in, schedule_out, world)
     if elapsed_ns < wp.int64(0):
         return
-    now = tick[0]
-    state = body[0]
+    now = tick[world]
+    state = body[world]
     q = wp.transform_get_rotation(state.pose)
     antenna = wp.transform_point(state.pose, mount)
     lever = wp.quat_rotate(q, mount - state.com)
@@ -70,10 +104,10 @@ def sample_gps(
     keep = wp.float32(0.0)
     if elapsed_ns > wp.int64(0):
         keep = wp.exp(-wp.float32(wp.float64(elapsed_ns) * wp.float64(1.0e-9)) / correlation_time)
-    walked = drift[0] * keep + normal3(seeds[2], now, drift_sigma * wp.sqrt(1.0 - keep * keep))
-    drift[0] = walked
+    walked = drift * keep + normal3(seeds[2], now, drift_sigma * wp.sqrt(1.0 - keep * keep))
+    drift_out[world, 0] = walked
 
-    offset_ned = enu_to_ned(antenna - ned_origin[0]) + walked + normal3(seeds[0], now, position_sigma)
+    offset_ned = enu_to_ned(antenna - ned_origin[world]) + walked + normal3(seeds[0], now, position_sigma)
     offset_enu = ned_to_enu(offset_ned)
     ecef = origin_ecef + enu_to_ecef * wp.vec3d(
         wp.float64(offset_enu[0]), wp.float64(offset_enu[1]), wp.float64(offset_enu[2])
@@ -82,7 +116,7 @@ def sample_gps(
     velocity = enu_to_ned(state.velocity + wp.cross(state.angular_velocity, lever))
 
     sample = GpsSample()
-    sample.time = time[0]
+    sample.time = time[world]
     sample.latitude = latitude_longitude[0]
     sample.longitude = latitude_longitude[1]
     sample.altitude = origin_altitude + wp.float64(offset_enu[2])
@@ -91,7 +125,7 @@ def sample_gps(
     sample.satellites = satellites
     sample.eph = eph
     sample.epv = epv
-    out[0] = sample
+    out[world] = sample
 
 
 class Gps(Sensor):
@@ -102,16 +136,12 @@ class Gps(Sensor):
     ``drift_correlation_time`` [s].
     """
 
-    signal = "gps"
-    sample_type = GpsSample
+    spec = GPS_SPEC
 
     def __init__(self, name: str, *, plant, horizontal_sigma: float = 0.02, vertical_sigma: float = 0.04,
                  velocity_sigma: float = 0.05, horizontal_drift_sigma: float = 0.3, vertical_drift_sigma: float = 0.5,
                  drift_correlation_time: float = 60.0, satellites: int = 10, **common):
         super().__init__(name, **common)
-        if not drift_correlation_time > 0.0:
-            raise BuildError(f"sensor prim {name}: the drift correlation time must be positive, "
-                             f"got {drift_correlation_time} s")
         self.plant = plant
         self.horizontal_sigma, self.vertical_sigma = float(horizontal_sigma), float(vertical_sigma)
         self.velocity_sigma = float(velocity_sigma)
@@ -129,35 +159,21 @@ class Gps(Sensor):
         h, v = self.horizontal_sigma, self.vertical_sigma
         dh, dv = self.horizontal_drift_sigma, self.vertical_drift_sigma
         self.seeds = wp.vec3i(*(stream_seed(ctx.rng, s, self.name) for s in ("gps/position", "gps/velocity", "gps/drift")))
-        self.drift = wp.zeros(1, dtype=wp.vec3, device=ctx.device)
         self._args = [
             self.plant.ned_origin, wp.vec3d(*origin_ecef), wp.mat33d(*rotation.ravel()), wp.float64(origin.altitude),
             self.mount, wp.vec3(h * scale, h * scale, v * scale), wp.vec3(dh * scale, dh * scale, dv * scale),
             wp.vec3(self.velocity_sigma * scale),
             self.drift_correlation_time, self.seeds, self.satellites,
-            math.hypot(h, dh), math.hypot(v, dv), self.drift,
+            math.hypot(h, dh), math.hypot(v, dv),
         ]
 
+    @classmethod
+    def from_prim(cls, prim, values, ctx, **extra) -> Gps:
+        return super().from_prim(prim, values, ctx, plant=ctx.plant, **extra)
+
     def launch(self, io) -> None:
-        wp.launch(sample_gps, 1, inputs=[*self.clock_inputs(io), *self._args], outputs=[io[self.signal]], device=io.device)
-
-
-def build_gps(prim, ctx) -> Gps:
-    """A :class:`Gps` from a prim applying ``NexusGpsAPI``."""
-    correlation_time = float(attr(prim, "nexus:driftCorrelationTime"))
-    if not correlation_time > 0.0:
-        raise BuildError(f"{where(prim, ctx)}: nexus:driftCorrelationTime is {correlation_time}; it must be positive [s]")
-    return Gps(
-        str(prim.GetPath()),
-        plant=ctx.plant,
-        horizontal_sigma=non_negative(prim, ctx, "nexus:horizontalNoiseSigma"),
-        vertical_sigma=non_negative(prim, ctx, "nexus:verticalNoiseSigma"),
-        velocity_sigma=non_negative(prim, ctx, "nexus:velocityNoiseSigma"),
-        horizontal_drift_sigma=non_negative(prim, ctx, "nexus:horizontalDriftSigma"),
-        vertical_drift_sigma=non_negative(prim, ctx, "nexus:verticalDriftSigma"),
-        drift_correlation_time=correlation_time,
-        satellites=int(attr(prim, "nexus:satellites")),
-        **common_settings(prim, ctx),
-    )
-
-
+        wp.launch(
+            sample_gps, 1,
+            inputs=[*self.clock_inputs(io), *self._args, io.state_in["drift"], io.state_out["drift"]],
+            outputs=[io[self.signal]], device=io.device,
+        )

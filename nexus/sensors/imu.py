@@ -18,16 +18,55 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from nexus.core.types import BodyState, ImuSample
+from nexus.core.spec import Output, Param, Spec, StateVar
+from nexus.plant.body_state import BodyState
 from nexus.plant.frames import flu_to_frd
 from nexus.sensors.noise import normal3, stream_seed
-from nexus.sensors.prims import common_settings, non_negative
+from nexus.sensors.samples import ImuSample
 from nexus.sensors.schedule import take_if_due
-from nexus.sensors.sensor import Sensor
+from nexus.sensors.sensor import SENSOR, Sensor
 
 #: PX4 Gazebo (gz) IMU white-noise defaults: gyro 0.05 deg/s, accelerometer.
 GYRO_NOISE_SIGMA = 0.0008726646  # [rad/s]
 ACCEL_NOISE_SIGMA = 0.00637  # [m/s²]
+
+
+def turn_on_bias(imu: Imu, ctx) -> np.ndarray:
+    """The constant bias each accelerometer and gyro axis starts with, drawn once from the IMU's own stream."""
+    draw = ctx.rng.child("imu/turn_on_bias").child(imu.name).generator().standard_normal((2, 3))
+    scale = 1.0 if imu.noise else 0.0
+    return (draw * np.array([[imu.accel_bias_sigma], [imu.gyro_bias_sigma]]) * scale).astype(np.float32)
+
+
+def _noise(key: str, attr: str, default: float, unit: str, doc: str) -> Param:
+    return Param(key, attr, "float", default, unit, doc, low=0.0)
+
+
+IMU_SPEC = Spec(
+    name="Imu",
+    schema="NexusImuAPI",
+    bases=(SENSOR,),
+    noun="sensor",
+    doc="An inertial measurement unit: accelerometer (specific force) and gyro (angular rate) at the prim's "
+        "mount, in FRD, from the solver's body accelerations. Each axis gets white noise, a turn-on bias and "
+        "an optional bias random walk (PX4's Gazebo IMU defaults).",
+    params=(
+        Param("rate", "nexus:rate", "float", 250.0, "Hz", "Samples per second; 0 samples every tick", low=0.0),
+        _noise("gyro_sigma", "nexus:gyroNoiseSigma", GYRO_NOISE_SIGMA, "rad/s", "Gyro white noise per sample, 1 sigma"),
+        _noise("accel_sigma", "nexus:accelNoiseSigma", ACCEL_NOISE_SIGMA, "m/s^2",
+               "Accelerometer white noise per sample, 1 sigma"),
+        _noise("gyro_bias_sigma", "nexus:gyroBiasSigma", 0.0, "rad/s", "Gyro turn-on bias, 1 sigma"),
+        _noise("accel_bias_sigma", "nexus:accelBiasSigma", 0.0, "m/s^2", "Accelerometer turn-on bias, 1 sigma"),
+        _noise("gyro_bias_walk", "nexus:gyroBiasRandomWalk", 0.0, "rad/s/sqrt(s)", "Gyro bias random walk"),
+        _noise("accel_bias_walk", "nexus:accelBiasRandomWalk", 0.0, "m/s^2/sqrt(s)",
+               "Accelerometer bias random walk"),
+    ),
+    outputs=(Output("imu", ImuSample, recorded=True, doc="Specific force [m/s^2] and angular rate [rad/s], FRD"),),
+    state=(StateVar("bias", wp.vec3, (2,), turn_on_bias, "accelerometer and gyro bias [m/s^2], [rad/s], FRD"),),
+    stage="imu",
+    kind="sensor",
+    sampler=True,
+)
 
 
 @wp.kernel
@@ -37,7 +76,8 @@ def sample_imu(
     time_ns: wp.array(dtype=wp.int64),
     tick: wp.array(dtype=wp.int64),
     period_ns: wp.int64,
-    schedule: wp.array(dtype=wp.int64),
+    schedule_in: wp.array2d(dtype=wp.int64),
+    schedule_out: wp.array2d(dtype=wp.int64),
     gravity: wp.vec3,
     mount: wp.vec3,
     accel_sigma: wp.vec3,
@@ -45,14 +85,20 @@ def sample_imu(
     accel_walk: wp.float32,
     gyro_walk: wp.float32,
     seeds: wp.vec4i,
-    bias: wp.array(dtype=wp.vec3),
+    bias_in: wp.array2d(dtype=wp.vec3),
+    bias_out: wp.array2d(dtype=wp.vec3),
     out: wp.array(dtype=ImuSample),
 ):
-    elapsed_ns = take_if_due(time_ns[0], period_ns, schedule)
+    world = wp.tid()
+    accel_bias = bias_in[world, 0]
+    gyro_bias = bias_in[world, 1]
+    bias_out[world, 0] = accel_bias
+    bias_out[world, 1] = gyro_bias
+    elapsed_ns = take_if_due(time_ns[world], period_ns, schedule_in, schedule_out, world)
     if elapsed_ns < wp.int64(0):
         return
-    now = tick[0]
-    state = body[0]
+    now = tick[world]
+    state = body[world]
     q = wp.transform_get_rotation(state.pose)
     omega = state.angular_velocity
     r = wp.quat_rotate(q, mount - state.com)
@@ -63,16 +109,16 @@ def sample_imu(
     # Bias random walk: its standard deviation grows with the square root of time.
     root_dt = wp.sqrt(wp.float32(wp.float64(elapsed_ns) * wp.float64(1.0e-9)))
     ones = wp.vec3(1.0, 1.0, 1.0)
-    accel_bias = bias[0] + normal3(seeds[2], now, ones * (accel_walk * root_dt))
-    gyro_bias = bias[1] + normal3(seeds[3], now, ones * (gyro_walk * root_dt))
-    bias[0] = accel_bias
-    bias[1] = gyro_bias
+    accel_bias = accel_bias + normal3(seeds[2], now, ones * (accel_walk * root_dt))
+    gyro_bias = gyro_bias + normal3(seeds[3], now, ones * (gyro_walk * root_dt))
+    bias_out[world, 0] = accel_bias
+    bias_out[world, 1] = gyro_bias
 
     sample = ImuSample()
-    sample.time = time[0]
+    sample.time = time[world]
     sample.accel = specific_force + accel_bias + normal3(seeds[0], now, accel_sigma)
     sample.gyro = rate + gyro_bias + normal3(seeds[1], now, gyro_sigma)
-    out[0] = sample
+    out[world] = sample
 
 
 class Imu(Sensor):
@@ -83,8 +129,7 @@ class Imu(Sensor):
     ``*_bias_walk`` [per √s]. ``gravity`` [m/s²] is the world's gravity vector (ENU).
     """
 
-    signal = "imu"
-    sample_type = ImuSample
+    spec = IMU_SPEC
     #: The plant's step stage computes the body accelerations this sensor needs.
     solver_observables = frozenset({"body_qdd"})
 
@@ -100,15 +145,16 @@ class Imu(Sensor):
         self.accel_bias_walk = float(accel_bias_walk)
         self.gyro_bias_walk = float(gyro_bias_walk)
 
+    @classmethod
+    def from_prim(cls, prim, values, ctx, **extra) -> Imu:
+        gravity = ctx.plant.model.gravity.numpy().reshape(-1, 3)[0]
+        return super().from_prim(prim, values, ctx, gravity=tuple(float(g) for g in gravity), **extra)
+
     def prepare(self, ctx) -> None:
         super().prepare(ctx)
         self.seeds = wp.vec4i(*(stream_seed(ctx.rng, stream, self.name) for stream in (
             "imu/accel", "imu/gyro", "imu/accel_bias", "imu/gyro_bias")))
         scale = 1.0 if self.noise else 0.0
-        # The turn-on bias is drawn once on the host, from its own stream.
-        draw = ctx.rng.child("imu/turn_on_bias").child(self.name).generator().standard_normal((2, 3))
-        turn_on = draw * np.array([[self.accel_bias_sigma], [self.gyro_bias_sigma]]) * scale
-        self.bias = wp.array(turn_on.astype(np.float32), dtype=wp.vec3, device=ctx.device)
         self._noise_args = [
             wp.vec3(self.accel_sigma * scale), wp.vec3(self.gyro_sigma * scale),
             self.accel_bias_walk * scale, self.gyro_bias_walk * scale,
@@ -117,25 +163,10 @@ class Imu(Sensor):
     def launch(self, io) -> None:
         wp.launch(
             sample_imu, 1,
-            inputs=[*self.clock_inputs(io), self.gravity, self.mount, *self._noise_args, self.seeds, self.bias],
+            inputs=[*self.clock_inputs(io), self.gravity, self.mount, *self._noise_args, self.seeds,
+                    io.state_in["bias"], io.state_out["bias"]],
             outputs=[io[self.signal]], device=io.device,
         )
 
 
-def build_imu(prim, ctx) -> Imu:
-    """An :class:`Imu` from a prim applying ``NexusImuAPI``."""
-    gravity = ctx.plant.model.gravity.numpy().reshape(-1, 3)[0]
-    return Imu(
-        str(prim.GetPath()),
-        gravity=tuple(float(g) for g in gravity),
-        accel_sigma=non_negative(prim, ctx, "nexus:accelNoiseSigma"),
-        gyro_sigma=non_negative(prim, ctx, "nexus:gyroNoiseSigma"),
-        accel_bias_sigma=non_negative(prim, ctx, "nexus:accelBiasSigma"),
-        gyro_bias_sigma=non_negative(prim, ctx, "nexus:gyroBiasSigma"),
-        accel_bias_walk=non_negative(prim, ctx, "nexus:accelBiasRandomWalk"),
-        gyro_bias_walk=non_negative(prim, ctx, "nexus:gyroBiasRandomWalk"),
-        **common_settings(prim, ctx),
-    )
-
-
-__all__ = ["Imu", "build_imu", "sample_imu"]
+__all__ = ["IMU_SPEC", "Imu", "sample_imu"]

@@ -14,17 +14,36 @@ from functools import lru_cache
 import numpy as np
 import warp as wp
 
-from nexus.core.types import BodyState, MagSample
+from nexus.core.spec import Output, Param, Spec
+from nexus.plant.body_state import BodyState
 from nexus.plant.frames import flu_to_frd, ned_to_enu_np
 from nexus.sensors.noise import normal3, stream_seed
-from nexus.sensors.prims import common_settings, non_negative
+from nexus.sensors.samples import MagSample
 from nexus.sensors.schedule import take_if_due
-from nexus.sensors.sensor import Sensor
+from nexus.sensors.sensor import SENSOR, Sensor
 
 #: One gauss in tesla; the prim's noise is in gauss, as in PX4's Gazebo models.
 TESLA_PER_GAUSS = 1.0e-4
 #: Default white noise per axis [gauss].
 NOISE_SIGMA_GAUSS = 0.005
+
+MAGNETOMETER_SPEC = Spec(
+    name="Magnetometer",
+    schema="NexusMagnetometerAPI",
+    bases=(SENSOR,),
+    noun="sensor",
+    doc="A three-axis magnetometer: the World Magnetic Model's field at the scene's geodetic origin, rotated "
+        "into the body (FRD), with white noise.",
+    params=(
+        Param("rate", "nexus:rate", "float", 100.0, "Hz", "Samples per second; 0 samples every tick", low=0.0),
+        Param("noise_sigma", "nexus:noiseSigma", "float", NOISE_SIGMA_GAUSS, "gauss",
+              "White noise per axis, 1 sigma", low=0.0),
+    ),
+    outputs=(Output("mag", MagSample, recorded=True, doc="Magnetic flux density [T], FRD"),),
+    stage="mag",
+    kind="sensor",
+    sampler=True,
+)
 
 
 @lru_cache(maxsize=8)
@@ -47,26 +66,27 @@ def sample_mag(
     time_ns: wp.array(dtype=wp.int64),
     tick: wp.array(dtype=wp.int64),
     period_ns: wp.int64,
-    schedule: wp.array(dtype=wp.int64),
+    schedule_in: wp.array2d(dtype=wp.int64),
+    schedule_out: wp.array2d(dtype=wp.int64),
     field_enu: wp.vec3,
     sigma: wp.vec3,
     seed: wp.int32,
     out: wp.array(dtype=MagSample),
 ):
-    if take_if_due(time_ns[0], period_ns, schedule) < wp.int64(0):
+    world = wp.tid()
+    if take_if_due(time_ns[world], period_ns, schedule_in, schedule_out, world) < wp.int64(0):
         return
-    q = wp.transform_get_rotation(body[0].pose)
+    q = wp.transform_get_rotation(body[world].pose)
     sample = MagSample()
-    sample.time = time[0]
-    sample.field = flu_to_frd(wp.quat_rotate_inv(q, field_enu)) + normal3(seed, tick[0], sigma)
-    out[0] = sample
+    sample.time = time[world]
+    sample.field = flu_to_frd(wp.quat_rotate_inv(q, field_enu)) + normal3(seed, tick[world], sigma)
+    out[world] = sample
 
 
 class Magnetometer(Sensor):
     """Writes ``mag`` (:class:`MagSample`) for the plant's origin and date; ``noise_sigma`` [gauss] per axis."""
 
-    signal = "mag"
-    sample_type = MagSample
+    spec = MAGNETOMETER_SPEC
 
     def __init__(self, name: str, *, plant, noise_sigma: float = NOISE_SIGMA_GAUSS, **common):
         super().__init__(name, **common)
@@ -74,6 +94,10 @@ class Magnetometer(Sensor):
         self.noise_sigma = float(noise_sigma)
         #: The field at the origin [T], NED; computed in :meth:`prepare`.
         self.field_ned = None
+
+    @classmethod
+    def from_prim(cls, prim, values, ctx, **extra) -> Magnetometer:
+        return super().from_prim(prim, values, ctx, plant=ctx.plant, **extra)
 
     def prepare(self, ctx) -> None:
         super().prepare(ctx)
@@ -85,13 +109,3 @@ class Magnetometer(Sensor):
 
     def launch(self, io) -> None:
         wp.launch(sample_mag, 1, inputs=[*self.clock_inputs(io), *self._args], outputs=[io[self.signal]], device=io.device)
-
-
-def build_magnetometer(prim, ctx) -> Magnetometer:
-    """A :class:`Magnetometer` from a prim applying ``NexusMagnetometerAPI``."""
-    return Magnetometer(
-        str(prim.GetPath()),
-        plant=ctx.plant,
-        noise_sigma=non_negative(prim, ctx, "nexus:noiseSigma"),
-        **common_settings(prim, ctx),
-    )

@@ -7,9 +7,10 @@ and a period that is not a whole number of ticks never drifts: a 100 Hz
 sensor on a 250 Hz tick samples at 12, 20, 32, 40 ms, ... A period of 0
 (rate 0, or a rate faster than the tick) samples every tick.
 
-The schedule lives on the device (``wp.int64``, 3 values: first sample time,
-index of the next sample, last sample time [ns]) so a captured graph keeps it
-tick after tick.
+The schedule is engine-owned state (``wp.int64``, 3 values per world: first
+sample time, index of the next sample, last sample time [ns]; see
+:data:`SCHEDULE`), so a captured graph keeps it tick after tick and a snapshot
+holds it.
 """
 
 from __future__ import annotations
@@ -17,10 +18,14 @@ from __future__ import annotations
 import warp as wp
 
 from nexus.core.errors import BuildError
+from nexus.core.spec import StateVar
 
 #: Slots of a schedule array.
 FIRST_NS, NEXT_INDEX, LAST_NS = 0, 1, 2
 SCHEDULE_SLOTS = 3
+#: The state a sampler declares for its schedule: all zeros is "not started".
+SCHEDULE = StateVar("schedule", wp.int64, (SCHEDULE_SLOTS,), 0,
+                    "first sample time [ns], index of the next sample, last sample time [ns]")
 
 
 def check_rate(rate: float, where: str) -> float:
@@ -42,24 +47,29 @@ def period_ns(rate: float, tick_ns: int) -> int:
     return 0 if period <= tick_ns else int(period)
 
 
-def new_schedule(device: str) -> wp.array:
-    """A schedule that has not started: its next sample is the first."""
-    return wp.zeros(SCHEDULE_SLOTS, dtype=wp.int64, device=device)
-
-
 @wp.func
-def take_if_due(now_ns: wp.int64, period: wp.int64, schedule: wp.array(dtype=wp.int64)) -> wp.int64:
-    """Advance ``schedule`` and return the time since the last sample [ns] if a sample is due now.
+def take_if_due(
+    now_ns: wp.int64,
+    period: wp.int64,
+    schedule_in: wp.array2d(dtype=wp.int64),
+    schedule_out: wp.array2d(dtype=wp.int64),
+    world: wp.int32,
+) -> wp.int64:
+    """Advance world ``world``'s schedule and return the time since the last sample [ns] if a sample is due now.
 
-    Returns -1 when no sample is due, and 0 for the first sample.
+    Returns -1 when no sample is due (the schedule is copied unchanged), and 0 for the first sample.
     """
-    index = schedule[NEXT_INDEX]
+    index = schedule_in[world, NEXT_INDEX]
+    first = schedule_in[world, FIRST_NS]
+    last = schedule_in[world, LAST_NS]
+    schedule_out[world, FIRST_NS] = first
+    schedule_out[world, NEXT_INDEX] = index
+    schedule_out[world, LAST_NS] = last
     if index == wp.int64(0):
-        schedule[FIRST_NS] = now_ns
-        schedule[NEXT_INDEX] = wp.int64(1)
-        schedule[LAST_NS] = now_ns
+        schedule_out[world, FIRST_NS] = now_ns
+        schedule_out[world, NEXT_INDEX] = wp.int64(1)
+        schedule_out[world, LAST_NS] = now_ns
         return wp.int64(0)
-    first = schedule[FIRST_NS]
     if period > wp.int64(0):
         if now_ns < first + index * period:
             return wp.int64(-1)
@@ -68,7 +78,7 @@ def take_if_due(now_ns: wp.int64, period: wp.int64, schedule: wp.array(dtype=wp.
             index = index + wp.int64(1)
     else:
         index = index + wp.int64(1)
-    elapsed = now_ns - schedule[LAST_NS]
-    schedule[NEXT_INDEX] = index
-    schedule[LAST_NS] = now_ns
+    elapsed = now_ns - last
+    schedule_out[world, NEXT_INDEX] = index
+    schedule_out[world, LAST_NS] = now_ns
     return elapsed

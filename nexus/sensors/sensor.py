@@ -1,4 +1,4 @@
-"""What every sensor shares: its body, mount, rate, noise switch, and one sensor stage.
+"""What every sensor shares: its body, mount, rate, noise switch, schedule and one sensor stage.
 
 A sensor is a component with a single device stage of kind ``sensor``. The
 stage reads the body it is mounted on (``body/<label>``, published by the
@@ -6,6 +6,10 @@ plant), the clock (``time``, ``time_ns``, ``tick``) and writes one sample
 signal. Its kernel decides on the device whether a sample is due (see
 :mod:`nexus.sensors.schedule`), so the same kernel runs eagerly at start-up
 and inside a captured graph, and between samples the signal keeps the last one.
+
+:data:`SENSOR` declares what they share once: the USD schema
+``NexusSensorAPI`` (rate, noise switch, mount offset), which each sensor's
+own schema composes, the clock and body inputs, and the schedule state.
 """
 
 from __future__ import annotations
@@ -14,56 +18,109 @@ from typing import Any
 
 import warp as wp
 
-from nexus.core import Component, Read, Stage, Write
-from nexus.core.types import BodyState
-from nexus.sensors.schedule import check_rate, new_schedule, period_ns
+from nexus.core import Component
+from nexus.core.errors import BuildError
+from nexus.core.spec import Input, Param, Spec
+from nexus.plant.body_state import BodyState
+from nexus.sensors.schedule import SCHEDULE, period_ns
+
+#: The declaration every sensor's spec names as its base.
+SENSOR = Spec(
+    name="Sensor",
+    schema="NexusSensorAPI",
+    abstract=True,
+    noun="sensor",
+    doc="What every Nexus sensor has: a sample rate, a noise switch and a mount offset. Each sensor's own "
+        "schema includes this one; a sensor prim sits below the rigid body it is mounted on.",
+    params=(
+        Param("rate", "nexus:rate", "float", 0.0, "Hz",
+              "Samples per second; 0 samples every tick, and a rate above the tick rate samples every tick", low=0.0),
+        Param("noise", "nexus:noise", "bool", True, doc="False gives exact samples (no noise, bias or drift)"),
+        Param("mount", "nexus:mountOffset", "float3", (0.0, 0.0, 0.0), "m",
+              "The sensor's position on its body, body frame (FLU)"),
+    ),
+    inputs=(
+        Input("body/{body}", BodyState, doc="The body the sensor is mounted on, as the plant publishes it"),
+        Input("time", wp.float64), Input("time_ns", wp.int64), Input("tick", wp.int64),
+    ),
+    state=(SCHEDULE,),
+    kind="sensor",
+    sampler=True,
+)
+
+
+def mounted_body(prim, ctx) -> str:
+    """The label of the rigid body a sensor prim sits under (its nearest rigid-body ancestor)."""
+    parent = prim.GetParent()
+    while parent and parent.GetPath().pathString != "/":
+        path = parent.GetPath().pathString
+        if path in ctx.plant.body_index:
+            return ctx.plant.body_label(path)
+        parent = parent.GetParent()
+    raise BuildError(
+        f"{ctx.path}: sensor prim {prim.GetPath()} is not under a rigid body; place the sensor prim below the body "
+        "it is mounted on (a prim with PhysicsRigidBodyAPI)"
+    )
 
 
 class Sensor(Component):
-    """Base of the IMU, magnetometer, barometer and GPS components.
+    """Base of every sensor component.
 
     ``name`` is the sensor prim's path; ``body`` the label of the rigid body it
     sits on (``base`` reads ``body/base``); ``mount`` its position in that body's
     frame, FLU [m]; ``rate`` [Hz] (0: every tick); ``noise`` False for exact samples.
-    Subclasses set :attr:`signal` and :attr:`sample_type` and implement :meth:`launch`.
+    A subclass sets :attr:`spec` (with ``bases=(SENSOR,)``, its stage name and its
+    one output) and implements :meth:`run`.
     """
 
-    #: The signal this sensor writes, and its Warp struct.
-    signal: str = ""
-    sample_type: Any = None
+    spec = SENSOR
 
-    def __init__(self, name: str, *, body: str = "base", mount=(0.0, 0.0, 0.0), rate: float = 0.0,
+    def __init__(self, name: str, *, body: str = "base", mount=(0.0, 0.0, 0.0), rate: float | None = None,
                  noise: bool = True, connections=None):
         super().__init__(name, connections)
         self.body = body
         self.mount = wp.vec3(*(float(x) for x in mount))
-        self.rate = check_rate(rate, f"sensor prim {name}")
+        self.rate = float(self.spec.param("rate").default if rate is None else rate)
+        if not 0.0 <= self.rate < float("inf"):
+            raise BuildError(f"sensor {name}: the rate must be 0 (every tick) or a positive number of Hz, got {self.rate}")
         self.noise = bool(noise)
         self.period_ns = 0
-        self.schedule = None
+
+    @classmethod
+    def from_prim(cls, prim, values: dict, ctx, **extra) -> Sensor:
+        """The sensor for a prim: its checked spec values, the body it sits under, and ``extra``."""
+        from nexus.plant.usd_files import connections_of  # noqa: PLC0415
+
+        return cls(str(prim.GetPath()), body=mounted_body(prim, ctx), connections=connections_of(prim), **values, **extra)
+
+    #: The signal this sensor writes and its sample type: its spec's one output (set per subclass).
+    signal: str = ""
+    sample_type: Any = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.spec.all_outputs:
+            cls.signal = cls.spec.all_outputs[0].signal
+            cls.sample_type = cls.spec.all_outputs[0].dtype
 
     @property
     def body_signal(self) -> str:
         return f"body/{self.body}"
 
-    def stages(self) -> list[Stage]:
-        reads = (
-            Read(self.body_signal, BodyState, (1,)),
-            Read("time", wp.float64, (1,)),
-            Read("time_ns", wp.int64, (1,)),
-            Read("tick", wp.int64, (1,)),
-        )
-        writes = (Write(self.signal, self.sample_type, (1,)),)
-        return [Stage(self.signal, "sensor", self.launch, reads=reads, writes=writes)]
-
     def prepare(self, ctx) -> None:
-        """Fix the period for this tick length and start a fresh schedule."""
+        """Fix the period for this tick length (the schedule itself is engine-owned state)."""
         self.period_ns = period_ns(self.rate, ctx.dt_ns)
-        self.schedule = new_schedule(ctx.device)
 
     def clock_inputs(self, io) -> list:
         """The kernel's leading arguments, in the order every sensor kernel takes them."""
-        return [io[self.body_signal], io["time"], io["time_ns"], io["tick"], wp.int64(self.period_ns), self.schedule]
+        return [io[self.body_signal], io["time"], io["time_ns"], io["tick"], wp.int64(self.period_ns),
+                io.state_in["schedule"], io.state_out["schedule"]]
 
     def launch(self, io) -> None:  # pragma: no cover - every sensor overrides it
         raise NotImplementedError
+
+    def run(self, io) -> None:
+        self.launch(io)
+
+
+__all__ = ["SENSOR", "Sensor", "mounted_body"]

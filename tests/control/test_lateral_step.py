@@ -6,7 +6,7 @@ import warp as wp
 
 from nexus.assembly import assemble
 from nexus.core import Component, Loop, Stage, Write
-from nexus.core.types import Setpoint
+from nexus.guidance.setpoint import Setpoint
 from nexus.plant.frames import quat_to_matrix_np
 from nexus.startup import start
 

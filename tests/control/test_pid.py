@@ -8,7 +8,9 @@ import warp as wp
 
 from nexus.control.pid import PidController, PidGains, PidParams, PidState, device_params, gains_from_prim, pid_control
 from nexus.core.errors import BuildError
-from nexus.core.types import CONTROLS_WIDTH, PoseTwist, Setpoint
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.guidance.setpoint import Setpoint
+from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.assets import resolve_asset
 from nexus.plant.loading import open_stage
 

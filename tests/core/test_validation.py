@@ -88,22 +88,6 @@ def test_connection_to_unknown_prim():
     assert "'/vehicle/nowhere'" in str(error.value) and "'ekf'" in str(error.value)
 
 
-@pytest.mark.parametrize("kind", ["guide", "control"])
-def test_estimate_reader_without_estimator(kind):
-    with pytest.raises(BuildError) as error:
-        build(reader("pid", Read("estimate", Pose, (1,), default=Pose()), kind=kind, host=kind == "guide"))
-    text = str(error.value)
-    assert "reads the estimate" in text and "no estimator" in text and "'pid'" in text
-
-
-def test_guidance_setpoint_that_nobody_reads():
-    guidance = host_stage("mission", kind="guide", writes=(Write("setpoint", wp.vec3, (1,)),))
-    with pytest.raises(BuildError) as error:
-        build(guidance)
-    text = str(error.value)
-    assert "setpoint" in text and "'mission'" in text and "no stage reads it" in text
-
-
 def test_component_with_no_stages():
     with pytest.raises(BuildError) as error:
         build(Part("/vehicle/lazy"))

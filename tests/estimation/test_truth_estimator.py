@@ -11,7 +11,8 @@ from pxr import Usd
 from nexus.assembly import PrimContext, assemble
 from nexus.core import Loop
 from nexus.core.errors import BuildError
-from nexus.estimation import TruthEstimator, build_truth_estimator
+from nexus.assembly import build_component
+from nexus.estimation import TruthEstimator
 from nexus.plant.frames import attitude_ned_frd_np, enu_to_ned_np, flu_to_frd_np, quat_to_matrix_np
 from nexus.plant.loading import open_stage
 
@@ -95,7 +96,7 @@ def test_rate_below_the_tick_updates_on_its_due_ticks(vehicle):
 def test_builder_takes_the_prim_connection_and_rejects_a_non_body(vehicle):
     stage = open_stage(vehicle.plant.vehicle_path)
     ctx = PrimContext(vehicle.plant, stage, vehicle.plant.vehicle_path, len(vehicle.plant.rotors))
-    built = build_truth_estimator(stage.GetPrimAtPath("/vehicle/estimator"), ctx)
+    built = build_component("NexusTruthEstimatorAPI", stage.GetPrimAtPath("/vehicle/estimator"), ctx)
     assert built.connections == {"pose": "/vehicle/body/base"}
     assert built.name == "/vehicle/estimator"
     prim = stage.GetPrimAtPath("/vehicle/estimator")
@@ -104,9 +105,16 @@ def test_builder_takes_the_prim_connection_and_rejects_a_non_body(vehicle):
     with Usd.EditContext(stage, stage.GetSessionLayer()):
         prim.GetRelationship("nexus:inputs:pose").SetTargets(["/vehicle/esc_1"])
     with pytest.raises(BuildError, match="/vehicle/estimator.*esc_1.*not a rigid body"):
-        build_truth_estimator(prim, ctx)
+        build_component("NexusTruthEstimatorAPI", prim, ctx)
 
 
-def test_negative_rate_fails_naming_the_estimator():
-    with pytest.raises(BuildError, match="/vehicle/estimator.*rate"):
-        TruthEstimator("/vehicle/estimator", wp.zeros(1, dtype=wp.vec3, device="cpu"), rate=-1.0)
+def test_negative_rate_fails_naming_the_file_the_estimator_and_the_attribute(vehicle):
+    stage = open_stage(vehicle.plant.vehicle_path)
+    ctx = PrimContext(vehicle.plant, stage, vehicle.plant.vehicle_path, len(vehicle.plant.rotors))
+    prim = stage.GetPrimAtPath("/vehicle/estimator")
+    with Usd.EditContext(stage, stage.GetSessionLayer()):
+        prim.GetAttribute("nexus:rate").Set(-1.0)
+    with pytest.raises(BuildError) as error:
+        build_component("NexusTruthEstimatorAPI", prim, ctx)
+    assert str(error.value) == (f"{vehicle.plant.vehicle_path}: estimator prim /vehicle/estimator: nexus:rate is -1 Hz; "
+                                "it must be >= 0 (Updates per second; 0 updates every tick)")

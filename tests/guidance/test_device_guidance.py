@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import warp as wp
 
-from nexus.core.types import PoseTwist, Setpoint
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.guidance.setpoint import Setpoint
 from nexus.guidance import MissionGuidance, MissionPlan, MissionProfile
 from nexus.guidance.host_mission import HostMissionGuidance
 

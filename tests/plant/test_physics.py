@@ -5,7 +5,7 @@ import pytest
 import warp as wp
 
 from nexus.core import Component, Loop, Read, Stage
-from nexus.core.types import BodyState
+from nexus.plant.body_state import BodyState
 from nexus.plant.frames import flu_to_frd_np, quat_to_matrix_np
 from nexus.plant.hover import command_for_speed, hover_command, hover_speed
 from tests.plant.conftest import plant_only

@@ -228,12 +228,13 @@ def test_a_malformed_message_is_reported_not_fatal(tmp_path, caplog):
 def test_a_guidance_on_a_px4_run_fails_the_build():
     from nexus.core import Loop
     from nexus.guidance import MissionGuidance
+    from nexus.roles import FLIGHT_RULES
 
     flight, px4 = px4_flight()
     flight.loop.close()
     components = [c for c in flight.loop.components if c.name != "clock"]
     with pytest.raises(BuildError, match="writes the setpoint, but no stage reads it"):
-        Loop([*components, MissionGuidance("/scene/mission")], device="cpu").build()
+        Loop([*components, MissionGuidance("/scene/mission")], device="cpu", rules=FLIGHT_RULES).build()
 
 
 def test_the_wait_for_px4_to_connect_is_reported_apart_from_the_flight(tmp_path):

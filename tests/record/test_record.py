@@ -9,7 +9,7 @@ import warp as wp
 
 from nexus.core import Component, Loop, Stage
 from nexus.core.errors import RunError
-from nexus.core.types import ImuSample
+from nexus.sensors.samples import ImuSample
 from nexus.flight import FlightOptions
 from nexus.record.layout import TapLayout
 from nexus.record.recorder import Recorder

@@ -18,7 +18,7 @@ import newton
 import warp as wp
 from nexus.assembly import Vehicle, assemble
 from nexus.core import Component, Loop, Stage, Write
-from nexus.core.types import BodyState
+from nexus.plant.body_state import BodyState
 from nexus.sensors import Sensor
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -7,7 +7,7 @@ import warp as wp
 
 from nexus.assembly import assemble
 from nexus.core import BuildError, Component, Loop, Read, Stage, Write
-from nexus.core.types import ImuSample
+from nexus.sensors.samples import ImuSample
 from nexus.startup import start
 from tests.sensors.conftest import TWO_IMUS
 

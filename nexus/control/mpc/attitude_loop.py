@@ -18,7 +18,7 @@ import warp as wp
 
 from nexus.control.attitude import attitude_error_rates
 from nexus.control.pid import PidParams, PidState, clamp_rates, rate_loop, write_rotor_commands
-from nexus.core.types import PoseTwist
+from nexus.estimation.pose_twist import PoseTwist
 
 
 @wp.struct

@@ -27,7 +27,8 @@ from nexus.control.mpc.solver import MpcSettings, RtiSolver, attitudes_for
 from nexus.control.pid import PidGains, PidParams, PidState, device_params, gains_from_prim
 from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError, RunError
-from nexus.core.types import CONTROLS_WIDTH, PoseTwist
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.guidance.reference import ReferenceTrajectory
 from nexus.plant.usd_files import connections_of
 from nexus.sensors.schedule import period_ns

@@ -28,7 +28,9 @@ from nexus.control.policy.features import ACTIONS, FEATURES, observe, parse_layo
 from nexus.control.policy.runners import runner_for
 from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError
-from nexus.core.types import CONTROLS_WIDTH, PoseTwist, Setpoint
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.guidance.setpoint import Setpoint
+from nexus.plant.controls import CONTROLS_WIDTH
 
 #: The policy Nexus ships: trained by tools/train_policy.py to imitate the PID on the short mission.
 DEFAULT_MODEL = Path(__file__).with_name("pid_imitation.onnx")
