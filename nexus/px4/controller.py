@@ -7,6 +7,12 @@ every tick, ``HIL_GPS`` when the GPS has a new fix), then waits for PX4's
 Sim time reaches PX4 only through ``time_usec``, and the next tick starts
 only after PX4 has answered, so PX4 runs exactly as fast as the sim lets it.
 
+Any other sensor reaches PX4 through its spec: a spec whose ``extras`` name a
+MAVLink message (``{"mavlink": "DISTANCE_SENSOR"}``) is listed in the schema
+index, the exchange reads that sensor's output signal (every writer of it),
+and on each new sample sends what the component's ``mavlink_message(mav,
+time_usec, sample)`` encodes. A new sensor needs no edit here.
+
 PX4 needs sensor data to boot before it sends any actuator message, so the
 exchange does not wait until the first one has arrived (free-run), then
 waits every tick. Each way PX4 can fail ends the run with its own error (see
@@ -25,6 +31,7 @@ import numpy as np
 import warp as wp
 
 from nexus.core import Component, Read, Stage, Write
+from nexus.schemas.catalog import component_class, index
 from nexus.plant.body_state import BodyState
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
@@ -48,6 +55,11 @@ MAX_BAD_ANSWERS_IN_A_ROW = 50
 FIRST_ANSWER_S = 30.0
 
 SAMPLES = (("imu", ImuSample), ("mag", MagSample), ("baro", BaroSample), ("gps", GpsSample))
+
+
+def mavlink_sensor_classes() -> list[type]:
+    """Component classes whose spec declares a MAVLink message for the autopilot (from the schema index)."""
+    return [component_class(schema) for schema, entry in sorted(index().items()) if entry.get("mavlink")]
 
 
 class Px4Controller(Component):
@@ -93,10 +105,18 @@ class Px4Controller(Component):
         self.last_bad_controls = None
         #: A ``threading.Event`` (e.g. a mission commander's) that ends the run once set.
         self.finish_when = finish_when
+        #: Sensors that send their own MAVLink message: class -> output signal and sample type.
+        self.extra_sensors = {cls: cls.spec.all_outputs[0] for cls in mavlink_sensor_classes()}
+        #: Signal -> the components writing it, in declaration order (as the list read gives them); and
+        #: the last sample time sent per component, and how many messages each kind sent.
+        self.extra_writers: dict[str, list] = {}
+        self.extra_last: dict[str, float] = {}
+        self.extra_sent: Counter = Counter()
 
     def stages(self) -> list[Stage]:
         truth_reads = (Read("time_ns", wp.int64, (1,)), Read("body/base", BodyState, (1,)))
         sample_reads = tuple(Read(name, dtype, (1,)) for name, dtype in SAMPLES)
+        sample_reads += tuple(Read(port.signal, list[port.dtype], (1,)) for port in self.extra_sensors.values())
         return [
             Stage("truth", "control", self._truth, reads=truth_reads, host=True),
             Stage(
@@ -111,6 +131,8 @@ class Px4Controller(Component):
         if self.link.server is None:
             self.link.listen()  # a busy port fails the build, before any stage runs
         self.gravity = self.plant.gravity
+        for cls, port in self.extra_sensors.items():
+            self.extra_writers[port.signal] = [c for c in ctx.components if isinstance(c, cls)]
 
     def check_end(self) -> None:
         """A run that ends (by its duration) before PX4 ever answered is a failure, however short it was."""
@@ -136,6 +158,7 @@ class Px4Controller(Component):
             "waiting_s": round(self.link.connect_wait_s, 3),
             "future_answers": self.future_answers, "non_finite_answers": self.bad_answers,
             "lockstep": self.lockstep, "gps_sent": self.gps_sent, "heartbeats": self.heartbeats,
+            "sensor_messages_sent": dict(self.extra_sent),
             "messages_sent": self.link.sent, "messages_received": self.link.received,
             "malformed_messages": self.link.bad_messages, "skipped_bytes": self.link.reader.skipped_bytes,
         }
@@ -178,6 +201,7 @@ class Px4Controller(Component):
         if new["gps"]:
             self.link.queue(messages.hil_gps(self.link.mav, time_usec, samples["gps"]))
             self.gps_sent += 1
+        self._queue_extra_sensors(io, time_usec)
         self.link.flush()
         self.exchanges += 1
         self.last_exchange_usec = time_usec
@@ -190,6 +214,18 @@ class Px4Controller(Component):
             if not self.lockstep:
                 raise self._no_answer(time_usec, "the run was asked to end")
             io.finish()
+
+    def _queue_extra_sensors(self, io, time_usec: int) -> None:
+        """Each spec-declared sensor's message, for each new sample."""
+        for signal, writers in self.extra_writers.items():
+            for component, port in zip(writers, io[signal]):
+                sample = port.read()
+                if float(sample.time) == self.extra_last.get(component.name):
+                    continue
+                self.extra_last[component.name] = float(sample.time)
+                message = component.mavlink_message(self.link.mav, time_usec, sample)
+                self.link.queue(message)
+                self.extra_sent[message.get_type()] += 1
 
     def _free_run(self, time_usec: int) -> list:
         """PX4's answers that have come (no waiting; the newest counts); fail once PX4 has been silent too long."""

@@ -119,6 +119,13 @@ def _legacy_classes(known: set[str]) -> dict[str, str]:
     return found
 
 
+def _index_entry(entry: Entry) -> dict:
+    found = {"target": entry.target, "abstract": entry.spec.abstract}
+    if entry.spec.extras.get("mavlink"):  # a sensor the PX4 exchange forwards (nexus.px4.controller)
+        found["mavlink"] = entry.spec.extras["mavlink"]
+    return found
+
+
 def render(entries: list[Entry]) -> dict[str, str]:
     """File name -> text of each generated file."""
     legacy = _legacy_classes({e.spec.schema for e in entries})
@@ -148,7 +155,7 @@ def render(entries: list[Entry]) -> dict[str, str]:
     index = {
         "generated_by": "nexus schema --write",
         "schemas": {
-            **{e.spec.schema: {"target": e.target, "abstract": e.spec.abstract} for e in entries},
+            **{e.spec.schema: _index_entry(e) for e in entries},
             **{name: {"target": "", "abstract": False} for name in legacy},
         },
     }
