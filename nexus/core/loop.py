@@ -38,6 +38,8 @@ MODES = tuple(EXECUTORS)
 DEFAULT_TICKS_PER_REPLAY = 16
 #: Hidden knob for tests and measurements: ticks per replay, as a whole number.
 TICKS_PER_REPLAY_ENV = "NEXUS_TICKS_PER_REPLAY"
+#: The control tick rate [Hz] unless a run asks for another (``nexus.flight.RunConfig.tick_hz``).
+DEFAULT_TICK_HZ = 250.0
 
 
 def tick_ns(tick_hz: float) -> int:
@@ -77,7 +79,7 @@ class Loop:
         components: Sequence[Component],
         *,
         device: str = "cpu",
-        tick_hz: float = 250.0,
+        tick_hz: float = DEFAULT_TICK_HZ,
         seed: int = 0,
         mode: str = "captured",
         ticks_per_replay: int | None = None,
