@@ -1,11 +1,76 @@
 """Nexus: a fixed-order tick engine for flying aerial vehicles on Newton and Warp.
 
 Importing ``nexus`` registers Nexus's USD schemas, which must happen before
-any USD stage is opened in the process.
+any USD stage is opened in the process, and does nothing else: the names
+below load their modules (and Warp, and Newton) on first use.
+
+Build a flight and run it::
+
+    import nexus
+
+    config = nexus.RunConfig(mission="short", tick_hz=500.0)
+    summary = nexus.run_flight(config, "cpu", "runs/short-500hz")
+
+The public names, by group:
+
+- flights: :class:`RunConfig`, :func:`build_flight`, :func:`run_flight`,
+  :class:`Flight`, :class:`RunSummary` (replaying a run: :func:`nexus.replay.replay`);
+- components: :class:`Component`, :class:`Spec`, :class:`Param`,
+  :class:`Input`, :class:`Output`, :class:`StateVar`, :class:`Stage`,
+  :class:`Read`, :class:`Write`, :class:`Loop`;
+- samples (the data components exchange): :class:`BodyState`,
+  :class:`ImuSample`, :class:`MagSample`, :class:`BaroSample`,
+  :class:`GpsSample`, :class:`PoseTwist`, :class:`Setpoint`.
 """
+
+import importlib as _importlib
 
 from nexus import schemas as _schemas
 
 __version__ = "0.1.0"
 
 _schemas.register()
+
+#: Public name -> the module that defines it, loaded on first access (PEP 562).
+_PUBLIC: dict[str, str] = {
+    # Build a flight and run it.
+    "RunConfig": "nexus.flight",
+    "build_flight": "nexus.flight",
+    "Flight": "nexus.flight",
+    "run_flight": "nexus.run",
+    "RunSummary": "nexus.run",
+    # Write a component.
+    "Component": "nexus.core.component",
+    "Spec": "nexus.core.spec",
+    "Param": "nexus.core.spec",
+    "Input": "nexus.core.spec",
+    "Output": "nexus.core.spec",
+    "StateVar": "nexus.core.spec",
+    "Stage": "nexus.core.stage",
+    "Read": "nexus.core.signals",
+    "Write": "nexus.core.signals",
+    "Loop": "nexus.core.loop",
+    # The samples components exchange.
+    "BodyState": "nexus.plant.body_state",
+    "ImuSample": "nexus.sensors.samples",
+    "MagSample": "nexus.sensors.samples",
+    "BaroSample": "nexus.sensors.samples",
+    "GpsSample": "nexus.sensors.samples",
+    "PoseTwist": "nexus.estimation.pose_twist",
+    "Setpoint": "nexus.guidance.setpoint",
+}
+
+__all__ = ["__version__", *_PUBLIC]
+
+
+def __getattr__(name: str):
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nexus' has no attribute '{name}'")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PUBLIC))

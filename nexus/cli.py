@@ -15,11 +15,6 @@ import click
 from nexus import __version__
 from nexus.core.device import DEVICE_CHOICES
 
-#: Sim time a run flies unless ``--duration`` says otherwise [s], by controller: a PID run's
-#: mission ends it sooner (this caps it), a PX4 run waits for PX4's own mission, and a hold
-#: run has nothing to end it.
-DEFAULT_DURATIONS_S = {"pid": 60.0, "px4": 300.0, "hold": 10.0, "mpc": 60.0, "policy": 60.0}
-
 #: Exit statuses. 0: the command did what was asked (a run ended by its mission or its
 #: duration; a replay was identical). 1: a run failed while flying, a replay differed, or
 #: something unexpected broke. 2: bad input (usage, a build error, a refused --out, a record
@@ -101,44 +96,64 @@ def _resolve(device: str, verbose: bool) -> str:
 
 
 def _flight_options(f):
-    """The options shared by ``run`` and ``plan``."""
-    from nexus.assembly import CONTROLLERS, DEFAULT_CONTROLLER, MISSIONS
+    """The options shared by ``run`` and ``plan``; their defaults are :class:`nexus.flight.RunConfig`'s."""
+    from nexus.assembly import CONTROLLERS, MISSIONS
+    from nexus.flight import RunConfig
+    from nexus.px4.link import DEFAULT_HOST, DEFAULT_PORT
 
+    default = RunConfig()
     decorators = [
-        click.option("--vehicle", default="astro_max_base", show_default=True,
+        click.option("--vehicle", default=default.vehicle, show_default=True,
                      help="Vehicle name (a file in vehicles/) or path to a .usda file."),
-        click.option("--scene", default="empty", show_default=True,
+        click.option("--scene", default=default.scene, show_default=True,
                      help="Scene name (a file in scenes/) or path to a .usda file."),
-        click.option("--device", type=click.Choice(DEVICE_CHOICES), default="auto", show_default=True,
+        click.option("--device", type=click.Choice(DEVICE_CHOICES), default=default.device, show_default=True,
                      help="auto takes the GPU when one is present."),
-        click.option("--controller", type=click.Choice(CONTROLLERS), default=DEFAULT_CONTROLLER, show_default=True,
+        click.option("--controller", type=click.Choice(CONTROLLERS), default=default.controller, show_default=True,
                      help="What writes the controls."),
-        click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of every random stream."),
-        click.option("--tick-hz", type=click.FloatRange(min=1.0, max=10000.0), default=250.0, show_default=True,
+        click.option("--seed", type=click.IntRange(min=0), default=default.seed, show_default=True,
+                     help="Seed of every random stream."),
+        click.option("--tick-hz", type=click.FloatRange(min=1.0, max=10000.0), default=default.tick_hz, show_default=True,
                      help="Control tick rate [Hz]."),
-        click.option("--substeps", type=click.IntRange(min=1), default=1, show_default=True,
+        click.option("--substeps", type=click.IntRange(min=1), default=default.substeps, show_default=True,
                      help="Solver steps per tick."),
-        click.option("--eager", is_flag=True, help="Launch stage by stage instead of replaying graphs (debugging)."),
-        click.option("--mission", type=click.Choice(MISSIONS), default="scene", show_default=True,
+        click.option("--eager", is_flag=True, default=default.eager,
+                     help="Launch stage by stage instead of replaying graphs (debugging)."),
+        click.option("--mission", type=click.Choice(MISSIONS), default=default.mission, show_default=True,
                      help="With --controller pid: the scene's mission, or the same mission shortened to under 10 s."),
         click.option("--policy", type=click.Path(dir_okay=False), default=None,
                      help="With --controller policy: the model, ONNX (.onnx) or TorchScript (.pt, needs torch) (default: the PID imitation Nexus ships)."),
-        click.option("--px4-host", default="127.0.0.1", show_default=True, help="PX4 link: address to listen on."),
-        click.option("--px4-port", type=click.IntRange(0, 65535), default=4560, show_default=True,
+        click.option("--px4-host", default=DEFAULT_HOST, show_default=True, help="PX4 link: address to listen on."),
+        click.option("--px4-port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True,
                      help="PX4 link: TCP port PX4 connects to (4560 + instance)."),
-        click.option("--px4-connect-timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
-                     help="PX4 link: how long to wait for PX4 to connect [s]."),
-        click.option("--px4-answer-timeout", type=click.FloatRange(min=0.01), default=5.0, show_default=True,
-                     help="PX4 link: how long to wait for each actuator answer in lockstep [s]."),
+        click.option("--px4-connect-timeout", type=click.FloatRange(min=0.1), default=_px4_default("connect_timeout"),
+                     show_default=True, help="PX4 link: how long to wait for PX4 to connect [s]."),
+        click.option("--px4-answer-timeout", type=click.FloatRange(min=0.01), default=_px4_default("answer_timeout"),
+                     show_default=True, help="PX4 link: how long to wait for each actuator answer in lockstep [s]."),
     ]
     for decorator in reversed(decorators):
         f = decorator(f)
     return f
 
 
+def _default_durations() -> dict[str, float]:
+    from nexus.flight import DEFAULT_DURATIONS_S
+
+    return DEFAULT_DURATIONS_S
+
+
+def _px4_default(name: str):
+    """The PX4 controller's own default for its keyword argument ``name`` (written once, there)."""
+    import inspect
+
+    from nexus.px4.controller import Px4Controller
+
+    return inspect.signature(Px4Controller.__init__).parameters[name].default
+
+
 def _options(controller, px4_host, px4_port, px4_connect_timeout, px4_answer_timeout, policy=None, **flight):
-    """FlightOptions from the options ``_flight_options`` adds (less ``--device``)."""
-    from nexus.flight import FlightOptions
+    """The :class:`~nexus.flight.RunConfig` of the options ``_flight_options`` adds (and ``--duration``)."""
+    from nexus.flight import RunConfig
 
     controller_options = {}
     if controller == "px4":
@@ -146,7 +161,7 @@ def _options(controller, px4_host, px4_port, px4_connect_timeout, px4_answer_tim
                               "answer_timeout": px4_answer_timeout}
     if controller == "policy" and policy:
         controller_options = {"model": policy}
-    return FlightOptions(controller=controller, controller_options=controller_options, **flight)
+    return RunConfig(controller=controller, controller_options=controller_options, **flight)
 
 
 def _files_in(out: Path) -> str:
@@ -169,7 +184,9 @@ def _flown(out: Path) -> str:
 @main.command()
 @_flight_options
 @click.option("--duration", type=click.FloatRange(min=0.0, min_open=True), default=None,
-              help="Longest sim time to fly [s]. Default: pid 60 (its mission ends it sooner), px4 300, hold 10.")
+              help="Longest sim time to fly [s]. Default, by controller: "
+                   + ", ".join(f"{name} {seconds:g}" for name, seconds in _default_durations().items())
+                   + " (a mission ends a run sooner).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder. Default: runs/<UTC timestamp>/. A folder that holds a run is refused.")
 @click.option("--overwrite", is_flag=True,
@@ -186,20 +203,16 @@ def _flown(out: Path) -> str:
 @click.option("--view-host", default="127.0.0.1", show_default=True,
               help="With --view: address to listen on; the default keeps the flight on this machine.")
 @click.pass_context
-def run(ctx, device, duration, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, view_port, view_host,
-        **flight):
+def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, view_port, view_host, **flight):
     """Fly a vehicle in a scene and record the flight."""
-    from nexus.core.loop import tick_ns
     from nexus.run import prepare_out, run_flight, ticks_in
 
     options = _options(**flight)
     if px4_mission and options.controller != "px4":
         raise click.UsageError("--px4-mission needs --controller px4")
     out = out or Path("runs") / time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    if duration is None:
-        duration = DEFAULT_DURATIONS_S[options.controller]
-    ticks_in(duration, tick_ns(options.tick_hz))  # a run of no tick is refused before anything is written
-    warp_device = _resolve(device, ctx.obj["verbose"])
+    ticks_in(options.duration_s, options.dt_ns)  # a run of no tick is refused before anything is written
+    warp_device = _resolve(options.device, ctx.obj["verbose"])
     watch = None
     if live_view:  # a busy port is refused here, before anything is written
         from nexus.viz.live import LiveWatch
@@ -211,7 +224,7 @@ def run(ctx, device, duration, out, overwrite, quiet, px4_mission, px4_mission_u
                f"seed {options.seed} -> {out}", err=True)
     click.echo("building (the first run compiles kernels: minutes on a CPU; later runs take seconds)...", err=True)
     try:
-        summary = run_flight(options, warp_device, out, duration, progress=not quiet, overwrite=overwrite, watch=watch)
+        summary = run_flight(options, warp_device, out, progress=not quiet, overwrite=overwrite, watch=watch)
     except KeyboardInterrupt:
         click.echo(f"\ninterrupted {_flown(out)}; exit_reason interrupted; the run's files are in {out}: "
                    f"{_files_in(out)}", err=True)
@@ -236,13 +249,14 @@ def run(ctx, device, duration, out, overwrite, quiet, px4_mission, px4_mission_u
 @click.option("--verbose", "details", is_flag=True,
               help="Also print the ticks per replay and the graph nodes (kernel launches) per tick.")
 @click.pass_context
-def plan(ctx, device, details, **flight):
+def plan(ctx, details, **flight):
     """Print the stage plan of a run without flying it."""
     from nexus.flight import build_flight
 
-    warp_device = _resolve(device, ctx.obj["verbose"])
+    options = _options(**flight)
+    warp_device = _resolve(options.device, ctx.obj["verbose"])
     logging.getLogger("nexus").setLevel(logging.WARNING)
-    built = build_flight(_options(**flight), warp_device)
+    built = build_flight(options, warp_device)
     built.loop.close()
     click.echo(built.loop.plan.text())
     if details:
@@ -314,6 +328,31 @@ def bench(ctx: click.Context, suites: tuple[str, ...], device: str, as_json: boo
         missed = [k for k, ok in result.get("targets_met", {}).items() if not ok]
         if missed:
             click.echo(f"  targets not met: {', '.join(missed)}")
+
+
+@main.command()
+@click.option("--write", "write", is_flag=True, help="Regenerate the schema files from the component specs.")
+@click.option("--check", "check", is_flag=True, help="Exit 1, naming them, when the schema files are stale.")
+def schema(write: bool, check: bool) -> None:
+    """Generate the USD schema files (generatedSchema.usda, plugInfo.json, components.json) from the specs."""
+    from nexus.schemas import generate
+
+    if write == check:
+        raise click.UsageError("give one of --write or --check")
+    folder = generate.FOLDER
+    if write:
+        changed = generate.write(folder)
+        if changed:
+            click.echo(f"wrote {', '.join(changed)} in {folder}")
+        else:
+            click.echo(f"the schema files in {folder} were up to date; nothing changed")
+        return
+    stale = generate.stale_files(folder)
+    if stale:
+        click.echo(f"stale schema files in {folder}: {', '.join(stale)}; run `nexus schema --write` "
+                   "(they are generated from the component specs)", err=True)
+        sys.exit(EXIT_FAILED)
+    click.echo(f"the schema files in {folder} match the component specs")
 
 
 class _MissionThread:

@@ -1,48 +1,157 @@
-"""One flight's ring: a vehicle in a scene, its controller, and the record."""
+"""One flight: its configuration, and its ring (a vehicle in a scene, its controller, and the record).
+
+:class:`RunConfig` is the one place a run's settings and their defaults are
+written: the command line takes its option defaults from it, ``run.json``
+holds it (:meth:`RunConfig.as_dict`) and ``nexus replay`` reads it back
+(:meth:`RunConfig.from_dict`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from nexus.assembly import DEFAULT_CONTROLLER, Vehicle, assemble
 from nexus.core import Component, Loop
+from nexus.core.device import resolve_device
+from nexus.core.errors import BuildError
+from nexus.core.loop import DEFAULT_TICK_HZ, tick_ns
 from nexus.record.recorder import Recorder
 from nexus.roles import FLIGHT_RULES
 
+#: Sim time a run flies unless its configuration gives a ``duration`` [s], by controller: a PID
+#: run's mission ends it sooner (this caps it), a PX4 run waits for PX4's own mission, and a hold
+#: run has nothing to end it.
+DEFAULT_DURATIONS_S = {"pid": 60.0, "px4": 300.0, "hold": 10.0, "mpc": 60.0, "policy": 60.0}
+
+
+class ConfigError(BuildError):
+    """A saved run configuration (``run.json``'s ``options``) that cannot be read back."""
+
+    reason = "bad-config"
+
 
 @dataclass
-class FlightOptions:
-    """Everything that decides what a run computes (the wall clock decides nothing)."""
+class RunConfig:
+    """Everything that decides what a run computes (the wall clock decides nothing), with its defaults.
+
+    ``duration`` None flies the controller's default (:data:`DEFAULT_DURATIONS_S`);
+    ``device`` is ``auto``, ``cpu``, ``cuda`` or a Warp name such as ``cuda:1``.
+    """
 
     vehicle: str = "astro_max_base"
     scene: str = "empty"
     controller: str = DEFAULT_CONTROLLER
+    #: ``scene`` flies the scene's mission; ``short`` the same mission in under 10 s.
+    mission: str = "scene"
+    #: Keyword arguments of the controller (PX4: host, port, connect_timeout, answer_timeout).
+    controller_options: dict = field(default_factory=dict)
     seed: int = 0
-    #: Control tick rate [Hz].
-    tick_hz: float = 250.0
+    #: Control tick rate [Hz]; one tick is ``dt`` [s].
+    tick_hz: float = DEFAULT_TICK_HZ
+    #: Solver steps per tick.
     substeps: int = 1
+    #: Longest sim time to fly [s]; None: the controller's default.
+    duration: float | None = None
+    device: str = "auto"
+    #: Launch stage by stage instead of replaying graphs (the debugging reference).
+    eager: bool = False
     #: WMM date [decimal year]; None takes the plant's fixed default.
     decimal_year: float | None = None
     #: Rows the device record table holds between drains (41 s at 250 Hz; a multiple of the 16 ticks a replay
     #: runs). A drain costs about 5 ms for 2,560 rows and 12 ms for 10,240: fewer, larger drains cost less per tick.
     record_capacity: int = 10240
-    eager: bool = False
-    #: ``scene`` flies the scene's mission; ``short`` the same mission in under 10 s.
-    mission: str = "scene"
     #: Ticks per graph replay; None lets the loop choose (a hidden knob for tests, not a CLI option).
     ticks_per_replay: int | None = None
-    #: Keyword arguments of the controller (PX4: host, port, connect_timeout, answer_timeout).
-    controller_options: dict = field(default_factory=dict)
+
+    @property
+    def dt_ns(self) -> int:
+        """One control tick [ns] (a rate that is no whole number of nanoseconds is a :class:`BuildError`)."""
+        return tick_ns(self.tick_hz)
+
+    @property
+    def dt(self) -> float:
+        """One control tick [s]."""
+        return self.dt_ns * 1e-9
+
+    @property
+    def duration_s(self) -> float:
+        """The sim time this run flies at most [s]: ``duration``, or the controller's default."""
+        if self.duration is not None:
+            return float(self.duration)
+        return DEFAULT_DURATIONS_S.get(self.controller, DEFAULT_DURATIONS_S[DEFAULT_CONTROLLER])
 
     def as_dict(self) -> dict:
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
+        """The configuration as JSON-ready values (what ``run.json`` holds under ``options``)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["controller_options"] = dict(self.controller_options)
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in values.items()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str = "run.json") -> RunConfig:
+        """The configuration :meth:`as_dict` gave; ``source`` names where ``data`` came from in errors.
+
+        Every field must be there and no other key: a configuration written by another
+        version of Nexus is refused, never silently filled with today's defaults.
+        """
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{source}: the run configuration (options) is {type(data).__name__}, not an object")
+        known = {f.name: f for f in fields(cls)}
+        unknown = sorted(set(data) - set(known))
+        missing = [name for name in known if name not in data]
+        if unknown or missing:
+            said = "; ".join(part for part in (
+                f"unknown keys {unknown}" if unknown else "",
+                f"missing keys {missing}" if missing else "",
+            ) if part)
+            raise ConfigError(
+                f"{source}: the run configuration (options) does not match this version of Nexus ({said}); "
+                "it was written by another version or edited: rerun the flight with this version"
+            )
+        hints = typing.get_type_hints(cls)
+        for name, value in data.items():
+            if not _is_a(value, hints[name]):
+                raise ConfigError(
+                    f"{source}: options.{name} is {value!r}, which is not of type {_type_text(hints[name])}; "
+                    "restore the value the run wrote"
+                )
+        values = dict(data)
+        values["controller_options"] = dict(values["controller_options"])
+        return cls(**values)
+
+
+def _is_a(value: Any, hint: Any) -> bool:
+    """Whether a JSON value fits a field's type hint (an int fits a float; a bool is not a number)."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return any(_is_a(value, part) for part in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, typing.get_origin(hint) or hint)
+
+
+def _type_text(hint: Any) -> str:
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return " or ".join(_type_text(part) for part in typing.get_args(hint))
+    return "null" if hint is type(None) else getattr(hint, "__name__", str(hint))
+
+
+#: The earlier name of :class:`RunConfig`.
+FlightOptions = RunConfig
 
 
 @dataclass
 class Flight:
-    options: FlightOptions
+    options: RunConfig
     vehicle: Vehicle
     loop: Loop
     recorder: Recorder
@@ -50,16 +159,18 @@ class Flight:
 
 
 def build_flight(
-    options: FlightOptions,
-    device: str,
+    options: RunConfig,
+    device: str | None = None,
     replace_controller: Component | None = None,
     extra_components: Sequence[Component] = (),
 ) -> Flight:
     """Assemble and build the ring (validated, allocated, captured); nothing has run yet.
 
+    ``device`` is a Warp device name; None resolves ``options.device``.
     ``replace_controller`` takes the controller's place (and name) and drops the
     guidance; ``extra_components`` join the ring after the vehicle's own.
     """
+    device = device or resolve_device(options.device)
     vehicle = assemble(
         options.vehicle, options.scene, device=device, controller=options.controller,
         substeps=options.substeps, decimal_year=options.decimal_year,

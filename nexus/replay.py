@@ -5,6 +5,12 @@ on the CPU; every column the replay produces must equal the record's bits.
 The setpoint and ``armed`` are the guidance's, which is not in the ring open
 loop, so they are listed as not compared.
 
+The run's configuration comes back whole from run.json
+(:meth:`nexus.flight.RunConfig.from_dict`); the replay changes only what an
+open-loop replay must: the controller, the device (the CPU), the files (the
+paths the run flew, whose digests are checked) and the duration (the ticks
+recorded).
+
 Before it flies, the replay checks what it was given: run.json must parse,
 record.parquet must read whole and hold as many rows as run.json says the run
 recorded, the run must have flown at least one tick, and the vehicle and scene
@@ -16,7 +22,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +31,7 @@ import pyarrow.parquet as pq
 
 from nexus.control.replay import ReplayControls
 from nexus.core.errors import BuildError
-from nexus.flight import FlightOptions
+from nexus.flight import ConfigError, RunConfig
 from nexus.run import file_digest, run_flight
 
 
@@ -148,22 +154,24 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
     info, columns = load_run(out)
     ticks = check_run(out, info, columns)
     controls = recorded_controls(columns, out)
-    saved = info.get("options", {})
-    options = FlightOptions(
-        vehicle=info.get("vehicle", {}).get("path", saved.get("vehicle")),
-        scene=info.get("scene", {}).get("path", saved.get("scene")),
+    try:
+        saved = RunConfig.from_dict(info.get("options"), source=str(out / "run.json"))
+    except ConfigError as error:
+        raise ReplayError(str(error)) from None
+    options = replace(
+        saved,
+        vehicle=info["vehicle"]["path"],
+        scene=info["scene"]["path"],
         controller="hold",
-        seed=int(saved.get("seed", 0)),
-        tick_hz=float(saved.get("tick_hz", 250.0)),
-        substeps=int(saved.get("substeps", 1)),
-        decimal_year=info.get("decimal_year", saved.get("decimal_year")),
-        record_capacity=int(saved.get("record_capacity", 2500)),
+        controller_options={},
+        decimal_year=info.get("decimal_year", saved.decimal_year),
+        device="cpu",
+        duration=ticks * saved.dt,
         eager=eager,
     )
     target = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="nexus-replay-"))
-    dt = 1.0 / options.tick_hz
     try:
-        run_flight(options, "cpu", target, duration=ticks * dt, progress=progress, controller=ReplayControls(controls))
+        run_flight(options, "cpu", target, progress=progress, controller=ReplayControls(controls))
         _, replayed = load_run(target)
     finally:
         if not keep:

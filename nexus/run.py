@@ -1,9 +1,10 @@
 """Flying a run to its end and leaving its record, whatever happens.
 
 ``OUT/record.parquet`` holds one row per tick; ``OUT/run.json`` says what
-ran (seed, versions, device, vehicle, scene, plan, tick rate, duration) and
-how it ended; ``OUT/run.log`` holds the log. All three are written even when
-the run fails or is interrupted. Only a run refused before it starts (a
+ran (the run's whole :class:`~nexus.flight.RunConfig` under ``options``,
+the versions, the device, the vehicle and scene files with their digests,
+the plan, the record's columns) and how it ended; ``OUT/run.log`` holds the
+log. All three are written even when the run fails or is interrupted. Only a run refused before it starts (a
 folder that already holds a run, an unusable ``OUT``, a duration under one
 tick) writes nothing.
 """
@@ -17,16 +18,17 @@ import os
 import platform
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from nexus.core.device import resolve_device
 from nexus.core.errors import BuildError, NexusError
 from nexus.core.loop import tick_ns
-from nexus.flight import Flight, FlightOptions, build_flight, fly
+from nexus.flight import Flight, RunConfig, build_flight, fly
 from nexus.record.writer import RecordWriter
 from nexus.startup import start
 
@@ -191,10 +193,10 @@ def _empty_record(path: Path) -> None:
 
 
 def run_flight(
-    options: FlightOptions,
-    device: str,
+    options: RunConfig,
+    device: str | None,
     out: Path,
-    duration: float,
+    duration: float | None = None,
     *,
     progress: bool = True,
     flight: Flight | None = None,
@@ -205,6 +207,10 @@ def run_flight(
 ) -> RunSummary:
     """Build (unless ``flight`` is given), start, fly up to ``duration`` [s], and write OUT.
 
+    ``device`` (a Warp device name) and ``duration`` override the configuration's; None takes
+    its ``device`` (resolved) and ``duration_s``. run.json's ``options`` holds the configuration
+    as flown: that device and that duration.
+
     ``watch`` (e.g. :class:`nexus.viz.live.LiveWatch`), if given, is called with the started
     flight and returns an object whose ``update(sim_time)`` runs at each progress update.
 
@@ -212,6 +218,7 @@ def run_flight(
     later failure is re-raised after OUT holds run.json (``exit_reason``, ``error``),
     run.log and record.parquet.
     """
+    duration = options.duration_s if duration is None else float(duration)
     total_ticks = ticks_in(duration, flight.loop.dt_ns if flight is not None else tick_ns(options.tick_hz))
     out = prepare_out(out, overwrite)
     handler = _log_to(out)
@@ -229,6 +236,9 @@ def run_flight(
     ticks, sim_time, wall, reason, message = 0, 0.0, 0.0, "error", None
     started = time.perf_counter()
     try:
+        device = device or resolve_device(options.device)
+        options = replace(options, device=device, duration=duration)
+        info.update({"options": options.as_dict(), "device": device})
         flight = flight or build_flight(options, device, replace_controller=controller, extra_components=extra_components)
         plant = flight.vehicle.plant
         info.update({
@@ -241,7 +251,7 @@ def run_flight(
             "segments": flight.loop.plan.describe(),
             "geodetic_origin": plant.origin.__dict__,
             "decimal_year": plant.decimal_year,
-            "record_columns": [layout.signal for layout in flight.recorder.layouts],
+            "record_columns": flight.recorder.columns,
         })
         writer = RecordWriter(out / "record.parquet", flight.recorder)
         origin = start(flight.loop, plant)

@@ -37,11 +37,12 @@ import warp as wp
 from nexus.bench.plant import bare_step_graph
 from nexus.bench.timing import alternating_best
 from nexus.core.executors import graph_nodes
-from nexus.flight import FlightOptions, build_flight, fly
+from nexus.flight import RunConfig, build_flight, fly
 from nexus.record.writer import RecordWriter
 from nexus.startup import start
 
-TICK_S = 0.004
+#: One control tick of the default run [s].
+TICK_S = RunConfig().dt
 #: Sim time flown eagerly [s]: enough ticks for a stable figure.
 EAGER_S = 1.0
 #: Flights of the default mission with and without the live view, each.
@@ -60,7 +61,7 @@ def _fly(eager: bool, device: str, seconds: float, folder: Path, view: bool = Fa
     ``view``: with the live view of ``nexus run --view`` drawing it (its server started
     before the clock, as a run does; no browser attached).
     """
-    flight = build_flight(FlightOptions(eager=eager), device)
+    flight = build_flight(RunConfig(eager=eager), device)
     writer = RecordWriter(folder / f"record_{'eager' if eager else 'captured'}.parquet", flight.recorder)
     start(flight.loop, flight.vehicle.plant)
     live = None
@@ -106,7 +107,7 @@ def loop_against_bare(device: str, folder: Path, wall: bool) -> dict[str, float]
     ``wall``: time by the wall clock; else by this process's CPU time (all its
     threads), which other jobs on a shared machine do not inflate.
     """
-    flight = build_flight(FlightOptions(), device)
+    flight = build_flight(RunConfig(), device)
     writer = RecordWriter(folder / "record_rounds.parquet", flight.recorder)
     start(flight.loop, flight.vehicle.plant)
     fly(flight, writer, int(round(AIRBORNE_S / TICK_S)))

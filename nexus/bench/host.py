@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from nexus.bench.timing import alternating_best, time_host_stages
-from nexus.flight import FlightOptions, build_flight, fly
+from nexus.flight import RunConfig, build_flight, fly
 from nexus.record.writer import RecordWriter
 from nexus.startup import start
 
@@ -42,7 +42,7 @@ class _HostFlight:
 
     def round(self) -> float:
         """Fly once; returns wall seconds per sim second (lower is better) and keeps the round's figures."""
-        flight = build_flight(FlightOptions(scene=SCENE, controller=self.controller), self.device)
+        flight = build_flight(RunConfig(scene=SCENE, controller=self.controller), self.device)
         writer = RecordWriter(self.folder / f"record_{self.controller}.parquet", flight.recorder)
         try:
             timers = time_host_stages(flight.loop.plan.stages)

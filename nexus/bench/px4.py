@@ -31,11 +31,12 @@ import time
 from pathlib import Path
 
 from nexus.bench.timing import TimedCall, alternating_best
-from nexus.flight import FlightOptions, build_flight, fly
+from nexus.flight import RunConfig, build_flight, fly
 from nexus.record.writer import RecordWriter
 from nexus.startup import start
 
-TICK_S = 0.004
+#: One control tick of the default run [s].
+TICK_S = RunConfig().dt
 ROUND_TICKS = 500
 ROUNDS = 6
 #: The Astro Max's hover command on the first four outputs.
@@ -47,7 +48,7 @@ class _Px4Ring:
 
     def __init__(self, device: str, folder: Path):
         options = {"host": "127.0.0.1", "port": 0, "connect_timeout": 10.0, "answer_timeout": 5.0}
-        self.flight = build_flight(FlightOptions(controller="px4", controller_options=options), device)
+        self.flight = build_flight(RunConfig(controller="px4", controller_options=options), device)
         self.px4 = self.flight.vehicle.controller
         # The peer runs in a process of its own, as PX4 does, so it does not share our GIL.
         self.peer = subprocess.Popen([sys.executable, "-m", "nexus.px4.scripted_peer", "--port",
@@ -94,7 +95,7 @@ class _Px4Ring:
 
 class _PidRing:
     def __init__(self, device: str, folder: Path):
-        self.flight = build_flight(FlightOptions(), device)
+        self.flight = build_flight(RunConfig(), device)
         self.writer = RecordWriter(folder / "record_pid.parquet", self.flight.recorder)
         start(self.flight.loop, self.flight.vehicle.plant)
 

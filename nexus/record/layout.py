@@ -3,7 +3,9 @@
 The recorder copies each tapped buffer word for word (32-bit words), so a
 row holds the signal's exact bits whatever its type. A :class:`TapLayout`
 knows the NumPy dtype of those bytes and names one column per scalar:
-``imu.time``, ``imu.accel[0]``, ``controls[3]``, ``time``.
+``imu.time``, ``imu.accel[0]``, ``controls[3]``, ``time``. The prefix is the
+signal's name, or its ``label`` when two components write the signal
+(``imu/ImuQuiet.accel[0]``, see :mod:`nexus.record.recorder`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ class TapLayout:
     shape: tuple[int, ...]
     #: First word of this tap in a row.
     offset: int
+    #: Column prefix when it is not the signal's name (one of several writers: ``imu/ImuQuiet``).
+    label: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The prefix of this tap's columns."""
+        return self.label or self.signal
 
     @property
     def element(self) -> np.dtype:
@@ -46,7 +55,7 @@ class TapLayout:
     def words(self) -> int:
         size = self.element.itemsize * self.elements
         if size % 4:
-            raise ValueError(f"signal '{self.signal}' is {size} bytes, not a whole number of 32-bit words")
+            raise ValueError(f"signal '{self.name}' is {size} bytes, not a whole number of 32-bit words")
         return size // 4
 
     def columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
@@ -56,7 +65,7 @@ class TapLayout:
         out: dict[str, np.ndarray] = {}
         many = self.elements > 1
         for e in range(self.elements):
-            prefix = f"{self.signal}[{e}]" if many else self.signal
+            prefix = f"{self.name}[{e}]" if many else self.name
             item = values[:, e]
             if values.dtype.names:
                 for field in values.dtype.names:

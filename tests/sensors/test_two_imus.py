@@ -1,11 +1,17 @@
-"""Two IMUs on one vehicle: a reader takes one through a connection, or both as a list."""
+"""Two IMUs on one vehicle: a reader takes one through a connection, or both as a list; a run records both."""
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
 import pytest
 import warp as wp
+from click.testing import CliRunner
 
 from nexus.assembly import assemble
+from nexus.cli import main
 from nexus.core import BuildError, Component, Loop, Read, Stage, Write
 from nexus.sensors.samples import ImuSample
 from nexus.startup import start
@@ -76,3 +82,45 @@ def test_plain_read_of_two_imus_fails_the_build_naming_both():
     with pytest.raises(BuildError, match="which 2 stages write") as error:
         Loop([*vehicle.components, PlainReader("/test/plain")], device="cpu").build()
     assert NOISY in str(error.value) and QUIET in str(error.value) and "nexus:inputs:imu" in str(error.value)
+
+
+# -- both IMUs in a run's record, through the command line -----------------------------------------
+
+@pytest.fixture(scope="module")
+def two_imu_run(tmp_path_factory):
+    """``nexus run`` of the two-IMU vehicle: the PID's short mission for 0.4 s (100 ticks at 250 Hz)."""
+    out = tmp_path_factory.mktemp("two_imus") / "run"
+    result = CliRunner().invoke(main, ["run", "--vehicle", str(TWO_IMUS), "--device", "cpu", "--mission", "short",
+                                       "--duration", "0.4", "--seed", "4", "--quiet", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_a_run_records_each_imu_under_its_prim_name(two_imu_run):
+    table = pq.read_table(two_imu_run / "record.parquet")
+    columns = table.column_names
+    fields = ["time", "accel[0]", "accel[1]", "accel[2]", "gyro[0]", "gyro[1]", "gyro[2]"]
+    assert all(f"imu/Imu.{f}" in columns and f"imu/ImuQuiet.{f}" in columns for f in fields), columns
+    assert not any(name.startswith("imu.") for name in columns)  # no column claims to be "the" IMU
+    info = json.loads((two_imu_run / "run.json").read_text())
+    assert "imu/Imu" in info["record_columns"] and "imu/ImuQuiet" in info["record_columns"]
+    assert table.num_rows == 100
+    # Resting on its gear before the rotors lift it, the noiseless IMU reads the specific force of
+    # the ground's support: -g on the FRD z axis, g = 9.80665 m/s² (the scene); the noisy one
+    # differs from it by its noise and bias.
+    quiet = table.column("imu/ImuQuiet.accel[2]").to_numpy()
+    noisy = table.column("imu/Imu.accel[2]").to_numpy()
+    assert quiet[0] == pytest.approx(-9.80665, abs=0.05)
+    assert not np.array_equal(quiet, noisy)
+
+
+def test_the_replay_of_a_two_imu_run_is_identical_and_compares_both(two_imu_run, tmp_path):
+    kept = tmp_path / "replayed"
+    result = CliRunner().invoke(main, ["replay", str(two_imu_run), "--keep", str(kept)])
+    assert result.exit_code == 0, result.output
+    assert "replay identical: 100 ticks" in result.output
+    # Every column both records hold was compared bit for bit: both IMUs' are among them.
+    replayed = pq.read_table(kept / "record.parquet").column_names
+    assert "imu/Imu.accel[2]" in replayed and "imu/ImuQuiet.gyro[0]" in replayed
+    skipped = [line for line in result.output.splitlines() if "not compared" in line]
+    assert not any("imu" in line for line in skipped), skipped
