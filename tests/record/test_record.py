@@ -7,12 +7,12 @@ import pyarrow.parquet as pq
 import pytest
 import warp as wp
 
-from nexus.core import Component, Loop, Stage
-from nexus.core.errors import RunError
+from nexus.core import Component, Loop, Stage, Write
+from nexus.core.errors import BuildError, RunError
 from nexus.sensors.samples import ImuSample
 from nexus.flight import FlightOptions
 from nexus.record.layout import TapLayout
-from nexus.record.recorder import Recorder
+from nexus.record.recorder import Recorder, recorded_taps
 from nexus.record.writer import RecordWriter
 from nexus.replay import compare, load_run, replay
 from nexus.run import run_flight
@@ -50,6 +50,59 @@ def test_recorder_drains_when_full_and_at_the_end(tmp_path):
     assert pq.ParquetFile(tmp_path / "record.parquet").num_row_groups == 3  # 7 + 7 + 6
     np.testing.assert_array_equal(table.column("time").to_numpy(), np.arange(1, 21) * 4_000_000 / 1e9)
     np.testing.assert_array_equal(np.stack([table.column(f"noise[{i}]").to_numpy() for i in range(8)], 1), np.array(seen))
+
+
+@wp.kernel
+def write_value(value: wp.float32, out: wp.array(dtype=wp.float32)):
+    out[0] = value
+
+
+class Level(Component):
+    """Writes ``value`` into ``signal`` every tick; ``recorded`` marks the output for the record."""
+
+    def __init__(self, name: str, value: float, signal: str = "level", recorded: bool = True):
+        super().__init__(name)
+        self.value, self.signal, self.recorded = value, signal, recorded
+
+    def stages(self):
+        write = Write(self.signal, wp.float32, (1,), recorded=self.recorded)
+        return [Stage(f"write_{self.signal}", "sensor", self._run, writes=(write,))]
+
+    def _run(self, io):
+        wp.launch(write_value, 1, inputs=[wp.float32(self.value)], outputs=[io[self.signal]], device=io.device)
+
+
+def test_the_record_taps_marked_outputs_and_names_each_of_two_writers_by_its_prim(tmp_path):
+    parts = [Level("/a/Left", 2.5), Level("/b/Right", -1.0), Level("/a/Solo", 7.0, signal="mark"),
+             Level("/a/Quiet", 3.0, signal="hidden", recorded=False)]
+    recorder = Recorder.for_components(parts, capacity=8)
+    assert recorder.columns == ["time", "level/Left", "level/Right", "mark"]  # "hidden" is not marked
+    loop = Loop([*parts, recorder], device="cpu").build()
+    writer = RecordWriter(tmp_path / "record.parquet", recorder)
+    for _ in range(3):
+        loop.tick()
+        writer.after_tick()
+    writer.close()
+    table = pq.read_table(tmp_path / "record.parquet")
+    assert table.column_names == ["time", "level/Left", "level/Right", "mark"]
+    # Each column holds its own writer's value, whatever the order the ring lists them in.
+    assert table.column("level/Left").to_pylist() == [2.5] * 3
+    assert table.column("level/Right").to_pylist() == [-1.0] * 3
+    assert table.column("mark").to_pylist() == [7.0] * 3
+
+
+def test_two_writers_whose_prims_end_alike_are_named_by_their_whole_paths():
+    taps = recorded_taps([Level("/a/Probe", 1.0), Level("/b/Probe", 2.0)])
+    assert [t.label for t in taps] == ["level/a/Probe", "level/b/Probe"]
+
+
+def test_a_host_output_marked_recorded_is_a_build_error_naming_it():
+    class HostLevel(Component):
+        def stages(self):
+            return [Stage("say", "guide", lambda io: None, host=True, writes=(Write("note", str, recorded=True),))]
+
+    with pytest.raises(BuildError, match=r"'note' written by /a/Talker is marked recorded, but it is a host signal"):
+        recorded_taps([HostLevel("/a/Talker")])
 
 
 class FailAt(Component):
