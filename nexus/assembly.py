@@ -124,12 +124,20 @@ ESTIMATOR_APIS = ("NexusTruthEstimatorAPI",)
 
 
 def _missions(scene, ctx: PrimContext, mission: str) -> list[Component]:
-    """The scene's mission prims as guidance components (``short``: the same, shortened)."""
-    from nexus.guidance import MissionGuidance, MissionProfile, build_mission
-    from nexus.guidance.tracking import TRACKING_APIS, build_tracking
+    """The scene's mission prims, then its tracking prims, as guidance components (``short``: the first
+    shortened). Each is read against its class's spec with the scene file as the file errors name."""
+    from dataclasses import replace
 
-    found = [build_mission(prim, ctx) for prim in scene.Traverse() if any(a in MISSION_APIS for a in nexus_apis(prim))]
-    found += [build_tracking(prim, ctx) for prim in scene.Traverse() if any(a in TRACKING_APIS for a in nexus_apis(prim))]
+    from nexus.guidance import MissionGuidance, MissionProfile
+    from nexus.guidance.tracking import TRACKING_APIS, FigureEightGuidance, WaypointsGuidance
+
+    classes = {cls.spec.schema: cls for cls in (MissionGuidance, FigureEightGuidance, WaypointsGuidance)}
+    scene_ctx = replace(ctx, path=ctx.plant.scene_path)
+    found = []
+    for apis in (MISSION_APIS, TRACKING_APIS):
+        for prim in scene.Traverse():
+            for cls in (classes[a] for a in nexus_apis(prim) if a in apis):
+                found.append(cls.from_prim(prim, read_prim(prim, cls.spec, scene_ctx.path), scene_ctx))
     if mission == "short":
         if not found:
             raise BuildError(f"{ctx.plant.scene_path}: --mission short shortens the scene's mission, but it has none")
@@ -142,9 +150,9 @@ def _controller(name: str, prim, path: str, ctx: PrimContext, options: dict) -> 
     if name == "pid":
         if prim is None:
             raise BuildError(f"{ctx.path}: --controller pid needs a prim with NexusPidControllerAPI (its gains)")
-        from nexus.control.pid import build_pid
+        from nexus.control.pid import PidController
 
-        return build_pid(prim, ctx)
+        return PidController.from_prim(prim, read_prim(prim, PidController.spec, ctx.path), ctx)
     if name == "hold":
         from nexus.control.hold import HoldControls
 

@@ -118,7 +118,7 @@ def label(rows, controller) -> list[tuple]:
         previous.previous_goal = wp.vec3(*(np.asarray(setpoint.position) - setpoint.velocity * 0.004))
         previous.previous_goal_velocity = wp.vec3(*(setpoint.velocity - setpoint.acceleration * 0.004))
         previous.previous_yaw_goal, previous.primed = float(setpoint.yaw), 1.0
-        state = wp.array([previous], dtype=PidState, device="cpu")
+        state = wp.array([previous], dtype=PidState, device="cpu").reshape((1, 1))  # (worlds, 1), as the engine holds it
         wp.launch(pid_control, dim=1, inputs=[wp.array([e], dtype=PoseTwist, device="cpu"),
                                               wp.array([s], dtype=Setpoint, device="cpu"), armed, params, state,
                                               0.004, 4], outputs=[state, controls], device="cpu")

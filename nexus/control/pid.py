@@ -20,13 +20,16 @@ order; the rest stay 0).
 * **Rate** (PID): normalised torques in [-1, 1]; D acts on the measured rates.
 * **Mixer**: :mod:`nexus.control.mixer`.
 
-Gains come from the ``NexusPidControllerAPI`` prim. Integrators and the
-previous tick's values live in a device struct allocated in :meth:`prepare`;
-the kernel reads them from ``state_in`` and writes ``state_out`` (the same
-array in a normal run, one per step in a differentiable rollout). There are
-no host reads and no Python decisions on device values, so the same kernel
-serves eager, captured and taped callers. While ``armed`` is 0 the controls
-are zero and the integrators are cleared.
+Gains come from the ``NexusPidControllerAPI`` prim, declared once in
+:data:`PID_SPEC` and read by :func:`nexus.schemas.reader.read_prim`. The
+integrators and the previous tick's values are one :class:`PidState` per
+world, state the engine owns (allocated, reset to zeros at start,
+snapshotted and restored with the tick); the kernel reads it from
+``state_in`` and writes ``state_out`` (the same array in a normal run, one
+per step in a differentiable rollout). There are no host reads and no Python
+decisions on device values, so the same kernel serves eager, captured and
+taped callers. While ``armed`` is 0 the controls are zero and the
+integrators are cleared.
 """
 
 from __future__ import annotations
@@ -38,12 +41,14 @@ import warp as wp
 
 from nexus.control.attitude import attitude_error_rates, attitude_from_thrust_axis, wrap_angle
 from nexus.control.mixer import command_for_thrust, quad_x_thrusts
-from nexus.core import Component, Read, Stage, Write
+from nexus.core import Component
 from nexus.core.errors import BuildError
-from nexus.plant.usd_files import connections_of
+from nexus.core.spec import Input, Output, Param, Spec, StateVar
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
 from nexus.plant.controls import CONTROLS_WIDTH
+from nexus.plant.usd_files import connections_of
+from nexus.schemas.reader import shown, where
 
 
 @wp.struct
@@ -88,6 +93,71 @@ class PidState:
     previous_yaw_goal: float
     #: 0 before the first update: no derivative or feed-forward yet.
     primed: float
+
+
+def zero_pid_state(component, ctx) -> PidState:
+    """A controller's state at the start of a run: empty integrators, not primed."""
+    return PidState()
+
+
+#: The state of the PID law (and of the MPC's attitude and rate loop): one :class:`PidState` per world.
+PID_STATE = StateVar("pid", PidState, (1,), zero_pid_state,
+                     "integrators and the previous tick's estimate and setpoint (derivatives, feed-forward)")
+
+
+def _gain(key: str, attr: str, default: tuple, unit: str, doc: str) -> Param:
+    return Param(key, attr, "float3", default, unit, doc, low=0.0)
+
+
+PID_SPEC = Spec(
+    name="PidController",
+    schema="NexusPidControllerAPI",
+    noun="controller",
+    doc="A cascaded PID flight controller (position, velocity, attitude, body rate) and quad-x mixer writing the "
+        "`controls` row every tick. Gains follow PX4's multicopter parameters and units: the velocity loop outputs "
+        "acceleration [m/s^2], which nexus:hoverThrust scales to a collective thrust, and the rate loop outputs "
+        "normalised torques in [-1, 1], one unit moving each rotor's thrust fraction by 0.5. The fallbacks are "
+        "PX4's defaults; a vehicle authors the gains tuned for it. Vector gains are per axis (x, y, z) or (roll, "
+        "pitch, yaw). It reads `estimate`, `setpoint` and `armed` (0 cuts the motors; 1 when nothing writes it).",
+    params=(
+        _gain("position_p", "nexus:positionP", (0.95, 0.95, 1.0), "1/s", "Position gain, (x, y, z) (MPC_XY_P, MPC_Z_P)"),
+        _gain("velocity_p", "nexus:velocityP", (1.8, 1.8, 4.0), "1/s",
+              "Velocity gain, (x, y, z) (MPC_XY_VEL_P_ACC, MPC_Z_VEL_P_ACC)"),
+        _gain("velocity_i", "nexus:velocityI", (0.4, 0.4, 2.0), "1/s^2",
+              "Velocity integral gain, (x, y, z) (MPC_XY_VEL_I_ACC, MPC_Z_VEL_I_ACC)"),
+        _gain("velocity_d", "nexus:velocityD", (0.2, 0.2, 0.0), "-",
+              "Velocity derivative gain, (x, y, z) (MPC_XY_VEL_D_ACC, MPC_Z_VEL_D_ACC)"),
+        _gain("attitude_p", "nexus:attitudeP", (6.5, 6.5, 2.8), "1/s",
+              "Attitude gain, (roll, pitch, yaw) (MC_ROLL_P, MC_PITCH_P, MC_YAW_P)"),
+        _gain("rate_p", "nexus:rateP", (0.15, 0.15, 0.2), "s/rad",
+              "Body-rate gain, (roll, pitch, yaw) (MC_ROLLRATE_P, MC_PITCHRATE_P, MC_YAWRATE_P)"),
+        _gain("rate_i", "nexus:rateI", (0.2, 0.2, 0.1), "1/rad", "Body-rate integral gain, (roll, pitch, yaw) (MC_*RATE_I)"),
+        _gain("rate_d", "nexus:rateD", (0.003, 0.003, 0.0), "s^2/rad",
+              "Body-rate derivative gain, (roll, pitch, yaw) (MC_*RATE_D)"),
+        # (0, 1) is open at both ends: the Param states the lower end, PidGains.from_values the upper.
+        Param("hover_thrust", "nexus:hoverThrust", "float", 0.5, "-",
+              "ESC command that holds hover, in (0, 1) (MPC_THR_HOVER); the controller passes it through the ESCs' "
+              "thrust model to get the hover thrust fraction", low=0.0, open_low=True, high=1.0),
+        Param("max_tilt", "nexus:maxTilt", "float", math.radians(45.0), "rad",
+              "Largest tilt the position loop may command, in (0, pi/2) (MPC_TILTMAX_AIR)",
+              low=0.0, open_low=True, high=math.pi / 2),
+        Param("max_horizontal_speed", "nexus:maxHorizontalSpeed", "float", 12.0, "m/s",
+              "Largest horizontal speed the position loop may command (MPC_XY_VEL_MAX)", low=0.0),
+        Param("max_vertical_speed", "nexus:maxVerticalSpeed", "float", 3.0, "m/s",
+              "Largest vertical speed the position loop may command (MPC_Z_VEL_MAX_UP)", low=0.0),
+    ),
+    inputs=(
+        Input("estimate", PoseTwist, connectable=True, doc="The prim whose stage writes the `estimate` signal (an estimator)."),
+        Input("setpoint", Setpoint, connectable=True,
+              doc="The prim whose stage writes the `setpoint` signal (a guidance); needed only when several write it."),
+        Input("armed", wp.int32, default=1, doc="0 cuts the motors and clears the integrators; 1 when nothing writes it"),
+    ),
+    outputs=(Output("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True,
+                    doc="ESC commands in [0, 1], PX4's quad-x order in the first four slots"),),
+    state=(PID_STATE,),
+    stage="pid",
+    kind="control",
+)
 
 
 @wp.func
@@ -144,14 +214,14 @@ def rate_loop(p: PidParams, s: PidState, rates: wp.vec3, rate_goal: wp.vec3, tor
 
 
 @wp.func
-def write_rotor_commands(controls: wp.array2d(dtype=wp.float32), p: PidParams, collective: float, torque: wp.vec3,
-                         rotor_count: int, on: float):
+def write_rotor_commands(controls: wp.array2d(dtype=wp.float32), world: int, p: PidParams, collective: float,
+                         torque: wp.vec3, rotor_count: int, on: float):
     """The quad-X mix of ``collective`` and ``torque`` as ESC commands in the first four slots; zeros elsewhere."""
     thrusts = quad_x_thrusts(collective, torque)
     for i in range(controls.shape[1]):
-        controls[0, i] = 0.0
+        controls[world, i] = 0.0
     for i in range(wp.min(rotor_count, 4)):
-        controls[0, i] = command_for_thrust(thrusts[i], p.thrust_model_factor) * on
+        controls[world, i] = command_for_thrust(thrusts[i], p.thrust_model_factor) * on
 
 
 @wp.kernel
@@ -160,18 +230,19 @@ def pid_control(
     setpoint: wp.array(dtype=Setpoint),
     armed: wp.array(dtype=wp.int32),
     params: wp.array(dtype=PidParams),
-    state_in: wp.array(dtype=PidState),
+    state_in: wp.array2d(dtype=PidState),
     dt: float,
     rotor_count: int,
-    state_out: wp.array(dtype=PidState),
+    state_out: wp.array2d(dtype=PidState),
     controls: wp.array2d(dtype=wp.float32),
 ):
+    world = wp.tid()
     p = params[0]
-    s = state_in[0]
-    est = estimate[0]
-    goal = setpoint[0]
+    s = state_in[world, 0]
+    est = estimate[world]
+    goal = setpoint[world]
     on = float(0.0)
-    if armed[0] != 0:
+    if armed[world] != 0:
         on = 1.0
 
     # Position -> velocity goal, with the setpoint's own velocity fed forward.
@@ -210,7 +281,7 @@ def pid_control(
 
     # Rate -> normalised torque, mixed into the rotor commands.
     torque, rate_integral = rate_loop(p, s, est.rates, rate_goal, wp.vec3(0.0, 0.0, 0.0), dt, on)
-    write_rotor_commands(controls, p, collective, torque, rotor_count, on)
+    write_rotor_commands(controls, world, p, collective, torque, rotor_count, on)
 
     out = PidState()
     out.velocity_integral = velocity_integral
@@ -221,30 +292,34 @@ def pid_control(
     out.previous_goal_velocity = goal_velocity
     out.previous_yaw_goal = goal.yaw
     out.primed = 1.0
-    state_out[0] = out
+    state_out[world, 0] = out
+
+
+_PRIM = PID_SPEC.defaults()
 
 
 @dataclass
 class PidGains:
-    """Gains and limits in the controller prim's terms (``NexusPidControllerAPI``).
+    """Gains and limits as the controller uses them: the prim's (``PID_SPEC``, defaults from there) and fixed ones.
 
     Vector gains are per axis: (x, y, z) NED for position and velocity, (roll,
     pitch, yaw) FRD for attitude and rate. ``hover_thrust`` is the ESC command
     u that holds hover (``nexus:hoverThrust``).
     """
 
-    position_p: tuple = (0.95, 0.95, 1.0)  # [1/s]
-    velocity_p: tuple = (1.8, 1.8, 4.0)  # [1/s]
-    velocity_i: tuple = (0.4, 0.4, 2.0)  # [1/s²]
-    velocity_d: tuple = (0.2, 0.2, 0.0)  # [-]
-    attitude_p: tuple = (6.5, 6.5, 2.8)  # [1/s]
-    rate_p: tuple = (0.15, 0.15, 0.2)  # [s/rad]
-    rate_i: tuple = (0.2, 0.2, 0.1)  # [1/rad]
-    rate_d: tuple = (0.003, 0.003, 0.0)  # [s²/rad]
-    hover_thrust: float = 0.5  # ESC command [-]
-    max_tilt: float = math.radians(45.0)  # [rad]
-    max_horizontal_speed: float = 12.0  # [m/s]
-    max_vertical_speed: float = 3.0  # [m/s]
+    position_p: tuple = _PRIM["position_p"]  # [1/s]
+    velocity_p: tuple = _PRIM["velocity_p"]  # [1/s]
+    velocity_i: tuple = _PRIM["velocity_i"]  # [1/s²]
+    velocity_d: tuple = _PRIM["velocity_d"]  # [-]
+    attitude_p: tuple = _PRIM["attitude_p"]  # [1/s]
+    rate_p: tuple = _PRIM["rate_p"]  # [s/rad]
+    rate_i: tuple = _PRIM["rate_i"]  # [1/rad]
+    rate_d: tuple = _PRIM["rate_d"]  # [s²/rad]
+    hover_thrust: float = _PRIM["hover_thrust"]  # ESC command [-]
+    max_tilt: float = _PRIM["max_tilt"]  # [rad]
+    max_horizontal_speed: float = _PRIM["max_horizontal_speed"]  # [m/s]
+    max_vertical_speed: float = _PRIM["max_vertical_speed"]  # [m/s]
+    # Not on the prim:
     max_rates: tuple = (math.radians(220.0), math.radians(220.0), math.radians(200.0))  # [rad/s]
     acceleration_integral_limit: float = 4.0  # [m/s²]
     max_feedforward_acceleration: float = 5.0  # [m/s²]
@@ -252,22 +327,22 @@ class PidGains:
     min_thrust: float = 0.08  # thrust fraction [-]
     max_thrust: float = 0.9  # thrust fraction [-]
 
+    @classmethod
+    def from_values(cls, prim, values: dict, path) -> PidGains:
+        """The gains from ``read_prim(prim, PID_SPEC, path)``'s checked values.
 
-#: Prim attribute -> PidGains field.
-PRIM_GAINS = {
-    "nexus:positionP": "position_p",
-    "nexus:velocityP": "velocity_p",
-    "nexus:velocityI": "velocity_i",
-    "nexus:velocityD": "velocity_d",
-    "nexus:attitudeP": "attitude_p",
-    "nexus:rateP": "rate_p",
-    "nexus:rateI": "rate_i",
-    "nexus:rateD": "rate_d",
-    "nexus:hoverThrust": "hover_thrust",
-    "nexus:maxTilt": "max_tilt",
-    "nexus:maxHorizontalSpeed": "max_horizontal_speed",
-    "nexus:maxVerticalSpeed": "max_vertical_speed",
-}
+        The hover command's range is open at the top, which a :class:`Param`
+        cannot state (its ``high`` is inclusive): it must stay below 1, checked
+        here and worded as ``read_prim`` words its errors. (The tilt's π/2 needs
+        no such check: no float32 equals it, and the nearest is above it.)
+        """
+        for key, high, allowed in (("hover_thrust", 1.0, "in (0, 1)"),):
+            if values[key] >= high:
+                param = PID_SPEC.param(key)
+                unit = "" if param.unit == "-" else f" {param.unit}"
+                raise BuildError(f"{where(prim, PID_SPEC, path)}: {param.attr} is {shown(values[key])}{unit}; "
+                                 f"it must be {allowed} ({param.doc.rstrip('.')})")
+        return cls(**{key: values[key] for key in _PRIM})
 
 
 def device_params(gains: PidGains, thrust_model_factor: float, gravity: float) -> PidParams:
@@ -287,7 +362,14 @@ def device_params(gains: PidGains, thrust_model_factor: float, gravity: float) -
 
 
 class PidController(Component):
-    """The cascaded PID law as one ``control`` stage writing ``controls`` (quad-x, four rotors)."""
+    """The cascaded PID law as one ``control`` stage writing ``controls`` (quad-x, four rotors).
+
+    The gains are a device table made in :meth:`prepare` (constant through a
+    run; :meth:`set_gains` rewrites it between ticks); the integrators are the
+    engine's state ``pid`` (:data:`PID_STATE`), reached through the stage's io.
+    """
+
+    spec = PID_SPEC
 
     def __init__(
         self,
@@ -307,20 +389,23 @@ class PidController(Component):
         self.gravity = float(gravity)
         self.rotor_count = rotor_count
         self.params = None
-        self.state = None
 
-    def stages(self) -> list[Stage]:
-        reads = (
-            Read("estimate", PoseTwist, (1,)),
-            Read("setpoint", Setpoint, (1,)),
-            Read("armed", wp.int32, (1,), default=1),
-        )
-        return [Stage("pid", "control", self._run, reads=reads, writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH)),))]
+    @classmethod
+    def from_prim(cls, prim, values, ctx) -> PidController:
+        """The controller for a prim applying ``NexusPidControllerAPI``; ``ctx`` is :class:`nexus.assembly.PrimContext`.
+
+        The thrust model factor comes from the vehicle's ESCs, which must agree.
+        """
+        factors = {rotor.esc["thrust_model_factor"] for rotor in ctx.plant.rotors}
+        if len(factors) != 1:
+            raise BuildError(f"{where(prim, PID_SPEC, ctx.path)}: the ESCs disagree on nexus:thrustModelFactor "
+                             f"({sorted(factors)}); the mixer needs one")
+        return cls(str(prim.GetPath()), PidGains.from_values(prim, values, ctx.path), thrust_model_factor=factors.pop(),
+                   gravity=ctx.plant.gravity, rotor_count=ctx.rotor_count, connections=connections_of(prim))
 
     def prepare(self, ctx) -> None:
         self.dt = ctx.dt
         self.params = wp.array([device_params(self.gains, self.thrust_model_factor, self.gravity)], dtype=PidParams, device=ctx.device)
-        self.state = wp.zeros(1, dtype=PidState, device=ctx.device)
 
     def set_gains(self, gains: PidGains) -> None:
         """Change the gains between ticks; a captured graph reads the new values on its next replay."""
@@ -328,56 +413,15 @@ class PidController(Component):
         if self.params is not None:
             self.params.assign([device_params(gains, self.thrust_model_factor, self.gravity)])
 
-    def _run(self, io) -> None:
+    def run(self, io) -> None:
         wp.launch(
             pid_control,
             dim=1,
-            inputs=[io["estimate"], io["setpoint"], io["armed"], self.params, self.state, float(self.dt), self.rotor_count],
-            outputs=[self.state, io["controls"]],
+            inputs=[io["estimate"], io["setpoint"], io["armed"], self.params, io.state_in["pid"], float(self.dt),
+                    self.rotor_count],
+            outputs=[io.state_out["pid"], io["controls"]],
             device=io.device,
         )
 
 
-def gains_from_prim(prim, where: str) -> PidGains:
-    """Read every gain the prim sets (or its schema's fallback) into :class:`PidGains`."""
-    gains = PidGains()
-    for attribute_name, field_name in PRIM_GAINS.items():
-        attribute = prim.GetAttribute(attribute_name)
-        value = attribute.Get() if attribute else None
-        if value is None:
-            continue
-        if isinstance(getattr(gains, field_name), tuple):
-            value = tuple(float(x) for x in value)
-            if not all(0.0 <= x < math.inf for x in value):
-                shown = ", ".join(f"{x:.7g}" for x in value)
-                raise BuildError(f"{where}: {attribute_name} must be 0 or positive and finite, got ({shown})")
-        else:
-            value = float(value)
-            if not 0.0 <= value < math.inf:
-                raise BuildError(f"{where}: {attribute_name} must be 0 or positive and finite, got {value:.7g}")
-        setattr(gains, field_name, value)
-    if not 0.0 < gains.hover_thrust < 1.0:
-        raise BuildError(f"{where}: nexus:hoverThrust must lie in (0, 1), got {gains.hover_thrust}")
-    if not 0.0 < gains.max_tilt < math.pi / 2:
-        raise BuildError(f"{where}: nexus:maxTilt must lie in (0, π/2) rad, got {gains.max_tilt}")
-    return gains
-
-
-def build_pid(prim, ctx) -> PidController:
-    """The component for a prim applying ``NexusPidControllerAPI``; ``ctx`` is :class:`nexus.assembly.PrimContext`.
-
-    The thrust model factor comes from the vehicle's ESCs, which must agree.
-    """
-    path = str(prim.GetPath())
-    where = f"{ctx.path}: controller prim {path}"
-    factors = {rotor.esc["thrust_model_factor"] for rotor in ctx.plant.rotors}
-    if len(factors) != 1:
-        raise BuildError(f"{where}: the ESCs disagree on nexus:thrustModelFactor ({sorted(factors)}); the mixer needs one")
-    connections = connections_of(prim)
-    return PidController(
-        path, gains_from_prim(prim, where), thrust_model_factor=factors.pop(), gravity=ctx.plant.gravity,
-        rotor_count=ctx.rotor_count, connections=connections,
-    )
-
-
-__all__ = ["PidController", "PidGains", "PidParams", "PidState", "build_pid", "gains_from_prim", "pid_control"]
+__all__ = ["PID_SPEC", "PID_STATE", "PidController", "PidGains", "PidParams", "PidState", "device_params", "pid_control"]

@@ -12,6 +12,13 @@ time and writes the ``setpoint`` when it changes. During the landing it reads
 the estimate every ``check_period`` seconds; once the vehicle has stayed
 within ``landed_height`` of its start height, slower than ``landed_speed``,
 for ``landed_time``, it writes ``armed`` = 0 and calls ``io.finish()``.
+
+Being a host stage, it keeps what changes during the run (the plan, the
+phase, the landed detection, what it last wrote) in Python on the component,
+not as engine state: a ring with a host stage is never snapshotted, so
+nothing needs to copy it. Its spec declares the same parameters and ports as
+:data:`~nexus.guidance.mission.MISSION_SPEC` but no schema (a
+``NexusMissionAPI`` prim builds the device guidance) and no state.
 """
 
 from __future__ import annotations
@@ -19,15 +26,29 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from nexus.core import Read, Stage, Write
-from nexus.estimation.pose_twist import PoseTwist
-from nexus.guidance.setpoint import Setpoint
+from nexus.core.spec import Spec
+from nexus.guidance.mission import MISSION_INPUTS, MISSION_OUTPUTS, MISSION_PARAMS
 from nexus.guidance.mission_base import MissionComponent
 from nexus.guidance.profile import MissionPlan, MissionProfile, heading_of
+from nexus.guidance.setpoint import Setpoint
+
+HOST_MISSION_SPEC = Spec(
+    name="HostMission",
+    noun="mission",
+    doc="The mission guidance as a host stage (Python state, no schema of its own).",
+    params=MISSION_PARAMS,
+    inputs=MISSION_INPUTS,
+    outputs=MISSION_OUTPUTS,
+    stage="mission",
+    kind="guide",
+    host=True,
+)
 
 
 class HostMissionGuidance(MissionComponent):
     """Writes ``setpoint`` and ``armed`` from a mission profile; ends the run once landed."""
+
+    spec = HOST_MISSION_SPEC
 
     def __init__(self, name: str = "/scene/mission", profile: MissionProfile | None = None, check_period: float = 0.04):
         super().__init__(name, profile, check_period)
@@ -39,18 +60,9 @@ class HostMissionGuidance(MissionComponent):
         self._rest_since = None
         self._next_check = 0.0
 
-    def stages(self) -> list[Stage]:
-        return [
-            Stage(
-                "mission", "guide", self._run, host=True,
-                reads=(Read("estimate", PoseTwist, (1,)), Read("time", wp.float64, (1,))),
-                writes=(Write("setpoint", Setpoint, (1,)), Write("armed", wp.int32, (1,))),
-            )
-        ]
-
     # -- the stage ---------------------------------------------------------------------
 
-    def _run(self, io) -> None:
+    def run(self, io) -> None:
         now = float(io["time"].read())
         if self.plan is None:
             first = io["estimate"].read()

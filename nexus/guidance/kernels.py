@@ -56,7 +56,7 @@ class MissionRules:
 
 @wp.struct
 class MissionState:
-    """What the guidance carries from tick to tick (landed detection)."""
+    """What the guidance carries from tick to tick (landed detection): engine state, zeros at reset."""
 
     #: 1 once the start-up has filled the legs; until then the kernel writes nothing.
     planned: wp.int32
@@ -95,17 +95,24 @@ def fly_mission(
     estimate: wp.array(dtype=PoseTwist),
     legs: wp.array(dtype=MissionLeg),
     rules: wp.array(dtype=MissionRules),
-    state: wp.array(dtype=MissionState),
-    entered: wp.array(dtype=wp.float64),
+    state_in: wp.array2d(dtype=MissionState),
+    entered_in: wp.array2d(dtype=wp.float64),
+    state_out: wp.array2d(dtype=MissionState),
+    entered_out: wp.array2d(dtype=wp.float64),
     setpoint: wp.array(dtype=Setpoint),
     armed: wp.array(dtype=wp.int32),
     done: wp.array(dtype=wp.int32),
 ):
-    s = state[0]
+    world = wp.tid()
+    s = state_in[world, 0]
+    # Carry the state through unchanged first: the returns below leave it as it was.
+    state_out[world, 0] = s
+    for k in range(entered_in.shape[1]):
+        entered_out[world, k] = entered_in[world, k]
     if s.planned == 0 or s.phase == LANDED:
         return
     r = rules[0]
-    now = time[0]
+    now = time[world]
 
     # The leg flown now: the first that has not ended, else the last (the landing).
     i = int(0)
@@ -132,18 +139,18 @@ def fly_mission(
 
     if leg.phase != s.phase:
         s.phase = leg.phase
-        entered[leg.phase] = now
+        entered_out[world, leg.phase] = now
 
     out = Setpoint()
     out.position = wp.vec3(wp.float32(goal[0]), wp.float32(goal[1]), wp.float32(goal[2]))
     out.yaw = wp.float32(yaw)
-    setpoint[0] = out
-    armed[0] = 1
+    setpoint[world] = out
+    armed[world] = 1
 
     # Landed: within landed_height of the start height, slower than landed_speed, for landed_time.
     if leg.phase == LAND and now >= s.next_check:
         s.next_check = now + r.check_period
-        e = estimate[0]
+        e = estimate[world]
         height = wp.abs(wp.float64(e.position[2]) - r.ground_z)
         vx = wp.float64(e.velocity[0])
         vy = wp.float64(e.velocity[1])
@@ -157,7 +164,7 @@ def fly_mission(
                 s.rest_since = now
             if now - s.rest_since >= r.landed_time:
                 s.phase = LANDED
-                entered[LANDED] = now
-                armed[0] = 0
+                entered_out[world, LANDED] = now
+                armed[world] = 0
                 done[0] = 1
-    state[0] = s
+    state_out[world, 0] = s

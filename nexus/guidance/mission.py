@@ -16,8 +16,14 @@ every ``check_period`` seconds whether the vehicle has stayed within
 this same tick) and sets the loop's done flag, which ends the run after the
 tick. Without the start hook (a ring flown without start-up) it writes nothing.
 
-The phase and the time each phase began live on the device too; ``phase`` and
-``transitions`` read them back for tests and reports.
+The prim's numbers are declared once in :data:`MISSION_SPEC` and read and
+checked by :func:`nexus.schemas.reader.read_prim`. What changes during the
+run (the phase, the landed detection, the time each phase began) is state
+the engine owns (``mission`` and ``entered``): reset at start, snapshotted
+and restored with the tick, passed to the kernel as in/out arguments. The leg
+table and the landing rules the start hook fills are constant through a run
+and stay on the component. ``phase`` and ``transitions`` read the state back
+for tests and reports.
 :class:`nexus.guidance.host_mission.HostMissionGuidance` is the same mission
 as a host stage.
 """
@@ -27,44 +33,103 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from nexus.core import Read, Stage, Write
+from nexus.core import Stage
 from nexus.core.errors import BuildError
+from nexus.core.spec import Input, Output, Param, Spec, StateVar
 from nexus.estimation.pose_twist import PoseTwist
-from nexus.guidance.setpoint import Setpoint
-from nexus.guidance.mission_base import MissionComponent
 from nexus.guidance.kernels import MAX_LEGS, MissionLeg, MissionRules, MissionState, fly_mission
+from nexus.guidance.mission_base import MissionComponent
 from nexus.guidance.profile import PHASES, MissionPlan, MissionProfile, heading_of
+from nexus.guidance.setpoint import Setpoint
 
-__all__ = ["MissionGuidance", "build_mission", "heading_of", "profile_from_prim"]
+__all__ = ["MISSION_SPEC", "MissionGuidance", "heading_of"]
+
+_DEFAULT = MissionProfile()
+
+
+def _number(key: str, attr: str, unit: str, doc: str, **bounds) -> Param:
+    """A profile field as a float parameter, its default the default profile's."""
+    return Param(key, attr, "float", getattr(_DEFAULT, key), unit, doc, **bounds)
+
+
+def _empty_state(component, ctx) -> MissionState:
+    """Not planned (the kernel writes nothing until the start hook plans), phase 0, no rest yet."""
+    return MissionState()
+
+
+#: The prim's numbers, each a :class:`MissionProfile` field of the same name.
+MISSION_PARAMS = (
+    _number("altitude", "nexus:altitude", "m", "Height of the hover above the start", low=0.0, open_low=True),
+    _number("climb_speed", "nexus:climbSpeed", "m/s", "Average climb speed of the take-off", low=0.0, open_low=True),
+    _number("hold_time", "nexus:holdTime", "s", "Hover before the yaw sweep", low=0.0),
+    _number("yaw_sweep", "nexus:yawSweep", "deg", "Heading change each side of the start heading; 0 skips the sweep",
+            low=0.0, high=180.0),
+    _number("yaw_rate", "nexus:yawRate", "deg/s", "Average turn rate of each sweep leg", low=0.0, open_low=True),
+    _number("yaw_dwell", "nexus:yawDwell", "s", "Pause after each sweep leg", low=0.0),
+    _number("return_speed", "nexus:returnSpeed", "m/s", "Average speed of the return above the NED origin",
+            low=0.0, open_low=True),
+    _number("land_speed", "nexus:landSpeed", "m/s", "Descent speed of the landing", low=0.0, open_low=True),
+    _number("landed_time", "nexus:landedTime", "s",
+            "Time the vehicle must rest on the ground before the guidance disarms and ends the run", low=0.0),
+)
+#: What a mission stage reads and writes, device or host.
+MISSION_INPUTS = (Input("estimate", PoseTwist, doc="Where the vehicle is: the plan starts there, the landing checks it"),
+                  Input("time", wp.float64))
+MISSION_OUTPUTS = (
+    Output("setpoint", Setpoint, recorded=True, doc="Position goal [m, NED] and heading [rad] at the tick's time"),
+    Output("armed", wp.int32, recorded=True, doc="1 from the start, 0 once landed"),
+)
+
+MISSION_SPEC = Spec(
+    name="Mission",
+    schema="NexusMissionAPI",
+    noun="mission",
+    doc="A mission for the mission guidance: take off straight up to nexus:altitude, hold, turn the heading to "
+        "+nexus:yawSweep, to -nexus:yawSweep and back, return above the NED origin, land, disarm and end the run. "
+        "Positions are relative to where the vehicle rests at the start; headings to the way it faces. The defaults "
+        "fly in about 28 s.",
+    params=MISSION_PARAMS,
+    inputs=MISSION_INPUTS,
+    outputs=MISSION_OUTPUTS,
+    state=(
+        StateVar("mission", MissionState, (1,), _empty_state, "phase and landed detection"),
+        StateVar("entered", wp.float64, (len(PHASES),), -1.0, "sim time each phase began [s]; -1 not yet"),
+    ),
+    stage="mission",
+    kind="guide",
+)
 
 
 class MissionGuidance(MissionComponent):
     """Writes ``setpoint`` and ``armed`` from a mission profile on the device; ends the run once landed."""
 
+    spec = MISSION_SPEC
+
     def __init__(self, name: str = "/scene/mission", profile: MissionProfile | None = None, check_period: float = 0.04):
         super().__init__(name, profile, check_period)
-        self.legs = self.rules = self.state = self.entered = None
+        self.legs = self.rules = None
+        self._store = None
+
+    @classmethod
+    def from_prim(cls, prim, values, ctx) -> MissionGuidance:
+        """The guidance for a scene prim applying ``NexusMissionAPI``: the default profile with the prim's values."""
+        return cls(str(prim.GetPath()), MissionProfile().with_(**values))
 
     def stages(self) -> list[Stage]:
-        return [
-            Stage(
-                "mission", "guide", self._run, finishes=True, start=self._plan,
-                reads=(Read("estimate", PoseTwist, (1,)), Read("time", wp.float64, (1,))),
-                writes=(Write("setpoint", Setpoint, (1,)), Write("armed", wp.int32, (1,))),
-            )
-        ]
+        return [Stage(self.spec.stage, self.spec.kind, self.run, reads=self.reads(), writes=self.writes(),
+                      finishes=True, start=self._plan)]
 
     def prepare(self, ctx) -> None:
+        """The constant tables (filled by the start hook) and, for reading the state back, the engine's store."""
         device = ctx.device
         self.legs = wp.zeros(MAX_LEGS, dtype=MissionLeg, device=device)
         self.rules = wp.zeros(1, dtype=MissionRules, device=device)
-        self.state = wp.zeros(1, dtype=MissionState, device=device)
-        self.entered = wp.full(len(PHASES), -1.0, dtype=wp.float64, device=device)
+        self._store = getattr(ctx, "states", None)
 
     # -- start-up (host) ----------------------------------------------------------------
 
     def _plan(self, io) -> None:
-        """Plan from the first estimate and fill the device tables the kernel reads."""
+        """Plan from the first estimate, fill the constant tables and give the stage its first state."""
         first = io["estimate"].numpy()[0]
         now = float(io["time"].numpy()[0])
         position = first["position"]
@@ -95,78 +160,49 @@ class MissionGuidance(MissionComponent):
         rules.landed_time = self.profile.landed_time
         rules.check_period = self.check_period
         self.rules.assign(wp.array([rules], dtype=MissionRules, device=device))
+        # The state the stage's first run reads: planned, no phase yet, the first landed check due now.
         state = MissionState()
         state.planned = 1
         state.phase = -1
         state.next_check = now
-        self.state.assign(wp.array([state], dtype=MissionState, device=device))
-        self.entered.fill_(-1.0)
+        first_state = io.state_in["mission"]
+        first_state.assign(wp.array([state], dtype=MissionState, device=device).reshape(first_state.shape))
+        io.state_in["entered"].fill_(-1.0)
         self.plan = plan
 
     # -- the stage (device) -------------------------------------------------------------
 
-    def _run(self, io) -> None:
+    def run(self, io) -> None:
         wp.launch(
             fly_mission, 1,
-            inputs=[io["time"], io["estimate"], self.legs, self.rules, self.state, self.entered],
-            outputs=[io["setpoint"], io["armed"], io.done], device=io.device,
+            inputs=[io["time"], io["estimate"], self.legs, self.rules, io.state_in["mission"], io.state_in["entered"]],
+            outputs=[io.state_out["mission"], io.state_out["entered"], io["setpoint"], io["armed"], io.done],
+            device=io.device,
         )
 
     # -- reading back (host) ------------------------------------------------------------
 
+    def _state(self, name: str):
+        """The engine's state array ``name`` of this guidance (None before the ring is built)."""
+        arrays = self._store.of(self) if self._store is not None else {}
+        return arrays.get(name)
+
     @property
     def phase(self) -> str:
         """The phase flown now: ``start`` before the first stage, then one of PHASES."""
-        if self.state is None:
+        state = self._state("mission")
+        if state is None:
             return "start"
-        state = self.state.numpy()[0]
+        state = state.numpy()[0, 0]
         index = int(state["phase"])
         return PHASES[index] if state["planned"] and index >= 0 else "start"
 
     @property
     def transitions(self) -> list[tuple[float, str]]:
         """(sim time [s], phase) at each change of phase, the first at the start."""
-        if self.entered is None:
+        entered = self._state("entered")
+        if entered is None:
             return []
-        times = self.entered.numpy()
+        times = entered.numpy()[0]
         return [(float(times[i]), PHASES[i]) for i in sorted(range(len(times)), key=lambda i: (times[i], i)) if times[i] >= 0.0]
 
-
-#: Prim attribute -> MissionProfile field.
-PRIM_FIELDS = {
-    "nexus:altitude": "altitude",
-    "nexus:climbSpeed": "climb_speed",
-    "nexus:holdTime": "hold_time",
-    "nexus:yawSweep": "yaw_sweep",
-    "nexus:yawRate": "yaw_rate",
-    "nexus:yawDwell": "yaw_dwell",
-    "nexus:returnSpeed": "return_speed",
-    "nexus:landSpeed": "land_speed",
-    "nexus:landedTime": "landed_time",
-}
-
-
-def profile_from_prim(prim, base: MissionProfile | None = None) -> MissionProfile:
-    """A profile from a ``NexusMissionAPI`` prim: its authored values, else the schema's fallbacks."""
-    values = {}
-    for attribute_name, field_name in PRIM_FIELDS.items():
-        attribute = prim.GetAttribute(attribute_name)
-        value = attribute.Get() if attribute else None
-        if value is not None:
-            values[field_name] = float(value)
-    return (base or MissionProfile()).with_(**values)
-
-
-def build_mission(prim, ctx) -> MissionGuidance:
-    """The component for a prim applying ``NexusMissionAPI``; ``ctx`` is :class:`nexus.assembly.PrimContext`."""
-    path = str(prim.GetPath())
-    profile = profile_from_prim(prim)
-    try:
-        profile.check(f"mission prim {path}")
-    except ValueError as error:
-        message = str(error)
-        for attribute_name, field_name in PRIM_FIELDS.items():  # name the attribute as authored
-            message = message.replace(f": {field_name} must", f": {attribute_name} must")
-        scene = getattr(getattr(ctx, "plant", None), "scene_path", None) or getattr(ctx, "path", "")
-        raise BuildError(f"{scene}: {message}") from None
-    return MissionGuidance(path, profile)

@@ -12,29 +12,97 @@ record keeps it. Once the tick's sim time passes the reference's end it calls
 the air.
 
 Scene prims: ``NexusFigureEightAPI`` (size, height, period, laps) and
-``NexusWaypointsAPI`` (points, speed, dwell); see :func:`build_tracking`.
+``NexusWaypointsAPI`` (points, speed, dwell), declared in
+:data:`FIGURE_EIGHT_SPEC` and :data:`WAYPOINTS_SPEC` and built by
+:meth:`FigureEightGuidance.from_prim` and :meth:`WaypointsGuidance.from_prim`.
+
+Being a host stage, the guidance keeps the reference it planned (and
+whether it has armed) in Python on the component, not as engine state: a
+ring with a host stage is never snapshotted.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
 import warp as wp
 
-from nexus.core import Component, Read, Stage, Write
+from nexus.core import Component, Stage
 from nexus.core.errors import BuildError
+from nexus.core.spec import Input, Output, Param, Spec
 from nexus.estimation.pose_twist import PoseTwist
-from nexus.guidance.setpoint import Setpoint
 from nexus.guidance.profile import heading_of
 from nexus.guidance.reference import ReferenceTrajectory, figure_eight, waypoints
+from nexus.guidance.setpoint import Setpoint
+from nexus.schemas.reader import where
 
 #: Scene API schemas a tracking guidance is built from.
 TRACKING_APIS = ("NexusFigureEightAPI", "NexusWaypointsAPI")
 
 #: plan(start [m, NED], yaw [rad], start time [s]) -> the reference.
 Planner = Callable[[np.ndarray, float, float], ReferenceTrajectory]
+
+#: What a tracking stage reads and writes, whichever shape it plans.
+TRACKING_INPUTS = (Input("estimate", PoseTwist, doc="Where the vehicle rests at the start: the reference starts there"),
+                   Input("time", wp.float64))
+TRACKING_OUTPUTS = (
+    Output("setpoint", Setpoint, recorded=True, doc="The reference's current point: position [m, NED], heading [rad]"),
+    Output("reference", ReferenceTrajectory, shape=None, doc="The whole reference, written once at start-up (host)"),
+    Output("armed", wp.int32, recorded=True, doc="1 from the start"),
+)
+
+
+def _positive(key: str, attr: str, default: float, unit: str, doc: str) -> Param:
+    return Param(key, attr, "float", default, unit, doc, low=0.0, open_low=True)
+
+
+def _not_negative(key: str, attr: str, default: float, unit: str, doc: str) -> Param:
+    return Param(key, attr, "float", default, unit, doc, low=0.0)
+
+
+FIGURE_EIGHT_SPEC = Spec(
+    name="FigureEight",
+    schema="NexusFigureEightAPI",
+    noun="tracking",
+    doc="A figure-eight for the tracking guidance: climb nexus:height above the start, hold, then fly nexus:laps "
+        "laps of a lemniscate of Gerono nexus:size wide along the scene's x (east) and half that along y (north), "
+        "one lap per nexus:period; the speed ramps up over the first half period and down over the last, and the "
+        "run ends at the centre.",
+    params=(
+        _positive("size", "nexus:size", 2.0, "m", "Full width of the figure-eight along x; its depth along y is half of it"),
+        _positive("height", "nexus:height", 2.0, "m", "Height of the figure-eight above the start"),
+        _positive("period", "nexus:period", 8.0, "s", "Time of one lap at full speed"),
+        Param("laps", "nexus:laps", "int", 2, "-", "Number of laps", low=1),
+        _positive("climb_speed", "nexus:climbSpeed", 0.5, "m/s", "Average climb speed to the figure-eight's centre"),
+        _not_negative("hold_time", "nexus:holdTime", 1.0, "s", "Hover at the centre before the first lap"),
+    ),
+    inputs=TRACKING_INPUTS,
+    outputs=TRACKING_OUTPUTS,
+    stage="tracking",
+    kind="guide",
+    host=True,
+)
+
+WAYPOINTS_SPEC = Spec(
+    name="Waypoints",
+    schema="NexusWaypointsAPI",
+    noun="tracking",
+    doc="Waypoints for the tracking guidance: minimum-jerk legs from the start through each point, at rest at each, "
+        "and the run ends at the last point.",
+    params=(
+        # Each element must be finite (the Param checks it); that there is at least one point, from_prim checks.
+        Param("points", "nexus:points", "float3[]", (), "m",
+              "Offsets from where the vehicle rests at the start, scene axes (x east, y north, z up); at least one"),
+        _positive("speed", "nexus:speed", 1.0, "m/s", "Average speed of each leg"),
+        _not_negative("dwell", "nexus:dwell", 0.0, "s", "Rest at each point"),
+    ),
+    inputs=TRACKING_INPUTS,
+    outputs=TRACKING_OUTPUTS,
+    stage="tracking",
+    kind="guide",
+    host=True,
+)
 
 
 class TrackingGuidance(Component):
@@ -46,15 +114,13 @@ class TrackingGuidance(Component):
         super().__init__(name)
         self.plan = plan
         self.reference: ReferenceTrajectory | None = None
-        self._armed = None
 
     def stages(self) -> list[Stage]:
         return [
             Stage(
-                "tracking", "guide", self._run, host=True, start=self._start,
-                reads=(Read("estimate", PoseTwist, (1,)), Read("time", wp.float64, (1,))),
-                writes=(Write("setpoint", Setpoint, (1,)), Write("reference", ReferenceTrajectory),
-                        Write("armed", wp.int32, (1,))),
+                "tracking", "guide", self.run, host=True, start=self._start,
+                reads=tuple(port.read(self) for port in TRACKING_INPUTS),
+                writes=tuple(port.write(self) for port in TRACKING_OUTPUTS),
             )
         ]
 
@@ -65,7 +131,7 @@ class TrackingGuidance(Component):
         io["reference"].write(self.reference)
         io["armed"].write(1)
 
-    def _run(self, io) -> None:
+    def run(self, io) -> None:
         if self.reference is None:  # a ring run without the start-up
             self._start(io)
         now = float(io["time"].read())
@@ -78,23 +144,19 @@ class TrackingGuidance(Component):
             io.finish()
 
 
-def _value(prim, name: str):
-    attribute = prim.GetAttribute(name)
-    return attribute.Get() if attribute else None
+class FigureEightGuidance(TrackingGuidance):
+    """Tracking guidance flying a figure-eight (``NexusFigureEightAPI``)."""
 
+    spec = FIGURE_EIGHT_SPEC
 
-def _positive(prim, name: str, where: str) -> float:
-    value = float(_value(prim, name))
-    if not (value > 0.0 and math.isfinite(value)):
-        raise BuildError(f"{where}: {name} must be positive and finite, got {value}; set it on the prim")
-    return value
+    @classmethod
+    def from_prim(cls, prim, values, ctx) -> FigureEightGuidance:
+        """The guidance for a scene prim; ``values`` are its checked parameters (sizes [m], times [s])."""
 
+        def plan(start, yaw, time):
+            return figure_eight(start, yaw, time, **values)
 
-def _not_negative(prim, name: str, where: str) -> float:
-    value = float(_value(prim, name))
-    if not (value >= 0.0 and math.isfinite(value)):
-        raise BuildError(f"{where}: {name} must be 0 or positive and finite, got {value}; set it on the prim")
-    return value
+        return cls(str(prim.GetPath()), plan)
 
 
 def _enu_to_ned(offset) -> np.ndarray:
@@ -102,46 +164,29 @@ def _enu_to_ned(offset) -> np.ndarray:
     return np.array([float(offset[1]), float(offset[0]), -float(offset[2])])
 
 
-def build_tracking(prim, ctx) -> TrackingGuidance:
-    """The guidance for a scene prim applying ``NexusFigureEightAPI`` or ``NexusWaypointsAPI``.
+class WaypointsGuidance(TrackingGuidance):
+    """Tracking guidance through waypoints (``NexusWaypointsAPI``)."""
 
-    Offsets are in the scene's axes (x east, y north, z up) from where the
-    vehicle rests at the start. ``ctx`` is :class:`nexus.assembly.PrimContext`.
-    """
-    path = str(prim.GetPath())
-    scene = getattr(getattr(ctx, "plant", None), "scene_path", None) or getattr(ctx, "path", "")
-    where = f"{scene}: tracking prim {path}"
-    if prim.HasAPI("NexusFigureEightAPI"):
-        size = _positive(prim, "nexus:size", where)
-        height = _positive(prim, "nexus:height", where)
-        period = _positive(prim, "nexus:period", where)
-        climb_speed = _positive(prim, "nexus:climbSpeed", where)
-        hold_time = _not_negative(prim, "nexus:holdTime", where)
-        laps = int(_value(prim, "nexus:laps"))
-        if laps < 1:
-            raise BuildError(f"{where}: nexus:laps must be at least 1, got {laps}")
+    spec = WAYPOINTS_SPEC
+
+    @classmethod
+    def from_prim(cls, prim, values, ctx) -> WaypointsGuidance:
+        """The guidance for a scene prim. Offsets are in the scene's axes (x east, y north, z up) from where the
+        vehicle rests at the start; ``ctx.path`` is the scene file, which errors name."""
+        here = where(prim, WAYPOINTS_SPEC, ctx.path)
+        if not values["points"]:
+            raise BuildError(f"{here}: nexus:points is empty; author float3[] nexus:points = [(0, 0, 2), ...] "
+                             "(offsets [m] from the start, x east, y north, z up)")
+        offsets = [_enu_to_ned(p) for p in values["points"]]
+        speed, dwell = values["speed"], values["dwell"]
+        if all(np.linalg.norm(o) == 0.0 for o in offsets) and dwell == 0.0:
+            raise BuildError(f"{here}: nexus:points never leaves the start and nexus:dwell is 0: nothing to fly")
 
         def plan(start, yaw, time):
-            return figure_eight(start, yaw, time, size=size, height=height, period=period, laps=laps,
-                                climb_speed=climb_speed, hold_time=hold_time)
+            return waypoints(start, yaw, time, [start + o for o in offsets], speed=speed, dwell=dwell)
 
-        return TrackingGuidance(path, plan)
-    points = _value(prim, "nexus:points")
-    if not points:
-        raise BuildError(f"{where}: nexus:points is empty; author float3[] nexus:points = [(0, 0, 2), ...] "
-                         "(offsets [m] from the start, x east, y north, z up)")
-    speed = _positive(prim, "nexus:speed", where)
-    dwell = _not_negative(prim, "nexus:dwell", where)
-    offsets = [_enu_to_ned(p) for p in points]
-    if not all(np.isfinite(o).all() for o in offsets):
-        raise BuildError(f"{where}: nexus:points holds a value that is not finite")
-    if all(np.linalg.norm(o) == 0.0 for o in offsets) and dwell == 0.0:
-        raise BuildError(f"{where}: nexus:points never leaves the start and nexus:dwell is 0: nothing to fly")
-
-    def plan(start, yaw, time):
-        return waypoints(start, yaw, time, [start + o for o in offsets], speed=speed, dwell=dwell)
-
-    return TrackingGuidance(path, plan)
+        return cls(str(prim.GetPath()), plan)
 
 
-__all__ = ["TRACKING_APIS", "TrackingGuidance", "build_tracking"]
+__all__ = ["FIGURE_EIGHT_SPEC", "TRACKING_APIS", "WAYPOINTS_SPEC", "FigureEightGuidance", "TrackingGuidance",
+           "WaypointsGuidance"]

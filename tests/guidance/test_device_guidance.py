@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import warp as wp
 
+from nexus.core.state import StateStore
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
 from nexus.guidance import MissionGuidance, MissionPlan, MissionProfile
@@ -14,15 +15,16 @@ from nexus.guidance.host_mission import HostMissionGuidance
 
 
 class StageIOStandIn(dict):
-    """The buffers the mission stage reads and writes, as the loop would hand them over."""
+    """The buffers and the declared state the mission stage runs on, as the loop would hand them over."""
 
-    def __init__(self):
+    def __init__(self, state):
         super().__init__(
             time=wp.zeros(1, dtype=wp.float64, device="cpu"),
             estimate=wp.zeros(1, dtype=PoseTwist, device="cpu"),
             setpoint=wp.zeros(1, dtype=Setpoint, device="cpu"),
             armed=wp.zeros(1, dtype=wp.int32, device="cpu"),
         )
+        self.state_in = self.state_out = state
         self.done = wp.zeros(1, dtype=wp.int32, device="cpu")
         self.device = "cpu"
 
@@ -37,10 +39,17 @@ class StageIOStandIn(dict):
         self["time"].fill_(time)
 
 
+def prepared(guidance):
+    """``guidance`` prepared with its declared state allocated and reset by the engine's store; its io."""
+    store = StateStore([guidance], "cpu")
+    guidance.prepare(SimpleNamespace(device="cpu", states=store))
+    store.reset(None)
+    return StageIOStandIn(store.of(guidance))
+
+
 def guidance_at_rest(profile, position=(0.1, -0.2, 0.05), yaw=2.9):
     guidance = MissionGuidance("/scene/mission", profile)
-    guidance.prepare(SimpleNamespace(device="cpu"))
-    io = StageIOStandIn()
+    io = prepared(guidance)
     io.place(position, yaw)
     stage = guidance.stages()[0]
     stage.start(io)
@@ -106,10 +115,33 @@ def test_a_vehicle_moving_or_off_the_ground_never_lands(height, speed):
     assert guidance.phase == "land"
 
 
+def test_a_rollout_with_a_fresh_state_out_keeps_each_ticks_state():
+    # A differentiable caller binds a new state_out per tick: the kernel reads state_in only and writes all of
+    # state_out, carrying what it does not change. First tick at the plan's start: phase -1 -> takeoff (0), entered
+    # at the tick's time, the other phases' -1 carried through; the state it read is left as the start hook put it.
+    profile = MissionProfile.short()
+    guidance, stage, io = guidance_at_rest(profile)
+    given = {name: wp.clone(array) for name, array in io.state_in.items()}
+    io.state_out = {name: wp.zeros_like(array) for name, array in io.state_in.items()}
+    now = guidance.plan.legs[0].start_time
+    io.at(now)
+    stage.run(io)
+    assert io.state_in["mission"].numpy()[0, 0]["phase"] == -1
+    assert io.state_in["entered"].numpy().tobytes() == given["entered"].numpy().tobytes()
+    out = io.state_out["mission"].numpy()[0, 0]
+    assert (out["planned"], out["phase"]) == (1, 0)
+    assert io.state_out["entered"].numpy()[0].tolist() == [now, -1.0, -1.0, -1.0, -1.0, -1.0]
+    # Before the start hook (not planned) the kernel returns early, but still carries the state through.
+    idle = MissionGuidance("/scene/mission", profile)
+    idle_io = prepared(idle)
+    idle_io.state_out = {name: wp.zeros_like(array) for name, array in idle_io.state_in.items()}
+    idle.stages()[0].run(idle_io)
+    assert idle_io.state_out["entered"].numpy()[0].tolist() == [-1.0] * 6
+
+
 def test_without_start_up_the_kernel_writes_nothing():
     guidance = MissionGuidance("/scene/mission", MissionProfile.short())
-    guidance.prepare(SimpleNamespace(device="cpu"))
-    io = StageIOStandIn()
+    io = prepared(guidance)
     io.at(1.0)
     guidance.stages()[0].run(io)
     assert int(io["armed"].numpy()[0]) == 0

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 from nexus.core.errors import BuildError
-from nexus.guidance import MissionGuidance, MissionPlan, MissionProfile, profile_from_prim
+from nexus.guidance import MISSION_SPEC, MissionGuidance, MissionPlan, MissionProfile
 from nexus.guidance.mission import heading_of
 from nexus.plant.loading import open_stage
 from nexus.plant.assets import resolve_asset
+from nexus.schemas.reader import read_prim
 
 
 def phases_over(plan, end, step=0.01):
@@ -71,7 +72,8 @@ def test_short_profile_fits_in_ten_seconds_and_the_default_in_35():
 
 def test_scene_mission_prim_reads_as_the_default_profile():
     scene = open_stage(resolve_asset("scene", "empty"))
-    read = profile_from_prim(scene.GetPrimAtPath("/scene/mission"))
+    prim = scene.GetPrimAtPath("/scene/mission")
+    read = MissionGuidance.from_prim(prim, read_prim(prim, MISSION_SPEC, "empty.usda"), None).profile
     # USD stores float32: compare to float32 precision.
     assert astuple(read) == pytest.approx(astuple(MissionProfile()), rel=1e-6)
 

@@ -10,7 +10,8 @@ import pytest
 import nexus  # noqa: F401  (registers the schemas before any stage opens)
 from nexus.core.errors import BuildError
 from nexus.guidance.reference import figure_eight, waypoints
-from nexus.guidance.tracking import build_tracking
+from nexus.guidance.tracking import FigureEightGuidance, WaypointsGuidance
+from nexus.schemas.reader import read_prim
 
 START = np.array([0.5, -0.25, 0.0])  # where the vehicle rests [m, NED]
 
@@ -76,6 +77,12 @@ class _Ctx:
     path = "scenes/test.usda"
 
 
+def build_tracking(prim, ctx):
+    """As the assembly builds a scene's tracking prim: read against its class's spec, then ``from_prim``."""
+    cls = FigureEightGuidance if prim.HasAPI("NexusFigureEightAPI") else WaypointsGuidance
+    return cls.from_prim(prim, read_prim(prim, cls.spec, ctx.path), ctx)
+
+
 _STAGES = []
 
 
@@ -101,9 +108,9 @@ def test_figure_eight_prim_plans_from_where_the_vehicle_rests():
 
 
 @pytest.mark.parametrize("attribute, value, needle", [
-    ("period", ("Float", 0.0), "nexus:period must be positive"),
-    ("size", ("Float", float("nan")), "nexus:size must be positive"),
-    ("laps", ("Int", 0), "nexus:laps must be at least 1"),
+    ("period", ("Float", 0.0), "nexus:period is 0 s; it must be > 0"),
+    ("size", ("Float", float("nan")), "nexus:size is nan m; it must be finite (> 0)"),
+    ("laps", ("Int", 0), "nexus:laps is 0; it must be >= 1"),
 ])
 def test_bad_figure_eight_attribute_is_a_build_error_naming_file_prim_and_attribute(attribute, value, needle):
     prim = _prim("NexusFigureEightAPI", **{attribute: value})

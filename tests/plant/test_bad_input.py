@@ -195,20 +195,23 @@ def test_mujoco_refusal_is_one_build_error(tmp_path):
 
 
 @pytest.mark.parametrize("old, new, expected", [
-    ("float nexus:climbSpeed = 1", "float nexus:climbSpeed = 0", "nexus:climbSpeed must be positive, got 0.0"),
-    ("float nexus:yawSweep = 90", "float nexus:yawSweep = 200", "nexus:yawSweep must be at most 180 deg, got 200.0"),
+    ("float nexus:climbSpeed = 1", "float nexus:climbSpeed = 0",
+     "nexus:climbSpeed is 0 m/s; it must be > 0 (Average climb speed of the take-off)"),
+    ("float nexus:yawSweep = 90", "float nexus:yawSweep = 200",
+     "nexus:yawSweep is 200 deg; it must be in [0, 180] (Heading change each side of the start heading; 0 skips "
+     "the sweep)"),
 ])
 def test_mission_errors_name_the_scene_file_and_the_usd_attribute(tmp_path, old, new, expected):
-    from nexus.guidance import build_mission
+    from nexus.assembly import PrimContext, _missions
 
     text = (ROOT / "scenes" / "empty.usda").read_text()
     assert old in text
     scene = tmp_path / "scene.usda"
     scene.write_text(text.replace(old, new, 1))
-    ctx = SimpleNamespace(plant=SimpleNamespace(scene_path=scene), path=VEHICLE)  # the vehicle's file is not at fault
-    stage = open_stage(scene)
+    # The vehicle's file is not at fault: the error must name the scene's.
+    ctx = PrimContext(plant=SimpleNamespace(scene_path=scene), stage=None, path=VEHICLE, rotor_count=4)
     with pytest.raises(BuildError) as caught:
-        build_mission(stage.GetPrimAtPath("/scene/mission"), ctx)
+        _missions(open_stage(scene), ctx, "scene")
     assert str(caught.value) == f"{scene}: mission prim /scene/mission: {expected}"
 
 
@@ -225,8 +228,10 @@ def test_pid_gains_are_named_and_shown_as_written(tmp_path):
     path = edited(tmp_path, ("float3 nexus:rateP = (0.15, 0.15, 3)", "float3 nexus:rateP = (0.15, -0.15, nan)"))
     with pytest.raises(BuildError) as caught:
         assemble(path, "empty", controller="pid")
-    assert str(caught.value) == (f"{path}: controller prim /vehicle/controller: nexus:rateP must be 0 or positive and "
-                                 "finite, got (0.15, -0.15, nan)")
+    # The first element out of bounds decides the words: -0.15 is below 0 before nan is reached.
+    assert str(caught.value) == (f"{path}: controller prim /vehicle/controller: nexus:rateP is (0.15, -0.15, nan) s/rad; "
+                                 "it must be >= 0 (Body-rate gain, (roll, pitch, yaw) (MC_ROLLRATE_P, MC_PITCHRATE_P, "
+                                 "MC_YAWRATE_P))")
 
 
 def test_a_missing_sublayer_is_named(tmp_path):

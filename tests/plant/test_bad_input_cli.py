@@ -45,7 +45,7 @@ def _cases(tmp: Path) -> dict:
         "truncated": (["--vehicle", truncated], [f"{truncated}:80:", "USD cannot parse this file"]),
         "channel-16": (["--vehicle", channel], [f"{channel}: ESC prim /vehicle/esc_4: nexus:channel is 16"]),
         "mission-attribute": (["--scene", mission],
-                              [f"{mission}: mission prim /scene/mission: nexus:altitude must be positive, got -5"]),
+                              [f"{mission}: mission prim /scene/mission: nexus:altitude is -5 m; it must be > 0"]),
     }
 
 

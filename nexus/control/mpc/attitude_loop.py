@@ -8,8 +8,10 @@ corrects the drift from the plan between solves with the PID controller's own
 attitude law and rate PID
 (:mod:`nexus.control.attitude`, :mod:`nexus.control.mixer`, gains from the
 ``NexusPidControllerAPI`` prim), as PX4 splits its position and attitude
-loops. Its integrators live in a :class:`~nexus.control.pid.PidState`; while
-``armed`` is 0 it writes zeros and clears them.
+loops. Its integrators are a :class:`~nexus.control.pid.PidState` the engine
+owns (the MPC's state ``pid``), read from ``state_in`` and written to
+``state_out`` with the position-loop fields it does not use copied through;
+while ``armed`` is 0 it writes zeros and clears them.
 """
 
 from __future__ import annotations
@@ -41,25 +43,26 @@ def attitude_loop(
     goal: wp.array(dtype=AttitudeGoal),
     armed: wp.array(dtype=wp.int32),
     params: wp.array(dtype=PidParams),
-    state_in: wp.array(dtype=PidState),
+    state_in: wp.array2d(dtype=PidState),
     dt: float,
     rotor_count: int,
-    state_out: wp.array(dtype=PidState),
+    state_out: wp.array2d(dtype=PidState),
     controls: wp.array2d(dtype=wp.float32),
 ):
+    world = wp.tid()
     p = params[0]
-    s = state_in[0]
-    est = estimate[0]
-    g = goal[0]
+    s = state_in[world, 0]
+    est = estimate[world]
+    g = goal[world]
     on = float(0.0)
-    if armed[0] != 0:
+    if armed[world] != 0:
         on = 1.0
     yaw_weight = wp.clamp(p.attitude_p[2] / wp.max(0.5 * (p.attitude_p[0] + p.attitude_p[1]), 1.0e-6), 0.0, 1.0)
     rate_goal = attitude_error_rates(est.attitude, wp.normalize(g.attitude), p.attitude_p, yaw_weight) + g.rates
     rate_goal = clamp_rates(rate_goal, p.max_rates)
     torque, rate_integral = rate_loop(p, s, est.rates, rate_goal, g.torque, dt, on)
     collective = wp.clamp(float(g.thrust), p.min_thrust, p.max_thrust)
-    write_rotor_commands(controls, p, collective, torque, rotor_count, on)
+    write_rotor_commands(controls, world, p, collective, torque, rotor_count, on)
     out = PidState()
     out.velocity_integral = s.velocity_integral
     out.previous_velocity = s.previous_velocity
@@ -69,4 +72,4 @@ def attitude_loop(
     out.rate_integral = rate_integral
     out.previous_rates = est.rates
     out.primed = 1.0
-    state_out[0] = out
+    state_out[world, 0] = out

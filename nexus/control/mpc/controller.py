@@ -24,13 +24,15 @@ from nexus.control.mpc.attitude_loop import AttitudeGoal, attitude_loop
 from nexus.control.mixer import PITCH, ROLL, YAW
 from nexus.control.mpc.model import STATE_SIZE, QuadModel, model_from_plant
 from nexus.control.mpc.solver import MpcSettings, RtiSolver, attitudes_for
-from nexus.control.pid import PidGains, PidParams, PidState, device_params, gains_from_prim
+from nexus.control.pid import PID_SPEC, PID_STATE, PidGains, PidParams, device_params
 from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError, RunError
+from nexus.core.spec import Spec
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.guidance.reference import ReferenceTrajectory
 from nexus.plant.usd_files import connections_of
+from nexus.schemas.reader import read_prim, where
 from nexus.sensors.schedule import period_ns
 
 
@@ -59,8 +61,24 @@ def check_settings(model: QuadModel, settings: MpcSettings, where: str) -> None:
         )
 
 
+#: What the engine must know of the MPC: the attitude loop's state. It is built from the PID prim (its gains),
+#: so it declares no schema of its own, and its two stages are written out in :meth:`MpcController.stages`.
+MPC_SPEC = Spec(
+    name="MpcController",
+    noun="controller",
+    doc="Host MPC over the device attitude and rate loop, on the PID prim's attitude and rate gains.",
+    state=(PID_STATE,),
+)
+
+
 class MpcController(Component):
-    """Host MPC at ``settings.rate`` writing ``attitude_goal``; device attitude and rate loop writing ``controls``."""
+    """Host MPC at ``settings.rate`` writing ``attitude_goal``; device attitude and rate loop writing ``controls``.
+
+    The device loop's integrators are engine state (``pid``). The host solve keeps its own Python state (the
+    solver's warm start, the solve schedule): a ring with the MPC is not snapshotted (a host stage refuses).
+    """
+
+    spec = MPC_SPEC
 
     def __init__(self, name: str, model: QuadModel, gains: PidGains | None = None,
                  settings: MpcSettings | None = None, connections=None, rotor_speeds=None):
@@ -94,7 +112,6 @@ class MpcController(Component):
         self.period_ns = period_ns(self.settings.rate, ctx.dt_ns)
         f = self.model.thrust_model_factor
         self.params = wp.array([device_params(self.gains, f, self.model.gravity)], dtype=PidParams, device=ctx.device)
-        self.state = wp.zeros(1, dtype=PidState, device=ctx.device)
         self.solver = RtiSolver(self.model, self.settings)
 
     # -- host: the solve --------------------------------------------------------------
@@ -169,8 +186,9 @@ class MpcController(Component):
 
     def _attitude(self, io) -> None:
         wp.launch(attitude_loop, dim=1,
-                  inputs=[io["estimate"], io["attitude_goal"], io["armed"], self.params, self.state, float(self.dt), 4],
-                  outputs=[self.state, io["controls"]], device=io.device)
+                  inputs=[io["estimate"], io["attitude_goal"], io["armed"], self.params, io.state_in["pid"],
+                          float(self.dt), 4],
+                  outputs=[io.state_out["pid"], io["controls"]], device=io.device)
 
     def stats(self) -> dict:
         """Solves, failures and solve times [µs] so far (the run's controller_stats)."""
@@ -180,17 +198,19 @@ class MpcController(Component):
 
 
 def build_mpc(prim, ctx, **options) -> MpcController:
-    """The MPC for a vehicle: its model from the plant, its attitude and rate gains from the PID prim ``prim``.
+    """The MPC for a vehicle: its model from the plant, its attitude and rate gains from the PID prim ``prim``
+    (read and checked against ``PID_SPEC``, as the PID controller reads them).
 
     ``options`` may set any :class:`MpcSettings` field (``rate``, ``horizon``, ...).
     """
     path = str(prim.GetPath())
-    where = f"{ctx.path}: controller prim {path}"
+    here = where(prim, PID_SPEC, ctx.path)
     unknown = set(options) - set(MpcSettings.__dataclass_fields__)
     if unknown:
-        raise BuildError(f"{where}: unknown MPC settings {sorted(unknown)}; known: {sorted(MpcSettings.__dataclass_fields__)}")
+        raise BuildError(f"{here}: unknown MPC settings {sorted(unknown)}; known: {sorted(MpcSettings.__dataclass_fields__)}")
+    gains = PidGains.from_values(prim, read_prim(prim, PID_SPEC, ctx.path), ctx.path)
     connections = connections_of(prim)
     rotors = sorted(ctx.plant.rotors, key=lambda r: r.esc["channel"])
     speeds = (ctx.plant.esc_speed, np.array([r.index for r in rotors]), np.array([r.thrust_coefficient for r in rotors]))
-    return MpcController(path, model_from_plant(ctx.plant, where), gains_from_prim(prim, where),
-                         MpcSettings(**options), connections, rotor_speeds=speeds)
+    return MpcController(path, model_from_plant(ctx.plant, here), gains, MpcSettings(**options), connections,
+                         rotor_speeds=speeds)

@@ -14,6 +14,11 @@ is built, before any stage runs: a missing file, an unreadable model, a
 layout that names an unknown feature, or a width that disagrees with the
 model's input or output is a :class:`~nexus.core.errors.BuildError` naming
 the file, the metadata key (or extra file) and both widths.
+
+The stage runs on the host, so it keeps what it carries from tick to tick
+(the previous setpoint and its velocity, for the feed-forward features) in
+Python, not as engine state: a ring with a host stage is never snapshotted.
+It reads nothing from the PID prim but its path (the ESCs connect to it).
 """
 
 from __future__ import annotations
