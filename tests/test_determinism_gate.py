@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from nexus.flight import FlightOptions
+from nexus.flight import RunConfig
 from nexus.replay import compare, load_run
 from nexus.run import run_flight
 
@@ -56,7 +56,7 @@ def columns(out):
 
 def fly(out, **changes):
     """A flight in this process."""
-    options = FlightOptions(mission="short", **changes)
+    options = RunConfig(mission="short", **changes)
     summary = run_flight(options, "cpu", out, duration=CAP_S, progress=False)
     assert summary.exit_reason == "done", summary.exit_reason
     return columns(out)

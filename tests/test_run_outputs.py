@@ -9,10 +9,10 @@ import pytest
 
 from nexus.core import Component, Stage
 from nexus.core.errors import BuildError
-from nexus.flight import FlightOptions
+from nexus.flight import RunConfig
 from nexus.run import DurationError, OutputError, run_flight
 
-HOLD = FlightOptions(controller="hold")
+HOLD = RunConfig(controller="hold")
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def test_overwrite_clears_the_old_run_even_when_the_new_build_fails(held_run, tm
     (out / "mission.json").write_text("{}")
     (out / "notes.txt").write_text("mine")
     with pytest.raises(BuildError, match="astro_mini"):
-        run_flight(FlightOptions(vehicle="astro_mini"), "cpu", out, duration=0.2, progress=False, overwrite=True)
+        run_flight(RunConfig(vehicle="astro_mini"), "cpu", out, duration=0.2, progress=False, overwrite=True)
     # The old 50-row record is gone, not left beside the new run.json; the user's own file stays.
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "record.parquet", "run.json", "run.log"]
     assert pq.read_table(out / "record.parquet").num_rows == 0
@@ -50,7 +50,7 @@ def test_a_failed_build_leaves_run_json_log_and_an_empty_valid_record(tmp_path, 
     out = tmp_path / "failed"
     with caplog.at_level(logging.INFO):
         with pytest.raises(BuildError, match="unknown vehicle 'astro_mini'"):
-            run_flight(FlightOptions(vehicle="astro_mini"), "cpu", out, duration=0.2, progress=False)
+            run_flight(RunConfig(vehicle="astro_mini"), "cpu", out, duration=0.2, progress=False)
     info = json.loads((out / "run.json").read_text())
     assert info["exit_reason"] == "build-error" and "unknown vehicle 'astro_mini'" in info["error"]
     assert info["ticks"] == 0 and info["record_rows"] == 0 and info["record_columns"] == []
@@ -78,7 +78,7 @@ def test_an_unusable_out_is_a_clear_error_before_anything_is_built(tmp_path, bad
 ])
 def test_a_duration_under_one_tick_is_an_error_naming_the_tick(tmp_path, duration, tick_hz, words):
     with pytest.raises(DurationError, match=words.replace("(", r"\(").replace(")", r"\)")):
-        run_flight(FlightOptions(controller="hold", tick_hz=tick_hz), "cpu", tmp_path / "run", duration=duration,
+        run_flight(RunConfig(controller="hold", tick_hz=tick_hz), "cpu", tmp_path / "run", duration=duration,
                    progress=False)
     assert not (tmp_path / "run").exists()  # refused before anything was written
 

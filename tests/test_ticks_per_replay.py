@@ -13,14 +13,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from nexus.flight import FlightOptions
+from nexus.flight import RunConfig
 from nexus.run import run_flight
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def fly(out: Path, duration: float = 20.0, **options) -> dict:
-    run_flight(FlightOptions(mission="short", **options), "cpu", out, duration, progress=False)
+    run_flight(RunConfig(mission="short", **options), "cpu", out, duration, progress=False)
     return json.loads((out / "run.json").read_text())
 
 

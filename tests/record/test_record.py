@@ -10,7 +10,7 @@ import warp as wp
 from nexus.core import Component, Loop, Stage, Write
 from nexus.core.errors import BuildError, RunError
 from nexus.sensors.samples import ImuSample
-from nexus.flight import FlightOptions
+from nexus.flight import RunConfig
 from nexus.record.layout import TapLayout
 from nexus.record.recorder import Recorder, recorded_taps
 from nexus.record.writer import RecordWriter
@@ -123,7 +123,7 @@ class FailAt(Component):
 
 def test_a_failing_run_still_leaves_record_and_run_json(tmp_path):
     with pytest.raises(RunError, match="peer went away"):
-        run_flight(FlightOptions(), "cpu", tmp_path, duration=1.0, progress=False, extra_components=[FailAt(30)])
+        run_flight(RunConfig(), "cpu", tmp_path, duration=1.0, progress=False, extra_components=[FailAt(30)])
     info = json.loads((tmp_path / "run.json").read_text())
     assert info["exit_reason"] == "error" and "peer went away" in info["error"]
     # Start-up runs the guide stage once, so its 30th call is tick 29: ticks 1..28 completed
@@ -135,7 +135,7 @@ def test_a_failing_run_still_leaves_record_and_run_json(tmp_path):
 @pytest.fixture(scope="module")
 def recorded_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    summary = run_flight(FlightOptions(seed=5), "cpu", out, duration=1.0, progress=False)
+    summary = run_flight(RunConfig(seed=5), "cpu", out, duration=1.0, progress=False)
     return out, summary
 
 
