@@ -17,13 +17,10 @@ from pathlib import Path
 
 from nexus.core import Component
 from nexus.core.errors import BuildError
-from nexus.plant.esc import Esc
 from nexus.plant.loading import load_plant
 from nexus.plant.physics import Physics
 from nexus.plant.plant import Plant
-from nexus.plant.propeller import Propeller
 from nexus.plant.usd_checks import nexus_apis
-from nexus.plant.usd_files import connections_of
 from nexus.schemas.catalog import component_class, index
 from nexus.schemas.reader import read_prim
 
@@ -50,37 +47,27 @@ class PrimContext:
     rotor_count: int
 
     def rotor_for_joint(self, joint: str, prim: str = ""):
+        """The loaded rotor turning on ``joint`` (an ESC's ``nexus:joint``); ``prim`` names the asker in errors."""
         for rotor in self.plant.rotors:
             if rotor.joint_path == joint:
                 return rotor
         raise BuildError(
-            f"{self.path}: {f'prim {prim}: ' if prim else ''}{joint} is not a rotor joint with a propeller; "
-            "add a prim with NexusPropellerAPI whose nexus:inputs:rotor targets it"
+            f"{self.path}: {f'ESC prim {prim}: nexus:joint ' if prim else ''}{joint} is not a rotor joint with a "
+            "propeller; add a prim with NexusPropellerAPI whose nexus:inputs:rotor targets it"
         )
 
     def rotor_for_body(self, body: str, prim: str = ""):
+        """The loaded rotor of ``body`` (a propeller's ``nexus:body``); ``prim`` names the asker in errors."""
         for rotor in self.plant.rotors:
             if rotor.body_path == body:
                 return rotor
-        raise BuildError(f"{self.path}: {f'prim {prim}: ' if prim else ''}{body} is not a rotor body with a propeller")
+        raise BuildError(f"{self.path}: {f'propeller prim {prim}: nexus:body ' if prim else ''}{body} is not a rotor "
+                         "body with a propeller")
 
 
-def _esc(prim, ctx: PrimContext) -> Component:
-    joint = str(prim.GetRelationship("nexus:joint").GetTargets()[0])
-    return Esc(str(prim.GetPath()), ctx.plant, ctx.rotor_for_joint(joint, str(prim.GetPath())), ctx.rotor_count,
-               connections_of(prim))
-
-
-def _propeller(prim, ctx: PrimContext) -> Component:
-    body = str(prim.GetRelationship("nexus:body").GetTargets()[0])
-    return Propeller(str(prim.GetPath()), ctx.plant, ctx.rotor_for_body(body, str(prim.GetPath())))
-
-
-#: Schemas whose components are still built by hand rather than from their spec.
-BUILDERS: dict[str, Callable[[object, PrimContext], Component]] = {
-    "NexusEscAPI": _esc,
-    "NexusPropellerAPI": _propeller,
-}
+#: Schemas whose components are built by hand rather than by their class's ``from_prim`` (none left:
+#: the ESC and the propeller build from their specs too).
+BUILDERS: dict[str, Callable[[object, PrimContext], Component]] = {}
 
 
 class UnknownSchema(LookupError):

@@ -8,16 +8,72 @@ constants models the ESC's and motor's response. The ESC writes the lagged
 speed as the servo's velocity target and the propeller's drag at that speed
 as the servo's feed-forward torque, so the servo holds the speed without a
 steady error; the DC-motor envelope (``ClampingDCMotor``) caps the torque.
+
+The lagged speed is the plant's array ``Plant.esc_speed``, not state the
+spec declares: the ESCs of one plant run as one launch over that one array
+(see :meth:`Esc.prepare`), and the physics component hands it to snapshots
+(``Physics.external_state``).
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from nexus.core import Component, Read, Stage
+from nexus.core import Component, Stage
 from nexus.core.errors import BuildError
+from nexus.core.spec import Input, Param, Relation, Spec
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.plant import Plant, Rotor
+
+#: Keys of the ESC's command parameters (the motor's parameters go to Newton's actuator, see loading.py).
+COMMAND_KEYS = ("channel", "min_speed", "max_speed", "thrust_model_factor", "tau_up", "tau_down")
+
+
+def _positive(key: str, attr: str, default: float, unit: str, doc: str) -> Param:
+    return Param(key, attr, "float", default, unit, doc, low=0.0, open_low=True)
+
+
+ESC_SPEC = Spec(
+    name="Esc",
+    schema="NexusEscAPI",
+    noun="ESC",
+    doc="An electronic speed controller and its motor. It turns one element of the `controls` row (a value in "
+        "[0, 1]) into a rotor speed target for the revolute joint named by `nexus:joint`: the target follows the "
+        "command through first-order lags (`nexus:motor:timeConstantUp` when speeding up, "
+        "`nexus:motor:timeConstantDown` when slowing down) and a DC-motor speed servo drives the joint towards it. "
+        "Command to speed: with f = nexus:thrustModelFactor and u the command, the normalised thrust is "
+        "t = (1 - f) u + f u^2 (PX4's THR_MDL_FAC model) and the speed target is maxSpeed sqrt(t), at least "
+        "minSpeed while u > 0 and 0 at u = 0. f = 1 makes speed linear in the command, f = 0 makes thrust linear "
+        "in it. The motor's torque envelope follows from kv, voltage, resistance and currentLimit: torque constant "
+        "Kt = 60 / (2 pi kv) [N m/A], no-load speed kv voltage 2 pi / 60 [rad/s], stall torque Kt voltage / "
+        "resistance [N m], torque limit Kt currentLimit [N m].",
+    params=(
+        Param("channel", "nexus:channel", "int", 0, "-",
+              f"Index into the controls row, 0-based; the row has {CONTROLS_WIDTH} outputs and channel 0 is "
+              "PX4's output 1", low=0, high=CONTROLS_WIDTH - 1),
+        Param("min_speed", "nexus:minSpeed", "float", 0.0, "rad/s",
+              "Least rotor speed while armed and commanded above 0, magnitude; at most nexus:maxSpeed", low=0.0),
+        _positive("max_speed", "nexus:maxSpeed", 1100.0, "rad/s", "Rotor speed at command 1, magnitude"),
+        Param("thrust_model_factor", "nexus:thrustModelFactor", "float", 0.0, "-",
+              "Thrust model factor f (PX4's THR_MDL_FAC); see the class doc", low=0.0, high=1.0),
+        _positive("tau_up", "nexus:motor:timeConstantUp", 0.0125, "s", "Time constant of the speed target when it rises"),
+        _positive("tau_down", "nexus:motor:timeConstantDown", 0.025, "s",
+                  "Time constant of the speed target when it falls"),
+        _positive("kv", "nexus:motor:kv", 1000.0, "rpm/V", "Motor velocity constant"),
+        _positive("voltage", "nexus:motor:voltage", 14.8, "V", "Supply voltage"),
+        _positive("resistance", "nexus:motor:resistance", 0.1, "ohm", "Phase-to-phase winding resistance"),
+        _positive("current_limit", "nexus:motor:currentLimit", 30.0, "A", "ESC current limit"),
+        _positive("speed_gain", "nexus:motor:speedGain", 0.01, "N m s/rad",
+                  "Gain of the speed servo: torque per unit speed error"),
+    ),
+    relations=(Relation("joint", "nexus:joint", "The rotor's revolute joint (one target)"),),
+    inputs=(
+        Input("controls", wp.float32, (1, CONTROLS_WIDTH), default=0.0, connectable=True,
+              doc="The prim whose stage writes the `controls` signal (a controller)."),
+    ),
+    stage="esc",
+    kind="command",
+)
 
 
 @wp.func
@@ -97,23 +153,34 @@ def esc_command_all(
 
 
 class Esc(Component):
-    """One ESC, one command stage. Reads the leading ``rotor_count`` of the ``controls`` row."""
+    """One ESC, one command stage. Reads the leading ``rotor_count`` of the ``controls`` row.
 
-    def __init__(self, name: str, plant: Plant, rotor: Rotor, rotor_count: int, connections=None):
+    ``params`` holds the command's parameters (:data:`COMMAND_KEYS`) as the
+    spec read them; the rotor gives the joint's DOF, the spin and the drag.
+    """
+
+    spec = ESC_SPEC
+
+    def __init__(self, name: str, plant: Plant, rotor: Rotor, rotor_count: int, params: dict, connections=None):
         super().__init__(name, connections)
         self.plant, self.rotor = plant, rotor
-        self.width = max(rotor_count, rotor.esc["channel"] + 1)
-        if not 0 <= rotor.esc["channel"] < CONTROLS_WIDTH:
-            raise BuildError(
-                f"{plant.vehicle_path}: ESC prim {name}: nexus:channel is {rotor.esc['channel']}; "
-                f"it must lie in 0..{CONTROLS_WIDTH - 1} (the controls row has {CONTROLS_WIDTH} outputs)"
-            )
+        self.params = {key: params[key] for key in COMMAND_KEYS}
+        self.width = max(rotor_count, self.params["channel"] + 1)
         if self.width > CONTROLS_WIDTH:
             raise BuildError(f"{plant.vehicle_path}: {rotor_count} rotors, but the controls row has {CONTROLS_WIDTH} outputs")
 
+    @classmethod
+    def from_prim(cls, prim, values, ctx) -> Esc:
+        """The ESC of the rotor joint ``nexus:joint`` names, reading ``controls`` from ``nexus:inputs:controls``."""
+        from nexus.plant.usd_files import connections_of  # noqa: PLC0415
+
+        path = str(prim.GetPath())
+        return cls(path, ctx.plant, ctx.rotor_for_joint(values["joint"], path), ctx.rotor_count, values,
+                   connections_of(prim))
+
     def stages(self) -> list[Stage]:
-        reads = (Read("controls", wp.float32, (1, self.width), default=0.0),)
-        return [Stage("esc", "command", self._run, reads=reads)]
+        reads = (self.spec.inputs[0].read(self, (1, self.width)),)
+        return [Stage(self.spec.stage, self.spec.kind, self._run, reads=reads)]
 
     def prepare(self, ctx) -> None:
         self.dt = ctx.dt
@@ -124,19 +191,18 @@ class Esc(Component):
         self.leader = group[0] if (Esc.fuse and len(group) > 1 and same_source) else None
         self._controls_ptr = None
         if self.leader is self:
-            rotors = [c.rotor for c in group]
 
             def column(values, dtype):
                 return wp.array(values, dtype=dtype, device=ctx.device)
 
             self.fused = [
-                column([r.esc["channel"] for r in rotors], wp.int32),
-                column([r.index for r in rotors], wp.int32),
-                column([r.dof for r in rotors], wp.int32),
-                column([float(r.spin) for r in rotors], wp.float32),
-                *[column([r.esc[key] for r in rotors], wp.float32)
+                column([c.params["channel"] for c in group], wp.int32),
+                column([c.rotor.index for c in group], wp.int32),
+                column([c.rotor.dof for c in group], wp.int32),
+                column([float(c.rotor.spin) for c in group], wp.float32),
+                *[column([c.params[key] for c in group], wp.float32)
                   for key in ("min_speed", "max_speed", "thrust_model_factor", "tau_up", "tau_down")],
-                column([r.torque_coefficient for r in rotors], wp.float32),
+                column([c.rotor.torque_coefficient for c in group], wp.float32),
             ]
 
     #: One launch for all the plant's ESCs (False: one launch each, the reference tests compare with).
@@ -157,7 +223,7 @@ class Esc(Component):
             if io["controls"].ptr != self.leader._controls_ptr:
                 raise BuildError(f"ESC {self.name} reads other controls than {self.leader.name}, whose launch drives it")
             return  # the first ESC's launch drove this one
-        esc, rotor = self.rotor.esc, self.rotor
+        esc, rotor = self.params, self.rotor
         wp.launch(
             esc_command,
             dim=1,

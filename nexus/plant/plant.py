@@ -15,6 +15,7 @@ import numpy as np
 import warp as wp
 
 from nexus.core.errors import BuildError
+from nexus.core.spec import Param, Spec
 from nexus.plant.newton_messages import newton_messages_to_nexus
 
 #: The World Magnetic Model epoch a run uses unless told otherwise [decimal year].
@@ -49,6 +50,24 @@ class GeodeticOrigin:
     latitude: float
     longitude: float
     altitude: float
+
+
+#: The scene's geodetic origin: a schema and its checks, but no component (the loader reads it into
+#: ``Plant.origin``, which the GPS, magnetometer and barometer use).
+GEODETIC_ORIGIN_SPEC = Spec(
+    name="GeodeticOrigin",
+    schema="NexusGeodeticOriginAPI",
+    noun="geodetic origin",
+    doc="The geodetic point (WGS-84) that the scene's world origin sits on; the world's +x points east, +y north "
+        "and +z up (ENU).",
+    params=(
+        Param("latitude", "nexus:latitude", "double", 0.0, "deg", "Geodetic latitude, north positive",
+              low=-90.0, high=90.0),
+        Param("longitude", "nexus:longitude", "double", 0.0, "deg", "Geodetic longitude, east positive",
+              low=-180.0, high=180.0),
+        Param("altitude", "nexus:altitude", "double", 0.0, "m", "Altitude above mean sea level"),
+    ),
+)
 
 
 def _mujoco_solver(model: newton.Model, vehicle_path: Path) -> newton.solvers.SolverMuJoCo:

@@ -3,6 +3,10 @@
 Thrust ``kT·ω²`` acts along the rotor's spin axis (body +z); the drag torque
 ``kQ·ω·|ω|`` opposes the spin. Both are added to the rotor body's applied
 wrench (world frame, at its centre of mass) for the step that follows.
+
+The rotor's speed is read from the plant's state (the joint that
+``nexus:inputs:rotor`` names), not from a signal: the propeller runs between
+the ESC and the solver step, on the state the step will advance.
 """
 
 from __future__ import annotations
@@ -10,7 +14,35 @@ from __future__ import annotations
 import warp as wp
 
 from nexus.core import Component, Stage
+from nexus.core.spec import Input, Param, Relation, Spec
 from nexus.plant.plant import Plant, Rotor
+
+PROPELLER_SPEC = Spec(
+    name="Propeller",
+    schema="NexusPropellerAPI",
+    noun="propeller",
+    doc="A propeller on a rotor body. Each tick it applies thrust kT w^2 along the rotor's +z axis and a drag "
+        "torque -spin kQ w^2 about it, where w is the speed of the joint named by `nexus:inputs:rotor` (spin "
+        "times that speed is the magnitude).",
+    params=(
+        Param("thrust_coefficient", "nexus:thrustCoefficient", "float", 5.84e-06, "N/(rad/s)^2",
+              "Thrust coefficient kT: thrust per squared rotor speed", low=0.0, open_low=True),
+        Param("torque_coefficient", "nexus:torqueCoefficient", "float", 9.344e-08, "N m/(rad/s)^2",
+              "Torque coefficient kQ: drag torque per squared rotor speed", low=0.0),
+        Param("spin", "nexus:spin", "int", 1, "-",
+              "Spin direction seen from above: +1 counter-clockwise (positive about body +z), -1 clockwise",
+              choices=(-1, 1)),
+        Param("diameter", "nexus:diameter", "float", 0.254, "m", "Propeller diameter; informative",
+              low=0.0, open_low=True),
+    ),
+    relations=(Relation("body", "nexus:body", "The rotor rigid body that receives thrust and drag torque (one target)"),),
+    inputs=(
+        Input("rotor", wp.float32, connectable=True,
+              doc="The revolute joint whose speed drives this propeller (one target); read from the plant's state."),
+    ),
+    stage="propeller",
+    kind="force",
+)
 
 
 @wp.func
@@ -53,14 +85,24 @@ def propeller_wrench_all(
 
 
 class Propeller(Component):
-    """One propeller, one force stage."""
+    """One propeller, one force stage. The loaded rotor carries its coefficients and spin
+    (:func:`nexus.plant.loading.load_plant` read them with this spec), which the ESC and the
+    hover command use too."""
+
+    spec = PROPELLER_SPEC
 
     def __init__(self, name: str, plant: Plant, rotor: Rotor):
         super().__init__(name)
         self.plant, self.rotor = plant, rotor
 
+    @classmethod
+    def from_prim(cls, prim, values, ctx) -> Propeller:
+        """The propeller of the rotor body ``nexus:body`` names."""
+        path = str(prim.GetPath())
+        return cls(path, ctx.plant, ctx.rotor_for_body(values["body"], path))
+
     def stages(self) -> list[Stage]:
-        return [Stage("propeller", "force", self._run)]
+        return [Stage(self.spec.stage, self.spec.kind, self._run)]
 
     #: One launch for all the plant's propellers (False: one launch each, the reference tests compare with).
     fuse = True

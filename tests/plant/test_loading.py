@@ -81,8 +81,8 @@ def broken_vehicle(tmp_path: Path, old: str, new: str) -> Path:
          r"prim /vehicle/esc_1 relationship 'nexus:joint' targets /vehicle/joints/rotor_9, which does not exist"),
         ('prepend apiSchemas = ["NexusEscAPI"]', 'prepend apiSchemas = ["NexusEscAPI", "NexusWarpDriveAPI"]',
          r"prim /vehicle/esc_1 applies unknown schema 'NexusWarpDriveAPI'"),
-        ("int nexus:spin = 1", "int nexus:spin = 2", r"nexus:spin must be \+1 .* got 2"),
-        ("float nexus:thrustModelFactor = 0.5", "float nexus:thrustModelFactor = 1.5", r"thrustModelFactor must lie in \[0, 1\]"),
+        ("int nexus:spin = 1", "int nexus:spin = 2", r"propeller prim /vehicle/propeller_\d: nexus:spin is 2; it must be one of -1, 1 \(.*\+1 counter-clockwise"),
+        ("float nexus:thrustModelFactor = 0.5", "float nexus:thrustModelFactor = 1.5", r"ESC prim /vehicle/esc_\d: nexus:thrustModelFactor is 1\.5; it must be in \[0, 1\]"),
     ],
     ids=["unknown-attribute", "wrong-type", "missing-target", "unknown-schema", "bad-spin", "bad-factor"],
 )
@@ -97,3 +97,29 @@ def test_bad_vehicle_files_name_file_prim_and_attribute(tmp_path, old, new, expe
 def test_unknown_controller_and_bad_substeps():
     with pytest.raises(BuildError, match="unknown controller 'autopilot'"):
         assemble("astro_max_base", "empty", controller="autopilot")
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    ("double nexus:latitude = 47.397742", "double nexus:latitude = 95",
+     "geodetic origin prim /scene/origin: nexus:latitude is 95 deg; it must be in [-90, 90]"),
+    ("double nexus:longitude = 8.545594", "double nexus:longitude = -180.5",
+     "geodetic origin prim /scene/origin: nexus:longitude is -180.5 deg; it must be in [-180, 180]"),
+    ("double nexus:altitude = 488", "double nexus:altitude = inf",
+     "geodetic origin prim /scene/origin: nexus:altitude is inf m; it must be finite"),
+])
+def test_bad_geodetic_origin_names_the_scene_file_and_attribute(tmp_path, old, new, expected):
+    text = (ROOT / "scenes" / "empty.usda").read_text()
+    assert old in text, old
+    scene = tmp_path / "scene.usda"
+    scene.write_text(text.replace(old, new, 1))
+    with pytest.raises(BuildError) as error:
+        load_plant(VEHICLE, scene)
+    assert str(error.value).startswith(f"{scene}: {expected}"), str(error.value)
+
+
+def test_an_unauthored_esc_value_takes_the_schema_fallback(tmp_path):
+    # esc_1 authors nexus:motor:timeConstantDown = 0.07 s; without it the schema's fallback, 0.025 s, applies
+    # (as float32, the attribute's type: 0.025 is not exact in binary).
+    path = broken_vehicle(tmp_path, "        float nexus:motor:timeConstantDown = 0.07\n", "")
+    plant, _, _ = load_plant(path, "empty")
+    assert [r.esc["tau_down"] for r in plant.rotors] == [float(np.float32(0.025))] + [float(np.float32(0.07))] * 3
