@@ -11,16 +11,46 @@ reads (each launch is paid on every tick).
 The observables requested are the union of ``solver_observables`` declared by
 every component in the ring (the IMU declares ``body_qdd``); with none, the
 solver computes no extra diagnostics and ``BodyState.accel`` stays zero.
+
+The plant's state lives in Newton's and MuJoCo Warp's own arrays, stepped in
+place, not in state the spec declares: :meth:`Physics.external_state` names
+every one of them a tick carries into the next, so a snapshot of the loop
+restores the plant bit for bit.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import warp as wp
 
-from nexus.core import Component, Stage, Write
+from nexus.core import Component, Stage
 from nexus.core.errors import BuildError
+from nexus.core.spec import Output, Spec
 from nexus.plant.body_state import BodyState
 from nexus.plant.plant import Plant
+
+PHYSICS_SPEC = Spec(
+    name="Physics",
+    doc="Newton's MuJoCo solver stepping the vehicle: clears the applied forces, steps, publishes each body and "
+        "rotor joint. Built for every vehicle, not from a prim.",
+    outputs=(
+        Output("body/{label}", BodyState, recorded=True,
+               doc="The base body's state (world ENU, body FLU), under the base prim's name, e.g. body/base"),
+        Output("body/{label}", BodyState, doc="Each other rigid body's state, under its prim's name"),
+        Output("joints/{label}", wp.float32, (1, 2), doc="Each rotor joint's angle [rad] and speed [rad/s]"),
+    ),
+)
+BASE_BODY, OTHER_BODY, ROTOR_JOINT = PHYSICS_SPEC.outputs
+
+#: MuJoCo Warp's data that one step leaves for the next (everything else in ``mjw_data`` is recomputed
+#: from qpos/qvel, which each step copies from Newton's state, before it is read). ``qacc_warmstart``
+#: is the one the bits need: the constraint solver starts from the last step's accelerations, so a
+#: step restored on the ground (contacts active) without it converges to other bits
+#: (tests/test_snapshot.py). ``time`` is MuJoCo's own clock. ``qfrc_applied``, ``xfrc_applied``, ``ctrl``
+#: and ``act`` are the other buffers Newton's ``SolverMuJoCo.reset`` treats as persistent; leaving them
+#: out changes no bit of that test's flight, so they are carried only to be safe (a few bytes).
+MUJOCO_CARRIED = ("qacc_warmstart", "qfrc_applied", "xfrc_applied", "ctrl", "act", "time")
 
 
 @wp.kernel
@@ -73,6 +103,8 @@ def publish_joint(
 class Physics(Component):
     """The plant's clear, step and state stages around one ``SolverMuJoCo``."""
 
+    spec = PHYSICS_SPEC
+
     def __init__(self, plant: Plant, substeps: int = 1, name: str = "/plant"):
         super().__init__(name)
         if int(substeps) < 1:
@@ -94,9 +126,14 @@ class Physics(Component):
     def signal_for_joint(self, path: str) -> str:
         return f"joints/{self.plant.body_label(path)}"
 
+    def _write(self, port: Output, path: str):
+        """``port`` as this body's or joint's write: the template's ``{label}`` is the prim's name."""
+        return replace(port, signal=port.signal.format(label=self.plant.body_label(path))).write(self, prim=path)
+
     def stages(self) -> list[Stage]:
-        body_writes = tuple(Write(self.signal_for_body(p), BodyState, (1,), prim=p) for p, _ in self._bodies)
-        joint_writes = tuple(Write(self.signal_for_joint(p), wp.float32, (1, 2), prim=p) for p, _, _ in self._joints)
+        body_writes = tuple(self._write(BASE_BODY if p == self.plant.base_path else OTHER_BODY, p)
+                            for p, _ in self._bodies)
+        joint_writes = tuple(self._write(ROTOR_JOINT, p) for p, _, _ in self._joints)
         return [
             Stage("clear", "clear", self._clear),
             Stage("step", "step", self._step),
@@ -120,6 +157,28 @@ class Physics(Component):
         self.observables = solver.observables(set(kinds)) if kinds else None
         self.dt_sub = ctx.dt / self.substeps
         self._qdd = self.observables.body_qdd if self.observables is not None and "body_qdd" in kinds else None
+
+    def external_state(self) -> dict[str, wp.array]:
+        """Every array of plant state one tick hands the next, for snapshots (see the module doc).
+
+        Newton's ``State`` (body poses, twists and wrenches, joint coordinates and speeds) and
+        ``Control`` (joint torques, servo targets and feed-forward), the ESCs' lagged speed
+        ``Plant.esc_speed`` (the plant's array rather than declared ESC state, because one fused
+        launch updates every ESC's element of it), the NED origin start-up wrote, and MuJoCo
+        Warp's carried data (:data:`MUJOCO_CARRIED`).
+        """
+        plant = self.plant
+        arrays: dict[str, wp.array] = {}
+        for owner, container in (("state", plant.state), ("control", plant.control)):
+            for name, value in vars(container).items():
+                if isinstance(value, wp.array):
+                    arrays[f"{owner}.{name}"] = value
+        arrays["esc_speed"] = plant.esc_speed
+        arrays["ned_origin"] = plant.ned_origin
+        data = plant.solver.mjw_data
+        for name in MUJOCO_CARRIED:
+            arrays[f"mujoco.{name}"] = getattr(data, name)
+        return arrays
 
     def _clear(self, io) -> None:
         body_f, joint_f = self.plant.state.body_f, self.plant.control.joint_f

@@ -168,3 +168,11 @@ def test_bad_substeps(astro):
 
     with pytest.raises(BuildError, match="substeps must be a positive whole number"):
         Physics(astro.plant, substeps=0)
+
+
+def test_only_the_base_body_is_marked_for_the_record(astro):
+    # The Astro Max has 5 rigid bodies (base, rotor_1..4) and 4 rotor joints; the record taps the base alone.
+    writes = [w for stage in astro.physics.stages() for w in stage.writes]
+    assert sorted(w.signal for w in writes) == ["body/base"] + [f"body/rotor_{i}" for i in range(1, 5)] + [
+        f"joints/rotor_{i}" for i in range(1, 5)]
+    assert [(w.signal, w.prim) for w in writes if w.recorded] == [("body/base", "/vehicle/body/base")]
