@@ -101,24 +101,6 @@ def _class(spec: Spec) -> str:
     return "\n".join(lines)
 
 
-#: Schema classes not yet declared by a spec, kept as they were hand-written (transitional).
-LEGACY_FILE = FOLDER / "legacy.usda"
-
-
-def _legacy_classes(known: set[str]) -> dict[str, str]:
-    if not LEGACY_FILE.exists():
-        return {}
-    text = LEGACY_FILE.read_text()
-    found: dict[str, str] = {}
-    starts = [i for i in range(len(text)) if text.startswith('class "', i)]
-    for a, b in zip(starts, starts[1:] + [len(text)]):
-        block = text[a:b].rstrip() + "\n"
-        name = block.split('"')[1]
-        if name not in known:
-            found[name] = block.rstrip()
-    return found
-
-
 def _index_entry(entry: Entry) -> dict:
     found = {"target": entry.target, "abstract": entry.spec.abstract}
     if entry.spec.extras.get("mavlink"):  # a sensor the PX4 exchange forwards (nexus.px4.controller)
@@ -128,10 +110,8 @@ def _index_entry(entry: Entry) -> dict:
 
 def render(entries: list[Entry]) -> dict[str, str]:
     """File name -> text of each generated file."""
-    legacy = _legacy_classes({e.spec.schema for e in entries})
-    classes = [_class(e.spec) for e in entries] + list(legacy.values())
-    usda = "#usda 1.0\n(\n    " + _quote(HEADER) + "\n)\n\n" + "\n\n".join(classes) + "\n"
-    names = [e.spec.schema for e in entries] + list(legacy)
+    usda = "#usda 1.0\n(\n    " + _quote(HEADER) + "\n)\n\n" + "\n\n".join(_class(e.spec) for e in entries) + "\n"
+    names = [e.spec.schema for e in entries]
     types = {
         f"NexusSchemas{name[len('Nexus'):]}": {
             "alias": {"UsdSchemaBase": name},
@@ -154,10 +134,7 @@ def render(entries: list[Entry]) -> dict[str, str]:
     }
     index = {
         "generated_by": "nexus schema --write",
-        "schemas": {
-            **{e.spec.schema: _index_entry(e) for e in entries},
-            **{name: {"target": "", "abstract": False} for name in legacy},
-        },
+        "schemas": {e.spec.schema: _index_entry(e) for e in entries},
     }
     return {
         "generatedSchema.usda": usda,
