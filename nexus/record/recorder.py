@@ -36,9 +36,10 @@ from nexus.core import Component, Read, Stage
 from nexus.core.errors import BuildError
 from nexus.record.layout import TapLayout
 
-#: Signals recorded although their writers do not mark them ``recorded`` yet: a bridge while the
-#: remaining components move to specs; it empties once every writer marks its outputs.
-UNMARKED_TAPS = ("body/base", "setpoint", "armed", "controls")
+#: Signals recorded although some of their writers do not mark them ``recorded`` yet: a bridge while
+#: the remaining components move to specs (the hold, replay, PX4, MPC and policy controllers still
+#: declare ``controls`` unmarked); it empties once every writer marks its outputs.
+UNMARKED_TAPS = ("controls",)
 
 
 @dataclass(frozen=True)
