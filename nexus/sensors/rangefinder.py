@@ -14,8 +14,9 @@ that sees nothing. The prim sits below the body it is mounted on, like every
 sensor (:data:`~nexus.sensors.sensor.SENSOR`).
 
 This file is the whole sensor: its sample type, spec (and so its USD schema
-``NexusRangefinderAPI``), kernel and component. ``docs/components.md`` walks
-through it.
+``NexusRangefinderAPI``), kernel and component, and the ``DISTANCE_SENSOR``
+message it sends PX4 when PX4 flies (the spec's ``extras`` name it; the PX4
+exchange forwards any sensor that does). ``docs/components.md`` walks through it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ from nexus.sensors.sensor import SENSOR, Sensor
 
 #: Added to ``maxDistance`` for an out-of-range reading [m].
 OUT_OF_RANGE_MARGIN = 0.01
+#: MAVLink's MAV_DISTANCE_SENSOR_LASER, MAV_SENSOR_ROTATION_PITCH_270 (facing down), and the
+#: DISTANCE_SENSOR covariance that means "unknown".
+LASER, FACING_DOWN, UNKNOWN_COVARIANCE = 0, 25, 255
 
 
 @wp.struct
@@ -65,6 +69,7 @@ RANGEFINDER_SPEC = Spec(
     stage="range",
     kind="sensor",
     sampler=True,
+    extras={"mavlink": "DISTANCE_SENSOR"},
 )
 
 
@@ -127,6 +132,19 @@ class Rangefinder(Sensor):
         super().prepare(ctx)
         sigma = self.noise_sigma if self.noise else 0.0
         self._args = [self.mount, self.min_distance, self.max_distance, sigma, stream_seed(ctx.rng, "range", self.name)]
+
+    def mavlink_message(self, mav, time_usec: int, sample):
+        """The sample as PX4 takes it (``DISTANCE_SENSOR``): centimetres, facing down, quality 100 or 1 (invalid)."""
+        variance_cm2 = (100.0 * self.noise_sigma) ** 2 if self.noise else 0.0
+        return mav.distance_sensor_encode(
+            time_usec // 1000,
+            round(100.0 * self.min_distance), round(100.0 * self.max_distance),
+            min(65535, round(100.0 * float(sample.distance))),
+            LASER, 0, FACING_DOWN,
+            min(UNKNOWN_COVARIANCE - 1, round(variance_cm2)),
+            self.field_of_view, self.field_of_view, [0.0, 0.0, 0.0, 0.0],
+            100 if int(sample.valid) else 1,
+        )
 
     def launch(self, io) -> None:
         wp.launch(sample_range, 1, inputs=[*self.clock_inputs(io), *self._args], outputs=[io[self.signal]],
