@@ -24,7 +24,7 @@ class HoldControls(Component):
         self._pending = np.zeros(width, dtype=np.float32)
 
     def stages(self) -> list[Stage]:
-        return [Stage("hold", "control", self._run, writes=(Write("controls", wp.float32, (1, self.width)),))]
+        return [Stage("hold", "control", self._run, writes=(Write("controls", wp.float32, (1, self.width), recorded=True),))]
 
     def prepare(self, ctx) -> None:
         self.held = wp.array(self._pending[np.newaxis], dtype=wp.float32, device=ctx.device)

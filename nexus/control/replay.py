@@ -38,7 +38,7 @@ class ReplayControls(Component):
         return [Stage(
             "replay", "control", self._run,
             reads=(Read("tick", wp.int64, (1,)),),
-            writes=(Write("controls", wp.float32, (1, self.width)),),
+            writes=(Write("controls", wp.float32, (1, self.width), recorded=True),),
         )]
 
     def prepare(self, ctx) -> None:

@@ -122,7 +122,7 @@ class Px4Controller(Component):
             Stage(
                 "exchange", "control", self._exchange,
                 reads=(Read("time_ns", wp.int64, (1,)), *sample_reads),
-                writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH)),),
+                writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True),),
                 host=True,
             ),
         ]

@@ -104,7 +104,7 @@ class MpcController(Component):
             Stage("attitude", "control", self._attitude,
                   reads=(Read("estimate", PoseTwist, (1,)), Read("attitude_goal", AttitudeGoal, (1,)),
                          Read("armed", wp.int32, (1,), default=1)),
-                  writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH)),)),
+                  writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True),)),
         ]
 
     def prepare(self, ctx) -> None:

@@ -84,7 +84,7 @@ class PolicyController(Component):
             "policy", "control", self._run, host=True,
             reads=(Read("estimate", PoseTwist, (1,)), Read("setpoint", Setpoint, (1,)),
                    Read("armed", wp.int32, (1,), default=1)),
-            writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH)),),
+            writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True),),
         )]
 
     def prepare(self, ctx) -> None:
