@@ -106,13 +106,15 @@ def sample_imu(
     specific_force = flu_to_frd(wp.quat_rotate_inv(q, a_mount - gravity))
     rate = flu_to_frd(wp.quat_rotate_inv(q, omega))
 
-    # Bias random walk: its standard deviation grows with the square root of time.
-    root_dt = wp.sqrt(wp.float32(wp.float64(elapsed_ns) * wp.float64(1.0e-9)))
-    ones = wp.vec3(1.0, 1.0, 1.0)
-    accel_bias = accel_bias + normal3(seeds[2], now, ones * (accel_walk * root_dt))
-    gyro_bias = gyro_bias + normal3(seeds[3], now, ones * (gyro_walk * root_dt))
-    bias_out[world, 0] = accel_bias
-    bias_out[world, 1] = gyro_bias
+    # Bias random walk: its standard deviation grows with the square root of time. Without a
+    # walk (the default) the draws are skipped: they would add zeros at the cost of 12 normals.
+    if accel_walk > 0.0 or gyro_walk > 0.0:
+        root_dt = wp.sqrt(wp.float32(wp.float64(elapsed_ns) * wp.float64(1.0e-9)))
+        ones = wp.vec3(1.0, 1.0, 1.0)
+        accel_bias = accel_bias + normal3(seeds[2], now, ones * (accel_walk * root_dt))
+        gyro_bias = gyro_bias + normal3(seeds[3], now, ones * (gyro_walk * root_dt))
+        bias_out[world, 0] = accel_bias
+        bias_out[world, 1] = gyro_bias
 
     sample = ImuSample()
     sample.time = time[world]
