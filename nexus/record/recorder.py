@@ -36,12 +36,6 @@ from nexus.core import Component, Read, Stage
 from nexus.core.errors import BuildError
 from nexus.record.layout import TapLayout
 
-#: Signals recorded although some of their writers do not mark them ``recorded`` yet: a bridge while
-#: the remaining components move to specs (the hold, replay, PX4, MPC and policy controllers still
-#: declare ``controls`` unmarked); it empties once every writer marks its outputs.
-UNMARKED_TAPS = ("controls",)
-
-
 @dataclass(frozen=True)
 class Tap:
     """One recorded output: its signal, type and shape, and which of the signal's writers it is.
@@ -89,10 +83,6 @@ def gather_taps(
         table[row, start + k] = word_at(addresses[t], k)
 
 
-def is_recorded(write) -> bool:
-    return write.recorded or write.signal in UNMARKED_TAPS
-
-
 def recorded_taps(components: Sequence[Component]) -> list[Tap]:
     """A :class:`Tap` for every recorded device output of ``components``, in declaration order.
 
@@ -110,7 +100,7 @@ def recorded_taps(components: Sequence[Component]) -> list[Tap]:
     for write, prim in written:
         index = seen[write.signal]
         seen[write.signal] += 1
-        if not is_recorded(write) or (write.shape is None and not write.recorded):
+        if not write.recorded:
             continue
         if write.shape is None:
             raise BuildError(
