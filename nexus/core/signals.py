@@ -6,7 +6,7 @@ shape ``(1,)`` for one value or struct, ``(1, n)`` for a row such as the 16
 controls. Any other type is a host signal whose buffer holds one Python object.
 
 A reader whose type is ``list[T]`` takes every writer of the signal, in the
-order the components were declared.
+order the components were declared: an empty list when none writes it.
 """
 
 from __future__ import annotations

@@ -239,6 +239,8 @@ class _Resolver:
                     f"it as list[{type_name(read.dtype)}]."
                 )
                 return None
+        if not writers and read.is_list:
+            return Binding(stage, read, [], constant=[])  # every writer of none: an empty list
         if not writers:
             for rule in self.rules:
                 problem = rule.missing_writer(stage, read)
@@ -294,12 +296,14 @@ def _argument(stage: Stage, read: Read, output: Output) -> Any:
 
 
 def _constant_argument(stage: Stage, read: Read, device: str) -> Any:
+    if read.is_list:
+        return []
     if is_device_type(read.element_type):
         array = _device_constant(read.element_type, tuple(read.shape), read.default, device)
         value = DevicePort(array, read.element_type, read.signal) if stage.host else array
     else:
         value = HostSlot(read.signal, read.default)
-    return [] if read.is_list else value
+    return value
 
 
 def wire(stages: Sequence[Stage], order: dict[int, tuple[int, int]], device: str,

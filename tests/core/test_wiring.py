@@ -37,6 +37,13 @@ def test_list_input_takes_every_writer_in_declaration_order():
     assert [float(x[0]) for x in seen[0]] == [3.0, 1.0, 2.0]
 
 
+def test_list_input_with_no_writer_is_an_empty_list():
+    # The PX4 exchange reads every rangefinder's `range` this way; most vehicles have none.
+    ekf, seen = capture_host("ekf", Read("range", list[wp.float32], (1, 8)), kind="estimate")
+    Loop([ekf], device="cpu").run(1)
+    assert list(seen[0]) == []
+
+
 def test_connection_to_a_body_prim_takes_its_output_whatever_its_name():
     def state(io):
         io["body/rotor_1"].write(np.full(8, 7.0, dtype=np.float32))
