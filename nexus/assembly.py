@@ -88,7 +88,8 @@ def build_component(api: str, prim, ctx: PrimContext) -> Component | None:
     cls = component_class(api)
     if cls is None:
         return None
-    return cls.from_prim(prim, read_prim(prim, cls.spec, ctx.path), ctx)
+    values = ctx.plant.prim_values.get(str(prim.GetPath()))  # read already, to build the model
+    return cls.from_prim(prim, values if values is not None else read_prim(prim, cls.spec, ctx.path), ctx)
 
 
 @dataclass

@@ -173,4 +173,7 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
         model, vehicle_path=vehicle_path, scene_path=scene_path, body_index=body_index,
         joint_index=joint_index, rotors=rotors, base_path=base_path, origin=origin, gravity=gravity,
     )
+    # The ESC and propeller prims were read (and checked) once, here; their components reuse the values.
+    plant.prim_values = {str(prim.GetPath()): values for prim, values in esc_prims}
+    plant.prim_values.update({str(prim.GetPath()): values for prim, values, _ in propeller_prims})
     return plant, vehicle_stage, scene_stage

@@ -112,6 +112,9 @@ class Plant:
         self.origin = origin
         #: Magnitude of gravity [m/s²].
         self.gravity = gravity
+        #: Prim path -> the checked spec values of the prims loading read to build the model (ESCs,
+        #: propellers), so their components are built from the same values without a second read.
+        self.prim_values: dict[str, dict] = {}
         self.state = model.state()
         self.control = model.control()
         self.actuators = list(model.actuators)

@@ -108,7 +108,12 @@ def _motors(series: FlightSeries, run: RunData, vehicle: VehicleFile) -> None:
     series.controls = np.stack([run.scalar(f"controls[{i}]") for i in range(rotors)], axis=1)
     measured = [name for name in run.columns if name.startswith("joints/") and name.endswith(".speed")]
     if vehicle.escs:
-        dt = float(run.info.get("tick_ns", 4_000_000)) * 1e-9
+        if "tick_ns" in run.info:
+            dt = float(run.info["tick_ns"]) * 1e-9
+        else:  # a run.json from before it held the tick: the run configuration's default
+            from nexus.flight import RunConfig  # noqa: PLC0415  (Newton, only for old runs)
+
+            dt = RunConfig().dt
         series.rotor_speeds = esc_speed_targets(run.columns, vehicle.escs, dt)
         series.rotor_speed_source = ("the ESCs' lagged speed targets, worked out from the recorded controls with the "
                                      "ESC model of nexus/plant/esc.py and the vehicle file's ESC prims "
