@@ -28,6 +28,8 @@ predicts GPU speed where launch latency dominates) and ``ticks_per_replay``.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -68,7 +70,8 @@ def _fly(eager: bool, device: str, seconds: float, folder: Path, view: bool = Fa
     if view:
         from nexus.viz.live import LiveView  # noqa: PLC0415 (viser is only needed here)
 
-        live = LiveView(flight, port=0)
+        with contextlib.redirect_stdout(sys.stderr):  # viser's banner must not mix into --json output
+            live = LiveView(flight, port=0)
     loop = flight.loop
     try:
         began = time.perf_counter()
@@ -78,7 +81,8 @@ def _fly(eager: bool, device: str, seconds: float, folder: Path, view: bool = Fa
         wall = time.perf_counter() - began
     finally:
         if live is not None:
-            live.close()
+            with contextlib.redirect_stdout(sys.stderr):
+                live.close()
         loop.close()
     return wall, loop.ticks, loop.sim_time
 

@@ -60,7 +60,11 @@ class TapLayout:
 
     def columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         """Named scalar columns from ``rows`` (uint32, one row per tick)."""
-        raw = np.ascontiguousarray(rows[:, self.offset : self.offset + self.words])
+        # A view of this tap's words as its own type (rows whose last axis is contiguous may change
+        # dtype in place); each column below is then copied once, contiguous, from it.
+        raw = rows[:, self.offset : self.offset + self.words]
+        if raw.strides[-1] != raw.itemsize:
+            raw = np.ascontiguousarray(raw)
         values = raw.view(self.element).reshape(len(rows), self.elements)
         out: dict[str, np.ndarray] = {}
         many = self.elements > 1
