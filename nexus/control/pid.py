@@ -47,8 +47,7 @@ from nexus.core.spec import Input, Output, Param, Spec, StateVar
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
 from nexus.plant.controls import CONTROLS_WIDTH
-from nexus.plant.usd_files import connections_of
-from nexus.schemas.reader import shown, where
+from nexus.schemas.reader import read_connections, shown, where
 
 
 @wp.struct
@@ -401,7 +400,7 @@ class PidController(Component):
             raise BuildError(f"{where(prim, PID_SPEC, ctx.path)}: the ESCs disagree on nexus:thrustModelFactor "
                              f"({sorted(factors)}); the mixer needs one")
         return cls(str(prim.GetPath()), PidGains.from_values(prim, values, ctx.path), thrust_model_factor=factors.pop(),
-                   gravity=ctx.plant.gravity, rotor_count=ctx.rotor_count, connections=connections_of(prim))
+                   gravity=ctx.plant.gravity, rotor_count=ctx.rotor_count, connections=read_connections(prim, cls.spec, ctx.path))
 
     def prepare(self, ctx) -> None:
         self.dt = ctx.dt

@@ -102,14 +102,10 @@ class TruthEstimator(Component):
     @classmethod
     def from_prim(cls, prim, values, ctx) -> TruthEstimator:
         """The body comes from the prim's ``nexus:inputs:pose`` connection, else the plant's base body."""
-        from nexus.plant.usd_files import connections_of  # noqa: PLC0415
+        from nexus.schemas.reader import read_connections  # noqa: PLC0415
 
         path = str(prim.GetPath())
-        relationship = prim.GetRelationship(f"nexus:inputs:{POSE_INPUT}")
-        if relationship and len(relationship.GetTargets()) > 1:
-            raise BuildError(f"{ctx.path}: estimator prim {path}: nexus:inputs:pose names "
-                             f"{len(relationship.GetTargets())} bodies; name one")
-        body = connections_of(prim).get(POSE_INPUT, ctx.plant.base_path)
+        body = read_connections(prim, cls.spec, ctx.path).get(POSE_INPUT, ctx.plant.base_path)
         if body not in ctx.plant.body_index:
             raise BuildError(
                 f"{ctx.path}: estimator prim {path}: nexus:inputs:pose targets {body}, which is not a rigid body "

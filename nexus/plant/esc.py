@@ -172,11 +172,11 @@ class Esc(Component):
     @classmethod
     def from_prim(cls, prim, values, ctx) -> Esc:
         """The ESC of the rotor joint ``nexus:joint`` names, reading ``controls`` from ``nexus:inputs:controls``."""
-        from nexus.plant.usd_files import connections_of  # noqa: PLC0415
+        from nexus.schemas.reader import read_connections  # noqa: PLC0415
 
         path = str(prim.GetPath())
         return cls(path, ctx.plant, ctx.rotor_for_joint(values["joint"], path), ctx.rotor_count, values,
-                   connections_of(prim))
+                   read_connections(prim, cls.spec, ctx.path))
 
     def stages(self) -> list[Stage]:
         reads = (self.spec.inputs[0].read(self, (1, self.width)),)

@@ -26,7 +26,7 @@ from nexus.plant.newton_messages import newton_messages_to_nexus
 from nexus.plant.plant import GEODETIC_ORIGIN_SPEC, GeodeticOrigin, Plant, Rotor
 from nexus.plant.propeller import PROPELLER_SPEC
 from nexus.plant.usd_files import open_stage
-from nexus.schemas.reader import read_prim, where
+from nexus.schemas.reader import read_connections, read_prim, where
 
 __all__ = ["load_plant", "motor_envelope", "open_stage", "prims_with", "read_origin"]
 
@@ -83,12 +83,8 @@ def _read_propellers(stage, path: Path) -> list[tuple[object, dict, str]]:
     found = []
     for prim in prims_with(stage, PROPELLER_SPEC.schema):
         values = read_prim(prim, PROPELLER_SPEC, path)
-        relationship = prim.GetRelationship(ROTOR_INPUT)
-        targets = [str(t.GetPrimPath()) for t in relationship.GetTargets()] if relationship else []
-        if len(targets) != 1:
-            raise BuildError(f"{where(prim, PROPELLER_SPEC, path)}: {ROTOR_INPUT} needs exactly one target, has "
-                             f"{len(targets)} (the revolute joint whose speed drives this propeller)")
-        found.append((prim, values, targets[0]))
+        joint = read_connections(prim, PROPELLER_SPEC, path, required=("rotor",))["rotor"]
+        found.append((prim, values, joint))
     return found
 
 

@@ -80,15 +80,3 @@ def check_units(stage, path: Path) -> None:
         if magnitude and magnitude.HasAuthoredValue() and not 0.0 <= float(magnitude.Get()) < math.inf:
             raise BuildError(f"{path}: prim {prim.GetPath()} attribute 'physics:gravityMagnitude' is "
                              f"{float(magnitude.Get()):.7g}; author a finite, non-negative gravity [m/s²], e.g. 9.80665")
-
-
-def connections_of(prim) -> dict[str, str]:
-    """``nexus:inputs:<signal>`` relationships -> {signal: target prim path}."""
-    found: dict[str, str] = {}
-    for relationship in prim.GetRelationships():
-        name = relationship.GetName()
-        if name.startswith("nexus:inputs:"):
-            targets = relationship.GetTargets()
-            if targets:
-                found[name[len("nexus:inputs:"):]] = str(targets[0].GetPrimPath())
-    return found

@@ -5,6 +5,8 @@ it takes each parameter's authored value (or the schema's fallback), converts
 it to the Python type the component takes, checks it against the spec's
 bounds, and reads each relation's single target. All problems of one prim are
 reported together, each with the file, the prim and the attribute.
+:func:`read_connections` is the only place a prim's ``nexus:inputs:<signal>``
+connections are read.
 """
 
 from __future__ import annotations
@@ -45,6 +47,13 @@ def where(prim: Any, spec: Spec, path: Path | str) -> str:
     return f"{path}: {spec.noun} prim {prim.GetPath()}"
 
 
+def prim_error(head: str, problems: list[str]) -> BuildError:
+    """One error for every problem of one prim: on one line when there is one."""
+    if len(problems) == 1:
+        return BuildError(f"{head}: {problems[0]}")
+    return BuildError(f"{head} has {len(problems)} problems:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
 def read_prim(prim: Any, spec: Spec, path: Path | str) -> dict[str, Any]:
     """Keyword arguments for the spec's component: parameter and relation keys -> checked values."""
     values: dict[str, Any] = {}
@@ -68,8 +77,35 @@ def read_prim(prim: Any, spec: Spec, path: Path | str) -> dict[str, Any]:
         else:
             values[relation.key] = None
     if problems:
-        head = where(prim, spec, path)
-        if len(problems) == 1:
-            raise BuildError(f"{head}: {problems[0]}")
-        raise BuildError(f"{head} has {len(problems)} problems:\n" + "\n".join(f"  - {p}" for p in problems))
+        raise prim_error(where(prim, spec, path), problems)
     return values
+
+
+INPUTS = "nexus:inputs:"
+
+
+def read_connections(prim: Any, spec: Spec, path: Path | str, required: tuple[str, ...] = ()) -> dict[str, str]:
+    """The prim's connections: ``nexus:inputs:<signal>`` -> the one prim it names, for every such relationship.
+
+    A connection naming several prims, or a ``required`` one naming none, fails
+    the build with the file, the prim and the relationship.
+    """
+    found: dict[str, str] = {}
+    problems: list[str] = []
+    for relationship in prim.GetRelationships():
+        name = relationship.GetName()
+        if not name.startswith(INPUTS):
+            continue
+        targets = [str(t.GetPrimPath()) for t in relationship.GetTargets()]
+        if len(targets) > 1:
+            problems.append(f"{name} names {len(targets)} prims ({', '.join(targets)}); name the one writer to read")
+        elif targets:
+            found[name[len(INPUTS):]] = targets[0]
+    for signal in required:
+        if signal not in found and not any(p.startswith(INPUTS + signal + " ") for p in problems):
+            doc = next((i.doc for i in spec.all_inputs if i.signal == signal and i.doc), "")
+            problems.append(f"{INPUTS}{signal} needs exactly one target, has 0" + (f" ({doc.rstrip('.')})" if doc else ""))
+    if problems:
+        raise prim_error(where(prim, spec, path), problems)
+    return found
+

@@ -89,9 +89,10 @@ class Sensor(Component):
     @classmethod
     def from_prim(cls, prim, values: dict, ctx, **extra) -> Sensor:
         """The sensor for a prim: its checked spec values, the body it sits under, and ``extra``."""
-        from nexus.plant.usd_files import connections_of  # noqa: PLC0415
+        from nexus.schemas.reader import read_connections  # noqa: PLC0415
 
-        return cls(str(prim.GetPath()), body=mounted_body(prim, ctx), connections=connections_of(prim), **values, **extra)
+        return cls(str(prim.GetPath()), body=mounted_body(prim, ctx), connections=read_connections(prim, cls.spec, ctx.path),
+                   **values, **extra)
 
     #: The signal this sensor writes and its sample type: its spec's one output (set per subclass).
     signal: str = ""

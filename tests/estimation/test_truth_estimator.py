@@ -118,3 +118,15 @@ def test_negative_rate_fails_naming_the_file_the_estimator_and_the_attribute(veh
         build_component("NexusTruthEstimatorAPI", prim, ctx)
     assert str(error.value) == (f"{vehicle.plant.vehicle_path}: estimator prim /vehicle/estimator: nexus:rate is -1 Hz; "
                                 "it must be >= 0 (Updates per second; 0 updates every tick)")
+
+
+def test_a_connection_naming_two_prims_is_refused_naming_both(vehicle):
+    stage = open_stage(vehicle.plant.vehicle_path)
+    ctx = PrimContext(vehicle.plant, stage, vehicle.plant.vehicle_path, len(vehicle.plant.rotors))
+    prim = stage.GetPrimAtPath("/vehicle/estimator")
+    with Usd.EditContext(stage, stage.GetSessionLayer()):
+        prim.GetRelationship("nexus:inputs:pose").SetTargets(["/vehicle/body/base", "/vehicle/body/rotor_1"])
+    with pytest.raises(BuildError) as error:
+        build_component("NexusTruthEstimatorAPI", prim, ctx)
+    assert str(error.value) == (f"{vehicle.plant.vehicle_path}: estimator prim /vehicle/estimator: nexus:inputs:pose names "
+                                "2 prims (/vehicle/body/base, /vehicle/body/rotor_1); name the one writer to read")

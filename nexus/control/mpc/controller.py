@@ -31,8 +31,7 @@ from nexus.core.spec import Spec
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.guidance.reference import ReferenceTrajectory
-from nexus.plant.usd_files import connections_of
-from nexus.schemas.reader import read_prim, where
+from nexus.schemas.reader import read_connections, read_prim, where
 from nexus.sensors.schedule import period_ns
 
 
@@ -209,7 +208,7 @@ def build_mpc(prim, ctx, **options) -> MpcController:
     if unknown:
         raise BuildError(f"{here}: unknown MPC settings {sorted(unknown)}; known: {sorted(MpcSettings.__dataclass_fields__)}")
     gains = PidGains.from_values(prim, read_prim(prim, PID_SPEC, ctx.path), ctx.path)
-    connections = connections_of(prim)
+    connections = read_connections(prim, PID_SPEC, ctx.path)
     rotors = sorted(ctx.plant.rotors, key=lambda r: r.esc["channel"])
     speeds = (ctx.plant.esc_speed, np.array([r.index for r in rotors]), np.array([r.thrust_coefficient for r in rotors]))
     return MpcController(path, model_from_plant(ctx.plant, here), gains, MpcSettings(**options), connections,
