@@ -63,7 +63,7 @@ class RunConfig:
     #: WMM date [decimal year]; None takes the plant's fixed default.
     decimal_year: float | None = None
     #: Rows the device record table holds between drains (41 s at 250 Hz; a multiple of the 16 ticks a replay
-    #: runs). A drain costs about 5 ms for 2,560 rows and 12 ms for 10,240: fewer, larger drains cost less per tick.
+    #: runs). A full drain of 10,240 rows to Parquet costs about 8 ms, under 1 µs per tick (docs/benchmarking.md).
     record_capacity: int = 10240
     #: Ticks per graph replay; None lets the loop choose (a hidden knob for tests, not a CLI option).
     ticks_per_replay: int | None = None
