@@ -83,13 +83,30 @@ def _draw(series: FlightSeries, px4) -> dict[str, tuple[str, object]]:
         "rates": ("Body rates", figures.rates(series)),
         "motors": ("Controls and rotor speeds", figures.motors(series)),
     }
-    titles = {"imu": "IMU against truth", "mag": "Magnetometer against truth", "baro": "Barometer against truth",
-              "gps": "GPS position against truth"}
-    for sensor, title in titles.items():
-        drawn[sensor] = (title, figures.sensor(series.channels.get(sensor, []), title))
+    for prefix, channels in _sensor_order(series.channels):
+        title = sensor_title(prefix)
+        drawn[prefix.replace("/", "-")] = (title, figures.sensor(channels, title))
     if px4 is not None:
         drawn["px4_estimate"] = ("PX4's estimate against truth", figures.ulog_errors(series, px4))
     return {name: item for name, item in drawn.items() if item[1] is not None}
+
+
+#: Per sensor signal, in report order: its name in titles, and what of it is drawn.
+SENSOR_TITLES = {"imu": ("IMU", ""), "mag": ("Magnetometer", ""), "baro": ("Barometer", ""),
+                 "gps": ("GPS", " position")}
+
+
+def sensor_title(prefix: str) -> str:
+    """``imu`` -> "IMU against truth"; ``imu/ImuQuiet`` (one of several writers) -> "IMU ImuQuiet against truth"."""
+    signal, _, writer = prefix.partition("/")
+    name, what = SENSOR_TITLES[signal]
+    return f"{name}{' ' + writer if writer else ''}{what} against truth"
+
+
+def _sensor_order(channels: dict) -> list[tuple[str, list]]:
+    """The channel groups by signal in SENSOR_TITLES order, each signal's writers in record order."""
+    return [(prefix, group) for signal in SENSOR_TITLES for prefix, group in channels.items()
+            if prefix.partition("/")[0] == signal]
 
 
 def _lookup(info: dict, keys: tuple[str, ...]):

@@ -4,6 +4,8 @@ Everything is float64 NumPy in the conventions the estimate uses (NED world,
 FRD body, angles in radians); figures convert to degrees for display. A
 sensor channel keeps only the ticks on which that sensor sampled, so its
 residual against truth is its noise (plus bias and drift), not hold lag.
+A signal several sensors write (two IMUs) gives one channel group per
+writer, each against truth at its own prim's mount with its own σ.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import numpy as np
 
 from nexus.viz import truth as t
 from nexus.viz.run_data import RunData
-from nexus.viz.vehicle_file import VehicleFile
+from nexus.viz.vehicle_file import SensorPrim, VehicleFile
 
 TESLA_PER_GAUSS = 1.0e-4
 
@@ -23,6 +25,7 @@ TESLA_PER_GAUSS = 1.0e-4
 class Channel:
     """One sensor axis against its truth. ``sigma`` [unit] is the 1σ white-noise band (None: unknown)."""
 
+    #: The record's column prefix of the sensor: its signal (``imu``), or ``imu/<writer>`` when several write it.
     sensor: str
     label: str
     unit: str
@@ -64,6 +67,7 @@ class FlightSeries:
     controls: np.ndarray | None = None  # (rows, rotors) in [0, 1]
     rotor_speeds: np.ndarray | None = None  # (rows, rotors) [rad/s]
     rotor_speed_source: str = ""
+    #: Column prefix (``imu``, or ``imu/Imu`` and ``imu/ImuQuiet``) -> its channels, in record order.
     channels: dict[str, list[Channel]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -90,15 +94,33 @@ def flight_series(run: RunData, vehicle: VehicleFile) -> FlightSeries:
         series.setpoint_yaw = run.scalar("setpoint.yaw")
     _motors(series, run, vehicle)
     gravity = float(run.info.get("gravity_m_s2", t.STANDARD_GRAVITY))
-    if run.has("imu.time", "body/base.accel[0]"):
-        series.channels["imu"] = _imu(run, vehicle, pose, r_enu_flu, gravity)
-    if run.has("mag.time"):
-        series.channels["mag"] = _mag(run, vehicle, r_enu_flu)
-    if run.has("baro.time"):
-        series.channels["baro"] = _baro(run, vehicle, pose, r_enu_flu)
-    if run.has("gps.time"):
-        series.channels["gps"] = _gps(run, vehicle, pose, r_enu_flu)
+    for prefix, writer in sensor_writers(run, "imu") if run.has("body/base.accel[0]") else ():
+        series.channels[prefix] = _imu(run, prefix, vehicle.sensor("imu", writer), r_enu_flu, gravity)
+    for prefix, writer in sensor_writers(run, "mag"):
+        series.channels[prefix] = _mag(run, prefix, vehicle.sensor("mag", writer), r_enu_flu)
+    for prefix, writer in sensor_writers(run, "baro"):
+        series.channels[prefix] = _baro(run, prefix, vehicle.sensor("baro", writer), pose, r_enu_flu)
+    for prefix, writer in sensor_writers(run, "gps"):
+        series.channels[prefix] = _gps(run, prefix, vehicle.sensor("gps", writer), pose, r_enu_flu)
+    for prefix in series.channels:
+        signal, _, writer = prefix.partition("/")
+        if writer and vehicle.sensors and vehicle.sensor(signal, writer) is None:
+            series.notes.append(f"{vehicle.path} has no {signal} prim named '{writer}' (the record's writer of "
+                                f"{prefix}.*): its channels have no noise band and assume a mount at the body origin")
     return series
+
+
+def sensor_writers(run: RunData, signal: str) -> list[tuple[str, str]]:
+    """(column prefix, writer name) of each sensor that wrote ``signal``, in record order.
+
+    One writer: ``[("imu", "")]``. Several: ``imu/<writer>`` each, the writer named as nexus/record/recorder.py
+    names it (its prim's last path element, or whole path when two end the same).
+    """
+    if run.has(f"{signal}.time"):
+        return [(signal, "")]
+    head, tail = f"{signal}/", ".time"
+    return [(name[:-len(tail)], name[len(head):-len(tail)]) for name in run.columns
+            if name.startswith(head) and name.endswith(tail)]
 
 
 def _motors(series: FlightSeries, run: RunData, vehicle: VehicleFile) -> None:
@@ -144,76 +166,74 @@ def esc_speed_targets(columns: dict, escs: list[dict], dt: float) -> np.ndarray:
     return speeds
 
 
-def _sigma(vehicle: VehicleFile, sensor: str, name: str) -> float | None:
-    prim = vehicle.sensors.get(sensor)
+def _sigma(prim: SensorPrim | None, name: str) -> float | None:
     return None if prim is None else prim.sigma.get(name)
 
 
-def _mount(vehicle: VehicleFile, sensor: str) -> tuple[float, float, float]:
-    prim = vehicle.sensors.get(sensor)
+def _mount(prim: SensorPrim | None) -> tuple[float, float, float]:
     return prim.mount if prim else (0.0, 0.0, 0.0)
 
 
-def _bias_note(vehicle: VehicleFile, kind: str) -> str:
-    bias = _sigma(vehicle, "imu", f"nexus:{kind}BiasSigma") or 0.0
+def _bias_note(prim: SensorPrim | None, kind: str) -> str:
+    bias = _sigma(prim, f"nexus:{kind}BiasSigma") or 0.0
     return f"turn-on bias σ {bias:g} shifts the residual" if bias > 0 else ""
 
 
-def _imu(run, vehicle, pose, r_enu_flu, gravity) -> list[Channel]:
-    rows = run.new_samples("imu")
+def _imu(run, prefix, prim, r_enu_flu, gravity) -> list[Channel]:
+    rows = run.new_samples(prefix)
     com = run.vector("body/base.com", 3) if run.has("body/base.com[0]") else np.zeros((run.rows, 3))
     force, rate = t.imu_truth(r_enu_flu[rows], run.vector("body/base.accel", 3)[rows],
                               run.vector("body/base.angular_accel", 3)[rows],
-                              run.vector("body/base.angular_velocity", 3)[rows], com[rows], _mount(vehicle, "imu"),
+                              run.vector("body/base.angular_velocity", 3)[rows], com[rows], _mount(prim),
                               gravity)
-    accel, gyro = run.vector("imu.accel", 3)[rows], run.vector("imu.gyro", 3)[rows]
+    accel, gyro = run.vector(f"{prefix}.accel", 3)[rows], run.vector(f"{prefix}.gyro", 3)[rows]
     time = run.time[rows]
-    sa, sg = _sigma(vehicle, "imu", "nexus:accelNoiseSigma"), _sigma(vehicle, "imu", "nexus:gyroNoiseSigma")
+    sa, sg = _sigma(prim, "nexus:accelNoiseSigma"), _sigma(prim, "nexus:gyroNoiseSigma")
     return [
-        *[Channel("imu", f"accel {axis}", "m/s²", time, accel[:, i], force[:, i], sa, _bias_note(vehicle, "accel"))
+        *[Channel(prefix, f"accel {axis}", "m/s²", time, accel[:, i], force[:, i], sa, _bias_note(prim, "accel"))
           for i, axis in enumerate("xyz")],
-        *[Channel("imu", f"gyro {axis}", "rad/s", time, gyro[:, i], rate[:, i], sg, _bias_note(vehicle, "gyro"))
+        *[Channel(prefix, f"gyro {axis}", "rad/s", time, gyro[:, i], rate[:, i], sg, _bias_note(prim, "gyro"))
           for i, axis in enumerate("xyz")],
     ]
 
 
-def _mag(run, vehicle, r_enu_flu) -> list[Channel]:
+def _mag(run, prefix, prim, r_enu_flu) -> list[Channel]:
     origin = run.info.get("geodetic_origin") or {}
     if not origin:
         return []
     field_ned = t.earth_field_ned(origin, float(run.info.get("decimal_year") or 2026.0))
-    rows = run.new_samples("mag")
+    rows = run.new_samples(prefix)
     truth = t.mag_truth(r_enu_flu[rows], field_ned) / TESLA_PER_GAUSS
-    measured = run.vector("mag.field", 3)[rows] / TESLA_PER_GAUSS
-    sigma = _sigma(vehicle, "mag", "nexus:noiseSigma")
-    return [Channel("mag", f"field {axis}", "gauss", run.time[rows], measured[:, i], truth[:, i], sigma)
+    measured = run.vector(f"{prefix}.field", 3)[rows] / TESLA_PER_GAUSS
+    sigma = _sigma(prim, "nexus:noiseSigma")
+    return [Channel(prefix, f"field {axis}", "gauss", run.time[rows], measured[:, i], truth[:, i], sigma)
             for i, axis in enumerate("xyz")]
 
 
-def _baro(run, vehicle, pose, r_enu_flu) -> list[Channel]:
+def _baro(run, prefix, prim, pose, r_enu_flu) -> list[Channel]:
     origin = run.info.get("geodetic_origin") or {}
-    if not origin or not run.has("baro.pressure_altitude"):
+    if not origin or not run.has(f"{prefix}.pressure_altitude"):
         return []
-    rows = run.new_samples("baro")
-    sensor_up = t.mount_position_enu(pose[rows, :3], r_enu_flu[rows], _mount(vehicle, "baro"))[:, 2]
+    rows = run.new_samples(prefix)
+    sensor_up = t.mount_position_enu(pose[rows, :3], r_enu_flu[rows], _mount(prim))[:, 2]
     truth = float(origin["altitude"]) + sensor_up - run.ned_origin_enu[2]
-    sigma_pa = _sigma(vehicle, "baro", "nexus:noiseSigma")
+    sigma_pa = _sigma(prim, "nexus:noiseSigma")
     sigma = None if sigma_pa is None else sigma_pa * t.altitude_per_pascal(truth)
-    return [Channel("baro", "pressure altitude", "m", run.time[rows], run.scalar("baro.pressure_altitude")[rows],
+    return [Channel(prefix, "pressure altitude", "m", run.time[rows], run.scalar(f"{prefix}.pressure_altitude")[rows],
                     truth, sigma, f"σ = {sigma_pa:g} Pa through the ISA's dh/dp" if sigma_pa is not None else "")]
 
 
-def _gps(run, vehicle, pose, r_enu_flu) -> list[Channel]:
+def _gps(run, prefix, prim, pose, r_enu_flu) -> list[Channel]:
     origin = run.info.get("geodetic_origin") or {}
     if not origin:
         return []
-    rows = run.new_samples("gps")
-    antenna = t.mount_position_enu(pose[rows, :3], r_enu_flu[rows], _mount(vehicle, "gps"))
+    rows = run.new_samples(prefix)
+    antenna = t.mount_position_enu(pose[rows, :3], r_enu_flu[rows], _mount(prim))
     truth = t.position_ned(antenna, run.ned_origin_enu)
-    measured = t.geodetic_to_ned(run.columns["gps.latitude"][rows], run.columns["gps.longitude"][rows],
-                                 run.columns["gps.altitude"][rows], origin)
-    eph = run.scalar("gps.eph")[rows] if run.has("gps.eph") else None
-    epv = run.scalar("gps.epv")[rows] if run.has("gps.epv") else None
+    measured = t.geodetic_to_ned(run.columns[f"{prefix}.latitude"][rows], run.columns[f"{prefix}.longitude"][rows],
+                                 run.columns[f"{prefix}.altitude"][rows], origin)
+    eph = run.scalar(f"{prefix}.eph")[rows] if run.has(f"{prefix}.eph") else None
+    epv = run.scalar(f"{prefix}.epv")[rows] if run.has(f"{prefix}.epv") else None
     note = "σ = the receiver's eph/epv (white noise and drift); the drift is slow, so residuals wander"
-    return [Channel("gps", f"position {axis}", "m", run.time[rows], measured[:, i], truth[:, i],
+    return [Channel(prefix, f"position {axis}", "m", run.time[rows], measured[:, i], truth[:, i],
                     eph if i < 2 else epv, note) for i, axis in enumerate("NED")]

@@ -2,7 +2,9 @@
 
 Read with ``pxr`` alone (no Newton model), so ``nexus plot`` stays quick. The
 noise σ are the sensor prims' ``nexus:`` attributes (authored, or the schema's
-fallback); a sensor with ``nexus:noise = false`` has σ = 0.
+fallback); a sensor with ``nexus:noise = false`` has σ = 0. A vehicle may carry
+several prims of one kind (two IMUs): each keeps its own mount and σ, found by
+the name the record gives its writer.
 """
 
 from __future__ import annotations
@@ -40,14 +42,31 @@ class VehicleFile:
     path: Path
     #: True when the file's SHA-256 equals the one run.json recorded.
     same_as_flown: bool
-    sensors: dict[str, SensorPrim] = field(default_factory=dict)
+    #: Record signal -> every prim of that kind, in file order.
+    sensors: dict[str, list[SensorPrim]] = field(default_factory=dict)
     escs: list[dict] = field(default_factory=list)
     #: A sentence for the report when something could not be read (or None).
     note: str | None = None
 
+    def sensor(self, signal: str, writer: str = "") -> SensorPrim | None:
+        """The prim behind ``signal``'s writer ``writer``, or None when the file has none by that name.
+
+        ``writer`` is the record's name for it (``imu/<writer>.accel[0]``): the prim's last path element, or its
+        whole path without the leading '/' when another writer's ends the same. Empty: the signal's only writer,
+        taken as the first prim of its kind.
+        """
+        prims = self.sensors.get(signal, [])
+        if not writer:
+            return prims[0] if prims else None
+        whole = [prim for prim in prims if prim.path.strip("/") == writer]
+        last = [prim for prim in prims if prim.path.rsplit("/", 1)[-1] == writer]
+        if whole:
+            return whole[0]
+        return last[0] if len(last) == 1 else None
+
 
 def read_vehicle_file(path: Path, sha256: str | None) -> VehicleFile:
-    """The sensors (first prim of each kind, file order) and ESCs of ``path``; never raises on a bad file."""
+    """The sensor prims (every one, file order) and ESCs of ``path``; never raises on a bad file."""
     from pxr import Usd  # noqa: PLC0415
 
     from nexus import schemas  # noqa: PLC0415
@@ -65,11 +84,11 @@ def read_vehicle_file(path: Path, sha256: str | None) -> VehicleFile:
                         "speeds use the file as it is now")
     for prim in stage.Traverse():
         for api, signal in SENSOR_APIS.items():
-            if signal not in found.sensors and prim.HasAPI(api):
+            if prim.HasAPI(api):
                 noise = bool(_value(prim, "nexus:noise", True))
                 sigma = {name: (float(_value(prim, name, 0.0)) if noise else 0.0) for name in NOISE_ATTRIBUTES[signal]}
                 mount = tuple(float(x) for x in _value(prim, "nexus:mountOffset", (0.0, 0.0, 0.0)))
-                found.sensors[signal] = SensorPrim(str(prim.GetPath()), mount, noise, sigma)
+                found.sensors.setdefault(signal, []).append(SensorPrim(str(prim.GetPath()), mount, noise, sigma))
         if prim.HasAPI("NexusEscAPI"):
             found.escs.append({key: float(_value(prim, name, 0.0)) for key, name in ESC_ATTRIBUTES.items()})
     return found
