@@ -35,3 +35,10 @@ def test_schema_check_names_stale_files_and_write_regenerates_them(tmp_path, mon
 
 def test_schema_needs_one_of_write_or_check():
     assert CliRunner().invoke(main, ["schema"]).exit_code == 2
+
+
+def test_every_shipped_spec_is_well_formed():
+    from nexus.schemas.catalog import discover
+
+    problems = [problem for entry in discover() for problem in entry.spec.check()]
+    assert problems == []
