@@ -145,9 +145,6 @@ def _type_text(hint: Any) -> str:
     return "null" if hint is type(None) else getattr(hint, "__name__", str(hint))
 
 
-#: The earlier name of :class:`RunConfig`.
-FlightOptions = RunConfig
-
 
 @dataclass
 class Flight:

@@ -8,14 +8,14 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from nexus.flight import FlightOptions
+from nexus.flight import RunConfig
 from nexus.run import run_flight
 
 pytestmark = pytest.mark.cuda
 
 
 def fly(out, device):
-    summary = run_flight(FlightOptions(mission="short", seed=3), device, out, duration=10.0, progress=False)
+    summary = run_flight(RunConfig(mission="short", seed=3), device, out, duration=10.0, progress=False)
     table = pq.read_table(out / "record.parquet")
     return summary, {name: table.column(name).to_numpy() for name in table.column_names}
 

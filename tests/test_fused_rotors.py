@@ -5,7 +5,7 @@ import pytest
 import warp as wp
 
 from nexus.core.executors import graph_nodes
-from nexus.flight import FlightOptions, build_flight
+from nexus.flight import RunConfig, build_flight
 from nexus.plant.esc import Esc
 from nexus.plant.propeller import Propeller
 from nexus.run import run_flight
@@ -30,7 +30,7 @@ def fused(request, monkeypatch):
 
 
 def test_the_first_esc_and_propeller_launch_for_all_four(fused):
-    flight = build_flight(FlightOptions(mission="short"), "cpu")
+    flight = build_flight(RunConfig(mission="short"), "cpu")
     esc, propeller = stage_nodes(flight.loop, "esc"), stage_nodes(flight.loop, "propeller")
     flight.loop.close()
     assert (esc, propeller) == (([1, 0, 0, 0], [1, 0, 0, 0]) if fused else ([1, 1, 1, 1], [1, 1, 1, 1]))
@@ -41,7 +41,7 @@ def test_fused_and_per_rotor_flights_record_the_same_bits(tmp_path, monkeypatch)
     for fuse in (True, False):
         monkeypatch.setattr(Esc, "fuse", fuse)
         monkeypatch.setattr(Propeller, "fuse", fuse)
-        flight = build_flight(FlightOptions(mission="short"), "cpu")
+        flight = build_flight(RunConfig(mission="short"), "cpu")
         nodes[fuse] = flight.loop.nodes_per_tick
         out = tmp_path / str(fuse)
         # 2 s: spin-up, lift-off and the climb, with every rotor loaded differently as the PID corrects.

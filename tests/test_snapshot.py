@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import warp as wp
 
-from nexus.flight import FlightOptions, build_flight
+from nexus.flight import RunConfig, build_flight
 from nexus.startup import start
 
 #: Ticks before the snapshot and after it: 0.4 s at 250 Hz each, the spin-up, lift-off (about tick 55) and the
@@ -63,7 +63,7 @@ def differing(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> list[str]:
 @pytest.fixture(scope="module")
 def flown():
     """The flight with snapshots at ticks 20 and 100, every array at tick 100 and (the reference) at tick 200."""
-    flight = build_flight(FlightOptions(), "cpu")
+    flight = build_flight(RunConfig(), "cpu")
     start(flight.loop, flight.vehicle.plant)
     loop = flight.loop
     assert loop.run(ON_THE_GROUND).reason == "ticks"

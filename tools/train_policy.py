@@ -42,10 +42,10 @@ ACTION = "controls:4"
 
 def record(scene: str, mission: str, seconds: float) -> tuple[list[tuple], object]:
     """(estimate, setpoint, controls[:4]) for every armed tick of a PID flight more than 0.3 m above the start."""
-    from nexus.flight import FlightOptions, build_flight
+    from nexus.flight import RunConfig, build_flight
     from nexus.startup import start
 
-    flight = build_flight(FlightOptions(scene=scene, mission=mission), "cpu")
+    flight = build_flight(RunConfig(scene=scene, mission=mission), "cpu")
     loop = flight.loop
     start(loop, flight.vehicle.plant)
     estimate, setpoint, controls = loop.output("estimate"), loop.output("setpoint"), loop.output("controls")

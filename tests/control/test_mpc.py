@@ -86,10 +86,10 @@ def test_failed_solves_keep_the_last_goal_then_end_the_flight():
 
 
 def test_mpc_without_a_reference_is_a_build_error_naming_the_signal():
-    from nexus.flight import FlightOptions, build_flight
+    from nexus.flight import RunConfig, build_flight
 
     with pytest.raises(BuildError, match="reference"):
-        build_flight(FlightOptions(scene="empty", controller="mpc"), "cpu")
+        build_flight(RunConfig(scene="empty", controller="mpc"), "cpu")
 
 
 def test_mpc_tracks_the_figure_eight_within_15_cm_and_pid_follows_it_too(capsys):

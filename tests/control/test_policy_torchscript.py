@@ -91,10 +91,10 @@ def test_torchscript_runner_shares_the_observation_with_the_tensor(shipped_pt, t
 
 
 def _fly_short(model, device: str = "cpu"):
-    from nexus.flight import FlightOptions, build_flight
+    from nexus.flight import RunConfig, build_flight
     from nexus.startup import start
 
-    flight = build_flight(FlightOptions(controller="policy", mission="short", controller_options={"model": str(model)}), device)
+    flight = build_flight(RunConfig(controller="policy", mission="short", controller_options={"model": str(model)}), device)
     start(flight.loop, flight.vehicle.plant)
     estimate = flight.loop.output("estimate")
     done, drift = False, 0.0

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nexus.flight import FlightOptions, build_flight
+from nexus.flight import RunConfig, build_flight
 from nexus.guidance.tracking import TrackingGuidance
 from nexus.startup import start
 
@@ -30,7 +30,7 @@ class TrackingFlight:
 
 def fly_tracking(controller: str, scene: str = "figure_eight", max_seconds: float = 40.0, **options) -> TrackingFlight:
     # As a run builds it: the record reads the setpoint (the reference's current point).
-    flight = build_flight(FlightOptions(scene=scene, controller=controller, controller_options=options), "cpu")
+    flight = build_flight(RunConfig(scene=scene, controller=controller, controller_options=options), "cpu")
     vehicle, loop = flight.vehicle, flight.loop
     guidance = next(c for c in vehicle.components if isinstance(c, TrackingGuidance))
     start(loop, vehicle.plant)

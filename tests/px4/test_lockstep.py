@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from nexus.core.errors import BuildError
-from nexus.flight import FlightOptions, build_flight
+from nexus.flight import RunConfig, build_flight
 from nexus.px4.link import LinkError
 from nexus.replay import replay
 from nexus.run import run_flight
@@ -23,7 +23,7 @@ CLIMB = 0.70
 
 def px4_flight(**link):
     options = {"host": "127.0.0.1", "port": 0, "connect_timeout": 10.0, "answer_timeout": 5.0, **link}
-    flight = build_flight(FlightOptions(controller="px4", controller_options=options), "cpu")
+    flight = build_flight(RunConfig(controller="px4", controller_options=options), "cpu")
     return flight, flight.vehicle.controller
 
 
