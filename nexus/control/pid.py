@@ -43,7 +43,7 @@ from nexus.control.attitude import attitude_error_rates, attitude_from_thrust_ax
 from nexus.control.mixer import command_for_thrust, quad_x_thrusts
 from nexus.core import Component
 from nexus.core.errors import BuildError
-from nexus.core.spec import Input, Output, Param, Spec, StateVar
+from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
 from nexus.plant.controls import CONTROLS_WIDTH
@@ -104,9 +104,6 @@ PID_STATE = StateVar("pid", PidState, (1,), zero_pid_state,
                      "integrators and the previous tick's estimate and setpoint (derivatives, feed-forward)")
 
 
-def _gain(key: str, attr: str, default: tuple, unit: str, doc: str) -> Param:
-    return Param(key, attr, "float3", default, unit, doc, low=0.0)
-
 
 PID_SPEC = Spec(
     name="PidController",
@@ -119,20 +116,22 @@ PID_SPEC = Spec(
         "PX4's defaults; a vehicle authors the gains tuned for it. Vector gains are per axis (x, y, z) or (roll, "
         "pitch, yaw). It reads `estimate`, `setpoint` and `armed` (0 cuts the motors; 1 when nothing writes it).",
     params=(
-        _gain("position_p", "nexus:positionP", (0.95, 0.95, 1.0), "1/s", "Position gain, (x, y, z) (MPC_XY_P, MPC_Z_P)"),
-        _gain("velocity_p", "nexus:velocityP", (1.8, 1.8, 4.0), "1/s",
-              "Velocity gain, (x, y, z) (MPC_XY_VEL_P_ACC, MPC_Z_VEL_P_ACC)"),
-        _gain("velocity_i", "nexus:velocityI", (0.4, 0.4, 2.0), "1/s^2",
-              "Velocity integral gain, (x, y, z) (MPC_XY_VEL_I_ACC, MPC_Z_VEL_I_ACC)"),
-        _gain("velocity_d", "nexus:velocityD", (0.2, 0.2, 0.0), "-",
-              "Velocity derivative gain, (x, y, z) (MPC_XY_VEL_D_ACC, MPC_Z_VEL_D_ACC)"),
-        _gain("attitude_p", "nexus:attitudeP", (6.5, 6.5, 2.8), "1/s",
-              "Attitude gain, (roll, pitch, yaw) (MC_ROLL_P, MC_PITCH_P, MC_YAW_P)"),
-        _gain("rate_p", "nexus:rateP", (0.15, 0.15, 0.2), "s/rad",
-              "Body-rate gain, (roll, pitch, yaw) (MC_ROLLRATE_P, MC_PITCHRATE_P, MC_YAWRATE_P)"),
-        _gain("rate_i", "nexus:rateI", (0.2, 0.2, 0.1), "1/rad", "Body-rate integral gain, (roll, pitch, yaw) (MC_*RATE_I)"),
-        _gain("rate_d", "nexus:rateD", (0.003, 0.003, 0.0), "s^2/rad",
-              "Body-rate derivative gain, (roll, pitch, yaw) (MC_*RATE_D)"),
+        non_negative("position_p", "nexus:positionP", (0.95, 0.95, 1.0), "1/s",
+                     "Position gain, (x, y, z) (MPC_XY_P, MPC_Z_P)", type="float3"),
+        non_negative("velocity_p", "nexus:velocityP", (1.8, 1.8, 4.0), "1/s",
+                     "Velocity gain, (x, y, z) (MPC_XY_VEL_P_ACC, MPC_Z_VEL_P_ACC)", type="float3"),
+        non_negative("velocity_i", "nexus:velocityI", (0.4, 0.4, 2.0), "1/s^2",
+                     "Velocity integral gain, (x, y, z) (MPC_XY_VEL_I_ACC, MPC_Z_VEL_I_ACC)", type="float3"),
+        non_negative("velocity_d", "nexus:velocityD", (0.2, 0.2, 0.0), "-",
+                     "Velocity derivative gain, (x, y, z) (MPC_XY_VEL_D_ACC, MPC_Z_VEL_D_ACC)", type="float3"),
+        non_negative("attitude_p", "nexus:attitudeP", (6.5, 6.5, 2.8), "1/s",
+                     "Attitude gain, (roll, pitch, yaw) (MC_ROLL_P, MC_PITCH_P, MC_YAW_P)", type="float3"),
+        non_negative("rate_p", "nexus:rateP", (0.15, 0.15, 0.2), "s/rad",
+                     "Body-rate gain, (roll, pitch, yaw) (MC_ROLLRATE_P, MC_PITCHRATE_P, MC_YAWRATE_P)", type="float3"),
+        non_negative("rate_i", "nexus:rateI", (0.2, 0.2, 0.1), "1/rad",
+                     "Body-rate integral gain, (roll, pitch, yaw) (MC_*RATE_I)", type="float3"),
+        non_negative("rate_d", "nexus:rateD", (0.003, 0.003, 0.0), "s^2/rad",
+                     "Body-rate derivative gain, (roll, pitch, yaw) (MC_*RATE_D)", type="float3"),
         # (0, 1) is open at both ends: the Param states the lower end, PidGains.from_values the upper.
         Param("hover_thrust", "nexus:hoverThrust", "float", 0.5, "-",
               "ESC command that holds hover, in (0, 1) (MPC_THR_HOVER); the controller passes it through the ESCs' "

@@ -94,6 +94,16 @@ class Param:
         return None
 
 
+def non_negative(key: str, attr: str, default: Any, unit: str = "-", doc: str = "", type: str = "float") -> Param:
+    """A parameter that must be 0 or more (a noise sigma, a dwell time); each element for a vector."""
+    return Param(key, attr, type, default, unit, doc, low=0.0)
+
+
+def positive(key: str, attr: str, default: Any, unit: str = "-", doc: str = "", type: str = "float") -> Param:
+    """A parameter that must be more than 0 (a speed, a time constant)."""
+    return Param(key, attr, type, default, unit, doc, low=0.0, open_low=True)
+
+
 def _elements(value: Any) -> list[float]:
     if isinstance(value, (int, float)):
         return [float(value)]

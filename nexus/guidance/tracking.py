@@ -30,7 +30,7 @@ import warp as wp
 
 from nexus.core import Component, Stage
 from nexus.core.errors import BuildError
-from nexus.core.spec import Input, Output, Param, Spec
+from nexus.core.spec import Input, Output, Param, Spec, non_negative, positive
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.profile import heading_of
 from nexus.guidance.reference import ReferenceTrajectory, figure_eight, waypoints
@@ -53,12 +53,6 @@ TRACKING_OUTPUTS = (
 )
 
 
-def _positive(key: str, attr: str, default: float, unit: str, doc: str) -> Param:
-    return Param(key, attr, "float", default, unit, doc, low=0.0, open_low=True)
-
-
-def _not_negative(key: str, attr: str, default: float, unit: str, doc: str) -> Param:
-    return Param(key, attr, "float", default, unit, doc, low=0.0)
 
 
 FIGURE_EIGHT_SPEC = Spec(
@@ -70,12 +64,12 @@ FIGURE_EIGHT_SPEC = Spec(
         "one lap per nexus:period; the speed ramps up over the first half period and down over the last, and the "
         "run ends at the centre.",
     params=(
-        _positive("size", "nexus:size", 2.0, "m", "Full width of the figure-eight along x; its depth along y is half of it"),
-        _positive("height", "nexus:height", 2.0, "m", "Height of the figure-eight above the start"),
-        _positive("period", "nexus:period", 8.0, "s", "Time of one lap at full speed"),
+        positive("size", "nexus:size", 2.0, "m", "Full width of the figure-eight along x; its depth along y is half of it"),
+        positive("height", "nexus:height", 2.0, "m", "Height of the figure-eight above the start"),
+        positive("period", "nexus:period", 8.0, "s", "Time of one lap at full speed"),
         Param("laps", "nexus:laps", "int", 2, "-", "Number of laps", low=1),
-        _positive("climb_speed", "nexus:climbSpeed", 0.5, "m/s", "Average climb speed to the figure-eight's centre"),
-        _not_negative("hold_time", "nexus:holdTime", 1.0, "s", "Hover at the centre before the first lap"),
+        positive("climb_speed", "nexus:climbSpeed", 0.5, "m/s", "Average climb speed to the figure-eight's centre"),
+        non_negative("hold_time", "nexus:holdTime", 1.0, "s", "Hover at the centre before the first lap"),
     ),
     inputs=TRACKING_INPUTS,
     outputs=TRACKING_OUTPUTS,
@@ -94,8 +88,8 @@ WAYPOINTS_SPEC = Spec(
         # Each element must be finite (the Param checks it); that there is at least one point, from_prim checks.
         Param("points", "nexus:points", "float3[]", (), "m",
               "Offsets from where the vehicle rests at the start, scene axes (x east, y north, z up); at least one"),
-        _positive("speed", "nexus:speed", 1.0, "m/s", "Average speed of each leg"),
-        _not_negative("dwell", "nexus:dwell", 0.0, "s", "Rest at each point"),
+        positive("speed", "nexus:speed", 1.0, "m/s", "Average speed of each leg"),
+        non_negative("dwell", "nexus:dwell", 0.0, "s", "Rest at each point"),
     ),
     inputs=TRACKING_INPUTS,
     outputs=TRACKING_OUTPUTS,

@@ -21,16 +21,13 @@ import warp as wp
 
 from nexus.core import Component, Stage
 from nexus.core.errors import BuildError
-from nexus.core.spec import Input, Param, Relation, Spec
+from nexus.core.spec import Input, Param, Relation, Spec, positive
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.plant import Plant, Rotor
 
 #: Keys of the ESC's command parameters (the motor's parameters go to Newton's actuator, see loading.py).
 COMMAND_KEYS = ("channel", "min_speed", "max_speed", "thrust_model_factor", "tau_up", "tau_down")
 
-
-def _positive(key: str, attr: str, default: float, unit: str, doc: str) -> Param:
-    return Param(key, attr, "float", default, unit, doc, low=0.0, open_low=True)
 
 
 ESC_SPEC = Spec(
@@ -53,18 +50,18 @@ ESC_SPEC = Spec(
               "PX4's output 1", low=0, high=CONTROLS_WIDTH - 1),
         Param("min_speed", "nexus:minSpeed", "float", 0.0, "rad/s",
               "Least rotor speed while armed and commanded above 0, magnitude; at most nexus:maxSpeed", low=0.0),
-        _positive("max_speed", "nexus:maxSpeed", 1100.0, "rad/s", "Rotor speed at command 1, magnitude"),
+        positive("max_speed", "nexus:maxSpeed", 1100.0, "rad/s", "Rotor speed at command 1, magnitude"),
         Param("thrust_model_factor", "nexus:thrustModelFactor", "float", 0.0, "-",
               "Thrust model factor f (PX4's THR_MDL_FAC); see the class doc", low=0.0, high=1.0),
-        _positive("tau_up", "nexus:motor:timeConstantUp", 0.0125, "s", "Time constant of the speed target when it rises"),
-        _positive("tau_down", "nexus:motor:timeConstantDown", 0.025, "s",
-                  "Time constant of the speed target when it falls"),
-        _positive("kv", "nexus:motor:kv", 1000.0, "rpm/V", "Motor velocity constant"),
-        _positive("voltage", "nexus:motor:voltage", 14.8, "V", "Supply voltage"),
-        _positive("resistance", "nexus:motor:resistance", 0.1, "ohm", "Phase-to-phase winding resistance"),
-        _positive("current_limit", "nexus:motor:currentLimit", 30.0, "A", "ESC current limit"),
-        _positive("speed_gain", "nexus:motor:speedGain", 0.01, "N m s/rad",
-                  "Gain of the speed servo: torque per unit speed error"),
+        positive("tau_up", "nexus:motor:timeConstantUp", 0.0125, "s", "Time constant of the speed target when it rises"),
+        positive("tau_down", "nexus:motor:timeConstantDown", 0.025, "s",
+                 "Time constant of the speed target when it falls"),
+        positive("kv", "nexus:motor:kv", 1000.0, "rpm/V", "Motor velocity constant"),
+        positive("voltage", "nexus:motor:voltage", 14.8, "V", "Supply voltage"),
+        positive("resistance", "nexus:motor:resistance", 0.1, "ohm", "Phase-to-phase winding resistance"),
+        positive("current_limit", "nexus:motor:currentLimit", 30.0, "A", "ESC current limit"),
+        positive("speed_gain", "nexus:motor:speedGain", 0.01, "N m s/rad",
+                 "Gain of the speed servo: torque per unit speed error"),
     ),
     relations=(Relation("joint", "nexus:joint", "The rotor's revolute joint (one target)"),),
     inputs=(

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import warp as wp
 
-from nexus.core.spec import Output, Param, Spec
+from nexus.core.spec import Output, Spec, non_negative
 from nexus.plant.body_state import BodyState
 from nexus.sensors.noise import normal1, stream_seed
 from nexus.sensors.samples import BaroSample
 from nexus.sensors.schedule import take_if_due
-from nexus.sensors.sensor import SENSOR, Sensor
+from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
 
 #: International Standard Atmosphere, troposphere (ISO 2533).
 SEA_LEVEL_TEMPERATURE = 288.15  # [K]
@@ -40,9 +40,8 @@ BAROMETER_SPEC = Spec(
     doc="A static-pressure barometer: ISA troposphere pressure and temperature at the mount's altitude above "
         "the scene's geodetic origin, white noise on the pressure, and the pressure altitude an autopilot derives.",
     params=(
-        Param("rate", "nexus:rate", "float", 50.0, "Hz", "Samples per second; 0 samples every tick", low=0.0),
-        Param("noise_sigma", "nexus:noiseSigma", "float", NOISE_SIGMA, "Pa", "White noise on the pressure, 1 sigma",
-              low=0.0),
+        sensor_rate(50.0),
+        non_negative("noise_sigma", "nexus:noiseSigma", NOISE_SIGMA, "Pa", "White noise on the pressure, 1 sigma"),
     ),
     outputs=(Output("baro", BaroSample, recorded=True, doc="Pressure [Pa], temperature [K], pressure altitude [m]"),),
     stage="baro",

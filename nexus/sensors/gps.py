@@ -20,20 +20,16 @@ import math
 
 import warp as wp
 
-from nexus.core.spec import Output, Param, Spec, StateVar
+from nexus.core.spec import Output, Param, Spec, StateVar, non_negative, positive
 from nexus.plant.body_state import BodyState
 from nexus.plant.frames import enu_to_ned, ned_to_enu
 from nexus.sensors.geodesy import ecef_to_latitude_longitude, enu_to_ecef_rotation, geodetic_to_ecef
 from nexus.sensors.noise import normal3, stream_seed
 from nexus.sensors.samples import GpsSample
 from nexus.sensors.schedule import take_if_due
-from nexus.sensors.sensor import SENSOR, Sensor
+from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
 
 FIX_3D = 3
-
-
-def _sigma(key: str, attr: str, default: float, unit: str, doc: str) -> Param:
-    return Param(key, attr, "float", default, unit, doc, low=0.0)
 
 
 GPS_SPEC = Spec(
@@ -44,15 +40,14 @@ GPS_SPEC = Spec(
     doc="A GNSS receiver: the antenna's geodetic position (WGS-84) and NED velocity around the scene's geodetic "
         "origin, with white noise and a slow, correlated position drift (first-order Gauss-Markov).",
     params=(
-        Param("rate", "nexus:rate", "float", 10.0, "Hz", "Samples per second; 0 samples every tick", low=0.0),
-        _sigma("horizontal_sigma", "nexus:horizontalNoiseSigma", 0.02, "m", "Horizontal position white noise, 1 sigma"),
-        _sigma("vertical_sigma", "nexus:verticalNoiseSigma", 0.04, "m", "Vertical position white noise, 1 sigma"),
-        _sigma("velocity_sigma", "nexus:velocityNoiseSigma", 0.05, "m/s", "Velocity white noise per axis, 1 sigma"),
+        sensor_rate(10.0),
+        non_negative("horizontal_sigma", "nexus:horizontalNoiseSigma", 0.02, "m", "Horizontal position white noise, 1 sigma"),
+        non_negative("vertical_sigma", "nexus:verticalNoiseSigma", 0.04, "m", "Vertical position white noise, 1 sigma"),
+        non_negative("velocity_sigma", "nexus:velocityNoiseSigma", 0.05, "m/s", "Velocity white noise per axis, 1 sigma"),
         Param("satellites", "nexus:satellites", "int", 10, "-", "Satellites the receiver reports", low=0),
-        _sigma("horizontal_drift_sigma", "nexus:horizontalDriftSigma", 0.3, "m", "Horizontal drift, settled 1 sigma"),
-        _sigma("vertical_drift_sigma", "nexus:verticalDriftSigma", 0.5, "m", "Vertical drift, settled 1 sigma"),
-        Param("drift_correlation_time", "nexus:driftCorrelationTime", "float", 60.0, "s",
-              "Correlation time of the drift", low=0.0, open_low=True),
+        non_negative("horizontal_drift_sigma", "nexus:horizontalDriftSigma", 0.3, "m", "Horizontal drift, settled 1 sigma"),
+        non_negative("vertical_drift_sigma", "nexus:verticalDriftSigma", 0.5, "m", "Vertical drift, settled 1 sigma"),
+        positive("drift_correlation_time", "nexus:driftCorrelationTime", 60.0, "s", "Correlation time of the drift"),
     ),
     outputs=(Output("gps", GpsSample, recorded=True, doc="Latitude, longitude [deg], altitude [m], NED velocity [m/s]"),),
     state=(StateVar("drift", wp.vec3, (1,), 0.0, "position drift [m], NED"),),

@@ -18,13 +18,13 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from nexus.core.spec import Output, Param, Spec, StateVar
+from nexus.core.spec import Output, Spec, StateVar, non_negative
 from nexus.plant.body_state import BodyState
 from nexus.plant.frames import flu_to_frd
 from nexus.sensors.noise import normal3, stream_seed
 from nexus.sensors.samples import ImuSample
 from nexus.sensors.schedule import take_if_due
-from nexus.sensors.sensor import SENSOR, Sensor
+from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
 
 #: PX4 Gazebo (gz) IMU white-noise defaults: gyro 0.05 deg/s, accelerometer.
 GYRO_NOISE_SIGMA = 0.0008726646  # [rad/s]
@@ -38,10 +38,6 @@ def turn_on_bias(imu: Imu, ctx) -> np.ndarray:
     return (draw * np.array([[imu.accel_bias_sigma], [imu.gyro_bias_sigma]]) * scale).astype(np.float32)
 
 
-def _noise(key: str, attr: str, default: float, unit: str, doc: str) -> Param:
-    return Param(key, attr, "float", default, unit, doc, low=0.0)
-
-
 IMU_SPEC = Spec(
     name="Imu",
     schema="NexusImuAPI",
@@ -51,14 +47,14 @@ IMU_SPEC = Spec(
         "mount, in FRD, from the solver's body accelerations. Each axis gets white noise, a turn-on bias and "
         "an optional bias random walk (PX4's Gazebo IMU defaults).",
     params=(
-        Param("rate", "nexus:rate", "float", 250.0, "Hz", "Samples per second; 0 samples every tick", low=0.0),
-        _noise("gyro_sigma", "nexus:gyroNoiseSigma", GYRO_NOISE_SIGMA, "rad/s", "Gyro white noise per sample, 1 sigma"),
-        _noise("accel_sigma", "nexus:accelNoiseSigma", ACCEL_NOISE_SIGMA, "m/s^2",
+        sensor_rate(250.0),
+        non_negative("gyro_sigma", "nexus:gyroNoiseSigma", GYRO_NOISE_SIGMA, "rad/s", "Gyro white noise per sample, 1 sigma"),
+        non_negative("accel_sigma", "nexus:accelNoiseSigma", ACCEL_NOISE_SIGMA, "m/s^2",
                "Accelerometer white noise per sample, 1 sigma"),
-        _noise("gyro_bias_sigma", "nexus:gyroBiasSigma", 0.0, "rad/s", "Gyro turn-on bias, 1 sigma"),
-        _noise("accel_bias_sigma", "nexus:accelBiasSigma", 0.0, "m/s^2", "Accelerometer turn-on bias, 1 sigma"),
-        _noise("gyro_bias_walk", "nexus:gyroBiasRandomWalk", 0.0, "rad/s/sqrt(s)", "Gyro bias random walk"),
-        _noise("accel_bias_walk", "nexus:accelBiasRandomWalk", 0.0, "m/s^2/sqrt(s)",
+        non_negative("gyro_bias_sigma", "nexus:gyroBiasSigma", 0.0, "rad/s", "Gyro turn-on bias, 1 sigma"),
+        non_negative("accel_bias_sigma", "nexus:accelBiasSigma", 0.0, "m/s^2", "Accelerometer turn-on bias, 1 sigma"),
+        non_negative("gyro_bias_walk", "nexus:gyroBiasRandomWalk", 0.0, "rad/s/sqrt(s)", "Gyro bias random walk"),
+        non_negative("accel_bias_walk", "nexus:accelBiasRandomWalk", 0.0, "m/s^2/sqrt(s)",
                "Accelerometer bias random walk"),
     ),
     outputs=(Output("imu", ImuSample, recorded=True, doc="Specific force [m/s^2] and angular rate [rad/s], FRD"),),

@@ -14,13 +14,13 @@ from functools import lru_cache
 import numpy as np
 import warp as wp
 
-from nexus.core.spec import Output, Param, Spec
+from nexus.core.spec import Output, Spec, non_negative
 from nexus.plant.body_state import BodyState
 from nexus.plant.frames import flu_to_frd, ned_to_enu_np
 from nexus.sensors.noise import normal3, stream_seed
 from nexus.sensors.samples import MagSample
 from nexus.sensors.schedule import take_if_due
-from nexus.sensors.sensor import SENSOR, Sensor
+from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
 
 #: One gauss in tesla; the prim's noise is in gauss, as in PX4's Gazebo models.
 TESLA_PER_GAUSS = 1.0e-4
@@ -35,9 +35,8 @@ MAGNETOMETER_SPEC = Spec(
     doc="A three-axis magnetometer: the World Magnetic Model's field at the scene's geodetic origin, rotated "
         "into the body (FRD), with white noise.",
     params=(
-        Param("rate", "nexus:rate", "float", 100.0, "Hz", "Samples per second; 0 samples every tick", low=0.0),
-        Param("noise_sigma", "nexus:noiseSigma", "float", NOISE_SIGMA_GAUSS, "gauss",
-              "White noise per axis, 1 sigma", low=0.0),
+        sensor_rate(100.0),
+        non_negative("noise_sigma", "nexus:noiseSigma", NOISE_SIGMA_GAUSS, "gauss", "White noise per axis, 1 sigma"),
     ),
     outputs=(Output("mag", MagSample, recorded=True, doc="Magnetic flux density [T], FRD"),),
     stage="mag",

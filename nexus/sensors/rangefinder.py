@@ -24,11 +24,11 @@ from __future__ import annotations
 import warp as wp
 
 from nexus.core.errors import BuildError
-from nexus.core.spec import Output, Param, Spec
+from nexus.core.spec import Output, Param, Spec, non_negative, positive
 from nexus.plant.body_state import BodyState
 from nexus.sensors.noise import normal1, stream_seed
 from nexus.sensors.schedule import take_if_due
-from nexus.sensors.sensor import SENSOR, Sensor
+from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
 
 #: Added to ``maxDistance`` for an out-of-range reading [m].
 OUT_OF_RANGE_MARGIN = 0.01
@@ -57,11 +57,10 @@ RANGEFINDER_SPEC = Spec(
         "along the body's down axis to the ground plane z = 0, with white noise, valid between minDistance "
         "and maxDistance.",
     params=(
-        Param("rate", "nexus:rate", "float", 50.0, "Hz", "Samples per second; 0 samples every tick", low=0.0),
-        Param("min_distance", "nexus:minDistance", "float", 0.2, "m", "Shortest distance the sensor reads", low=0.0),
-        Param("max_distance", "nexus:maxDistance", "float", 14.0, "m", "Longest distance the sensor reads",
-              low=0.0, open_low=True),
-        Param("noise_sigma", "nexus:noiseSigma", "float", 0.02, "m", "White noise on the distance, 1 sigma", low=0.0),
+        sensor_rate(50.0),
+        non_negative("min_distance", "nexus:minDistance", 0.2, "m", "Shortest distance the sensor reads"),
+        positive("max_distance", "nexus:maxDistance", 14.0, "m", "Longest distance the sensor reads"),
+        non_negative("noise_sigma", "nexus:noiseSigma", 0.02, "m", "White noise on the distance, 1 sigma"),
         Param("field_of_view", "nexus:fieldOfView", "float", 0.0524, "rad",
               "Beam width, reported to the autopilot only", low=0.0, high=3.1416),
     ),

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import warp as wp
 
-from nexus.core.errors import BuildError
 from nexus.core.spec import StateVar
 
 #: Slots of a schedule array.
@@ -26,17 +25,6 @@ SCHEDULE_SLOTS = 3
 #: The state a sampler declares for its schedule: all zeros is "not started".
 SCHEDULE = StateVar("schedule", wp.int64, (SCHEDULE_SLOTS,), 0,
                     "first sample time [ns], index of the next sample, last sample time [ns]")
-
-
-def check_rate(rate: float, where: str) -> float:
-    """The rate [Hz] if usable; a negative or non-finite rate fails the build, naming ``where``."""
-    rate = float(rate)
-    if not rate >= 0.0 or rate == float("inf"):
-        raise BuildError(
-            f"{where}: nexus:rate is {rate} Hz; a sensor's rate must be 0 (sample every tick) "
-            "or a positive number of samples per second"
-        )
-    return rate
 
 
 def period_ns(rate: float, tick_ns: int) -> int:

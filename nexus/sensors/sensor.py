@@ -14,6 +14,7 @@ own schema composes, the clock and body inputs, and the schedule state.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import warp as wp
@@ -80,9 +81,11 @@ class Sensor(Component):
         super().__init__(name, connections)
         self.body = body
         self.mount = wp.vec3(*(float(x) for x in mount))
-        self.rate = float(self.spec.param("rate").default if rate is None else rate)
-        if not 0.0 <= self.rate < float("inf"):
-            raise BuildError(f"sensor {name}: the rate must be 0 (every tick) or a positive number of Hz, got {self.rate}")
+        rate_param = self.spec.param("rate")
+        self.rate = float(rate_param.default if rate is None else rate)
+        why = rate_param.problem(self.rate)  # the bound the prim reader checks, for sensors built in code
+        if why is not None:
+            raise BuildError(f"sensor {name}: {rate_param.attr} is {self.rate} Hz; it {why}")
         self.noise = bool(noise)
         self.period_ns = 0
 
@@ -124,4 +127,9 @@ class Sensor(Component):
         self.launch(io)
 
 
-__all__ = ["SENSOR", "Sensor", "mounted_body"]
+def sensor_rate(default: float) -> Param:
+    """The shared ``nexus:rate`` with a sensor's own default [Hz] (the override its schema declares)."""
+    return replace(SENSOR.param("rate"), default=float(default))
+
+
+__all__ = ["SENSOR", "Sensor", "mounted_body", "sensor_rate"]
