@@ -1,6 +1,7 @@
 """Shared test set-up: quiet Warp, the ``cuda`` marker, and a CPU-only default."""
 
 import logging
+from pathlib import Path
 
 import pytest
 import warp as wp
@@ -20,6 +21,27 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "cuda" in item.keywords:
             item.add_marker(skip)
+
+
+#: A vehicle with two IMUs on its base: the noisy ``Imu`` and the noiseless ``ImuQuiet``.
+TWO_IMUS = Path(__file__).parent / "data" / "astro_max_two_imus.usda"
+
+
+@pytest.fixture(scope="session")
+def two_imu_run(tmp_path_factory):
+    """``nexus run`` of the two-IMU vehicle: the PID's short mission for 1 s (250 ticks at 250 Hz), seed 4.
+
+    Flown once for the record and replay tests and the report tests.
+    """
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from nexus.cli import main  # noqa: PLC0415
+
+    out = tmp_path_factory.mktemp("two_imus") / "run"
+    result = CliRunner().invoke(main, ["run", "--vehicle", str(TWO_IMUS), "--device", "cpu", "--mission", "short",
+                                       "--duration", "1.0", "--seed", "4", "--quiet", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
 
 
 @pytest.fixture(autouse=True)

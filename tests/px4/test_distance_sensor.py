@@ -1,7 +1,5 @@
 """A rangefinder reaches PX4 as DISTANCE_SENSOR, through its spec alone, over a real TCP link."""
 
-from pathlib import Path
-
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
@@ -9,47 +7,15 @@ import pytest
 from nexus.flight import RunConfig, build_flight
 from nexus.px4.scripted_peer import ScriptedPx4
 from nexus.run import run_flight
-
-ROOT = Path(__file__).resolve().parents[2]
-HOVER = 0.5722  # the Astro Max's hover command
-
-VEHICLE = """#usda 1.0
-(
-    defaultPrim = "vehicle"
-    kilogramsPerUnit = 1
-    metersPerUnit = 1
-    upAxis = "Z"
-    subLayers = [@{base}@]
-)
-
-over "vehicle"
-{{
-    over "body"
-    {{
-        over "base"
-        {{
-            def Xform "Rangefinder" (
-                prepend apiSchemas = ["NexusRangefinderAPI"]
-            )
-            {{
-                float3 nexus:mountOffset = (0, 0, -0.04)
-                float nexus:minDistance = 0.01
-                float nexus:maxDistance = 8
-                float nexus:rate = 50
-            }}
-        }}
-    }}
-}}
-"""
-
+from tests.sensors.test_rangefinder import vehicle_file
 
 @pytest.fixture(scope="module")
 def flown(tmp_path_factory):
     folder = tmp_path_factory.mktemp("distance")
-    vehicle = folder / "astro_max_rangefinder.usda"
-    vehicle.write_text(VEHICLE.format(base=ROOT / "vehicles" / "astro_max_base.usda"))
+    # On the ground the base sits about 0.1 m up: a 1 cm minimum keeps the resting readings valid.
+    vehicle = vehicle_file(folder, minDistance=0.01, maxDistance=8.0, rate=50.0)
     options = RunConfig(vehicle=str(vehicle), controller="px4",
-                            controller_options={"host": "127.0.0.1", "port": 0, "connect_timeout": 10.0})
+                        controller_options={"host": "127.0.0.1", "port": 0, "connect_timeout": 10.0})
     flight = build_flight(options, "cpu")
     px4 = flight.vehicle.controller
     # Like PX4: silent for 10 sensor messages, then a climb command every tick.

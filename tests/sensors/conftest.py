@@ -20,10 +20,10 @@ from nexus.assembly import Vehicle, assemble
 from nexus.core import Component, Loop, Stage, Write
 from nexus.plant.body_state import BodyState
 from nexus.sensors import Sensor
+from tests.conftest import TWO_IMUS  # noqa: F401  (the two-IMU vehicle, shared with other packages' tests)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 VOID_SCENE = DATA / "void.usda"
-TWO_IMUS = DATA / "astro_max_two_imus.usda"
 #: Standard gravity of the test scenes [m/s²].
 G = 9.80665
 #: The scenes' geodetic origin: latitude, longitude [deg], altitude MSL [m].

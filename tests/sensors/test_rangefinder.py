@@ -112,7 +112,7 @@ over "vehicle"
             )
             {{
                 float3 nexus:mountOffset = (0, 0, -0.04)
-                float nexus:maxDistance = {max_distance}
+{attributes}
             }}
         }}
     }}
@@ -120,9 +120,13 @@ over "vehicle"
 """
 
 
-def vehicle_file(tmp_path: Path, max_distance: float = 8.0) -> Path:
-    path = tmp_path / "astro_max_rangefinder.usda"
-    path.write_text(VEHICLE_WITH_RANGEFINDER.format(base=ROOT / "vehicles" / "astro_max_base.usda", max_distance=max_distance))
+def vehicle_file(folder: Path, **floats: float) -> Path:
+    """The Astro Max with a rangefinder 4 cm below its base; ``floats`` author ``float nexus:<name>`` attributes
+    (``maxDistance`` defaults to 8 m)."""
+    floats.setdefault("maxDistance", 8.0)
+    attributes = "\n".join(f"                float nexus:{name} = {value}" for name, value in floats.items())
+    path = folder / "astro_max_rangefinder.usda"
+    path.write_text(VEHICLE_WITH_RANGEFINDER.format(base=ROOT / "vehicles" / "astro_max_base.usda", attributes=attributes))
     return path
 
 
@@ -156,7 +160,7 @@ def test_a_vehicle_file_with_a_rangefinder_flies_records_it_and_replays(tmp_path
 
 
 def test_a_bad_range_attribute_names_the_file_the_prim_and_the_attribute(tmp_path):
-    path = vehicle_file(tmp_path, max_distance=-1.0)
+    path = vehicle_file(tmp_path, maxDistance=-1.0)
     failed = nexus("run", "--vehicle", str(path), "--scene", "empty", "--device", "cpu", "--out", str(tmp_path / "r"),
                    cwd=tmp_path)
     assert failed.returncode != 0

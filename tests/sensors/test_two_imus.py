@@ -84,16 +84,7 @@ def test_plain_read_of_two_imus_fails_the_build_naming_both():
     assert NOISY in str(error.value) and QUIET in str(error.value) and "nexus:inputs:imu" in str(error.value)
 
 
-# -- both IMUs in a run's record, through the command line -----------------------------------------
-
-@pytest.fixture(scope="module")
-def two_imu_run(tmp_path_factory):
-    """``nexus run`` of the two-IMU vehicle: the PID's short mission for 0.4 s (100 ticks at 250 Hz)."""
-    out = tmp_path_factory.mktemp("two_imus") / "run"
-    result = CliRunner().invoke(main, ["run", "--vehicle", str(TWO_IMUS), "--device", "cpu", "--mission", "short",
-                                       "--duration", "0.4", "--seed", "4", "--quiet", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    return out
+# -- both IMUs in a run's record, through the command line (the shared two_imu_run: 1 s, 250 ticks) ----
 
 
 def test_a_run_records_each_imu_under_its_prim_name(two_imu_run):
@@ -104,7 +95,7 @@ def test_a_run_records_each_imu_under_its_prim_name(two_imu_run):
     assert not any(name.startswith("imu.") for name in columns)  # no column claims to be "the" IMU
     info = json.loads((two_imu_run / "run.json").read_text())
     assert "imu/Imu" in info["record_columns"] and "imu/ImuQuiet" in info["record_columns"]
-    assert table.num_rows == 100
+    assert table.num_rows == 250
     # Resting on its gear before the rotors lift it, the noiseless IMU reads the specific force of
     # the ground's support: -g on the FRD z axis, g = 9.80665 m/s² (the scene); the noisy one
     # differs from it by its noise and bias.
@@ -118,7 +109,7 @@ def test_the_replay_of_a_two_imu_run_is_identical_and_compares_both(two_imu_run,
     kept = tmp_path / "replayed"
     result = CliRunner().invoke(main, ["replay", str(two_imu_run), "--keep", str(kept)])
     assert result.exit_code == 0, result.output
-    assert "replay identical: 100 ticks" in result.output
+    assert "replay identical: 250 ticks" in result.output
     # Every column both records hold was compared bit for bit: both IMUs' are among them.
     replayed = pq.read_table(kept / "record.parquet").column_names
     assert "imu/Imu.accel[2]" in replayed and "imu/ImuQuiet.gyro[0]" in replayed

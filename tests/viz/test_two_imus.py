@@ -8,29 +8,24 @@ and its report must not change.
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import shutil
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from nexus.cli import main
 from nexus.viz.report import write_report
 from nexus.viz.run_data import load_run
 from nexus.viz.series import flight_series
 from nexus.viz.vehicle_file import read_vehicle_file
 
-TWO_IMUS = Path(__file__).parents[1] / "data" / "astro_max_two_imus.usda"
 AXES = ("accel x", "accel y", "accel z", "gyro x", "gyro y", "gyro z")
 
 
 @pytest.fixture(scope="module")
-def two_imu_report(tmp_path_factory):
-    """1 s of the PID's short mission on the two-IMU vehicle (250 ticks at 250 Hz), plotted."""
+def two_imu_report(two_imu_run, tmp_path_factory):
+    """The shared 1 s two-IMU run (250 ticks at 250 Hz), plotted in a copy of its folder."""
     out = tmp_path_factory.mktemp("viz_two_imus") / "run"
-    flown = CliRunner().invoke(main, ["run", "--vehicle", str(TWO_IMUS), "--device", "cpu", "--mission", "short",
-                                      "--duration", "1.0", "--seed", "4", "--quiet", "--out", str(out)])
-    assert flown.exit_code == 0, flown.output
+    shutil.copytree(two_imu_run, out)
     report = write_report(out)
     stats = {(s["sensor"], s["channel"]): s for s in report.sensor_stats}
     return out, report, stats
