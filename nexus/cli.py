@@ -18,14 +18,18 @@ from nexus.core.device import DEVICE_CHOICES
 #: Exit statuses. 0: the command did what was asked (a run ended by its mission or its
 #: duration; a replay was identical). 1: a run failed while flying, a replay differed, or
 #: something unexpected broke. 2: bad input (usage, a build error, a refused --out, a record
-#: replay cannot use): nothing flew. 130: interrupted (SIGINT), the shell's 128 + 2.
-EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 1, 2, 130
+#: replay cannot use): nothing flew. 130: interrupted (SIGINT), the shell's 128 + 2; 143:
+#: terminated (SIGTERM), 128 + 15.
+EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 
 
 def exit_status(error: BaseException) -> int:
     """The exit status an error ends a command with (see ``EXIT_*``)."""
     from nexus.core.errors import BuildError
+    from nexus.stopping import Terminated
 
+    if isinstance(error, Terminated):
+        return EXIT_TERMINATED
     if isinstance(error, KeyboardInterrupt):
         return EXIT_INTERRUPTED
     return EXIT_BAD_INPUT if isinstance(error, BuildError) else EXIT_FAILED
@@ -55,9 +59,9 @@ class NexusGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            ctx.exit(EXIT_INTERRUPTED)
+        except KeyboardInterrupt as stop:
+            click.echo("terminated" if exit_status(stop) == EXIT_TERMINATED else "interrupted", err=True)
+            ctx.exit(exit_status(stop))
         except Exception as error:
             ctx.exit(report_error(ctx, error))
 
@@ -165,10 +169,10 @@ def _options(controller, px4_host, px4_port, px4_connect_timeout, px4_answer_tim
 
 
 def _files_in(out: Path) -> str:
-    """The run files that exist in ``out``, for closing messages."""
-    from nexus.run import RUN_FILES
+    """The run files in ``out`` that a reader can open whole, for closing messages."""
+    from nexus.runs import whole_files
 
-    found = [name for name in RUN_FILES if (out / name).is_file()]
+    found = whole_files(out)
     return ", ".join(found) if found else "no files"
 
 
@@ -225,10 +229,13 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
     click.echo("building (the first run compiles kernels: minutes on a CPU; later runs take seconds)...", err=True)
     try:
         summary = run_flight(options, warp_device, out, progress=not quiet, overwrite=overwrite, watch=watch)
-    except KeyboardInterrupt:
-        click.echo(f"\ninterrupted {_flown(out)}; exit_reason interrupted; the run's files are in {out}: "
+    except KeyboardInterrupt as stop:
+        from nexus.stopping import stop_reason
+
+        reason = stop_reason(stop)
+        click.echo(f"\n{reason} {_flown(out)}; exit_reason {reason}; the run's files are in {out}: "
                    f"{_files_in(out)}", err=True)
-        ctx.exit(EXIT_INTERRUPTED)
+        ctx.exit(exit_status(stop))
     except Exception as error:
         status = report_error(ctx, error)
         click.echo(f"the run failed; its files are in {out}: {_files_in(out)}", err=True)
@@ -279,6 +286,8 @@ def replay(ctx, out, eager, keep):
     _resolve("cpu", ctx.obj["verbose"])
     logging.getLogger("nexus").setLevel(logging.WARNING)
     result = replay_run(out, eager=eager, keep=keep)
+    if result.note:
+        click.echo(f"note: {result.note}", err=True)
     if result.not_compared:
         click.echo(f"not produced open loop, not compared: {', '.join(result.not_compared)}")
     if result.not_recorded:
@@ -443,9 +452,11 @@ def px4_mission(url, altitude, hold_s, yaw_hold_s, timeout_s):
 
 
 from nexus.viz.commands import plot, view  # noqa: E402  (light: matplotlib and viser load inside the commands)
+from nexus.commands.runs import runs  # noqa: E402
 
 main.add_command(plot)
 main.add_command(view)
+main.add_command(runs)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,13 @@ Before it flies, the replay checks what it was given: run.json must parse,
 record.parquet must read whole and hold as many rows as run.json says the run
 recorded, the run must have flown at least one tick, and the vehicle and scene
 files must still have the SHA-256 digests the run recorded.
+
+A run whose process was killed leaves a run.json that still says ``running``,
+counting the ticks of the last drain it saw through; its record may hold one
+drain more (killed between the part's rename and run.json's). Such a run
+replays the ticks its record holds, at least run.json's count. A run that
+ended ``disk-full`` or ``write-failed`` flew ticks its record could not keep;
+it replays the ``record_rows`` its record holds.
 """
 
 from __future__ import annotations
@@ -27,12 +34,17 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from nexus.control.replay import ReplayControls
 from nexus.core.errors import BuildError
 from nexus.flight import ConfigError, RunConfig
+from nexus.record.parts import is_record, read_record
 from nexus.run import file_digest, run_flight
+from nexus.run_file import RUNNING, partial_note
+
+
+#: Exit reasons of a run whose record stopped short of the ticks it flew (the disk refused a part).
+WRITE_FAILURES = ("disk-full", "write-failed")
 
 
 class ReplayError(BuildError):
@@ -55,6 +67,8 @@ class ReplayResult:
     details: dict = field(default_factory=dict)
     #: Columns the replay produced that the record lacks.
     not_recorded: list[str] = field(default_factory=list)
+    #: One line when the run did not end by itself: which ticks were replayed.
+    note: str | None = None
 
     @property
     def identical(self) -> bool:
@@ -64,7 +78,7 @@ class ReplayResult:
 def load_run(out: Path) -> tuple[dict, dict[str, np.ndarray]]:
     """run.json and the record's columns, or a :class:`ReplayError` naming the broken file."""
     out = Path(out)
-    if not (out / "run.json").is_file() or not (out / "record.parquet").is_file():
+    if not (out / "run.json").is_file() or not is_record(out / "record.parquet"):
         raise ReplayError(f"{out} is not a run folder: it needs run.json and record.parquet (the OUT of `nexus run`)")
     try:
         info = json.loads((out / "run.json").read_text())
@@ -74,7 +88,7 @@ def load_run(out: Path) -> tuple[dict, dict[str, np.ndarray]]:
     if not isinstance(info, dict):
         raise ReplayError(f"{out / 'run.json'} holds no JSON object; replay needs the run.json the run wrote")
     try:
-        table = pq.read_table(out / "record.parquet")
+        table = read_record(out / "record.parquet")
     except (pa.ArrowException, OSError) as error:
         raise ReplayError(f"{out / 'record.parquet'} cannot be read ({error}); it was cut short or is no Parquet "
                           "file: replay needs the record the run wrote") from None
@@ -86,13 +100,27 @@ def check_run(out: Path, info: dict, columns: dict[str, np.ndarray]) -> int:
     out = Path(out)
     rows = len(next(iter(columns.values()))) if columns else 0
     ticks, recorded = info.get("ticks"), info.get("record_rows")
+    if info.get("status") == RUNNING:  # the process died: its record may be one drain ahead of run.json
+        if not rows or not isinstance(recorded, int) or rows < recorded:
+            raise ReplayError(
+                f"{out / 'record.parquet'} holds {rows} rows but {out / 'run.json'} says the killed run had "
+                f"recorded {recorded}: the record was cut or belongs to another run"
+            )
+        return check_files(out, info, rows)
     if not ticks:
         raise ReplayError(f"{out} holds a run of 0 ticks (exit_reason {info.get('exit_reason')!r}): nothing to replay")
+    if info.get("exit_reason") in WRITE_FAILURES and rows and rows == recorded:  # flew on past its last whole part
+        return check_files(out, info, rows)
     if rows != recorded or rows != ticks:
         raise ReplayError(
             f"{out / 'record.parquet'} holds {rows} rows but {out / 'run.json'} says the run flew {ticks} ticks "
             f"and recorded {recorded} rows: the record was cut or belongs to another run"
         )
+    return check_files(out, info, rows)
+
+
+def check_files(out: Path, info: dict, rows: int) -> int:
+    """Check the vehicle and scene files still have the digests run.json gives; return ``rows``."""
     for role in ("vehicle", "scene"):
         entry = info.get(role) or {}
         path, digest = entry.get("path"), entry.get("sha256")
@@ -177,6 +205,7 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
         if not keep:
             shutil.rmtree(target, ignore_errors=True)
     result = compare(columns, replayed)
+    result.note = partial_note(info, ticks)
     if keep:
         result.details["replay_out"] = str(target)
     return result

@@ -1,12 +1,15 @@
 """Flying a run to its end and leaving its record, whatever happens.
 
-``OUT/record.parquet`` holds one row per tick; ``OUT/run.json`` says what
-ran (the run's whole :class:`~nexus.flight.RunConfig` under ``options``,
-the versions, the device, the vehicle and scene files with their digests,
-the plan, the record's columns) and how it ended; ``OUT/run.log`` holds the
-log. All three are written even when the run fails or is interrupted. Only a run refused before it starts (a
-folder that already holds a run, an unusable ``OUT``, a duration under one
-tick) writes nothing.
+``OUT/record.parquet/`` holds one row per tick, in whole part files
+(:mod:`nexus.record.parts`); ``OUT/run.json`` says what ran (the run's whole
+:class:`~nexus.flight.RunConfig` under ``options``, the versions, the
+device, the vehicle and scene files with their digests, the plan, the
+record's columns), how far it got and how it ended (:mod:`nexus.run_file`);
+``OUT/run.log`` holds the log. All three exist from the run's start and stay
+readable whatever happens: a failure, SIGINT or SIGTERM (:mod:`nexus.stopping`),
+SIGKILL, a full disk. Only a run refused before it starts (a folder that
+already holds a run, an unusable ``OUT``, a duration under one tick) writes
+nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 import logging
 import os
 import platform
+import shutil
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -23,19 +27,24 @@ from importlib import metadata
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from nexus.core.device import resolve_device
 from nexus.core.errors import BuildError, NexusError
 from nexus.core.loop import tick_ns
 from nexus.flight import Flight, RunConfig, build_flight, fly
-from nexus.record.writer import RecordWriter
+from nexus.record.durable import Reserve, WriteFailed, failure, write_atomic
+from nexus.record.parts import RECORD, part_name
+from nexus.record.writer import RecordWriter, encode
+from nexus.runs import RUN_FILES
+from nexus.run_file import RUNNING, RunFile, final_status
 from nexus.startup import start
+from nexus.stopping import StopSignals, stop_reason
 
 log = logging.getLogger("nexus")
 
-#: The files a run writes into OUT; ``--overwrite`` deletes these and nothing else.
-RUN_FILES = ("run.json", "record.parquet", "run.log", "mission.json")
+#: The files a run writes into OUT (RUN_FILES); ``--overwrite`` deletes these and nothing else.
+#: What a run killed mid-write can leave besides its files (hidden: no reader sees them).
+LEFTOVERS = (".run.json.tmp", ".nexus-reserve")
 #: Any of these in OUT means the folder already holds a run.
 RUN_MARKERS = ("run.json", "record.parquet", "run.log")
 
@@ -98,8 +107,12 @@ def prepare_out(out: Path, overwrite: bool = False) -> Path:
     if not os.access(out, os.W_OK | os.X_OK):
         raise OutputError(f"cannot write into the output folder {out}; choose an --out you can write to")
     if overwrite:
-        for name in RUN_FILES:
-            (out / name).unlink(missing_ok=True)
+        for name in RUN_FILES + LEFTOVERS:
+            path = out / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
     return out
 
 
@@ -166,9 +179,16 @@ class Progress:
             sys.stderr.write("\n")
 
 
+class RunLog(logging.FileHandler):
+    """run.log: a failed write (a full disk) is dropped without a word, since the run reports that itself."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
 def _log_to(out: Path) -> logging.Handler:
     try:
-        handler = logging.FileHandler(out / "run.log", mode="w")
+        handler = RunLog(out / "run.log", mode="w")
     except OSError as error:
         raise OutputError(f"cannot write {out / 'run.log'} ({error.strerror}); choose an --out you can write to") from None
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
@@ -187,9 +207,10 @@ def _flying_rtf(sim_time: float, wall: float, stats: dict) -> float | None:
     return sim_time / flying if flying > 0 else None
 
 
-def _empty_record(path: Path) -> None:
-    """A valid Parquet file of no rows and no columns, for a build that failed before its recorder existed."""
-    pq.write_table(pa.table({}), path)
+def _empty_record(record: Path) -> None:
+    """A record of one part with no rows and no columns, for a build that failed before its recorder existed."""
+    record.mkdir(exist_ok=True)
+    write_atomic(record / part_name(0), encode(pa.table({})).to_pybytes())
 
 
 def run_flight(
@@ -219,23 +240,51 @@ def run_flight(
     run.log and record.parquet.
     """
     duration = options.duration_s if duration is None else float(duration)
-    total_ticks = ticks_in(duration, flight.loop.dt_ns if flight is not None else tick_ns(options.tick_hz))
+    dt_ns = flight.loop.dt_ns if flight is not None else tick_ns(options.tick_hz)
+    total_ticks = ticks_in(duration, dt_ns)
     out = prepare_out(out, overwrite)
+    with StopSignals() as signals:
+        return _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, progress=progress,
+                              flight=flight, controller=controller, extra_components=extra_components, watch=watch)
+
+
+def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, *, progress, flight, controller,
+                   extra_components, watch) -> RunSummary:
     handler = _log_to(out)
+    reserve = Reserve(out)
     seen = WarningsSeen()
     log.addHandler(seen)
-    info: dict = {
+    run_file = RunFile(out, {
+        "status": RUNNING,
+        "pid": os.getpid(),
         "options": options.as_dict(),
         "device": device,
         "versions": versions(),
         "duration_requested_s": duration,
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "record_columns": [],
-    }
+        "ticks": 0,
+        "record_rows": 0,
+        "sim_time_s": 0.0,
+    })
+    info = run_file.info
     writer = None
     ticks, sim_time, wall, reason, message = 0, 0.0, 0.0, "error", None
     started = time.perf_counter()
+    record = out / RECORD
+
+    def drained(rows: int) -> None:  # after each part: run.json says how many ticks are on disk
+        try:
+            run_file.write(ticks=rows, record_rows=rows, sim_time_s=rows * dt_ns * 1e-9,
+                           wall_time_s=time.perf_counter() - started, record_parts=writer.parts)
+        except OSError as error:
+            raise failure(error, out, "run.json", len(json.dumps(info, default=str))) from None
+
     try:
+        try:
+            run_file.write()
+        except OSError as error:
+            raise failure(error, out, "run.json", len(json.dumps(info, default=str))) from None
         device = device or resolve_device(options.device)
         options = replace(options, device=device, duration=duration)
         info.update({"options": options.as_dict(), "device": device})
@@ -253,7 +302,8 @@ def run_flight(
             "decimal_year": plant.decimal_year,
             "record_columns": flight.recorder.columns,
         })
-        writer = RecordWriter(out / "record.parquet", flight.recorder)
+        writer = RecordWriter(record, flight.recorder, on_drain=drained, shield=signals.held_back)
+        drained(0)  # run.json with the plan, before the first tick
         origin = start(flight.loop, plant)
         info["ned_origin_enu_m"] = [float(x) for x in origin]
         view = watch(flight) if watch is not None else None  # started before the clock: not part of the run's time
@@ -267,8 +317,9 @@ def run_flight(
         bar.update(loop.sim_time, force=True)
         bar.close()
         loop.check_end()
-    except KeyboardInterrupt:
-        reason, message = "interrupted", "interrupted by the user (SIGINT)"
+    except KeyboardInterrupt as stop:
+        reason = stop_reason(stop)
+        message = "terminated (SIGTERM)" if reason == "terminated" else "interrupted by the user (SIGINT)"
         _log_only_to(handler, logging.ERROR, message)
         raise
     except NexusError as error:
@@ -280,6 +331,7 @@ def run_flight(
         _log_only_to(handler, logging.ERROR, f"the run failed: {message}", exc_info=sys.exc_info())
         raise
     finally:
+        signals.close()  # a second signal from here on waits: the last files are being written
         wall = time.perf_counter() - started
         if flight is not None:
             flight.loop.close()
@@ -290,26 +342,35 @@ def run_flight(
         try:
             if writer is not None:
                 writer.close()
-            else:
-                _empty_record(out / "record.parquet")
+            elif not record.exists():
+                _empty_record(record)
+        except WriteFailed as error:
+            if final_status(reason) == "finished":  # the record is short of the ticks flown: so this run failed
+                reason, message = error.reason, str(error)
+            log.error("%s", error)
         except Exception as error:  # never hide the run's own failure behind a flush failure
             _log_only_to(handler, logging.ERROR, "could not flush the record", exc_info=sys.exc_info())
-            log.warning("could not flush the record to %s: %s", out / "record.parquet", error)
+            log.warning("could not flush the record to %s: %s", record, error)
         log.removeHandler(seen)
-        info.update({
-            "exit_reason": reason,
-            "error": message,
-            "warnings": seen.messages,
-            "ticks": ticks,
-            "sim_time_s": sim_time,
-            "wall_time_s": wall,
-            "real_time_factor": sim_time / wall if wall > 0 else None,
-            # Without the wall time a controller spent waiting for its peer (PX4 connecting), which
-            # depends on how the peer was started, not on the flight.
-            "real_time_factor_flying": _flying_rtf(sim_time, wall, info.get("controller_stats", {})),
-            "record_rows": writer.rows_written if writer else 0,
-        })
-        (out / "run.json").write_text(json.dumps(info, indent=2, sort_keys=True, default=str) + "\n")
+        reserve.release()  # the room kept back for this last run.json
+        try:
+            run_file.write(
+                status=final_status(reason),
+                exit_reason=reason,
+                error=message,
+                warnings=seen.messages,
+                ticks=ticks,
+                sim_time_s=sim_time,
+                wall_time_s=wall,
+                real_time_factor=sim_time / wall if wall > 0 else None,
+                # Without the wall time a controller spent waiting for its peer (PX4 connecting), which
+                # depends on how the peer was started, not on the flight.
+                real_time_factor_flying=_flying_rtf(sim_time, wall, info.get("controller_stats", {})),
+                record_rows=writer.rows_written if writer else 0,
+                record_parts=writer.parts if writer else 0,
+            )
+        except OSError as error:
+            log.error("%s", failure(error, out, "the final run.json", 4096))
         log.removeHandler(handler)
         handler.close()
     return RunSummary(out, ticks, sim_time, wall, reason)

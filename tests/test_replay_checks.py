@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
@@ -65,18 +66,65 @@ def test_compare_reports_columns_only_the_replay_produced():
     assert result.not_recorded == ["imu.accel[0]"] and result.identical
 
 
+def rewrite_record(out: Path, table) -> None:
+    """Replace the record folder by one part holding ``table``."""
+    shutil.rmtree(out / "record.parquet")
+    (out / "record.parquet").mkdir()
+    pq.write_table(table, out / "record.parquet" / "part-000001.parquet")
+
+
 def test_a_record_cut_short_is_refused_with_both_counts(pid_run, tmp_path):
     out = copy_of(pid_run[0], tmp_path)
-    table = pq.read_table(out / "record.parquet")
-    pq.write_table(table.slice(0, 100), out / "record.parquet")  # a valid Parquet file of 100 of 125 rows
+    rewrite_record(out, pq.read_table(out / "record.parquet").slice(0, 100))  # 100 of 125 rows
     with pytest.raises(ReplayError, match=r"holds 100 rows but .*run.json says the run flew 125 ticks and recorded 125"):
         replay(out)
 
 
-def test_a_half_written_parquet_is_a_clear_error(pid_run, tmp_path):
+def test_a_record_with_a_row_more_than_run_json_says_is_refused(pid_run, tmp_path):
     out = copy_of(pid_run[0], tmp_path)
-    data = (out / "record.parquet").read_bytes()
-    (out / "record.parquet").write_bytes(data[: len(data) // 2])
+    table = pq.read_table(out / "record.parquet")
+    rewrite_record(out, pa.concat_tables([table, table.slice(124, 1)]))  # a row appended: 126 rows
+    with pytest.raises(ReplayError, match=r"holds 126 rows but .*run.json says the run flew 125 ticks and recorded 125"):
+        replay(out)
+
+
+def test_a_run_json_that_counts_fewer_ticks_than_the_record_is_refused(pid_run, tmp_path):
+    out = copy_of(pid_run[0], tmp_path)
+    info = json.loads((out / "run.json").read_text())
+    info["ticks"] = info["record_rows"] = 124
+    (out / "run.json").write_text(json.dumps(info))
+    with pytest.raises(ReplayError, match=r"holds 125 rows but .*run.json says the run flew 124 ticks and recorded 124"):
+        replay(out)
+
+
+def test_a_killed_run_replays_the_ticks_its_record_holds(pid_run, tmp_path):
+    # What SIGKILL between a part's rename and run.json's rewrite leaves: run.json says running, a drain behind.
+    out = copy_of(pid_run[0], tmp_path)
+    rewrite_record(out, pq.read_table(out / "record.parquet").slice(0, 90))
+    info = json.loads((out / "run.json").read_text())
+    info.update(status="running", ticks=64, record_rows=64, pid=2**22 + 1)  # no such process
+    (out / "run.json").write_text(json.dumps(info))
+    result = replay(out)
+    assert result.identical, result.first_difference
+    assert result.ticks == 90
+    assert result.note == "the run was killed (its run.json still says running): using the 90 ticks its record holds so far"
+
+
+def test_a_killed_run_whose_record_is_short_of_run_json_is_refused(pid_run, tmp_path):
+    out = copy_of(pid_run[0], tmp_path)
+    rewrite_record(out, pq.read_table(out / "record.parquet").slice(0, 50))
+    info = json.loads((out / "run.json").read_text())
+    info.update(status="running", ticks=64, record_rows=64)
+    (out / "run.json").write_text(json.dumps(info))
+    with pytest.raises(ReplayError, match=r"holds 50 rows but .*run.json says the killed run had recorded 64"):
+        replay(out)
+
+
+def test_a_half_written_part_is_a_clear_error(pid_run, tmp_path):
+    out = copy_of(pid_run[0], tmp_path)
+    part = out / "record.parquet" / "part-000001.parquet"
+    data = part.read_bytes()
+    part.write_bytes(data[: len(data) // 2])
     with pytest.raises(ReplayError, match=r"record.parquet cannot be read .*cut short"):
         replay(out)
 

@@ -27,10 +27,11 @@ def held_run(tmp_path_factory):
 def test_an_out_that_holds_a_run_is_refused_and_left_alone(held_run, tmp_path):
     out = tmp_path / "run"
     shutil.copytree(held_run, out)
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert "record.parquet/part-000001.parquet" in before
     with pytest.raises(OutputError, match=r"already holds a run \(run.json, record.parquet, run.log\).*--overwrite"):
         run_flight(HOLD, "cpu", out, duration=0.2, progress=False)
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
 def test_overwrite_clears_the_old_run_even_when_the_new_build_fails(held_run, tmp_path):
@@ -40,7 +41,7 @@ def test_overwrite_clears_the_old_run_even_when_the_new_build_fails(held_run, tm
     (out / "notes.txt").write_text("mine")
     with pytest.raises(BuildError, match="astro_mini"):
         run_flight(RunConfig(vehicle="astro_mini"), "cpu", out, duration=0.2, progress=False, overwrite=True)
-    # The old 50-row record is gone, not left beside the new run.json; the user's own file stays.
+    # The old 50-row record is gone, not left beside the new run.json (nor the hidden reserve); the user's own file stays.
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "record.parquet", "run.json", "run.log"]
     assert pq.read_table(out / "record.parquet").num_rows == 0
     assert (out / "notes.txt").read_text() == "mine"
@@ -55,7 +56,8 @@ def test_a_failed_build_leaves_run_json_log_and_an_empty_valid_record(tmp_path, 
     assert info["exit_reason"] == "build-error" and "unknown vehicle 'astro_mini'" in info["error"]
     assert info["ticks"] == 0 and info["record_rows"] == 0 and info["record_columns"] == []
     # The build failed before the recorder existed: no columns are known, so the record is a
-    # valid Parquet file of no rows and no columns.
+    # folder of one valid part of no rows and no columns.
+    assert [p.name for p in (out / "record.parquet").iterdir()] == ["part-000000.parquet"]
     table = pq.read_table(out / "record.parquet")
     assert table.num_rows == 0 and table.num_columns == 0
     # run.log has the error once; the console (the root logger) does not: the caller prints it.

@@ -49,10 +49,17 @@ def test_done_falls_inside_a_replay_and_every_run_reports_the_same_end(runs):
     assert ends["one"][2] == pytest.approx(ticks * 0.004)
 
 
-def test_records_are_identical_byte_for_byte(runs):
-    one = (runs["one"][0] / "record.parquet").read_bytes()
-    assert (runs["default"][0] / "record.parquet").read_bytes() == one
-    assert (runs["seven"][0] / "record.parquet").read_bytes() == one
+def _column_bytes(out: Path) -> dict[str, bytes]:
+    table = pq.read_table(out / "record.parquet")
+    return {name: table.column(name).to_numpy().tobytes() for name in table.column_names}
+
+
+def test_records_are_identical_bit_for_bit(runs):
+    # Parts may split where the wall clock says (a drain at least every 2 s); the ticks they hold may not differ.
+    one = _column_bytes(runs["one"][0])
+    assert len(next(iter(one.values()))) > 0
+    assert _column_bytes(runs["default"][0]) == one
+    assert _column_bytes(runs["seven"][0]) == one
 
 
 def test_a_run_stops_exactly_at_its_duration_and_a_small_table_drains_between_replays(runs, tmp_path):

@@ -1,12 +1,17 @@
-"""Draining the record table to ``record.parquet`` between replays and at the end."""
+"""Draining the record table to ``record.parquet/`` between replays and at the end, one whole part a drain."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from contextlib import nullcontext
+from typing import Callable, ContextManager
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from nexus.record.durable import WriteFailed, failure, write_atomic
+from nexus.record.parts import part_name
 from nexus.record.recorder import Recorder
 
 #: No dictionary encoding: a record's columns are nearly all distinct floats, for which the
@@ -15,28 +20,59 @@ from nexus.record.recorder import Recorder
 #: (`python tools/stage_costs.py`, docs/benchmarking.md).
 PARQUET_OPTIONS = {"use_dictionary": False, "compression": "lz4"}
 
+#: The longest wall time [s] between drains while ticks wait: a killed run loses at most this much.
+DRAIN_EVERY_S = 2.0
+
+
+def encode(table: pa.Table) -> pa.Buffer:
+    """``table`` as the bytes of one Parquet file."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, **PARQUET_OPTIONS)
+    return sink.getvalue()
+
 
 class RecordWriter:
-    """Appends the recorder's rows to a Parquet file, one row group per drain.
+    """Appends the recorder's rows to the record folder, one part file per drain.
 
     Before a replay of ``k`` ticks call :meth:`make_room` (``k``): it drains
-    when those ticks could overwrite rows not yet drained; after it, call
-    :meth:`add` with the ticks it ran. :meth:`after_tick` does both for one
-    tick. With a capacity that is a multiple of ``k`` the table drains exactly
-    when full, whatever ``k``, so the file is the same byte for byte.
-    :meth:`close` drains what is left; it is safe to call after a failure.
+    when those ticks could overwrite rows not yet drained, or when
+    ``drain_every_s`` [s] of wall time have passed since the last drain; after
+    it, call :meth:`add` with the ticks it ran. :meth:`after_tick` does both
+    for one tick. :meth:`close` drains what is left; it is safe to call after
+    a failure. ``on_drain(rows_written)`` runs after each part is on disk
+    (the run rewrites run.json there). ``shield()`` is entered around each
+    drain (the run holds SIGINT and SIGTERM back there, :mod:`nexus.stopping`).
+
+    A drain that cannot write raises :class:`~nexus.record.durable.WriteFailed`
+    (``disk-full`` or ``write-failed``); the parts before it stay whole and the
+    writer writes nothing more.
     """
 
-    def __init__(self, path: Path, recorder: Recorder):
+    def __init__(self, path: Path, recorder: Recorder, *, on_drain: Callable[[int], None] | None = None,
+                 drain_every_s: float = DRAIN_EVERY_S, sync: bool = True,
+                 shield: Callable[[], ContextManager] = nullcontext):
         self.path = Path(path)
         self.recorder = recorder
+        self.on_drain = on_drain
+        self.drain_every_s = drain_every_s
+        self.sync = sync
+        self.shield = shield
         self.pending = 0
         self.rows_written = 0
-        self._writer: pq.ParquetWriter | None = None
+        self.parts = 0
+        self.failed: WriteFailed | None = None
+        try:
+            self.path.mkdir(exist_ok=True)
+        except OSError as error:
+            raise failure(error, self.path.parent, f"the record folder {self.path.name}/", 4096) from None
+        self._write(pa.table(recorder.drain(0)))  # part 0: the columns, before any tick
+        self.last_drain = time.monotonic()
 
     def make_room(self, ticks: int) -> None:
-        """Drain now if ``ticks`` more rows could overwrite rows not yet drained."""
-        if self.pending + ticks > self.recorder.capacity:
+        """Drain now if ``ticks`` more rows could overwrite rows not yet drained, or the last drain is old."""
+        if self.pending + ticks > self.recorder.capacity or (
+            self.pending and time.monotonic() - self.last_drain >= self.drain_every_s
+        ):
             self.drain()
 
     def add(self, ticks: int) -> None:
@@ -53,22 +89,27 @@ class RecordWriter:
             self.drain()
 
     def drain(self) -> None:
-        if self.pending == 0:
+        if self.pending == 0 or self.failed is not None:
             return
-        # Row (tick - 1) mod capacity holds a tick: the first pending tick is rows_written + 1.
-        table = pa.table(self.recorder.drain(self.pending, self.rows_written % self.recorder.capacity))
-        if self._writer is None:
-            self._writer = pq.ParquetWriter(self.path, table.schema, **PARQUET_OPTIONS)
-        self._writer.write_table(table)
-        self.rows_written += self.pending
-        self.pending = 0
+        with self.shield():  # a signal now waits: the part and the count of rows written stay in step
+            # Row (tick - 1) mod capacity holds a tick: the first pending tick is rows_written + 1.
+            self._write(pa.table(self.recorder.drain(self.pending, self.rows_written % self.recorder.capacity)))
+            self.rows_written += self.pending
+            self.pending = 0
+            self.last_drain = time.monotonic()
+            if self.on_drain is not None:
+                self.on_drain(self.rows_written)
+
+    def _write(self, table: pa.Table) -> None:
+        data = encode(table)
+        name = part_name(self.parts)
+        try:
+            write_atomic(self.path / name, data, sync=self.sync)
+        except OSError as error:
+            self.failed = failure(error, self.path, f"record part {name} ({table.num_rows} ticks)", data.size)
+            raise self.failed from None
+        self.parts += 1
 
     def close(self) -> None:
-        try:
-            self.drain()
-            if self._writer is None:  # no tick ran: still leave a file with the columns
-                pq.write_table(pa.table(self.recorder.drain(0)), self.path, **PARQUET_OPTIONS)
-        finally:
-            if self._writer is not None:
-                self._writer.close()
-                self._writer = None
+        """Drain what is left (nothing once a write has failed)."""
+        self.drain()

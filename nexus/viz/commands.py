@@ -43,6 +43,8 @@ def view(ctx: click.Context, run_folder: Path, port: int, host: str) -> None:
     if not (ctx.find_root().obj or {}).get("verbose"):
         logging.getLogger("nexus").setLevel(logging.WARNING)
     replay = open_replay(run_folder, host, port)
+    if replay.run.note:
+        click.echo(f"note: {replay.run.note}", err=True)
     click.echo(f"nexus view: {run_folder} ({len(replay.time)} ticks, {replay.t1:.2f} s) at {replay.view.url}  "
                "(Ctrl-C to stop)", err=True)
     click.echo(replay.view.url)

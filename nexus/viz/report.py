@@ -64,7 +64,7 @@ def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None
         paths[name] = plots / f"{name}.png"
         paths[name].write_bytes(images[name])
     stats = [channel.stats() for channels in series.channels.values() for channel in channels]
-    notes = list(series.notes)
+    notes = ([run.note] if run.note else []) + list(series.notes)
     if series.rotor_speeds is not None:
         notes.append(f"Rotor speeds are {series.rotor_speed_source}.")
     if px4 is not None:

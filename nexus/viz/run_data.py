@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from nexus.record.parts import is_record, read_record
+from nexus.run_file import partial_note
 from nexus.viz.errors import RunFolderError
 
 #: Columns every figure needs: the tick's time and the base body's pose (ENU, Warp (x, y, z, w) quaternion).
@@ -26,6 +28,8 @@ class RunData:
     info: dict
     #: One NumPy array per record column, one element per tick.
     columns: dict[str, np.ndarray]
+    #: One line when the run did not end by itself (killed, terminated, interrupted): what is shown.
+    note: str | None = None
 
     @property
     def time(self) -> np.ndarray:
@@ -74,14 +78,13 @@ class RunData:
 
 def load_run(folder: Path) -> RunData:
     """Read ``folder/run.json`` and ``folder/record.parquet``; raise :class:`RunFolderError` on anything unusable."""
-    import pyarrow.parquet as pq  # noqa: PLC0415
-
     folder = Path(folder)
     if not folder.is_dir():
         raise RunFolderError(f"{folder} is not a folder; give the folder `nexus run --out` wrote (it holds run.json "
                              "and record.parquet)")
     info_path, record_path = folder / "run.json", folder / "record.parquet"
-    missing = [p.name for p in (info_path, record_path) if not p.is_file()]
+    missing = [p.name for p, there in ((info_path, info_path.is_file()), (record_path, is_record(record_path)))
+               if not there]
     if missing:
         raise RunFolderError(f"{folder} is not a run folder: it has no {' and no '.join(missing)}; give the folder "
                              "`nexus run --out` wrote")
@@ -93,7 +96,7 @@ def load_run(folder: Path) -> RunData:
     if not isinstance(info, dict):
         raise RunFolderError(f"{info_path} holds no JSON object; it should be the run.json `nexus run` wrote")
     try:
-        table = pq.read_table(record_path)
+        table = read_record(record_path)
     except Exception as error:  # pyarrow raises several types for a damaged file
         raise RunFolderError(f"{record_path} is not a readable Parquet record ({error}); fly the run again") from None
     if table.num_rows == 0:
@@ -107,4 +110,4 @@ def load_run(folder: Path) -> RunData:
         raise RunFolderError(f"{record_path} lacks the columns {', '.join(absent)}: the record must tap 'time' and "
                              "'body/base' (the default taps do)")
     columns = {name: table.column(name).to_numpy() for name in table.column_names}
-    return RunData(folder, info, columns)
+    return RunData(folder, info, columns, note=partial_note(info, table.num_rows))

@@ -47,7 +47,10 @@ def test_recorder_drains_when_full_and_at_the_end(tmp_path):
     writer.close()
     table = pq.read_table(tmp_path / "record.parquet")
     assert table.num_rows == 20 and writer.rows_written == 20
-    assert pq.ParquetFile(tmp_path / "record.parquet").num_row_groups == 3  # 7 + 7 + 6
+    # Part 0 holds the columns and no row; then one part per drain: 7 + 7 + 6 rows.
+    assert [p.name for p in sorted((tmp_path / "record.parquet").iterdir())] == [
+        "part-000000.parquet", "part-000001.parquet", "part-000002.parquet", "part-000003.parquet"]
+    assert [pq.read_table(p).num_rows for p in sorted((tmp_path / "record.parquet").iterdir())] == [0, 7, 7, 6]
     np.testing.assert_array_equal(table.column("time").to_numpy(), np.arange(1, 21) * 4_000_000 / 1e9)
     np.testing.assert_array_equal(np.stack([table.column(f"noise[{i}]").to_numpy() for i in range(8)], 1), np.array(seen))
 

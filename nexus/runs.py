@@ -1,0 +1,97 @@
+"""Run folders found under a folder, with how each ended: what ``nexus runs`` lists.
+
+A run folder is one that holds a ``run.json``. Its status comes from that
+file: ``finished``, ``failed``, ``interrupted``, ``terminated``, or
+``running``, which means the process still flies (its pid lives on this
+machine) or was killed (``killed`` here). A run.json that does not parse is
+listed as ``unreadable``; it cannot come from a run of this version, which
+replaces the file atomically.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from nexus.record.parts import RECORD, is_record, record_bytes, record_rows
+from nexus.run_file import RUNNING, process_alive
+
+#: A run's files, in the order closing messages list them.
+RUN_FILES = ("run.json", RECORD, "run.log", "mission.json")
+
+
+@dataclass
+class RunRow:
+    folder: Path
+    status: str
+    ticks: int | None
+    sim_time_s: float | None
+    exit_reason: str | None
+    #: Bytes of the run's files on disk (record parts, run.json, run.log).
+    size: int
+    error: str | None = None
+
+
+def whole_files(folder: Path) -> list[str]:
+    """The run files in ``folder`` that a reader can open whole (a JSON run.json, a readable record)."""
+    folder = Path(folder)
+    found = []
+    for name in RUN_FILES:
+        path = folder / name
+        if name == RECORD:
+            whole = is_record(path) and _readable(path)
+        elif name.endswith(".json"):
+            whole = path.is_file() and _load(path) is not None
+        else:
+            whole = path.is_file()
+        if whole:
+            found.append(name)
+    return found
+
+
+def _readable(record: Path) -> bool:
+    try:
+        record_rows(record)
+    except Exception:  # noqa: BLE001 (pyarrow raises several types for a damaged part)
+        return False
+    return True
+
+
+def _load(path: Path) -> dict | None:
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return info if isinstance(info, dict) else None
+
+
+def _size(folder: Path) -> int:
+    total = record_bytes(folder / RECORD)
+    for name in ("run.json", "run.log", "mission.json"):
+        path = folder / name
+        if path.is_file():
+            total += path.stat().st_size
+    return total
+
+
+def describe(folder: Path) -> RunRow:
+    """The :class:`RunRow` of one run folder."""
+    folder = Path(folder)
+    info = _load(folder / "run.json")
+    if info is None:
+        return RunRow(folder, "unreadable", None, None, None, _size(folder), "run.json does not parse")
+    status = info.get("status") or ("finished" if info.get("exit_reason") in ("duration", "done") else "failed")
+    if status == RUNNING and not process_alive(info):
+        status = "killed"
+    ticks = info.get("ticks")
+    if status in (RUNNING, "killed") and is_record(folder / RECORD) and _readable(folder / RECORD):
+        ticks = record_rows(folder / RECORD)  # the record may be a drain ahead of run.json
+    return RunRow(folder, status, ticks, info.get("sim_time_s"), info.get("exit_reason"), _size(folder), info.get("error"))
+
+
+def find_runs(root: Path) -> list[RunRow]:
+    """Every run folder at or under ``root``, sorted by path."""
+    root = Path(root)
+    folders = sorted({p.parent for p in root.rglob("run.json")})
+    return [describe(folder) for folder in folders]

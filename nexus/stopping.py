@@ -1,0 +1,87 @@
+"""Stopping a run on SIGINT or SIGTERM without losing its record.
+
+The first signal raises in the main thread (``KeyboardInterrupt`` for SIGINT,
+:class:`Terminated` for SIGTERM), so every ``finally`` on the way out runs:
+the record is drained, run.json written, the PX4 link, mission commander and
+viewer closed. While a drain is writing, or once the run is closing, a signal
+is held instead: a second Ctrl-C or ``kill`` cannot cut a part or run.json
+in half. A signal held during a drain is raised when the drain is done.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from contextlib import contextmanager
+
+log = logging.getLogger("nexus")
+
+#: What each signal's exit status is: the shell's 128 + the signal number.
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """The process was asked to end (SIGTERM): a CI time-out, ``docker stop``, systemd, a Ray worker's end.
+
+    A ``KeyboardInterrupt`` so that everything that already cleans up after
+    Ctrl-C cleans up after SIGTERM too.
+    """
+
+
+def stop_reason(error: BaseException) -> str:
+    """The run's exit reason for a stop: ``terminated`` (SIGTERM) or ``interrupted`` (SIGINT)."""
+    return "terminated" if isinstance(error, Terminated) else "interrupted"
+
+
+class StopSignals:
+    """While entered (in the main thread), SIGINT and SIGTERM stop the run as described above."""
+
+    HANDLED = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self):
+        self.depth = 0
+        self.closing = False
+        self.held: int | None = None
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for number in self.HANDLED:
+                self._previous[number] = signal.signal(number, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+        self._previous.clear()
+
+    def _handle(self, number: int, _frame) -> None:
+        if self.depth or self.closing:
+            self.held = self.held or number
+            log.warning("%s received while the record is being written: finishing that first",
+                        signal.Signals(number).name)
+            return
+        raise _exception(number)
+
+    @contextmanager
+    def held_back(self):
+        """Hold signals for the duration (a drain); raise a held one at the end, unless closing."""
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+        if not self.depth and self.held is not None and not self.closing:
+            number, self.held = self.held, None
+            raise _exception(number)
+
+    def close(self) -> None:
+        """From here on signals are held for good: the run is writing its last files."""
+        self.closing = True
+
+
+def _exception(number: int) -> KeyboardInterrupt:
+    if number == signal.SIGTERM:
+        return Terminated("terminated by SIGTERM")
+    return KeyboardInterrupt()
