@@ -10,10 +10,10 @@ SCENE   ?= empty
 $(BIN)/nexus: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[test]'
 	@touch $(BIN)/nexus
 
-setup: $(BIN)/nexus  ## create .venv and install Nexus with its pinned dependencies
+setup: $(BIN)/nexus  ## create .venv and install Nexus with its pinned dependencies and the test extra
 
 run: setup  ## fly the default vehicle in the default scene on the CPU
 	$(BIN)/nexus run --vehicle $(VEHICLE) --scene $(SCENE) --device cpu

@@ -41,6 +41,7 @@ from nexus.bench.timing import alternating_best
 from nexus.core.executors import graph_nodes
 from nexus.flight import RunConfig, build_flight, fly
 from nexus.record.writer import RecordWriter
+from nexus.run_file import RunFile
 from nexus.startup import start
 
 #: One control tick of the default run [s].
@@ -130,8 +131,12 @@ def loop_against_bare(device: str, folder: Path, wall: bool) -> dict[str, float]
         return seconds
 
     def drain_round() -> float:
-        """A full table drained to Parquet, as a run does every ``capacity`` ticks, per tick."""
-        scratch = RecordWriter(folder / "record_drain.parquet", flight.recorder)
+        """A full table drained to a part file and run.json rewritten, as a run does every ``capacity`` ticks, per tick."""
+        status = RunFile(folder, {"stage_plan": flight.loop.plan.text(), "segments": flight.loop.plan.describe(),
+                                  "options": flight.options.as_dict(), "record_columns": flight.recorder.columns})
+        # A run rewrites run.json after each drain: that is part of the drain's cost.
+        scratch = RecordWriter(folder / "record_drain.parquet", flight.recorder,
+                               on_drain=lambda rows: status.write(ticks=rows, record_rows=rows))
         scratch.pending = flight.recorder.capacity
         began = clock()
         scratch.drain()

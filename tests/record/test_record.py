@@ -170,3 +170,18 @@ def test_replay_names_the_first_differing_tick_and_column(recorded_run):
     tampered["imu.gyro[0]"][99] += 1.0
     result = compare(columns, tampered)
     assert result.first_difference == (42, "baro.pressure")
+
+
+def test_pandas_and_polars_read_the_record_folder_as_one_table(recorded_run):
+    import pandas as pd
+    import polars as pl
+
+    out, _ = recorded_run
+    ticks = np.arange(1, 251) * 4_000_000 / 1e9  # 250 ticks of 4 ms, in order
+    frame = pd.read_parquet(out / "record.parquet")
+    np.testing.assert_array_equal(frame["time"].to_numpy(), ticks)
+    for source in (out / "record.parquet", f"{out / 'record.parquet'}/*.parquet"):
+        table = pl.read_parquet(source)
+        assert table.shape == frame.shape
+        np.testing.assert_array_equal(table["time"].to_numpy(), ticks)
+        np.testing.assert_array_equal(table["imu.accel[2]"].to_numpy(), frame["imu.accel[2]"].to_numpy())
