@@ -22,8 +22,8 @@ from nexus.stopping import StopSignals, Terminated
 HOLD = RunConfig(controller="hold", record_capacity=32)
 
 
-def refuse_parts_after(monkeypatch, whole: int):
-    """Part files past the first ``whole`` fail as on a full disk (ENOSPC), after writing half their bytes."""
+def refuse_parts_after(monkeypatch, whole: int, code: int = errno.ENOSPC):
+    """Part files past the first ``whole`` fail with ``code`` (ENOSPC: a full disk), after writing half their bytes."""
     real = writer_module.write_atomic
     calls = []
 
@@ -33,7 +33,7 @@ def refuse_parts_after(monkeypatch, whole: int):
             temporary = path.with_name(f".{path.name}.tmp")
             temporary.write_bytes(bytes(memoryview(data)[: len(data) // 2]))
             temporary.unlink()  # as write_atomic does when the disk refuses
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(temporary))
+            raise OSError(code, os.strerror(code), str(temporary))
         real(path, data, sync)
 
     monkeypatch.setattr(writer_module, "write_atomic", write)
@@ -60,6 +60,19 @@ def test_a_disk_that_fills_ends_the_run_disk_full_and_keeps_the_parts_before(tmp
     result = replay(out)
     assert result.identical and result.ticks == 64
     assert result.note.startswith(f"the run flew {info['ticks']} ticks but could write only 64 (disk-full)")
+
+
+def test_an_io_error_ends_the_run_write_failed_and_keeps_the_parts_before(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    refuse_parts_after(monkeypatch, whole=2, code=errno.EIO)
+    with pytest.raises(WriteFailed) as caught:
+        run_flight(HOLD, "cpu", out, duration=0.4, progress=False)
+    assert caught.value.reason == "write-failed"
+    assert str(caught.value).startswith(f"cannot write record part part-000002.parquet (32 ticks) into "
+                                        f"{out / 'record.parquet'} (Input/output error)")
+    info = json.loads((out / "run.json").read_text())
+    assert (info["status"], info["exit_reason"], info["record_rows"]) == ("failed", "write-failed", 32)
+    assert pq.read_table(out / "record.parquet").num_rows == 32
 
 
 def test_write_atomic_leaves_the_old_file_when_the_new_one_cannot_be_written(tmp_path, monkeypatch):
