@@ -124,3 +124,46 @@ def test_a_declaration_with_a_default_out_of_bounds_or_a_parameter_twice_is_repo
     problems = bad.check()
     assert any("toy:gain is declared twice" in p for p in problems)
     assert any("the default of toy:offset (-2.0) must be >= 0" in p for p in problems)
+
+
+#: A toy parameter bounded on both sides, both ends allowed: [0, 1]. A vector checks every component.
+DAMPED = Spec("Damped", "Keeps a share of its step.", noun="toy", params=(
+    Param("share", "toy:share", "float", 0.5, "-", "Share of the step kept", low=0.0, high=1.0),
+    Param("weights", "toy:weights", "float3", (0.5, 0.5, 0.5), "-", "Per-axis weights", low=0.0, high=1.0),
+))
+
+
+def _read_damped(attr: str, value) -> dict:
+    """``read_prim`` of a /toy/damped prim in toy.usda authoring ``attr`` = ``value`` (the rest at their defaults)."""
+    from pxr import Gf, Sdf, Usd
+
+    from nexus.schemas.reader import read_prim
+
+    stage = Usd.Stage.CreateInMemory()  # kept alive while the prim is read
+    prim = stage.DefinePrim("/toy/damped", "Scope")
+    if isinstance(value, tuple):
+        prim.CreateAttribute(attr, Sdf.ValueTypeNames.Float3).Set(Gf.Vec3f(*value))
+    else:
+        prim.CreateAttribute(attr, Sdf.ValueTypeNames.Float).Set(value)
+    return read_prim(prim, DAMPED, "toy.usda")
+
+
+@pytest.mark.parametrize("attr, value, message", [
+    ("toy:share", 1.25, "toy.usda: toy prim /toy/damped: toy:share is 1.25; it must be in [0, 1] (Share of the step kept)"),
+    ("toy:weights", (0.5, 1.5, 0.0),
+     "toy.usda: toy prim /toy/damped: toy:weights is (0.5, 1.5, 0); it must be in [0, 1] (Per-axis weights)"),
+])
+def test_a_value_above_a_parameters_maximum_is_refused_naming_the_attribute_and_the_bound(attr, value, message):
+    from nexus.core.errors import BuildError
+
+    with pytest.raises(BuildError) as caught:
+        _read_damped(attr, value)
+    assert str(caught.value) == message
+
+
+def test_a_value_exactly_at_a_parameters_maximum_is_accepted_and_the_maximum_is_inclusive():
+    assert _read_damped("toy:share", 1.0)["share"] == 1.0
+    assert _read_damped("toy:weights", (1.0, 1.0, 1.0))["weights"] == (1.0, 1.0, 1.0)
+    share = DAMPED.param("share")
+    assert share.problem(1.0) is None
+    assert share.problem(1.0 + 2.0**-52) == "must be in [0, 1]"  # the next double above 1
