@@ -1,5 +1,6 @@
 """The link's frame reader against random bytes: every valid answer in the stream is taken."""
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymavlink.dialects.v20 import common as mavlink
@@ -73,3 +74,31 @@ def test_a_fake_start_with_a_plausible_length_costs_only_its_own_bytes():
     messages = reader.feed(fake + answers_at([8000])[0])
     assert [m.time_usec for m in messages] == [8000]
     assert reader.skipped_bytes == 10 and reader.garbage_runs == 1
+
+
+# A false MAVLink 2 start byte (0xFD) and junk right before one real answer. "overlapping": the junk is 3 bytes,
+# so the fake 10-byte header runs 6 bytes into the real frame (its id bytes then read 0x010000, no message).
+# "long claim": a whole fake header claiming a 200-byte FILE_TRANSFER_PROTOCOL (id 110) payload, more than
+# the stream holds, so the candidate waits for bytes until the real frame inside it is found whole.
+FALSE_STARTS = {
+    "overlapping": bytes([0xFD, 81, 0, 7]),
+    "long claim": bytes([0xFD, 200, 0, 0, 3, 1, 1, 110, 0, 0]),
+}
+
+
+@pytest.mark.parametrize("chunk", [None, 1], ids=["one read", "byte by byte"])
+@pytest.mark.parametrize("junk", FALSE_STARTS.values(), ids=FALSE_STARTS.keys())
+def test_a_false_start_byte_with_junk_right_before_a_frame_yields_exactly_that_frame(junk, chunk):
+    mav = mavlink.MAVLink(None, srcSystem=1, srcComponent=1)
+    controls = [0.25, -0.5, 0.75, 1.0] + [0.0] * 12
+    frame = mav.hil_actuator_controls_encode(123456789, controls, 129, 1).pack(mav)
+    assert frame[0] == 0xFD and len(frame) == 10 + 81 + 2  # a real MAVLink 2 frame: header, 81-byte payload, CRC
+    stream = junk + frame
+    reader = FrameReader(mavlink.MAVLink(None))
+    messages = []
+    for at in range(0, len(stream), chunk or len(stream)):
+        messages += reader.feed(stream[at : at + (chunk or len(stream))])
+    assert [m.get_type() for m in messages] == ["HIL_ACTUATOR_CONTROLS"]
+    (message,) = messages
+    assert (message.time_usec, list(message.controls), message.mode, message.flags) == (123456789, controls, 129, 1)
+    assert reader.skipped_bytes == len(junk) and reader.garbage_runs == 1 and not reader.buffer
