@@ -19,9 +19,27 @@ FIGURES = ("position", "attitude", "rates", "motors", "imu", "mag", "baro", "gps
 
 
 @pytest.fixture(scope="module")
-def report(short_run):
-    made = plot_in_process(short_run)  # the process entry point is exercised by the viewer test
+def plotted(short_run):
+    """``nexus plot`` of the short run, keeping the matplotlib figures it drew (name -> figure) for their artists."""
+    from nexus.viz import report as report_module
+
+    drawn, draw = {}, report_module._draw
+
+    def keep(series, px4):
+        made = draw(series, px4)
+        drawn.update({name: figure for name, (_, figure) in made.items()})
+        return made
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(report_module, "_draw", keep)
+        made = plot_in_process(short_run)  # the process entry point is exercised by the viewer test
     assert made.exit_code == 0, made.output
+    return short_run, made, drawn
+
+
+@pytest.fixture(scope="module")
+def report(plotted):
+    short_run, made, _ = plotted
     stats = json.loads((short_run / "plots" / "sensor_stats.json").read_text())
     return short_run, made, {(s["sensor"], s["channel"]): s for s in stats}
 
@@ -51,6 +69,39 @@ def test_sensor_residuals_against_truth_are_the_white_noise_of_the_vehicle_file(
     assert stats["residual_std"] == pytest.approx(sigma, rel=0.08)
     assert abs(stats["residual_mean"]) < 0.14 * sigma
     assert stats["within_1sigma"] == pytest.approx(0.683, abs=0.065)
+
+
+@pytest.mark.parametrize("figure, row, sigma", [
+    ("imu", 0, 0.00637), ("imu", 2, 0.00637),  # accel x, z: nexus:accelNoiseSigma [m/s²], vehicles/astro_max_base.usda
+    ("imu", 3, 0.0008726646), ("imu", 5, 0.0008726646),  # gyro x, z: nexus:gyroNoiseSigma [rad/s]
+    ("mag", 0, 0.005),  # field x: nexus:noiseSigma [gauss], the schema's fallback
+])
+def test_sensor_figures_draw_the_band_at_the_vehicle_files_sigma_around_truth(plotted, figure, row, sigma):
+    from matplotlib.collections import PolyCollection
+
+    axes = plotted[2][figure].axes
+    left, right = axes[2 * row], axes[2 * row + 1]  # (rows, 2) subplots, row-major: samples | residual
+
+    def band(ax, label):
+        (collection,) = [c for c in ax.collections if isinstance(c, PolyCollection) and c.get_label() == label]
+        vertices = np.concatenate([path.vertices for path in collection.get_paths()])
+        assert len(vertices) > 2 * 900  # one vertex above and one below each of the ~906+ samples
+        return vertices
+
+    (truth,) = [line for line in left.get_lines() if line.get_label() == "truth"]
+    t, y = truth.get_xdata(), truth.get_ydata()
+    vertices = band(left, "truth ± 1σ")
+    at = np.searchsorted(t, vertices[:, 0])
+    assert np.array_equal(t[at], vertices[:, 0])  # every vertex sits on a sample time
+    offset = vertices[:, 1] - y[at]  # the band about the truth drawn beside it
+    half = np.abs(offset)
+    assert np.allclose(half, sigma, rtol=1e-6), f"band half-width {half.min():.6g}..{half.max():.6g}, not σ = {sigma}"
+    assert offset.max() == pytest.approx(sigma, rel=1e-6) and offset.min() == pytest.approx(-sigma, rel=1e-6)
+    for k in (1, 3):  # the residual panel: ±1σ and ±3σ about 0
+        extent = band(right, f"±{k}σ")[:, 1]
+        assert extent.max() == pytest.approx(k * sigma, rel=1e-6) and extent.min() == pytest.approx(-k * sigma, rel=1e-6)
+        half = np.abs(extent)
+        assert np.allclose(half, k * sigma, rtol=1e-6), f"±{k}σ band {half.min():.6g}..{half.max():.6g}, not {k * sigma}"
 
 
 def test_gps_residual_stays_within_its_drift(report):
