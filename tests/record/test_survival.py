@@ -29,11 +29,11 @@ RUN = ["run", "--controller", "hold", "--duration", "3000", "--device", "cpu", "
 CAPACITY = 10240
 
 
-def start(out: Path, slow: tuple[Path, float] | None = None) -> subprocess.Popen:
+def start(out: Path, slow: tuple[Path, float] | None = None, extra: tuple[str, ...] = ()) -> subprocess.Popen:
     prefix = [sys.executable, "-m", "nexus.cli"]
     if slow is not None:
         prefix = [sys.executable, str(ROOT / "tests" / "record" / "slow_writes.py"), str(slow[0]), str(slow[1])]
-    return subprocess.Popen([*prefix, *RUN, "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE,
+    return subprocess.Popen([*prefix, *RUN, "--out", str(out), *extra], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 
@@ -115,9 +115,9 @@ def test_sigkill_during_a_drain_leaves_no_half_part_visible(tmp_path):
     assert pq.read_table(out / "record.parquet").column_names[0] == "time"
 
 
-def test_sigterm_ends_the_run_like_ctrl_c_with_exit_143(tmp_path):
+def test_sigterm_ends_the_run_like_ctrl_c_with_exit_143_and_closes_the_live_view(tmp_path):
     out = tmp_path / "run"
-    child = start(out)
+    child = start(out, extra=("--view", "--view-port", "0"))
     wait_until(lambda: drained(out), child)
     time.sleep(random.Random(3).uniform(0.0, 3.0))
     child.send_signal(signal.SIGTERM)
@@ -127,7 +127,9 @@ def test_sigterm_ends_the_run_like_ctrl_c_with_exit_143(tmp_path):
     assert (info["status"], info["exit_reason"]) == ("terminated", "terminated")
     assert rows == info["ticks"] == info["record_rows"] > 0  # every tick flown is in the record
     assert f"terminated after {rows} ticks" in stderr and "exit_reason terminated" in stderr
-    assert "record.parquet" in stderr.splitlines()[-1]
+    closing = [line for line in stderr.splitlines() if "exit_reason terminated" in line]
+    assert len(closing) == 1 and closing[0].endswith(f"the run's files are in {out}: run.json, record.parquet, run.log")
+    assert stderr.splitlines()[-1].startswith("live view: ")  # the viewer's last word: its server was closed
     check_replays(out, rows)
 
 
