@@ -34,7 +34,7 @@ from nexus.core.loop import tick_ns
 from nexus.flight import Flight, RunConfig, build_flight, fly
 from nexus.record.durable import Reserve, WriteFailed, failure, write_atomic
 from nexus.record.parts import RECORD, part_name
-from nexus.record.writer import RecordWriter, encode
+from nexus.record.writer import RecordWriter, columns_table, encode
 from nexus.runs import RUN_FILES
 from nexus.run_file import RUNNING, RunFile, final_status
 from nexus.startup import start
@@ -210,7 +210,7 @@ def _flying_rtf(sim_time: float, wall: float, stats: dict) -> float | None:
 def _empty_record(record: Path) -> None:
     """A record of one part with no rows and no columns, for a build that failed before its recorder existed."""
     record.mkdir(exist_ok=True)
-    write_atomic(record / part_name(0), encode(pa.table({})).to_pybytes())
+    write_atomic(record / part_name(0), encode(columns_table({})).to_pybytes())
 
 
 def run_flight(

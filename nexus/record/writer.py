@@ -7,6 +7,7 @@ from pathlib import Path
 from contextlib import nullcontext
 from typing import Callable, ContextManager
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -22,6 +23,24 @@ PARQUET_OPTIONS = {"use_dictionary": False, "compression": "lz4"}
 
 #: The longest wall time [s] between drains while ticks wait: a killed run loses at most this much.
 DRAIN_EVERY_S = 2.0
+
+
+def columns_table(columns: dict[str, np.ndarray]) -> pa.Table:
+    """The record's columns as a pyarrow table, viewing each NumPy buffer in place.
+
+    Built from buffers rather than with ``pa.table``: that one imports pandas
+    when it is installed (half a second, once per process, paid inside the
+    flight's first drain).
+    """
+    arrays = []
+    for values in columns.values():
+        values = np.ascontiguousarray(values)
+        if values.dtype == np.bool_:  # Arrow packs booleans in bits
+            arrays.append(pa.array(values))
+        else:
+            arrays.append(pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values),
+                                                [None, pa.py_buffer(values)]))
+    return pa.Table.from_arrays(arrays, names=list(columns)) if arrays else pa.schema([]).empty_table()
 
 
 def encode(table: pa.Table) -> pa.Buffer:
@@ -65,7 +84,7 @@ class RecordWriter:
             self.path.mkdir(exist_ok=True)
         except OSError as error:
             raise failure(error, self.path.parent, f"the record folder {self.path.name}/", 4096) from None
-        self._write(pa.table(recorder.drain(0)))  # part 0: the columns, before any tick
+        self._write(columns_table(recorder.drain(0)))  # part 0: the columns, before any tick
         self.last_drain = time.monotonic()
 
     def make_room(self, ticks: int) -> None:
@@ -93,7 +112,7 @@ class RecordWriter:
             return
         with self.shield():  # a signal now waits: the part and the count of rows written stay in step
             # Row (tick - 1) mod capacity holds a tick: the first pending tick is rows_written + 1.
-            self._write(pa.table(self.recorder.drain(self.pending, self.rows_written % self.recorder.capacity)))
+            self._write(columns_table(self.recorder.drain(self.pending, self.rows_written % self.recorder.capacity)))
             self.rows_written += self.pending
             self.pending = 0
             self.last_drain = time.monotonic()

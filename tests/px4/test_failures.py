@@ -93,9 +93,10 @@ def test_wrongly_stamped_answers_are_counted_and_named(tmp_path, shift_us, past,
     info = run_info(tmp_path)
     assert info["exit_reason"] == "px4-wrong-stamps" and "still running" not in info["error"]
     stats = info["controller_stats"]
-    # The wrong answer of the last wait is counted (one more stale answer may come from the tick
-    # where the free-run ended, as in any run).
-    assert stats["future_answers"] == future and past <= stats["stale_answers"] <= past + 1
+    # The wrong answer of the last wait is counted (the error's own counts, matched above, are exact).
+    # Stale answers also include those the peer thread still had in flight when the free-run ended,
+    # as in any run: 1 to 4 of them on a loaded 2-core machine, so only the lower bound is the script's.
+    assert stats["future_answers"] == future and stats["stale_answers"] >= past
     assert info["ticks"] == 99
 
 
