@@ -40,11 +40,7 @@ from nexus.core.errors import BuildError
 from nexus.flight import ConfigError, RunConfig
 from nexus.record.parts import is_record, read_record
 from nexus.run import file_digest, run_flight
-from nexus.run_file import RUNNING, partial_note
-
-
-#: Exit reasons of a run whose record stopped short of the ticks it flew (the disk refused a part).
-WRITE_FAILURES = ("disk-full", "write-failed")
+from nexus.run_file import RUNNING, WRITE_FAILURES, partial_note
 
 
 class ReplayError(BuildError):

@@ -15,7 +15,6 @@ nothing.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import platform
@@ -26,13 +25,11 @@ from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 
-import pyarrow as pa
-
 from nexus.core.device import resolve_device
 from nexus.core.errors import BuildError, NexusError
 from nexus.core.loop import tick_ns
 from nexus.flight import Flight, RunConfig, build_flight, fly
-from nexus.record.durable import Reserve, WriteFailed, failure, write_atomic
+from nexus.record.durable import Reserve, WriteFailed, write_atomic
 from nexus.record.parts import RECORD, part_name
 from nexus.record.writer import RecordWriter, columns_table, encode
 from nexus.runs import RUN_FILES
@@ -42,8 +39,8 @@ from nexus.stopping import StopSignals, stop_reason
 
 log = logging.getLogger("nexus")
 
-#: The files a run writes into OUT (RUN_FILES); ``--overwrite`` deletes these and nothing else.
-#: What a run killed mid-write can leave besides its files (hidden: no reader sees them).
+#: What a run killed mid-write can leave besides its files (hidden: no reader sees them);
+#: ``--overwrite`` deletes these and the run's files (RUN_FILES), nothing else.
 LEFTOVERS = (".run.json.tmp", ".nexus-reserve")
 #: Any of these in OUT means the folder already holds a run.
 RUN_MARKERS = ("run.json", "record.parquet", "run.log")
@@ -210,7 +207,7 @@ def _flying_rtf(sim_time: float, wall: float, stats: dict) -> float | None:
 def _empty_record(record: Path) -> None:
     """A record of one part with no rows and no columns, for a build that failed before its recorder existed."""
     record.mkdir(exist_ok=True)
-    write_atomic(record / part_name(0), encode(columns_table({})).to_pybytes())
+    write_atomic(record / part_name(0), encode(columns_table({})))
 
 
 def run_flight(
@@ -274,17 +271,11 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
     record = out / RECORD
 
     def drained(rows: int) -> None:  # after each part: run.json says how many ticks are on disk
-        try:
-            run_file.write(ticks=rows, record_rows=rows, sim_time_s=rows * dt_ns * 1e-9,
-                           wall_time_s=time.perf_counter() - started, record_parts=writer.parts)
-        except OSError as error:
-            raise failure(error, out, "run.json", len(json.dumps(info, default=str))) from None
+        run_file.write(ticks=rows, record_rows=rows, sim_time_s=rows * dt_ns * 1e-9,
+                       wall_time_s=time.perf_counter() - started, record_parts=writer.parts)
 
     try:
-        try:
-            run_file.write()
-        except OSError as error:
-            raise failure(error, out, "run.json", len(json.dumps(info, default=str))) from None
+        run_file.write()
         device = device or resolve_device(options.device)
         options = replace(options, device=device, duration=duration)
         info.update({"options": options.as_dict(), "device": device})
@@ -369,8 +360,8 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
                 record_rows=writer.rows_written if writer else 0,
                 record_parts=writer.parts if writer else 0,
             )
-        except OSError as error:
-            log.error("%s", failure(error, out, "the final run.json", 4096))
+        except WriteFailed as error:  # the run.json of the last drain stays
+            log.error("%s", error)
         log.removeHandler(handler)
         handler.close()
     return RunSummary(out, ticks, sim_time, wall, reason)

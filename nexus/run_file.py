@@ -14,13 +14,15 @@ import json
 import time
 from pathlib import Path
 
-from nexus.record.durable import write_atomic
+from nexus.record.durable import failure, write_atomic
 
 #: ``status`` while the process flies; a run.json that still says it after the process is gone
 #: belongs to a run that was killed (SIGKILL, a crash, the machine lost power).
 RUNNING = "running"
 #: ``status`` once the run ended, by its ``exit_reason``.
 ENDED = {"duration": "finished", "done": "finished", "interrupted": "interrupted", "terminated": "terminated"}
+#: Exit reasons of a run whose record stopped short of the ticks it flew (the disk refused a part).
+WRITE_FAILURES = ("disk-full", "write-failed")
 
 
 def final_status(exit_reason: str) -> str:
@@ -36,11 +38,18 @@ class RunFile:
         self.info = info
 
     def write(self, **updates) -> None:
-        """Update the fields and replace run.json (raises :class:`OSError` when the disk refuses)."""
+        """Update the fields and replace run.json.
+
+        Raises :class:`~nexus.record.durable.WriteFailed` (``disk-full`` or
+        ``write-failed``) when the disk refuses; the previous run.json stays.
+        """
         self.info.update(updates)
         self.info["updated_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        data = json.dumps(self.info, indent=2, sort_keys=True, default=str) + "\n"
-        write_atomic(self.path, data.encode())
+        data = (json.dumps(self.info, indent=2, sort_keys=True, default=str) + "\n").encode()
+        try:
+            write_atomic(self.path, data)
+        except OSError as error:
+            raise failure(error, self.path.parent, "run.json", len(data)) from None
 
 
 def process_alive(info: dict) -> bool:
@@ -67,7 +76,7 @@ def partial_note(info: dict, rows: int) -> str | None:
         return f"the run {how}: using the {rows} ticks its record holds so far"
     if status in ("terminated", "interrupted"):
         return f"the run was {status} after {info.get('ticks', rows)} ticks: using the {rows} ticks it recorded"
-    if info.get("exit_reason") in ("disk-full", "write-failed") and info.get("ticks", rows) != rows:
+    if info.get("exit_reason") in WRITE_FAILURES and info.get("ticks", rows) != rows:
         return (f"the run flew {info.get('ticks')} ticks but could write only {rows} ({info['exit_reason']}): "
                 f"using those {rows}")
     return None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nexus.record.parts import RECORD, is_record, record_bytes, record_rows
-from nexus.run_file import RUNNING, process_alive
+from nexus.run_file import RUNNING, final_status, process_alive
 
 #: A run's files, in the order closing messages list them.
 RUN_FILES = ("run.json", RECORD, "run.log", "mission.json")
@@ -40,7 +40,7 @@ def whole_files(folder: Path) -> list[str]:
     for name in RUN_FILES:
         path = folder / name
         if name == RECORD:
-            whole = is_record(path) and _readable(path)
+            whole = _rows(path) is not None
         elif name.endswith(".json"):
             whole = path.is_file() and _load(path) is not None
         else:
@@ -50,12 +50,14 @@ def whole_files(folder: Path) -> list[str]:
     return found
 
 
-def _readable(record: Path) -> bool:
+def _rows(record: Path) -> int | None:
+    """Ticks the record holds, or None when it is missing or a part does not read."""
+    if not is_record(record):
+        return None
     try:
-        record_rows(record)
+        return record_rows(record)
     except Exception:  # noqa: BLE001 (pyarrow raises several types for a damaged part)
-        return False
-    return True
+        return None
 
 
 def _load(path: Path) -> dict | None:
@@ -81,12 +83,13 @@ def describe(folder: Path) -> RunRow:
     info = _load(folder / "run.json")
     if info is None:
         return RunRow(folder, "unreadable", None, None, None, _size(folder), "run.json does not parse")
-    status = info.get("status") or ("finished" if info.get("exit_reason") in ("duration", "done") else "failed")
+    status = info.get("status") or final_status(info.get("exit_reason"))  # older runs wrote no status
     if status == RUNNING and not process_alive(info):
         status = "killed"
     ticks = info.get("ticks")
-    if status in (RUNNING, "killed") and is_record(folder / RECORD) and _readable(folder / RECORD):
-        ticks = record_rows(folder / RECORD)  # the record may be a drain ahead of run.json
+    held = _rows(folder / RECORD) if status in (RUNNING, "killed") else None
+    if held is not None:  # the record may be a drain ahead of run.json
+        ticks = held
     return RunRow(folder, status, ticks, info.get("sim_time_s"), info.get("exit_reason"), _size(folder), info.get("error"))
 
 

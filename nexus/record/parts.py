@@ -39,7 +39,7 @@ def is_record(record: Path) -> bool:
     return record.is_file() or (record.is_dir() and bool(part_paths(record)))
 
 
-def read_record(record: Path, columns: list[str] | None = None) -> pa.Table:
+def read_record(record: Path) -> pa.Table:
     """Every part of ``record`` as one table, parts in order.
 
     Raises :class:`OSError` or :class:`pyarrow.ArrowException` for a missing
@@ -47,13 +47,13 @@ def read_record(record: Path, columns: list[str] | None = None) -> pa.Table:
     """
     record = Path(record)
     if record.is_file():  # a record written before records were folders: one Parquet file
-        return pq.read_table(record, columns=columns)
+        return pq.read_table(record)
     if not record.is_dir():
         raise FileNotFoundError(f"{record} is not a record folder (a folder of part-*.parquet files)")
     parts = part_paths(record)
     if not parts:
         raise FileNotFoundError(f"{record} holds no part-*.parquet file")
-    tables = [pq.read_table(part, columns=columns) for part in parts]
+    tables = [pq.read_table(part) for part in parts]
     tables = [t for t in tables if t.num_columns] or tables[:1]  # a failed build's part has no columns
     return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
 

@@ -68,13 +68,12 @@ class RecordWriter:
     """
 
     def __init__(self, path: Path, recorder: Recorder, *, on_drain: Callable[[int], None] | None = None,
-                 drain_every_s: float = DRAIN_EVERY_S, sync: bool = True,
+                 drain_every_s: float = DRAIN_EVERY_S,
                  shield: Callable[[], ContextManager] = nullcontext):
         self.path = Path(path)
         self.recorder = recorder
         self.on_drain = on_drain
         self.drain_every_s = drain_every_s
-        self.sync = sync
         self.shield = shield
         self.pending = 0
         self.rows_written = 0
@@ -123,7 +122,7 @@ class RecordWriter:
         data = encode(table)
         name = part_name(self.parts)
         try:
-            write_atomic(self.path / name, data, sync=self.sync)
+            write_atomic(self.path / name, data)
         except OSError as error:
             self.failed = failure(error, self.path, f"record part {name} ({table.num_rows} ticks)", data.size)
             raise self.failed from None
