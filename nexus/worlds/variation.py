@@ -1,0 +1,568 @@
+"""Monte Carlo variation files: ``nexus run --worlds N --vary FILE.toml``.
+
+A variation file is TOML. Each top-level key names a parameter (see
+:data:`PARAMETERS`); its value is a number (the same in every world), a
+string for the two string parameters, or a table describing a distribution::
+
+    mass = {dist = "normal", mean = 1.2, std = 0.05, low = 1.0, high = 1.4}
+    thrust_scale = {dist = "uniform", low = 0.95, high = 1.05, per_rotor = true}
+    start_yaw = {dist = "choice", values = [0, 90, 180, 270], weights = [1, 1, 1, 1]}
+    noise_scale = 2.0
+    rotor_fail_time = 3.0
+    rotor_fail_index = {dist = "choice", values = [0, 1, 2, 3]}
+    rotor_fail_probability = 0.25
+
+    [com_x]
+    dist = "constant"
+    value = 0.01
+
+Distributions: ``normal`` (``mean``, ``std`` >= 0, optional ``low``/``high``
+that truncate it: a sample outside them is drawn again from the same
+generator, up to 1000 times), ``uniform`` (``low`` <= ``high``), ``choice``
+(``values``, optional non-negative ``weights`` of the same length) and
+``constant`` (``value``). ``per_rotor = true`` draws one value per rotor for
+the parameters that allow it; otherwise one draw is shared by every rotor.
+
+World ``i``'s value of parameter ``name`` comes from the stream
+``vary/<name>/<i>`` of the run's :class:`~nexus.core.rng.RngTree`, so it
+depends only on the seed, the name and ``i``: world 5 of a 16-world run is
+world 5 of a 64-world run. Whether a world gets a fault at all comes from
+``vary/rotor_fail_occurs/<i>`` (``vary/sensor_fault_occurs/<i>``); a world
+without the fault has its fault time at ``math.inf``.
+
+Every error is a :class:`~nexus.core.errors.BuildError` of one line that
+starts with ``FILE:LINE:`` (the line where known), raised before anything runs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+import re
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from nexus.core.errors import BuildError
+from nexus.core.rng import RngTree
+
+#: How many times a truncated normal redraws a sample outside its bounds before giving up.
+MAX_TRUNCATION_TRIES = 1000
+
+#: The sensor fault modes: ``freeze`` keeps the last values (time stamps go on), ``dropout`` stops new samples.
+FAULT_MODES = ("freeze", "dropout")
+
+#: The distributions a table may name, each with its required and optional keys.
+DISTRIBUTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "normal": (("mean", "std"), ("low", "high")),
+    "uniform": (("low", "high"), ()),
+    "choice": (("values",), ("weights",)),
+    "constant": (("value",), ()),
+}
+
+
+@dataclass(frozen=True)
+class ParameterInfo:
+    """One variation parameter: its unit, meaning and the physical check on each drawn value.
+
+    ``kind`` is ``"float"``, ``"int"`` (a rotor index) or ``"str"`` (a name);
+    ``check`` is the check as text (``"> 0"``); ``allow_inf`` marks fault times,
+    which are ``math.inf`` in a world that does not get the fault.
+    """
+
+    name: str
+    unit: str
+    doc: str
+    check: str
+    per_rotor_allowed: bool = False
+    kind: str = "float"
+    allow_inf: bool = False
+    accepts: Callable[[object], bool] = field(default=lambda value: True, repr=False, compare=False)
+
+
+def _positive(v):
+    return v > 0
+
+
+def _non_negative(v):
+    return v >= 0
+
+
+def _abs_at_most(bound):
+    return lambda v: abs(v) <= bound
+
+
+def _unit_interval(v):
+    return 0 <= v <= 1
+
+
+def _parameters() -> dict[str, ParameterInfo]:
+    table: list[ParameterInfo] = [
+        ParameterInfo("mass", "kg", "base body mass", "> 0", accepts=_positive),
+    ]
+    for axis in "xyz":
+        table.append(ParameterInfo(f"com_{axis}", "m", f"centre-of-mass offset of the base body along {axis}, "
+                                   "body frame FLU", "|value| <= 0.5", accepts=_abs_at_most(0.5)))
+    table += [
+        ParameterInfo("thrust_scale", "-", "multiplies each rotor's thrust coefficient", "> 0",
+                      per_rotor_allowed=True, accepts=_positive),
+        ParameterInfo("drag_scale", "-", "multiplies each rotor's drag-torque coefficient", ">= 0",
+                      per_rotor_allowed=True, accepts=_non_negative),
+        ParameterInfo("esc_lag_scale", "-", "multiplies the ESC speed time constants", "> 0", accepts=_positive),
+        ParameterInfo("noise_scale", "-", "multiplies every sensor's white-noise sigma", ">= 0",
+                      accepts=_non_negative),
+    ]
+    for axis in "xyz":
+        table.append(ParameterInfo(f"accel_bias_{axis}", "m/s^2", f"added to each IMU's accelerometer bias along "
+                                   f"{axis}, FRD", "|value| <= 10", accepts=_abs_at_most(10.0)))
+    for axis in "xyz":
+        table.append(ParameterInfo(f"gyro_bias_{axis}", "rad/s", f"added to each IMU's gyro bias along {axis}, FRD",
+                                   "|value| <= 1", accepts=_abs_at_most(1.0)))
+    for axis in "xy":
+        table.append(ParameterInfo(f"start_{axis}", "m", f"start offset of the vehicle along {axis}, world ENU",
+                                   "|value| <= 1000", accepts=_abs_at_most(1000.0)))
+    table.append(ParameterInfo("start_yaw", "deg", "initial heading", "|value| <= 360", accepts=_abs_at_most(360.0)))
+    for axis in "xyz":
+        table.append(ParameterInfo(f"wind_{axis}", "N", f"constant force on the base body along {axis}, world ENU",
+                                   "|value| <= 100", accepts=_abs_at_most(100.0)))
+    table += [
+        ParameterInfo("rotor_fail_time", "s", "sim time a rotor fails (inf: no failure in this world)", ">= 0",
+                      allow_inf=True, accepts=_non_negative),
+        ParameterInfo("rotor_fail_index", "-", "which rotor fails (0-based); default 0",
+                      "an integer in 0..rotors-1", kind="int"),
+        ParameterInfo("rotor_fail_fraction", "-", "the failed rotor's thrust that remains; default 0",
+                      "in [0, 1]", accepts=_unit_interval),
+        ParameterInfo("rotor_fail_probability", "-", "chance a world gets the rotor failure at all; default 1",
+                      "in [0, 1]", accepts=_unit_interval),
+        ParameterInfo("sensor_fault_time", "s", "sim time a sensor faults (inf: no fault in this world)", ">= 0",
+                      allow_inf=True, accepts=_non_negative),
+        ParameterInfo("sensor_fault_sensor", "", "which sensor faults: the last element of its prim's path "
+                      "(Imu, Mag, Baro, Gps)", "one of the vehicle's sensor names", kind="str",
+                      accepts=lambda v: bool(v)),
+        ParameterInfo("sensor_fault_mode", "", "freeze (values stuck, time stamps go on) or dropout (no new "
+                      "samples); default freeze", "'freeze' or 'dropout'", kind="str",
+                      accepts=lambda v: v in FAULT_MODES),
+        ParameterInfo("sensor_fault_probability", "-", "chance a world gets the sensor fault at all; default 1",
+                      "in [0, 1]", accepts=_unit_interval),
+    ]
+    return {info.name: info for info in table}
+
+
+#: Every parameter a variation file may name, in documentation order.
+PARAMETERS: dict[str, ParameterInfo] = _parameters()
+
+#: The fault groups: time key, probability key, occurrence stream, the keys that need the time and their defaults.
+_FAULTS = (
+    ("rotor_fail_time", "rotor_fail_probability", "rotor_fail_occurs",
+     {"rotor_fail_index": 0, "rotor_fail_fraction": 0.0}),
+    ("sensor_fault_time", "sensor_fault_probability", "sensor_fault_occurs",
+     {"sensor_fault_sensor": None, "sensor_fault_mode": "freeze"}),
+)
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """A parsed distribution; ``values`` holds a choice's values (or a constant's one value)."""
+
+    kind: str
+    mean: float = 0.0
+    std: float = 0.0
+    low: float | None = None
+    high: float | None = None
+    values: tuple = ()
+    weights: tuple[float, ...] | None = None
+
+    def describe(self) -> str:
+        if self.kind == "normal":
+            bounds = "" if self.low is None and self.high is None else (
+                f", bounds [{_show(self.low) if self.low is not None else '-inf'}, "
+                f"{_show(self.high) if self.high is not None else 'inf'}]")
+            return f"normal(mean={_show(self.mean)}, std={_show(self.std)}{bounds})"
+        if self.kind == "uniform":
+            return f"uniform({_show(self.low)}, {_show(self.high)})"
+        if self.kind == "choice":
+            return f"choice of {len(self.values)} values"
+        return f"constant {_show(self.values[0])}"
+
+    def sample(self, generator: np.random.Generator) -> object | None:
+        """One value, or None when a truncated normal found no sample inside its bounds."""
+        if self.kind == "constant":
+            return self.values[0]
+        if self.kind == "uniform":
+            return float(generator.uniform(self.low, self.high))
+        if self.kind == "choice":
+            if self.weights is None:
+                return self.values[int(generator.integers(len(self.values)))]
+            cumulative = np.cumsum(self.weights)
+            index = int(np.searchsorted(cumulative, generator.random() * cumulative[-1], side="right"))
+            return self.values[min(index, len(self.values) - 1)]
+        low = -math.inf if self.low is None else self.low
+        high = math.inf if self.high is None else self.high
+        for _ in range(MAX_TRUNCATION_TRIES):
+            value = float(generator.normal(self.mean, self.std))
+            if low <= value <= high:
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class VariationEntry:
+    """One parameter of a variation file: where it is, its distribution, whether it draws per rotor."""
+
+    name: str
+    line: int | None
+    dist: Distribution
+    per_rotor: bool = False
+
+    @property
+    def info(self) -> ParameterInfo:
+        return PARAMETERS[self.name]
+
+
+@dataclass(frozen=True)
+class Variation:
+    """A parsed and validated variation file, for a vehicle of ``rotors`` rotors and these ``sensors``."""
+
+    path: Path
+    entries: tuple[VariationEntry, ...]
+    rotors: int = 4
+    sensors: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(entry.name for entry in self.entries)
+
+    def draw(self, rng: RngTree, worlds: int) -> list[dict[str, object]]:
+        """One dict of values per world: the parameters the file names, plus the fault keys.
+
+        Per-rotor parameters are lists of ``rotors`` floats; a fault's
+        probability is spent on its time (``math.inf`` in a world without the
+        fault) and is not in the dict. Raises :class:`BuildError` naming the
+        world, parameter and value when a draw fails its physical check.
+        """
+        if not isinstance(rng, RngTree):
+            raise BuildError(f"{self.path}: variation draws need an RngTree, got {type(rng).__name__}")
+        if not isinstance(worlds, numbers.Integral) or isinstance(worlds, bool) or worlds < 0:
+            raise BuildError(f"{self.path}: the number of worlds must be a non-negative integer, got {worlds!r}")
+        vary = rng.child("vary")
+        result = []
+        for world in range(int(worlds)):
+            values = {entry.name: self._draw_entry(entry, vary, world) for entry in self.entries}
+            for time_key, probability_key, occurs, defaults in _FAULTS:
+                if time_key not in values:
+                    continue
+                for key, default in defaults.items():
+                    values.setdefault(key, default)
+                probability = values.pop(probability_key, 1.0)
+                if probability < 1.0 and not vary.child(occurs).child(str(world)).generator().random() < probability:
+                    values[time_key] = math.inf
+            result.append(values)
+        return result
+
+    def _draw_entry(self, entry: VariationEntry, vary: RngTree, world: int) -> object:
+        info = entry.info
+        generator = vary.child(entry.name).child(str(world)).generator()
+        count = self.rotors if entry.per_rotor else 1
+        drawn = []
+        for rotor in range(count):
+            value = entry.dist.sample(generator)
+            if value is None:
+                raise BuildError(
+                    f"{_where(self.path, entry.line)}: world {world}: parameter {entry.name!r}: "
+                    f"{MAX_TRUNCATION_TRIES} draws from {entry.dist.describe()} all fell outside its bounds; "
+                    "move the mean inside the bounds or widen them")
+            problem = _problem(info, value, self.rotors)
+            if problem is not None:
+                which = f" for rotor {rotor}" if entry.per_rotor else ""
+                raise BuildError(
+                    f"{_where(self.path, entry.line)}: world {world}: parameter {entry.name!r} drew "
+                    f"{_show(value)}{which}, but it {problem}; narrow the distribution so every draw passes "
+                    f"({_narrowing(entry.dist, info)})")
+            drawn.append(value)
+        if info.per_rotor_allowed:
+            return drawn if entry.per_rotor else drawn * self.rotors
+        return drawn[0]
+
+
+def world_values_problem(values: dict, rotors: int) -> str | None:
+    """What is physically wrong with one world's values (as :meth:`Variation.draw` gives them), or None."""
+    for name, value in values.items():
+        info = PARAMETERS.get(name)
+        if info is None:
+            return f"{name!r} is not a variation parameter; valid parameters: {', '.join(PARAMETERS)}"
+        if info.per_rotor_allowed and isinstance(value, (list, tuple)):
+            if len(value) != rotors:
+                return f"{name} has {len(value)} values, but the vehicle has {rotors} rotors"
+            for rotor, item in enumerate(value):
+                problem = _problem(info, item, rotors)
+                if problem is not None:
+                    return f"{name}[{rotor}] = {_show(item)}, but it {problem}"
+            continue
+        problem = _problem(info, value, rotors)
+        if problem is not None:
+            return f"{name} = {_show(value)}, but it {problem}"
+    return None
+
+
+def load_variation(path: str | Path, *, rotors: int, sensors: Sequence[str]) -> Variation:
+    """Parse and validate a variation file for a vehicle with ``rotors`` rotors and these sensor names."""
+    path = Path(path)
+    if not isinstance(rotors, numbers.Integral) or isinstance(rotors, bool) or rotors < 1:
+        raise BuildError(f"{path}: a variation needs the vehicle's rotor count (an integer >= 1), got {rotors!r}")
+    rotors = int(rotors)
+    sensors = tuple(str(name) for name in sensors)
+    text = _read(path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        found = re.search(r"at line (\d+)", str(error))
+        raise BuildError(f"{_where(path, int(found.group(1)) if found else None)}: not valid TOML: {error}; "
+                         "fix the syntax there") from None
+    entries = []
+    for name, value in data.items():
+        line = _key_line(text, name)
+        if name not in PARAMETERS:
+            close = difflib.get_close_matches(name, list(PARAMETERS), n=3, cutoff=0.6)
+            hint = f" did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise BuildError(f"{_where(path, line)}: parameter {name!r} is unknown;{hint} "
+                             f"valid parameters: {', '.join(PARAMETERS)}")
+        entries.append(_parse_entry(path, line, name, value, rotors, sensors))
+    by_name = {entry.name: entry for entry in entries}
+    for time_key, probability_key, _, defaults in _FAULTS:
+        for key in (*defaults, probability_key):
+            if key in by_name and time_key not in by_name:
+                raise BuildError(f"{_where(path, by_name[key].line)}: parameter {key!r} needs {time_key!r} "
+                                 f"(when the fault happens); add {time_key} to the file")
+    if "sensor_fault_time" in by_name and "sensor_fault_sensor" not in by_name:
+        raise BuildError(f"{_where(path, by_name['sensor_fault_time'].line)}: parameter 'sensor_fault_time' needs "
+                         f"'sensor_fault_sensor' (which sensor faults); add it, one of: {_names(sensors)}")
+    return Variation(path=path, entries=tuple(entries), rotors=rotors, sensors=sensors)
+
+
+# -- parsing -----------------------------------------------------------------------------------------------------
+
+def _where(path: Path, line: int | None) -> str:
+    return f"{path}:{line}" if line is not None else f"{path}"
+
+
+def _read(path: Path) -> str:
+    if path.is_dir():
+        raise BuildError(f"{path}: is a directory, not a variation file; give the path of a .toml file")
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise BuildError(f"{path}: no such variation file; check the path given to --vary") from None
+    except PermissionError as error:
+        raise BuildError(f"{path}: the variation file cannot be read ({error.strerror}); "
+                         "check its permissions") from None
+    except OSError as error:
+        raise BuildError(f"{path}: the variation file cannot be read ({error.strerror or error}); "
+                         "check the path given to --vary") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise BuildError(f"{path}:{line}: the variation file is not UTF-8 text; save it as UTF-8 TOML") from None
+
+
+def _key_line(text: str, name: str) -> int | None:
+    """The line of top-level key ``name``: ``name = ...``/``name.x = ...`` before any table, or a ``[name]`` header."""
+    key = rf"(?:{re.escape(name)}|\"{re.escape(name)}\"|'{re.escape(name)}')"
+    assignment = re.compile(rf"[ \t]*{key}[ \t]*[=.]")
+    header = re.compile(rf"[ \t]*\[\[?[ \t]*{key}[ \t]*[\].]")
+    in_table = False
+    for number, line in enumerate(text.split("\n"), 1):
+        if re.match(r"[ \t]*\[", line):
+            in_table = True
+            if header.match(line):
+                return number
+        elif not in_table and assignment.match(line):
+            return number
+    return None
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _type_name(value) -> str:
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    if _is_number(value):
+        return f"a number ({value!r})"
+    return f"a {type(value).__name__} ({value})"
+
+
+def _show(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, str):
+        return repr(value)
+    return str(value)
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(names) if names else "(the vehicle has no sensors)"
+
+
+def _number(context: str, key: str, value) -> float:
+    if not _is_number(value):
+        raise BuildError(f"{context}: {key!r} must be a number, not {_type_name(value)}")
+    if not math.isfinite(value):
+        raise BuildError(f"{context}: {key!r} must be finite, not {value}")
+    return float(value)
+
+
+def _scalar(context: str, info: ParameterInfo, value, what: str) -> object:
+    """A value of the parameter's kind, from the file: a float, a rotor index or a name."""
+    if info.kind == "str":
+        if not isinstance(value, str):
+            raise BuildError(f"{context}: {what} must be a string (a name), not {_type_name(value)}")
+        return value
+    if info.kind == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise BuildError(f"{context}: {what} must be an integer (a rotor index), not {_type_name(value)}")
+        return int(value)
+    if not _is_number(value):
+        raise BuildError(f"{context}: {what} must be a number, not {_type_name(value)}")
+    if not math.isfinite(value):
+        raise BuildError(f"{context}: {what} must be finite, not {value}")
+    return float(value)
+
+
+def _problem(info: ParameterInfo, value, rotors: int) -> str | None:
+    """Why one value of ``info`` fails its physical check (a phrase after "it"), or None."""
+    unit = f" [{info.unit}]" if info.unit and info.unit != "-" else ""
+    if info.kind == "str":
+        if not isinstance(value, str):
+            return f"must be a string, not {_type_name(value)}"
+        return None if info.accepts(value) else f"must be {info.check}"
+    if info.kind == "int":
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+            return f"must be {info.check}, not {_type_name(value)}"
+        if value < 0:
+            return f"is negative: rotors count from 0; the vehicle has {rotors} rotors (0..{rotors - 1})"
+        if value >= rotors:
+            return f"is past the last rotor: the vehicle has {rotors} rotors (0..{rotors - 1})"
+        return None
+    if not _is_number(value):
+        return f"must be a number, not {_type_name(value)}"
+    if math.isnan(value) or (math.isinf(value) and not (info.allow_inf and value > 0)):
+        return f"must be finite{unit}"
+    return None if info.accepts(value) else f"must be {info.check}{unit}"
+
+
+def _narrowing(dist: Distribution, info: ParameterInfo) -> str:
+    if dist.kind == "normal":
+        return f"give the normal low/high bounds inside the valid range, {info.check}"
+    if dist.kind == "uniform":
+        return f"move the uniform's low/high inside the valid range, {info.check}"
+    return f"keep every value inside the valid range, {info.check}"
+
+
+def _parse_entry(path: Path, line: int | None, name: str, value, rotors: int,
+                 sensors: tuple[str, ...]) -> VariationEntry:
+    info = PARAMETERS[name]
+    context = f"{_where(path, line)}: parameter {name!r}"
+    if isinstance(value, dict):
+        dist, per_rotor = _parse_table(context, info, value)
+    elif _is_number(value) or isinstance(value, str):
+        dist, per_rotor = Distribution("constant", values=(_scalar(context, info, value, "its value"),)), False
+    else:
+        example = ('"Imu" or a table such as {dist = "choice", values = ["Imu", "Gps"]}' if info.kind == "str" else
+                   '2 or a table such as {dist = "choice", values = [0, 1]}' if info.kind == "int" else
+                   'a number or a table such as {dist = "normal", mean = 1.0, std = 0.1}')
+        raise BuildError(f"{context} must be {example}, not {_type_name(value)}")
+    for candidate in dist.values:
+        what = (f"{context} = {_show(candidate)}" if dist.kind == "constant"
+                else f"{context}: choice value {_show(candidate)}")
+        if name == "sensor_fault_sensor" and candidate not in sensors:
+            close = difflib.get_close_matches(candidate, sensors, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ";"
+            raise BuildError(f"{what} is not a sensor of this vehicle{hint} valid names: {_names(sensors)}")
+        problem = _problem(info, candidate, rotors)
+        if problem is not None:
+            raise BuildError(f"{what}, but it {problem}; change it")
+    return VariationEntry(name=name, line=line, dist=dist, per_rotor=per_rotor)
+
+
+def _parse_table(context: str, info: ParameterInfo, table: dict) -> tuple[Distribution, bool]:
+    if "dist" not in table:
+        raise BuildError(f"{context}: its table needs a 'dist' key, one of: {', '.join(DISTRIBUTIONS)}")
+    kind = table["dist"]
+    if not isinstance(kind, str):
+        raise BuildError(f"{context}: 'dist' must be a string, one of: {', '.join(DISTRIBUTIONS)}; "
+                         f"not {_type_name(kind)}")
+    if kind not in DISTRIBUTIONS:
+        close = difflib.get_close_matches(kind, list(DISTRIBUTIONS), n=1, cutoff=0.6)
+        hint = f" did you mean {close[0]!r}?" if close else ""
+        raise BuildError(f"{context}: dist {kind!r} is unknown;{hint} valid: {', '.join(DISTRIBUTIONS)}")
+    required, optional = DISTRIBUTIONS[kind]
+    allowed = ("dist", *required, *optional, "per_rotor")
+    for key in table:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+            hint = f" did you mean {close[0]!r}?" if close else ""
+            raise BuildError(f"{context}: key {key!r} is unknown in a {kind} table;{hint} "
+                             f"a {kind} takes: {', '.join(allowed)}")
+    missing = [key for key in required if key not in table]
+    if missing:
+        raise BuildError(f"{context}: a {kind} needs {' and '.join(repr(k) for k in missing)}; add "
+                         f"{'them' if len(missing) > 1 else 'it'} to the table")
+    per_rotor = table.get("per_rotor", False)
+    if not isinstance(per_rotor, bool):
+        raise BuildError(f"{context}: 'per_rotor' must be true or false, not {_type_name(per_rotor)}")
+    if per_rotor and not info.per_rotor_allowed:
+        allowed_names = [p.name for p in PARAMETERS.values() if p.per_rotor_allowed]
+        raise BuildError(f"{context}: per_rotor = true is allowed only for {', '.join(allowed_names)}; "
+                         "remove it")
+    if kind in ("normal", "uniform") and info.kind != "float":
+        if info.kind == "int":
+            raise BuildError(f"{context}: a rotor index cannot come from a {kind} distribution; use choice, "
+                             'e.g. {dist = "choice", values = [0, 1, 2, 3]}')
+        raise BuildError(f"{context} is a name and cannot come from a {kind} distribution; use a string or "
+                         'choice, e.g. {dist = "choice", values = ["a", "b"]}')
+    if kind == "normal":
+        mean, std = _number(context, "mean", table["mean"]), _number(context, "std", table["std"])
+        if std < 0:
+            raise BuildError(f"{context}: 'std' must be >= 0, not {_show(std)}")
+        low = _number(context, "low", table["low"]) if "low" in table else None
+        high = _number(context, "high", table["high"]) if "high" in table else None
+        if low is not None and high is not None and low > high:
+            raise BuildError(f"{context}: 'low' ({_show(low)}) is above 'high' ({_show(high)}); swap them")
+        return Distribution("normal", mean=mean, std=std, low=low, high=high), per_rotor
+    if kind == "uniform":
+        low, high = _number(context, "low", table["low"]), _number(context, "high", table["high"])
+        if low > high:
+            raise BuildError(f"{context}: 'low' ({_show(low)}) is above 'high' ({_show(high)}); swap them")
+        return Distribution("uniform", low=low, high=high), per_rotor
+    if kind == "constant":
+        return Distribution("constant", values=(_scalar(context, info, table["value"], "'value'"),)), per_rotor
+    values = table["values"]
+    if not isinstance(values, list) or not values:
+        raise BuildError(f"{context}: a choice's 'values' must be a non-empty array, not "
+                         f"{'an empty array' if values == [] else _type_name(values)}")
+    values = tuple(_scalar(context, info, v, f"choice value {v!r}") for v in values)
+    weights = None
+    if "weights" in table:
+        raw = table["weights"]
+        if not isinstance(raw, list) or len(raw) != len(values):
+            got = f"{len(raw)} weights" if isinstance(raw, list) else _type_name(raw)
+            raise BuildError(f"{context}: a choice's 'weights' must be an array of {len(values)} numbers, one per "
+                             f"value; got {got}")
+        weights = tuple(_number(context, "weights", w) for w in raw)
+        if any(w < 0 for w in weights):
+            raise BuildError(f"{context}: a choice's 'weights' must be >= 0; got {', '.join(map(_show, weights))}")
+        if sum(weights) <= 0:
+            raise BuildError(f"{context}: a choice's 'weights' must not all be 0; give some value a weight > 0")
+    return Distribution("choice", values=values, weights=weights), per_rotor
