@@ -21,6 +21,13 @@ from nexus.core.device import DEVICE_CHOICES
 #: replay cannot use): nothing flew. 130: interrupted (SIGINT), the shell's 128 + 2; 143:
 #: terminated (SIGTERM), 128 + 15.
 EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
+#: A many-world run in which some worlds went non-finite exits 64 + their count (at most 127: 63 or more).
+EXIT_WORLDS_FAILED = 64
+
+
+def worlds_failed_status(failed: int) -> int:
+    """The exit status of a run that flew to its end with ``failed`` failed worlds (0 when none failed)."""
+    return 0 if failed <= 0 else EXIT_WORLDS_FAILED + min(int(failed), 63)
 
 
 def exit_status(error: BaseException) -> int:
@@ -102,7 +109,7 @@ def _resolve(device: str, verbose: bool) -> str:
 def _flight_options(f):
     """The options shared by ``run`` and ``plan``; their defaults are :class:`nexus.flight.RunConfig`'s."""
     from nexus.assembly import CONTROLLERS, MISSIONS
-    from nexus.flight import RunConfig
+    from nexus.flight import RECORD_MODES, RunConfig
     from nexus.px4.link import DEFAULT_HOST, DEFAULT_PORT
 
     default = RunConfig()
@@ -134,6 +141,15 @@ def _flight_options(f):
                      show_default=True, help="PX4 link: how long to wait for PX4 to connect [s]."),
         click.option("--px4-answer-timeout", type=click.FloatRange(min=0.01), default=_px4_default("answer_timeout"),
                      show_default=True, help="PX4 link: how long to wait for each actuator answer in lockstep [s]."),
+        click.option("--worlds", type=int, default=default.worlds, show_default=True,
+                     help="Vehicles flown at once, one Newton world each, in one graph (docs/worlds.md)."),
+        click.option("--vary", type=click.Path(dir_okay=False), default=default.vary,
+                     help="Variation file (TOML): each world's mass, rotors, sensors, start, wind and faults, drawn "
+                          "from the seed (docs/worlds.md lists every parameter)."),
+        click.option("--record-every", type=int, default=default.record_every, show_default=True,
+                     help="Record every K-th tick (K ticks of every world make one slot)."),
+        click.option("--record", "record_mode", type=click.Choice(RECORD_MODES), default=default.record_mode,
+                     show_default=True, help="full: the record and the per-world summary; summary: the summary only."),
     ]
     for decorator in reversed(decorators):
         f = decorator(f)
@@ -206,12 +222,25 @@ def _flown(out: Path) -> str:
               help="With --view: TCP port of the live view (0: any free port).")
 @click.option("--view-host", default="127.0.0.1", show_default=True,
               help="With --view: address to listen on; the default keeps the flight on this machine.")
+@click.option("--world-of", "world_of", default=None, metavar="RUN:I",
+              help="Fly world I of the run in folder RUN alone, with its seed branch and drawn values (its other "
+                   "settings come from RUN/run.json); its record matches that world's rows bit for bit on a CPU.")
 @click.pass_context
-def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, view_port, view_host, **flight):
-    """Fly a vehicle in a scene and record the flight."""
+def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, view_port, view_host, world_of, **flight):
+    """Fly a vehicle in a scene and record the flight (or many: --worlds N)."""
     from nexus.run import prepare_out, run_flight, ticks_in
 
-    options = _options(**flight)
+    variation = None
+    if world_of is not None:
+        from nexus.commands.world_of import world_of_run
+
+        given = [name for name in flight if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
+        if given:
+            raise click.UsageError(f"--world-of flies the run's own settings; drop --{given[0].replace('_', '-')}")
+        options, variation = world_of_run(world_of)
+    else:
+        options = _options(**flight)
+        options.check()
     if px4_mission and options.controller != "px4":
         raise click.UsageError("--px4-mission needs --controller px4")
     out = out or Path("runs") / time.strftime("%Y%m%d-%H%M%S", time.gmtime())
@@ -228,7 +257,8 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
                f"seed {options.seed} -> {out}", err=True)
     click.echo("building (the first run compiles kernels: minutes on a CPU; later runs take seconds)...", err=True)
     try:
-        summary = run_flight(options, warp_device, out, progress=not quiet, overwrite=overwrite, watch=watch)
+        summary = run_flight(options, warp_device, out, progress=not quiet, overwrite=overwrite, watch=watch,
+                             variation=variation)
     except KeyboardInterrupt as stop:
         from nexus.stopping import stop_reason
 
@@ -245,10 +275,19 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
             commander.stop_and_report(out)
         if watch is not None and (cost := watch.close()):
             click.echo(cost, err=True)
+    if summary.worlds > 1:
+        click.echo(f"worlds: {summary.worlds}, {summary.worlds_failed} failed; "
+                   f"{summary.drone_steps_per_s:,.0f} drone-steps/s; across the worlds:")
+        for line in summary.distribution:
+            click.echo(line)
     click.echo(
         f"done: {summary.ticks} ticks, {summary.sim_time:.2f} s sim in {summary.wall_time:.2f} s wall "
         f"(RTF {summary.rtf:.1f}x), ended by {summary.exit_reason}; files in {out}: {_files_in(out)}"
     )
+    if summary.worlds_failed:
+        click.echo(f"{summary.worlds_failed} of {summary.worlds} worlds failed (non-finite state); see "
+                   f"{out / 'summary.parquet'}", err=True)
+        ctx.exit(worlds_failed_status(summary.worlds_failed))
 
 
 @main.command()

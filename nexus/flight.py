@@ -29,6 +29,18 @@ from nexus.roles import FLIGHT_RULES
 DEFAULT_DURATIONS_S = {"pid": 60.0, "px4": 300.0, "hold": 10.0, "mpc": 60.0, "policy": 60.0}
 
 
+#: ``--record`` choices.
+RECORD_MODES = ("full", "summary")
+#: Controllers that fly one world only, and why.
+SINGLE_WORLD_CONTROLLERS = {
+    "px4": "one PX4 SITL instance flies one vehicle (several PX4 instances come with PX4 fleets)",
+    "mpc": "the MPC solves one vehicle's problem on the host each tick, and N of them in turn would run N times "
+           "slower than one; a batched solve is not built",
+}
+#: RunConfig fields a run.json from before them lacks, with the value such a run flew with.
+ADDED_LATER = {"worlds": 1, "vary": None, "record_every": 1, "record_mode": "full", "first_world": 0}
+
+
 class ConfigError(BuildError):
     """A saved run configuration (``run.json``'s ``options``) that cannot be read back."""
 
@@ -67,6 +79,16 @@ class RunConfig:
     record_capacity: int = 10240
     #: Ticks per graph replay; None lets the loop choose (a hidden knob for tests, not a CLI option).
     ticks_per_replay: int | None = None
+    #: Vehicles flown at once, one Newton world each, in one model, solver and graph.
+    worlds: int = 1
+    #: A variation file (TOML) drawing each world's values; None: every world is the vehicle as its file says.
+    vary: str | None = None
+    #: Every ``record_every``-th tick is recorded.
+    record_every: int = 1
+    #: ``full``: the record and the summary; ``summary``: only the per-world summary.
+    record_mode: str = "full"
+    #: The run-wide index of this run's world 0 (``--world-of RUN:i`` flies world i of RUN alone).
+    first_world: int = 0
 
     @property
     def dt_ns(self) -> int:
@@ -85,6 +107,18 @@ class RunConfig:
             return float(self.duration)
         return DEFAULT_DURATIONS_S.get(self.controller, DEFAULT_DURATIONS_S[DEFAULT_CONTROLLER])
 
+    def check(self) -> None:
+        """Refuse settings that cannot fly together, before anything is built (one-line errors)."""
+        if isinstance(self.worlds, bool) or not isinstance(self.worlds, int) or self.worlds < 1:
+            raise BuildError(f"--worlds {self.worlds}: a run flies at least one world; give a whole number, 1 or more")
+        if isinstance(self.record_every, bool) or not isinstance(self.record_every, int) or self.record_every < 1:
+            raise BuildError(f"--record-every {self.record_every}: give a whole number of ticks, 1 or more")
+        if self.record_mode not in RECORD_MODES:
+            raise BuildError(f"--record {self.record_mode}: choose one of {', '.join(RECORD_MODES)}")
+        if self.worlds > 1 and self.controller in SINGLE_WORLD_CONTROLLERS:
+            raise BuildError(f"--controller {self.controller} --worlds {self.worlds}: "
+                             f"{SINGLE_WORLD_CONTROLLERS[self.controller]}; fly --worlds 1, or --controller pid or policy")
+
     def as_dict(self) -> dict:
         """The configuration as JSON-ready values (what ``run.json`` holds under ``options``)."""
         values = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -101,6 +135,7 @@ class RunConfig:
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: the run configuration (options) is {type(data).__name__}, not an object")
         known = {f.name: f for f in fields(cls)}
+        data = {**{k: v for k, v in ADDED_LATER.items() if k not in data}, **data}  # a run from before worlds
         unknown = sorted(set(data) - set(known))
         missing = [name for name in known if name not in data]
         if unknown or missing:
@@ -151,8 +186,12 @@ class Flight:
     options: RunConfig
     vehicle: Vehicle
     loop: Loop
-    recorder: Recorder
+    #: None with ``--record summary``.
+    recorder: Recorder | None
     device: str
+    #: Each world's drawn values (empty dicts without a variation).
+    variation: list[dict] = field(default_factory=list)
+    summary: Any = None
 
 
 def build_flight(
@@ -160,33 +199,91 @@ def build_flight(
     device: str | None = None,
     replace_controller: Component | None = None,
     extra_components: Sequence[Component] = (),
+    variation: Sequence[dict] | None = None,
 ) -> Flight:
     """Assemble and build the ring (validated, allocated, captured); nothing has run yet.
 
     ``device`` is a Warp device name; None resolves ``options.device``.
     ``replace_controller`` takes the controller's place (and name) and drops the
     guidance; ``extra_components`` join the ring after the vehicle's own.
+    ``variation`` gives each world's values (a replay passes the values run.json
+    holds); None draws them from ``options.vary`` (no file: none).
     """
+    options.check()
     device = device or resolve_device(options.device)
+    worlds = options.worlds
+    if worlds > 1:
+        from nexus.worlds.capacity import check_fits  # noqa: PLC0415
+
+        check_fits(worlds, device)
     vehicle = assemble(
         options.vehicle, options.scene, device=device, controller=options.controller,
         substeps=options.substeps, decimal_year=options.decimal_year,
-        controller_options=options.controller_options, mission=options.mission,
+        controller_options=options.controller_options, mission=options.mission, worlds=worlds,
     )
+    plant = vehicle.plant
+    if variation is None:
+        variation = draw_variation(options, plant, vehicle.components) if options.vary else [{}] * worlds
+    variation = [dict(values) for values in variation]
+    if len(variation) != worlds:
+        raise BuildError(f"{len(variation)} worlds' values given for a run of {worlds} worlds")
     components = list(vehicle.components)
     if replace_controller is not None:
         replace_controller.name = vehicle.controller.name  # the ESCs connect to the controller prim
         components = [replace_controller if c is vehicle.controller else c for c in components]
         components = [c for c in components if not getattr(c, "is_guidance", False)]
     components += list(extra_components)
-    recorder = Recorder.for_components(components, capacity=options.record_capacity)
+    components += _varied_parts(plant, components, variation)
+    from nexus.worlds.summary import WorldSummary  # noqa: PLC0415
+
+    summary = WorldSummary(plant)
+    components.append(summary)
+    recorder = None
+    if options.record_mode == "full":
+        recorder = Recorder.for_components(components, capacity=options.record_capacity, every=options.record_every)
+    from nexus.plant.placement import place_worlds, vary_mass  # noqa: PLC0415
+
+    vary_mass(plant, variation)
+    place_worlds(plant, variation)
     loop = Loop(
-        [*components, recorder], device=device, tick_hz=options.tick_hz, seed=options.seed,
-        mode="eager" if options.eager else "captured", ticks_per_replay=options.ticks_per_replay,
-        rules=FLIGHT_RULES,
+        [*components, *([recorder] if recorder is not None else [])], device=device, tick_hz=options.tick_hz,
+        seed=options.seed, mode="eager" if options.eager else "captured", ticks_per_replay=options.ticks_per_replay,
+        rules=FLIGHT_RULES, worlds=worlds, first_world=options.first_world,
+        variation=variation if any(variation) else (),
     )
     loop.build()
-    return Flight(options, vehicle, loop, recorder, device)
+    return Flight(options, vehicle, loop, recorder, device, variation, summary)
+
+
+def _varied_parts(plant, components: Sequence[Component], variation: Sequence[dict]) -> list[Component]:
+    """The components a variation adds: a wind on the base, and the sensor faults (after every sensor)."""
+    from nexus.plant.wind import WIND_PARAMETERS, Wind  # noqa: PLC0415
+    from nexus.sensors.faults import SensorFaults  # noqa: PLC0415
+    from nexus.sensors.sensor import Sensor  # noqa: PLC0415
+
+    parts: list[Component] = []
+    if any(name in values for values in variation for name in WIND_PARAMETERS):
+        parts.append(Wind(plant))
+    if SensorFaults.wanted(variation):
+        parts.append(SensorFaults([c for c in components if isinstance(c, Sensor)], variation))
+    return parts
+
+
+def draw_variation(options: RunConfig, plant, components: Sequence[Component]) -> list[dict]:
+    """Each world's values, drawn from ``options.vary`` with the run's seed (world ``first_world + i``'s)."""
+    from nexus.core.rng import RngTree  # noqa: PLC0415
+    from nexus.sensors.faults import sensor_label  # noqa: PLC0415
+    from nexus.sensors.sensor import Sensor  # noqa: PLC0415
+    from nexus.worlds.variation import load_variation, world_values_problem  # noqa: PLC0415
+
+    sensors = [sensor_label(c) for c in components if isinstance(c, Sensor)]
+    variation = load_variation(options.vary, rotors=len(plant.rotors), sensors=sensors)
+    drawn = variation.draw(RngTree(options.seed), options.first_world + options.worlds)[options.first_world:]
+    for world, values in enumerate(drawn, options.first_world):
+        problem = world_values_problem(values, len(plant.rotors))
+        if problem is not None:
+            raise BuildError(f"{options.vary}: world {world}: {problem}")
+    return drawn
 
 
 def fly(flight: Flight, writer, ticks: int, on_progress=None) -> bool:

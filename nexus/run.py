@@ -16,20 +16,23 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import platform
 import shutil
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
+
+import pyarrow as pa
 
 from nexus.core.device import resolve_device
 from nexus.core.errors import BuildError, NexusError
 from nexus.core.loop import tick_ns
 from nexus.flight import Flight, RunConfig, build_flight, fly
-from nexus.record.durable import Reserve, WriteFailed, write_atomic
+from nexus.record.durable import Reserve, WriteFailed, failure, write_atomic
 from nexus.record.parts import RECORD, part_name
 from nexus.record.writer import RecordWriter, columns_table, encode
 from nexus.runs import RUN_FILES
@@ -142,10 +145,55 @@ class RunSummary:
     sim_time: float
     wall_time: float
     exit_reason: str
+    worlds: int = 1
+    #: Worlds whose state stopped being finite (see ``summary.parquet``).
+    worlds_failed: int = 0
+    #: With many worlds: one line per key figure, its distribution over the worlds.
+    distribution: list[str] = field(default_factory=list)
 
     @property
     def rtf(self) -> float:
         return self.sim_time / self.wall_time if self.wall_time > 0 else float("inf")
+
+    @property
+    def drone_steps_per_s(self) -> float:
+        """World-ticks flown per second of wall time (every world counts until it ended)."""
+        return self.ticks * self.worlds / self.wall_time if self.wall_time > 0 else float("inf")
+
+
+#: The summary's file: one row per world.
+SUMMARY = "summary.parquet"
+
+
+def json_values(variation: list[dict]) -> list[dict]:
+    """Drawn values as JSON allows them: a fault time that never comes (inf) becomes null."""
+    return [{k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in values.items()}
+            for values in variation]
+
+
+def values_from_json(values: list[dict]) -> list[dict]:
+    """:func:`json_values` undone: null fault times are inf again."""
+    return [{k: (math.inf if v is None and k.endswith("_time") else v) for k, v in world.items()} for world in values]
+
+
+def _write_summary(out: Path, flight: Flight) -> dict:
+    """summary.parquet (one row per world, written whole), and the counts run.json keeps."""
+    from nexus.worlds.summary import distribution_lines, summary_columns  # noqa: PLC0415
+
+    columns = summary_columns(flight, flight.summary, flight.options.seed, flight.options.first_world,
+                              flight.variation)
+    arrays = {name: (pa.array(list(values), type=pa.string()) if values.dtype == object else pa.array(values))
+              for name, values in columns.items()}
+    data = encode(pa.Table.from_arrays(list(arrays.values()), names=list(arrays)))
+    try:
+        write_atomic(out / SUMMARY, data)
+    except OSError as error:
+        raise failure(error, out, SUMMARY, data.size) from None
+    reasons = list(columns["exit_reason"])
+    return {
+        "worlds_done": reasons.count("done"), "worlds_failed": reasons.count("failed"),
+        "worlds_flying": reasons.count("duration"), "distribution": distribution_lines(columns),
+    }
 
 
 class Progress:
@@ -222,6 +270,7 @@ def run_flight(
     extra_components=(),
     overwrite: bool = False,
     watch=None,
+    variation: list[dict] | None = None,
 ) -> RunSummary:
     """Build (unless ``flight`` is given), start, fly up to ``duration`` [s], and write OUT.
 
@@ -242,11 +291,12 @@ def run_flight(
     out = prepare_out(out, overwrite)
     with StopSignals() as signals:
         return _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, progress=progress,
-                              flight=flight, controller=controller, extra_components=extra_components, watch=watch)
+                              flight=flight, controller=controller, extra_components=extra_components, watch=watch,
+                              variation=variation)
 
 
 def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, *, progress, flight, controller,
-                   extra_components, watch) -> RunSummary:
+                   extra_components, watch, variation=None) -> RunSummary:
     handler = _log_to(out)
     reserve = Reserve(out)
     seen = WarningsSeen()
@@ -266,21 +316,27 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
     })
     info = run_file.info
     writer = None
+    counts: dict = {}
     ticks, sim_time, wall, reason, message = 0, 0.0, 0.0, "error", None
     started = time.perf_counter()
     record = out / RECORD
 
-    def drained(rows: int) -> None:  # after each part: run.json says how many ticks are on disk
-        run_file.write(ticks=rows, record_rows=rows, sim_time_s=rows * dt_ns * 1e-9,
-                       wall_time_s=time.perf_counter() - started, record_parts=writer.parts)
+    def drained(ticks: int, rows: int) -> None:  # after each part: run.json says how many ticks are on disk
+        run_file.write(ticks=ticks, record_rows=rows, sim_time_s=ticks * dt_ns * 1e-9,
+                       wall_time_s=time.perf_counter() - started, record_parts=writer.parts if writer else 0)
 
     try:
         run_file.write()
         device = device or resolve_device(options.device)
         options = replace(options, device=device, duration=duration)
         info.update({"options": options.as_dict(), "device": device})
-        flight = flight or build_flight(options, device, replace_controller=controller, extra_components=extra_components)
+        flight = flight or build_flight(options, device, replace_controller=controller, extra_components=extra_components,
+                                        variation=variation)
         plant = flight.vehicle.plant
+        info.update({
+            "worlds": flight.loop.worlds, "first_world": options.first_world, "record_every": options.record_every,
+            "record_mode": options.record_mode, "world_values": json_values(flight.variation),
+        })
         info.update({
             "vehicle": {"name": options.vehicle, "path": str(plant.vehicle_path), "sha256": file_digest(plant.vehicle_path)},
             "scene": {"name": options.scene, "path": str(plant.scene_path), "sha256": file_digest(plant.scene_path)},
@@ -291,10 +347,12 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
             "segments": flight.loop.plan.describe(),
             "geodetic_origin": plant.origin.__dict__,
             "decimal_year": plant.decimal_year,
-            "record_columns": flight.recorder.columns,
+            "record_columns": (["time", *(["world"] if flight.loop.worlds > 1 else []), *flight.recorder.columns[1:]]
+                               if flight.recorder is not None else []),
         })
-        writer = RecordWriter(record, flight.recorder, on_drain=drained, shield=signals.held_back)
-        drained(0)  # run.json with the plan, before the first tick
+        if flight.recorder is not None:
+            writer = RecordWriter(record, flight.recorder, on_drain=drained, shield=signals.held_back)
+        drained(0, 0)  # run.json with the plan, before the first tick
         origin = start(flight.loop, plant)
         info["ned_origin_enu_m"] = [float(x) for x in origin]
         view = watch(flight) if watch is not None else None  # started before the clock: not part of the run's time
@@ -333,8 +391,10 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
         try:
             if writer is not None:
                 writer.close()
-            elif not record.exists():
+            elif not record.exists() and (flight is None or flight.recorder is not None):
                 _empty_record(record)
+            if flight is not None and flight.summary is not None and "ned_origin_enu_m" in info:
+                counts = _write_summary(out, flight)
         except WriteFailed as error:
             if final_status(reason) == "finished":  # the record is short of the ticks flown: so this run failed
                 reason, message = error.reason, str(error)
@@ -359,9 +419,12 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
                 real_time_factor_flying=_flying_rtf(sim_time, wall, info.get("controller_stats", {})),
                 record_rows=writer.rows_written if writer else 0,
                 record_parts=writer.parts if writer else 0,
+                **{k: v for k, v in counts.items() if k != "distribution"},
             )
         except WriteFailed as error:  # the run.json of the last drain stays
             log.error("%s", error)
         log.removeHandler(handler)
         handler.close()
-    return RunSummary(out, ticks, sim_time, wall, reason)
+    worlds = flight.loop.worlds if flight is not None else 1
+    return RunSummary(out, ticks, sim_time, wall, reason, worlds, counts.get("worlds_failed", 0),
+                      counts.get("distribution", []) if worlds > 1 else [])

@@ -18,7 +18,7 @@ from nexus.record.parts import RECORD, is_record, record_bytes, record_rows
 from nexus.run_file import RUNNING, final_status, process_alive
 
 #: A run's files, in the order closing messages list them.
-RUN_FILES = ("run.json", RECORD, "run.log", "mission.json")
+RUN_FILES = ("run.json", RECORD, "summary.parquet", "run.log", "mission.json")
 
 
 @dataclass

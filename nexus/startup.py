@@ -24,14 +24,17 @@ FIRST_SAMPLE_KINDS = ("state", "sensor", "estimate", "guide")
 
 
 def settle(loop: Loop, plant: Plant, seconds: float = 0.2) -> np.ndarray:
-    """Step the plant for ``seconds`` at the tick length, rotors off; return the NED origin [m, ENU]."""
+    """Step the plant for ``seconds`` at the tick length, rotors off; return world 0's NED origin [m, ENU].
+
+    Every world's origin is where its own base settled (``plant.ned_origin``, one per world).
+    """
     loop.build()
     steps = int(round(seconds / (loop.dt_ns * 1e-9)))
     for _ in range(steps):
         loop.run_kinds(("clear", "step"))
-    origin = plant.base_position()
-    plant.ned_origin.assign(np.asarray([origin], dtype=np.float32))
-    return origin
+    origins = plant.base_positions()
+    plant.ned_origin.assign(np.asarray(origins, dtype=np.float32))
+    return origins[0]
 
 
 def start(loop: Loop, plant: Plant, settle_seconds: float = 0.2) -> np.ndarray:

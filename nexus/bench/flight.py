@@ -136,7 +136,7 @@ def loop_against_bare(device: str, folder: Path, wall: bool) -> dict[str, float]
                                   "options": flight.options.as_dict(), "record_columns": flight.recorder.columns})
         # A run rewrites run.json after each drain: that is part of the drain's cost.
         scratch = RecordWriter(folder / "record_drain.parquet", flight.recorder,
-                               on_drain=lambda rows: status.write(ticks=rows, record_rows=rows))
+                               on_drain=lambda ticks, rows: status.write(ticks=ticks, record_rows=rows))
         scratch.pending = flight.recorder.capacity
         began = clock()
         scratch.drain()

@@ -27,18 +27,28 @@ class HoldControls(Component):
         return [Stage("hold", "control", self._run, writes=(Write("controls", wp.float32, (1, self.width), recorded=True),))]
 
     def prepare(self, ctx) -> None:
-        self.held = wp.array(self._pending[np.newaxis], dtype=wp.float32, device=ctx.device)
+        self.worlds = ctx.worlds
+        self.held = wp.array(np.broadcast_to(self._rows(self._pending), (self.worlds, self.width)).copy(),
+                             dtype=wp.float32, device=ctx.device)
+
+    def _rows(self, values) -> np.ndarray:
+        values = np.asarray(values, dtype=np.float32)
+        rows = np.atleast_2d(values)
+        if rows.shape[-1] > self.width:
+            raise ValueError(f"{self.name} holds {self.width} controls; got {rows.shape[-1]}")
+        out = np.zeros((rows.shape[0], self.width), dtype=np.float32)
+        out[:, : rows.shape[-1]] = rows
+        return out
 
     def set(self, values) -> None:
-        """Hold ``values`` (one per channel; missing channels are 0) from the next tick on."""
-        row = np.zeros(self.width, dtype=np.float32)
-        values = np.asarray(values, dtype=np.float32).ravel()
-        if values.size > self.width:
-            raise ValueError(f"{self.name} holds {self.width} controls; got {values.size}")
-        row[: values.size] = values
-        self._pending = row
+        """Hold ``values`` from the next tick on: one per channel (missing channels are 0) for every world,
+        or one row per world."""
+        rows = self._rows(values)
+        self._pending = rows[0] if rows.shape[0] == 1 else rows
         if self.held is not None:
-            self.held.assign(row[np.newaxis])
+            if rows.shape[0] not in (1, self.held.shape[0]):
+                raise ValueError(f"{self.name} holds controls for {self.held.shape[0]} worlds; got {rows.shape[0]} rows")
+            self.held.assign(np.broadcast_to(rows, self.held.shape).copy())
 
     def _run(self, io) -> None:
         wp.copy(io["controls"], self.held)

@@ -403,6 +403,7 @@ class PidController(Component):
 
     def prepare(self, ctx) -> None:
         self.dt = ctx.dt
+        self.worlds = ctx.worlds
         self.params = wp.array([device_params(self.gains, self.thrust_model_factor, self.gravity)], dtype=PidParams, device=ctx.device)
 
     def set_gains(self, gains: PidGains) -> None:
@@ -414,7 +415,7 @@ class PidController(Component):
     def run(self, io) -> None:
         wp.launch(
             pid_control,
-            dim=1,
+            dim=self.worlds,
             inputs=[io["estimate"], io["setpoint"], io["armed"], self.params, io.state_in["pid"], float(self.dt),
                     self.rotor_count],
             outputs=[io.state_out["pid"], io["controls"]],

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from nexus.core.rng import RngTree
 
@@ -28,6 +31,43 @@ class BuildContext:
     stage_ios: tuple[tuple["Stage", "StageIO"], ...] = field(default=())
     #: The engine's store of every component's declared state.
     states: "StateStore | None" = None
+    #: Worlds of the run: the leading axis of every device signal and state array.
+    worlds: int = 1
+    #: The run-wide index of this ring's world 0 (``nexus run --world-of RUN:i`` flies world i alone).
+    first_world: int = 0
+    #: Each world's drawn values (``--vary``): parameter name -> value, one dict per world.
+    variation: Sequence[dict] = field(default=())
+    #: The world a per-world context stands for (:meth:`for_world`); None for the whole ring.
+    world: int | None = None
+
+    def world_rng(self, world: int) -> RngTree:
+        """The random tree of this ring's world ``world`` (its run-wide index decides it)."""
+        return self.rng.world(self.first_world + int(world))
+
+    def values_of(self, world: int) -> dict:
+        """World ``world``'s drawn values (empty without a variation file)."""
+        return dict(self.variation[world]) if world < len(self.variation) else {}
+
+    @property
+    def world_values(self) -> dict:
+        """The drawn values of the world this context stands for (see :meth:`for_world`)."""
+        return self.values_of(self.world or 0)
+
+    def for_world(self, world: int) -> "BuildContext":
+        """This context as seen by one world: its random tree as ``rng`` and its values as ``world_values``."""
+        return replace(self, rng=self.world_rng(world), world=int(world))
+
+    def per_world(self, value: Callable[["BuildContext"], Any], dtype: Any = None) -> np.ndarray:
+        """``value(ctx.for_world(w))`` for every world, stacked along a leading world axis."""
+        return np.stack([np.asarray(value(self.for_world(w)), dtype=dtype) for w in range(self.worlds)])
+
+    def varied(self, name: str, default: float) -> np.ndarray:
+        """Drawn parameter ``name`` of every world, ``default`` where a world has none [float64, (worlds,)]."""
+        return np.array([self.values_of(w).get(name, default) for w in range(self.worlds)], dtype=np.float64)
+
+    def varies(self, *names: str) -> bool:
+        """Whether any world draws one of ``names``."""
+        return any(name in values for values in self.variation for name in names)
 
     def state_of(self, component: "Component") -> dict:
         """Name -> array of ``component``'s declared state (allocated; reset after every prepare)."""

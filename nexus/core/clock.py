@@ -6,8 +6,11 @@ that noise kernels offset their random streams by, so a replayed graph draws
 fresh noise each tick. Time is kept in whole nanoseconds and converted, so it
 never accumulates rounding error.
 
-It also writes ``running`` (``wp.int32``): 1 for a tick the run flies, 0 for
-a tick replayed after a device stage set the loop's done flag. A graph of K
+Each world has its own clock (one thread per world): a world whose done flag
+is set stops while the others fly on.
+
+It also writes ``running`` (``wp.int32``): 1 for a tick the world flies, 0 for
+a tick replayed after a device stage set the world's done flag. A graph of K
 ticks cannot stop half way, so the ticks after "done" still run their stages;
 the clock stops counting for them (``tick``, ``time`` and ``time_ns`` stay
 those of the tick that ended the run) and the record skips them, so nothing a
@@ -35,15 +38,16 @@ def advance_clock(
     time: wp.array(dtype=wp.float64),
     running: wp.array(dtype=wp.int32),
 ):
-    if done[0] != 0:
-        running[0] = 0
+    world = wp.tid()
+    if done[world] != 0:
+        running[world] = 0
         return
-    running[0] = 1
-    count = tick[0] + wp.int64(1)
-    tick[0] = count
+    running[world] = 1
+    count = tick[world] + wp.int64(1)
+    tick[world] = count
     now_ns = count * dt_ns
-    time_ns[0] = now_ns
-    time[0] = wp.float64(now_ns) / wp.float64(1.0e9)
+    time_ns[world] = now_ns
+    time[world] = wp.float64(now_ns) / wp.float64(1.0e9)
 
 
 class Clock(Component):
@@ -54,8 +58,9 @@ class Clock(Component):
         if dt_ns <= 0:
             raise ValueError(f"the control tick must be positive, got {dt_ns} ns")
         self.dt_ns = int(dt_ns)
-        #: The loop's done flag (``wp.int32``, shape (1,)), handed over before capture.
+        #: The loop's done flags (``wp.int32``, one per world), handed over before capture.
         self.done = None
+        self.worlds = 1
 
     def stages(self) -> list[Stage]:
         return [
@@ -74,12 +79,13 @@ class Clock(Component):
 
     def prepare(self, ctx) -> None:
         if self.done is None:  # a clock outside a loop: nothing ever ends its run
-            self.done = wp.zeros(1, dtype=wp.int32, device=ctx.device)
+            self.done = wp.zeros(ctx.worlds, dtype=wp.int32, device=ctx.device)
+        self.worlds = int(self.done.shape[0])
 
     def _advance(self, io: StageIO) -> None:
         wp.launch(
             advance_clock,
-            dim=1,
+            dim=self.worlds,
             inputs=[wp.int64(self.dt_ns), self.done],
             outputs=[io["tick"], io["time_ns"], io["time"], io["running"]],
             device=io.device,

@@ -84,6 +84,9 @@ class Loop:
         mode: str = "captured",
         ticks_per_replay: int | None = None,
         rules: Sequence[WiringRule] = (),
+        worlds: int = 1,
+        first_world: int = 0,
+        variation: Sequence[dict] = (),
     ):
         if mode not in EXECUTORS:
             raise BuildError(f"unknown execution mode '{mode}': choose one of {', '.join(MODES)}")
@@ -91,6 +94,15 @@ class Loop:
         self.mode = mode
         self.dt_ns = tick_ns(tick_hz)
         self.rng = RngTree(seed)
+        if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
+            raise BuildError(f"a ring needs at least one world, got {worlds!r}")
+        #: Worlds flown at once: the leading axis of every device signal and state array.
+        self.worlds = int(worlds)
+        #: The run-wide index of world 0 of this ring (a world flown alone keeps its index's random tree).
+        self.first_world = int(first_world)
+        if variation and len(variation) != self.worlds:
+            raise BuildError(f"the variation holds {len(variation)} worlds' values for a ring of {self.worlds} worlds")
+        self.variation = tuple(dict(v) for v in variation)
         self.clock = Clock(self.dt_ns)
         self.components: list[Component] = [self.clock, *components]
         self.ticks = 0
@@ -146,13 +158,15 @@ class Loop:
             return self
         wp.init()
         stages, order = self._collect()
-        self.wiring: Wiring = wire(stages, order, self.device, self.rules)
+        self._check_worlds(stages)
+        self.wiring: Wiring = wire(stages, order, self.device, self.rules, worlds=self.worlds)
         self.plan: Plan = plan_segments(stages)
-        self.plan = replace(self.plan, ticks_per_replay=self._choose_ticks_per_replay())
-        self.done_flag = wp.zeros(1, dtype=wp.int32, device=self.device)
+        self.plan = replace(self.plan, ticks_per_replay=self._choose_ticks_per_replay(), worlds=self.worlds)
+        #: One flag per world: 0 flying, 1 done (its mission ended), 2 failed (see the health stage).
+        self.done_flag = wp.zeros(self.worlds, dtype=wp.int32, device=self.device)
         self.clock.done = self.done_flag
         self._watch_done_flag = any(stage.finishes and not stage.host for stage in stages)
-        self.states = StateStore(self.components, self.device)
+        self.states = StateStore(self.components, self.device, worlds=self.worlds)
         self.ios: dict[int, StageIO] = {
             id(stage): StageIO(
                 stage.name,
@@ -168,6 +182,7 @@ class Loop:
         context = BuildContext(
             device=self.device, dt_ns=self.dt_ns, rng=self.rng, components=tuple(self.components),
             stage_ios=tuple((stage, self.ios[id(stage)]) for stage in stages), states=self.states,
+            worlds=self.worlds, first_world=self.first_world, variation=self.variation,
         )
         self._context = context
         for component in self.components:
@@ -178,6 +193,17 @@ class Loop:
         self._tick_buffer = next(o.buffer for o in self.wiring.outputs if o.signal == "tick" and o.stage.component is self.clock)
         self._built = True
         return self
+
+    def _check_worlds(self, stages: Sequence[Stage]) -> None:
+        """A host stage that serves one world cannot fly in a ring of many."""
+        if self.worlds == 1:
+            return
+        single = [stage.where for stage in stages if stage.host and not stage.batched]
+        if single:
+            raise BuildError(
+                f"{', '.join(single)} serves one world, but this ring flies {self.worlds}; fly it with one world "
+                "(--worlds 1), or use a controller and guidance that run on the device or serve every world at once"
+            )
 
     def _choose_ticks_per_replay(self) -> int:
         if self.mode != "captured" or self.plan.has_host_stage:
@@ -319,12 +345,23 @@ class Loop:
         return self._after(1)
 
     def _after(self, ticks: int) -> bool:
-        if self._watch_done_flag and not self._finish_requested and int(self.done_flag.numpy()[0]) != 0:
+        if self._watch_done_flag and not self._finish_requested and bool(self.done_flag.numpy().all()):
             self._finish_requested = True
-            self.ticks = int(self._tick_buffer.numpy()[0])  # the clock stopped at the tick that ended the run
+            # Each world's clock stopped at the tick that ended it; the run lasted as long as the last.
+            self.ticks = int(self._tick_buffer.numpy().max())
             return True
         self.ticks += ticks
         return self._finish_requested
+
+    def world_ticks(self) -> "np.ndarray":
+        """Ticks each world has flown (a finished world's stopped at the tick that ended it) [int64, (worlds,)]."""
+        self.build()
+        return self._tick_buffer.numpy().copy()
+
+    def world_done(self) -> "np.ndarray":
+        """Each world's done flag: 0 flying, 1 done, 2 failed [int32, (worlds,)]."""
+        self.build()
+        return self.done_flag.numpy().copy()
 
     def run(self, ticks: int) -> RunResult:
         """Run up to ``ticks`` ticks, stopping early after a tick that ends the run."""

@@ -36,6 +36,8 @@ class Plan:
     segments: tuple[Segment, ...]
     #: Ticks one replay runs (the loop chooses it; 1 unless the ring is one graph).
     ticks_per_replay: int = 1
+    #: Worlds every stage covers in one launch.
+    worlds: int = 1
 
     @property
     def stages(self) -> tuple[Stage, ...]:
@@ -48,7 +50,8 @@ class Plan:
     def text(self) -> str:
         """The one-line form logged at start: ``stage plan: graph(a -> b) host(c) graph(record)``."""
         text = "stage plan: " + " ".join(segment.text() for segment in self.segments)
-        return text + (f" x{self.ticks_per_replay}" if self.ticks_per_replay > 1 else "")
+        text += f" x{self.ticks_per_replay}" if self.ticks_per_replay > 1 else ""
+        return text + (f", {self.worlds} worlds" if self.worlds > 1 else "")
 
     def describe(self) -> list[dict]:
         """One entry per segment; a graph's says how many ticks one replay runs."""

@@ -73,6 +73,28 @@ class DevicePort:
             return StructView(first, self.dtype)
         return np.asarray(first)
 
+    @property
+    def worlds(self) -> int:
+        return int(self.array.shape[0])
+
+    def read_all(self) -> np.ndarray:
+        """Every world's value, a copy with the world axis first (structs: a structured array)."""
+        return np.array(self._current(), copy=True)
+
+    def write_all(self, values: Any) -> None:
+        """Every world's value at once (leading axis: worlds), for a host stage that serves all worlds."""
+        scalar = getattr(self.dtype, "_wp_scalar_type_", self.dtype)
+        target_shape = tuple(self.array.shape) + tuple(getattr(self.dtype, "_shape_", ()))
+        data = np.asarray(values) if self.is_struct else np.asarray(values, dtype=wp.dtype_to_numpy(scalar))
+        try:
+            data = np.broadcast_to(data, target_shape)
+        except ValueError:
+            raise ValueError(f"signal '{self.signal}' takes values of shape {target_shape}; got shape {data.shape}") from None
+        if self._host is not None:
+            self._host[...] = data
+        else:
+            wp.copy(self.array, wp.array(np.ascontiguousarray(data), dtype=self.dtype, device=self.array.device))
+
     def write(self, value: Any) -> None:
         if self.is_struct:
             self._write_struct(value)

@@ -31,6 +31,18 @@ class RngTree:
             raise ValueError("an RNG stream needs a non-empty name")
         return RngTree(self.seed, f"{self.path}/{name}" if self.path else name)
 
+    def world(self, index: int) -> RngTree:
+        """The branch world ``index`` of a many-world run draws from.
+
+        World 0 is the tree itself, so world 0 of any run is the one-world run of
+        the same seed; world ``i`` > 0 is the sub-tree ``world/<i>``. A world's
+        streams depend on its index alone, never on how many worlds fly.
+        """
+        index = int(index)
+        if index < 0:
+            raise ValueError(f"a world index is 0 or more, got {index}")
+        return self if index == 0 else self.child(f"world/{index}")
+
     def _digest(self) -> bytes:
         text = f"nexus-rng/{self.seed}/{self.path}".encode()
         return hashlib.blake2b(text, digest_size=16).digest()

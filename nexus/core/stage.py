@@ -22,7 +22,8 @@ class Stage:
     captured into a graph and replayed); a host stage (``host=True``) runs
     Python between graph replays and may read and write device signals through
     copies. A device stage that can end the run declares ``finishes=True`` and
-    writes 1 to ``io.done``; a host stage calls ``io.finish()``.
+    writes a non-zero value to its world's element of ``io.done`` (1: done, 2:
+    failed); a host stage calls ``io.finish()``, which ends every world.
 
     ``start(io)``, when given, is host work the start-up runs once, just
     before the stage's own first run: it may read the stage's inputs (through
@@ -39,6 +40,9 @@ class Stage:
     host: bool = False
     finishes: bool = False
     start: Callable[[StageIO], None] | None = None
+    #: A host stage that serves every world of a many-world ring in one call (reading and writing
+    #: whole world axes, ``DevicePort.read_all``/``write_all``); other host stages serve one world.
+    batched: bool = False
     component: Component | None = field(default=None, repr=False)
 
     @property

@@ -55,6 +55,28 @@ def _fill(array: wp.array, var: StateVar, value: Any, where: str) -> None:
     array.assign(np.ascontiguousarray(data))
 
 
+def _fill_worlds(array: wp.array, var: StateVar, values: list, where: str) -> None:
+    """Each world's reset value into its slice of ``array`` (leading axis: worlds)."""
+    if len(values) == 1:
+        _fill(array, var, values[0], where)
+        return
+    if wp.types.type_is_struct(var.dtype):
+        per = int(np.prod(array.shape[1:]))
+        flat = []
+        for value in values:
+            items = list(value) if isinstance(value, (list, tuple)) else [value]
+            flat.extend(items * per if len(items) == 1 else items)
+        array.assign(wp.array(flat, dtype=var.dtype, device=array.device).reshape(array.shape))
+        return
+    element = tuple(getattr(var.dtype, "_shape_", ()))
+    target = tuple(array.shape[1:]) + element
+    try:
+        data = np.stack([np.broadcast_to(np.asarray(v, dtype=_numpy_scalar(var.dtype)), target) for v in values])
+    except ValueError as error:
+        raise BuildError(f"the reset value of {where} does not fit shape {target}: {error}") from None
+    array.assign(np.ascontiguousarray(data))
+
+
 class StateStore:
     """The declared state of every component of one ring."""
 
@@ -76,10 +98,21 @@ class StateStore:
         return self._arrays.get(component.name, {})
 
     def reset(self, ctx: Any) -> None:
-        """Give every state array its declared reset value (a callable reset is asked now)."""
+        """Give every state array its declared reset value.
+
+        A callable reset is asked once per world, with that world's context
+        (``ctx.for_world(w)``: its random tree and drawn values), so world ``i``
+        starts as the one-world run of world ``i`` would.
+        """
         for key, (component, var) in self._vars.items():
-            value = var.reset(component, ctx) if callable(var.reset) else var.reset
-            _fill(self._arrays[component.name][var.name], var, value, f"state '{var.name}' of '{component.name}'")
+            where = f"state '{var.name}' of '{component.name}'"
+            array = self._arrays[component.name][var.name]
+            if not callable(var.reset):
+                _fill(array, var, var.reset, where)
+                continue
+            per_world = [var.reset(component, ctx.for_world(w) if hasattr(ctx, "for_world") else ctx)
+                         for w in range(self.worlds)]
+            _fill_worlds(array, var, per_world, where)
 
     def arrays(self) -> dict[str, wp.array]:
         """``<component>:<state>`` -> array, for snapshots."""

@@ -120,6 +120,11 @@ def _device_constant(dtype: Any, shape: tuple[int, ...], value: Any, device: str
     return wp.array(np.ascontiguousarray(data), dtype=dtype, device=device)
 
 
+def world_shape(shape: tuple[int, ...], worlds: int) -> tuple[int, ...]:
+    """A declared device shape (leading axis 1: one world) as allocated for ``worlds`` worlds."""
+    return (int(worlds), *tuple(shape)[1:])
+
+
 def _view(array: wp.array, shape: tuple[int, ...]) -> wp.array:
     if tuple(array.shape) == tuple(shape):
         return array
@@ -266,13 +271,14 @@ class _Resolver:
             self.problems.extend(rule.check(self.outputs))
 
 
-def _allocate(outputs: list[Output], bindings: list[Binding], device: str) -> None:
+def _allocate(outputs: list[Output], bindings: list[Binding], device: str, worlds: int) -> None:
     for output in outputs:
         write = output.write
         if output.on_device:
-            output.buffer = wp.zeros(tuple(write.shape), dtype=write.dtype, device=device)
+            shape = world_shape(write.shape, worlds)
+            output.buffer = wp.zeros(shape, dtype=write.dtype, device=device)
             if write.default is not NO_DEFAULT:
-                _fill(output.buffer, write.dtype, tuple(write.shape), write.default, output.where)
+                _fill(output.buffer, write.dtype, shape, write.default, output.where)
         else:
             output.buffer = HostSlot(write.signal, None if write.default is NO_DEFAULT else write.default)
     # A reader's default fills the part of the buffer it takes until the writer first writes.
@@ -282,24 +288,24 @@ def _allocate(outputs: list[Output], bindings: list[Binding], device: str) -> No
             continue
         for output in binding.outputs:
             if output.on_device:
-                shape = tuple(read.shape or output.write.shape)
+                shape = world_shape(read.shape or output.write.shape, worlds)
                 _fill(output.buffer, output.write.dtype, shape, read.default, f"'{read.signal}' read by {binding.stage.where}")
             elif not output.buffer.written and output.buffer.value is None:
                 output.buffer.value = read.default
 
 
-def _argument(stage: Stage, read: Read, output: Output) -> Any:
+def _argument(stage: Stage, read: Read, output: Output, worlds: int) -> Any:
     if not output.on_device:
         return output.buffer
-    view = _view(output.buffer, tuple(read.shape or output.write.shape))
+    view = _view(output.buffer, world_shape(read.shape or output.write.shape, worlds))
     return DevicePort(view, output.write.dtype, read.signal) if stage.host else view
 
 
-def _constant_argument(stage: Stage, read: Read, device: str) -> Any:
+def _constant_argument(stage: Stage, read: Read, device: str, worlds: int) -> Any:
     if read.is_list:
         return []
     if is_device_type(read.element_type):
-        array = _device_constant(read.element_type, tuple(read.shape), read.default, device)
+        array = _device_constant(read.element_type, world_shape(read.shape, worlds), read.default, device)
         value = DevicePort(array, read.element_type, read.signal) if stage.host else array
     else:
         value = HostSlot(read.signal, read.default)
@@ -307,8 +313,10 @@ def _constant_argument(stage: Stage, read: Read, device: str) -> Any:
 
 
 def wire(stages: Sequence[Stage], order: dict[int, tuple[int, int]], device: str,
-         rules: Sequence[WiringRule] = ()) -> Wiring:
+         rules: Sequence[WiringRule] = (), worlds: int = 1) -> Wiring:
     """Validate every declaration and connection; allocate buffers; bind arguments.
+
+    Shapes are declared per world (leading axis 1); buffers get ``worlds`` along that axis.
 
     ``stages`` are in ring order; ``order[id(stage)]`` is its (component, stage)
     declaration index, which orders several writers of one signal. ``rules``
@@ -323,7 +331,7 @@ def wire(stages: Sequence[Stage], order: dict[int, tuple[int, int]], device: str
     if resolver.problems:
         raise _problems_error(resolver.problems)
 
-    _allocate(resolver.outputs, bindings, device)
+    _allocate(resolver.outputs, bindings, device, worlds)
 
     arguments: dict[int, dict[str, Any]] = {id(stage): {} for stage in stages}
     for output in resolver.outputs:
@@ -335,11 +343,11 @@ def wire(stages: Sequence[Stage], order: dict[int, tuple[int, int]], device: str
     for binding in bindings:
         stage, read = binding.stage, binding.read
         if not binding.outputs:
-            value = _constant_argument(stage, read, device)
+            value = _constant_argument(stage, read, device, worlds)
         elif read.is_list:
-            value = [_argument(stage, read, output) for output in binding.outputs]
+            value = [_argument(stage, read, output, worlds) for output in binding.outputs]
         else:
-            value = _argument(stage, read, binding.outputs[0])
+            value = _argument(stage, read, binding.outputs[0], worlds)
         arguments[id(stage)][read.signal] = value
     return Wiring(resolver.outputs, bindings, arguments)
 

@@ -115,11 +115,12 @@ class TruthEstimator(Component):
 
     def prepare(self, ctx) -> None:
         self.period_ns = period_ns(self.rate, ctx.dt_ns)
+        self.worlds = ctx.worlds
 
     def run(self, io) -> None:
         wp.launch(
             truth_estimate,
-            dim=1,
+            dim=self.worlds,
             inputs=[io[POSE_INPUT], self.ned_origin, io["time"], io["time_ns"], wp.int64(self.period_ns),
                     io.state_in["schedule"], io.state_out["schedule"]],
             outputs=[io["estimate"]],

@@ -93,7 +93,7 @@ def wrap(angle: wp.float64) -> wp.float64:
 def fly_mission(
     time: wp.array(dtype=wp.float64),
     estimate: wp.array(dtype=PoseTwist),
-    legs: wp.array(dtype=MissionLeg),
+    legs: wp.array2d(dtype=MissionLeg),
     rules: wp.array(dtype=MissionRules),
     state_in: wp.array2d(dtype=MissionState),
     entered_in: wp.array2d(dtype=wp.float64),
@@ -111,14 +111,14 @@ def fly_mission(
         entered_out[world, k] = entered_in[world, k]
     if s.planned == 0 or s.phase == LANDED:
         return
-    r = rules[0]
+    r = rules[world]
     now = time[world]
 
     # The leg flown now: the first that has not ended, else the last (the landing).
     i = int(0)
-    while i < r.legs - 1 and not (now < legs[i].end_time):
+    while i < r.legs - 1 and not (now < legs[world, i].end_time):
         i = i + 1
-    leg = legs[i]
+    leg = legs[world, i]
 
     goal = wp.vec3d()
     yaw = wp.float64(0.0)
@@ -166,5 +166,5 @@ def fly_mission(
                 s.phase = LANDED
                 entered_out[world, LANDED] = now
                 armed[world] = 0
-                done[0] = 1
+                done[world] = wp.max(done[world], 1)
     state_out[world, 0] = s

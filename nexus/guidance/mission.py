@@ -122,59 +122,70 @@ class MissionGuidance(MissionComponent):
     def prepare(self, ctx) -> None:
         """The constant tables (filled by the start hook) and, for reading the state back, the engine's store."""
         device = ctx.device
-        self.legs = wp.zeros(MAX_LEGS, dtype=MissionLeg, device=device)
-        self.rules = wp.zeros(1, dtype=MissionRules, device=device)
+        self.worlds = ctx.worlds
+        self.legs = wp.zeros((ctx.worlds, MAX_LEGS), dtype=MissionLeg, device=device)
+        self.rules = wp.zeros(ctx.worlds, dtype=MissionRules, device=device)
         self._store = getattr(ctx, "states", None)
 
     # -- start-up (host) ----------------------------------------------------------------
 
     def _plan(self, io) -> None:
-        """Plan from the first estimate, fill the constant tables and give the stage its first state."""
-        first = io["estimate"].numpy()[0]
-        now = float(io["time"].numpy()[0])
-        position = first["position"]
-        start = np.array([position[0], position[1], position[2]], dtype=np.float64)
-        plan = MissionPlan(self.profile, start, heading_of(first["attitude"]), start_time=now)
-        if len(plan.legs) > MAX_LEGS:
-            raise BuildError(f"{self.name}: the mission has {len(plan.legs)} legs, more than the {MAX_LEGS} the device table holds")
-        legs = []
-        for leg in plan.legs:
-            item = MissionLeg()
-            item.phase = PHASES.index(leg.phase)
-            item.start_time = leg.start_time
-            item.end_time = leg.end_time
-            item.duration = leg.duration
-            item.start = wp.vec3d(*(float(v) for v in leg.start))
-            item.end = wp.vec3d(*(float(v) for v in leg.end))
-            item.start_yaw = leg.start_yaw
-            item.end_yaw = leg.end_yaw
-            legs.append(item)
+        """Plan each world from its first estimate, fill the constant tables and give the stage its first state."""
+        estimates = io["estimate"].numpy()
+        times = io["time"].numpy()
         device = self.legs.device
-        wp.copy(self.legs, wp.array(legs, dtype=MissionLeg, device=device), count=len(legs))
-        rules = MissionRules()
-        rules.legs = len(legs)
-        rules.ground_z = plan.ground_z
-        rules.land_speed = self.profile.land_speed
-        rules.landed_height = self.profile.landed_height
-        rules.landed_speed = self.profile.landed_speed
-        rules.landed_time = self.profile.landed_time
-        rules.check_period = self.check_period
-        self.rules.assign(wp.array([rules], dtype=MissionRules, device=device))
-        # The state the stage's first run reads: planned, no phase yet, the first landed check due now.
-        state = MissionState()
-        state.planned = 1
-        state.phase = -1
-        state.next_check = now
+        legs_table = np.zeros(self.legs.shape, dtype=self.legs.numpy().dtype)
+        rules_table = []
+        states = []
+        self.plans = []
+        for world in range(self.worlds):
+            first, now = estimates[world], float(times[world])
+            position = first["position"]
+            start = np.array([position[0], position[1], position[2]], dtype=np.float64)
+            plan = MissionPlan(self.profile, start, heading_of(first["attitude"]), start_time=now)
+            if len(plan.legs) > MAX_LEGS:
+                raise BuildError(f"{self.name}: the mission has {len(plan.legs)} legs, more than the {MAX_LEGS} the device table holds")
+            legs = []
+            for leg in plan.legs:
+                item = MissionLeg()
+                item.phase = PHASES.index(leg.phase)
+                item.start_time = leg.start_time
+                item.end_time = leg.end_time
+                item.duration = leg.duration
+                item.start = wp.vec3d(*(float(v) for v in leg.start))
+                item.end = wp.vec3d(*(float(v) for v in leg.end))
+                item.start_yaw = leg.start_yaw
+                item.end_yaw = leg.end_yaw
+                legs.append(item)
+            legs_table[world, : len(legs)] = wp.array(legs, dtype=MissionLeg, device="cpu").numpy()
+            rules = MissionRules()
+            rules.legs = len(legs)
+            rules.ground_z = plan.ground_z
+            rules.land_speed = self.profile.land_speed
+            rules.landed_height = self.profile.landed_height
+            rules.landed_speed = self.profile.landed_speed
+            rules.landed_time = self.profile.landed_time
+            rules.check_period = self.check_period
+            rules_table.append(rules)
+            # The state the stage's first run reads: planned, no phase yet, the first landed check due now.
+            state = MissionState()
+            state.planned = 1
+            state.phase = -1
+            state.next_check = now
+            states.append(state)
+            self.plans.append(plan)
+        self.legs.assign(wp.array(legs_table, dtype=MissionLeg, device=device))
+        self.rules.assign(wp.array(rules_table, dtype=MissionRules, device=device))
         first_state = io.state_in["mission"]
-        first_state.assign(wp.array([state], dtype=MissionState, device=device).reshape(first_state.shape))
+        first_state.assign(wp.array(states, dtype=MissionState, device=device).reshape(first_state.shape))
         io.state_in["entered"].fill_(-1.0)
-        self.plan = plan
+        self.plan = self.plans[0]
 
     # -- the stage (device) -------------------------------------------------------------
 
     def run(self, io) -> None:
         wp.launch(
-            fly_mission, 1,
+            fly_mission, self.worlds,
             inputs=[io["time"], io["estimate"], self.legs, self.rules, io.state_in["mission"], io.state_in["entered"]],
             outputs=[io.state_out["mission"], io.state_out["entered"], io["setpoint"], io["armed"], io.done],
             device=io.device,

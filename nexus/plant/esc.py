@@ -110,14 +110,22 @@ def esc_command(
     tau_down: wp.float32,
     torque_coefficient: wp.float32,
     dt: wp.float32,
+    lag_scale: wp.array(dtype=wp.float32),
+    rotors: wp.int32,
+    dofs_per_world: wp.int32,
     speed: wp.array(dtype=wp.float32),
     target_qd: wp.array(dtype=wp.float32),
     feedforward: wp.array(dtype=wp.float32),
 ):
-    lagged = lagged_speed(controls[0, channel], speed[rotor], min_speed, max_speed, thrust_model_factor, tau_up, tau_down, dt)
-    speed[rotor] = lagged
-    target_qd[dof] = spin * lagged
-    feedforward[dof] = spin * torque_coefficient * lagged * lagged
+    world = wp.tid()
+    r = rotor + world * rotors
+    d = dof + world * dofs_per_world
+    lag = lag_scale[world]
+    lagged = lagged_speed(controls[world, channel], speed[r], min_speed, max_speed, thrust_model_factor, tau_up * lag,
+                          tau_down * lag, dt)
+    speed[r] = lagged
+    target_qd[d] = spin * lagged
+    feedforward[d] = spin * torque_coefficient * lagged * lagged
 
 
 @wp.kernel
@@ -134,19 +142,25 @@ def esc_command_all(
     tau_down: wp.array(dtype=wp.float32),
     torque_coefficient: wp.array(dtype=wp.float32),
     dt: wp.float32,
+    lag_scale: wp.array(dtype=wp.float32),
+    rotors: wp.int32,
+    dofs_per_world: wp.int32,
     speed: wp.array(dtype=wp.float32),
     target_qd: wp.array(dtype=wp.float32),
     feedforward: wp.array(dtype=wp.float32),
 ):
-    """Every ESC of a plant in one launch, one thread per ESC (same arithmetic as ``esc_command``)."""
-    i = wp.tid()
-    r = rotor[i]
+    """Every ESC of a plant in one launch, one thread per ESC and world (same arithmetic as ``esc_command``)."""
+    world, i = wp.tid()
+    r = rotor[i] + world * rotors
+    d = dof[i] + world * dofs_per_world
+    lag = lag_scale[world]
     lagged = lagged_speed(
-        controls[0, channel[i]], speed[r], min_speed[i], max_speed[i], thrust_model_factor[i], tau_up[i], tau_down[i], dt
+        controls[world, channel[i]], speed[r], min_speed[i], max_speed[i], thrust_model_factor[i], tau_up[i] * lag,
+        tau_down[i] * lag, dt
     )
     speed[r] = lagged
-    target_qd[dof[i]] = spin[i] * lagged
-    feedforward[dof[i]] = spin[i] * torque_coefficient[i] * lagged * lagged
+    target_qd[d] = spin[i] * lagged
+    feedforward[d] = spin[i] * torque_coefficient[i] * lagged * lagged
 
 
 class Esc(Component):
@@ -181,6 +195,10 @@ class Esc(Component):
 
     def prepare(self, ctx) -> None:
         self.dt = ctx.dt
+        # ``--vary esc_lag_scale``: each world's factor on both time constants (1 leaves them exact).
+        self._lag_scale = wp.array(ctx.varied("esc_lag_scale", 1.0).astype("float32"), dtype=wp.float32, device=ctx.device)
+        plant = self.plant
+        self._strides = [self._lag_scale, len(plant.rotors), plant.dofs_per_world]
         # The plant's ESCs that read the same controls run as one launch, from the first one's stage
         # (a kernel launch costs about as much as the ESC's arithmetic; see docs/benchmarking.md).
         group = [c for c in ctx.components if isinstance(c, Esc) and c.plant is self.plant]
@@ -210,8 +228,8 @@ class Esc(Component):
         if self.leader is self:
             self._controls_ptr = io["controls"].ptr
             wp.launch(
-                esc_command_all, dim=len(self.fused[0]),
-                inputs=[io["controls"], *self.fused, self.dt],
+                esc_command_all, dim=(self.plant.worlds, len(self.fused[0])),
+                inputs=[io["controls"], *self.fused, self.dt, *self._strides],
                 outputs=[self.plant.esc_speed, control.joint_target_qd, control.joint_act],
                 device=io.device,
             )
@@ -223,11 +241,11 @@ class Esc(Component):
         esc, rotor = self.params, self.rotor
         wp.launch(
             esc_command,
-            dim=1,
+            dim=self.plant.worlds,
             inputs=[
                 io["controls"], esc["channel"], rotor.index, rotor.dof, float(rotor.spin), esc["min_speed"],
                 esc["max_speed"], esc["thrust_model_factor"], esc["tau_up"], esc["tau_down"],
-                rotor.torque_coefficient, self.dt,
+                rotor.torque_coefficient, self.dt, *self._strides,
             ],
             outputs=[self.plant.esc_speed, control.joint_target_qd, control.joint_act],
             device=io.device,

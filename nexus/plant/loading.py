@@ -88,8 +88,24 @@ def _read_propellers(stage, path: Path) -> list[tuple[object, dict, str]]:
     return found
 
 
-def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
-    """Resolve, check and load a vehicle into a scene. Returns ``(plant, vehicle_stage, scene_stage)``."""
+def _replicated(builder: newton.ModelBuilder, worlds: int) -> newton.ModelBuilder:
+    """``worlds`` copies of the scene and vehicle, one Newton world each, all at one origin.
+
+    Copies never collide, so they share the origin: a non-zero spacing would move every
+    world's coordinates and change its bits, and world ``i`` must fly as it would alone.
+    """
+    many = newton.ModelBuilder(up_axis=builder.up_axis, gravity=builder.gravity)
+    many.replicate(builder, worlds, spacing=(0.0, 0.0, 0.0))
+    return many
+
+
+def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worlds: int = 1):
+    """Resolve, check and load a vehicle into a scene. Returns ``(plant, vehicle_stage, scene_stage)``.
+
+    With ``worlds`` > 1 the model holds that many copies of scene and vehicle, one Newton
+    world each; every index the plant keeps (bodies, joints, rotors) is world 0's, and world
+    ``w``'s is it plus ``w`` times the per-world count (``Plant.bodies_per_world`` ...).
+    """
     vehicle_path = resolve_asset("vehicle", vehicle)
     scene_path = resolve_asset("scene", scene)
     vehicle_stage = open_stage(vehicle_path)
@@ -159,6 +175,9 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
             DrivePD, index=rotor.dof, kp=0.0, kd=rotor.esc["speed_gain"],
             clamping=[(ClampingDCMotor, motor_envelope(rotor.esc))],
         )
+    per_world = (builder.body_count, builder.joint_count, builder.joint_dof_count, builder.joint_coord_count)
+    if worlds > 1:
+        builder = _replicated(builder, worlds)
     try:
         with newton_messages_to_nexus(str(vehicle_path)):
             model = builder.finalize(device=device)
@@ -168,6 +187,7 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu"):
     plant = Plant(
         model, vehicle_path=vehicle_path, scene_path=scene_path, body_index=body_index,
         joint_index=joint_index, rotors=rotors, base_path=base_path, origin=origin, gravity=gravity,
+        worlds=worlds, per_world=per_world,
     )
     # The ESC and propeller prims were read (and checked) once, here; their components reuse the values.
     plant.prim_values = {str(prim.GetPath()): values for prim, values in esc_prims}

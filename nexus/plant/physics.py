@@ -24,7 +24,7 @@ from dataclasses import replace
 
 import warp as wp
 
-from nexus.core import Component, Stage
+from nexus.core import Component, Read, Stage
 from nexus.core.errors import BuildError
 from nexus.core.spec import Output, Spec
 from nexus.plant.body_state import BodyState
@@ -59,10 +59,13 @@ def publish_body(
     body_qd: wp.array(dtype=wp.spatial_vector),
     body_qdd: wp.array(dtype=wp.spatial_vector),
     body_com: wp.array(dtype=wp.vec3),
-    body: wp.int32,
+    body0: wp.int32,
+    bodies_per_world: wp.int32,
     has_qdd: wp.int32,
     out: wp.array(dtype=BodyState),
 ):
+    world = wp.tid()
+    body = body0 + world * bodies_per_world
     twist = body_qd[body]
     state = BodyState()
     state.pose = body_q[body]
@@ -75,7 +78,7 @@ def publish_body(
         state.accel = wp.spatial_top(acceleration)
         state.angular_accel = wp.spatial_bottom(acceleration)
     state.com = body_com[body]
-    out[0] = state
+    out[world] = state
 
 
 @wp.kernel
@@ -94,10 +97,72 @@ def publish_joint(
     joint_qd: wp.array(dtype=wp.float32),
     coord: wp.int32,
     dof: wp.int32,
+    coords_per_world: wp.int32,
+    dofs_per_world: wp.int32,
     out: wp.array2d(dtype=wp.float32),
 ):
-    out[0, 0] = joint_q[coord]
-    out[0, 1] = joint_qd[dof]
+    world = wp.tid()
+    out[world, 0] = joint_q[coord + world * coords_per_world]
+    out[world, 1] = joint_qd[dof + world * dofs_per_world]
+
+
+#: The done flag a world gets when its state stops being finite (1 is a mission's "done").
+FAILED = wp.constant(2)
+
+
+@wp.kernel
+def hold_finished_worlds(
+    running: wp.array(dtype=wp.int32),
+    tick: wp.array(dtype=wp.int64),
+    coords_per_world: wp.int32,
+    dofs_per_world: wp.int32,
+    bodies_per_world: wp.int32,
+    joint_q: wp.array(dtype=wp.float32),
+    joint_qd: wp.array(dtype=wp.float32),
+    body_q: wp.array(dtype=wp.transform),
+    body_qd: wp.array(dtype=wp.spatial_vector),
+    held_joint_q: wp.array(dtype=wp.float32),
+    held_joint_qd: wp.array(dtype=wp.float32),
+    held_body_q: wp.array(dtype=wp.transform),
+    held_body_qd: wp.array(dtype=wp.spatial_vector),
+    done: wp.array(dtype=wp.int32),
+    failed_tick: wp.array(dtype=wp.int64),
+):
+    """After the step: a flying world's finite state is kept; a finished world's is put back, so it
+    stays where it ended while the others fly on. A flying world whose step left a non-finite value is
+    put back to its last finite state and marked failed (done flag 2, with the tick)."""
+    world = wp.tid()
+    finite = int(1)
+    for k in range(coords_per_world):
+        if not wp.isfinite(joint_q[world * coords_per_world + k]):
+            finite = 0
+    for k in range(dofs_per_world):
+        if not wp.isfinite(joint_qd[world * dofs_per_world + k]):
+            finite = 0
+    keep = running[world] != 0 and finite != 0
+    if running[world] != 0 and finite == 0:
+        done[world] = FAILED
+        failed_tick[world] = tick[world]
+    for k in range(coords_per_world):
+        i = world * coords_per_world + k
+        if keep:
+            held_joint_q[i] = joint_q[i]
+        else:
+            joint_q[i] = held_joint_q[i]
+    for k in range(dofs_per_world):
+        i = world * dofs_per_world + k
+        if keep:
+            held_joint_qd[i] = joint_qd[i]
+        else:
+            joint_qd[i] = held_joint_qd[i]
+    for k in range(bodies_per_world):
+        i = world * bodies_per_world + k
+        if keep:
+            held_body_q[i] = body_q[i]
+            held_body_qd[i] = body_qd[i]
+        else:
+            body_q[i] = held_body_q[i]
+            body_qd[i] = held_body_qd[i]
 
 
 class Physics(Component):
@@ -134,9 +199,12 @@ class Physics(Component):
         body_writes = tuple(self._write(BASE_BODY if p == self.plant.base_path else OTHER_BODY, p)
                             for p, _ in self._bodies)
         joint_writes = tuple(self._write(ROTOR_JOINT, p) for p, _, _ in self._joints)
+        # The step reads each world's clock, to hold the worlds that are done or failed (see
+        # ``hold_finished_worlds``), and can end a world whose state is no longer finite.
+        step_reads = (Read("running", wp.int32, (1,), default=1), Read("tick", wp.int64, (1,)))
         return [
             Stage("clear", "clear", self._clear),
-            Stage("step", "step", self._step),
+            Stage("step", "step", self._step, reads=step_reads, finishes=True),
             Stage("state", "state", self._publish, writes=body_writes + joint_writes),
         ]
 
@@ -157,6 +225,10 @@ class Physics(Component):
         self.observables = solver.observables(set(kinds)) if kinds else None
         self.dt_sub = ctx.dt / self.substeps
         self._qdd = self.observables.body_qdd if self.observables is not None and "body_qdd" in kinds else None
+        state = self.plant.state
+        self._held = [wp.clone(a) for a in (state.joint_q, state.joint_qd, state.body_q, state.body_qd)]
+        #: The tick each world's state stopped being finite (-1: never) [int64, (worlds,)].
+        self.failed_tick = wp.full(self.plant.worlds, -1, dtype=wp.int64, device=ctx.device)
 
     def external_state(self) -> dict[str, wp.array]:
         """Every array of plant state one tick hands the next, for snapshots (see the module doc).
@@ -174,6 +246,9 @@ class Physics(Component):
                 if isinstance(value, wp.array):
                     arrays[f"{owner}.{name}"] = value
         arrays["esc_speed"] = plant.esc_speed
+        for name, array in zip(("joint_q", "joint_qd", "body_q", "body_qd"), self._held):
+            arrays[f"held.{name}"] = array
+        arrays["failed_tick"] = self.failed_tick
         arrays["ned_origin"] = plant.ned_origin
         data = plant.solver.mjw_data
         for name in MUJOCO_CARRIED:
@@ -192,24 +267,33 @@ class Physics(Component):
             for actuator in plant.actuators:
                 actuator.step(plant.state, plant.control, dt=self.dt_sub)
             plant.solver.step(plant.state, plant.state, plant.control, None, self.dt_sub, observables=self.observables)
+        state = plant.state
+        wp.launch(
+            hold_finished_worlds, plant.worlds,
+            inputs=[io["running"], io["tick"], plant.coords_per_world, plant.dofs_per_world, plant.bodies_per_world,
+                    state.joint_q, state.joint_qd, state.body_q, state.body_qd, *self._held],
+            outputs=[io.done, self.failed_tick], device=io.device,
+        )
 
     def _publish(self, io) -> None:
         state = self.plant.state
         qdd = self._qdd if self._qdd is not None else state.body_qd  # placeholder array when not requested
         has_qdd = 1 if self._qdd is not None else 0
         # Only what some stage reads is published: each launch costs time in every tick.
+        worlds = self.plant.worlds
         for path, index in self._bodies:
             if not io.is_read(self.signal_for_body(path)):
                 continue
             wp.launch(
-                publish_body, 1,
-                inputs=[state.body_q, state.body_qd, qdd, self._body_com, index, has_qdd],
+                publish_body, worlds,
+                inputs=[state.body_q, state.body_qd, qdd, self._body_com, index, self.plant.bodies_per_world, has_qdd],
                 outputs=[io[self.signal_for_body(path)]], device=io.device,
             )
         for path, coord, dof in self._joints:
             if not io.is_read(self.signal_for_joint(path)):
                 continue
             wp.launch(
-                publish_joint, 1, inputs=[state.joint_q, state.joint_qd, coord, dof],
+                publish_joint, worlds,
+                inputs=[state.joint_q, state.joint_qd, coord, dof, self.plant.coords_per_world, self.plant.dofs_per_world],
                 outputs=[io[self.signal_for_joint(path)]], device=io.device,
             )

@@ -100,8 +100,18 @@ class Plant:
         base_path: str,
         origin: GeodeticOrigin,
         gravity: float,
+        worlds: int = 1,
+        per_world: tuple[int, int, int, int] | None = None,
     ):
         self.model = model
+        #: Copies of the vehicle, one Newton world each (see :func:`nexus.plant.loading.load_plant`).
+        self.worlds = int(worlds)
+        bodies, joints, dofs, coords = per_world or (model.body_count, model.joint_count, model.joint_dof_count,
+                                                     model.joint_coord_count)
+        #: What one world adds to each of Newton's index spaces: world ``w``'s body ``b`` is
+        #: ``b + w * bodies_per_world``, and likewise for joints, DOFs and coordinates.
+        self.bodies_per_world, self.joints_per_world = int(bodies), int(joints)
+        self.dofs_per_world, self.coords_per_world = int(dofs), int(coords)
         self.device = str(model.device)
         self.vehicle_path = vehicle_path
         self.scene_path = scene_path
@@ -118,11 +128,12 @@ class Plant:
         self.state = model.state()
         self.control = model.control()
         self.actuators = list(model.actuators)
-        #: The ESC's lagged speed command of each rotor [rad/s], in rotor order.
-        self.esc_speed = wp.zeros(len(rotors), dtype=wp.float32, device=self.device)
-        #: Where the base settled before the first tick [m, world ENU]: the NED origin.
+        #: The ESC's lagged speed command of each rotor [rad/s], rotor order within each world,
+        #: world after world (world ``w``'s rotor ``r`` is element ``w * len(rotors) + r``).
+        self.esc_speed = wp.zeros(self.worlds * len(rotors), dtype=wp.float32, device=self.device)
+        #: Where each world's base settled before the first tick [m, world ENU]: its NED origin.
         #: A device array, so captured graphs read the value that start-up writes.
-        self.ned_origin = wp.zeros(1, dtype=wp.vec3, device=self.device)
+        self.ned_origin = wp.zeros(self.worlds, dtype=wp.vec3, device=self.device)
         #: The date the magnetic field model is evaluated for [decimal year].
         self.decimal_year = DEFAULT_DECIMAL_YEAR
         self.solver = _mujoco_solver(model, vehicle_path)
@@ -135,13 +146,18 @@ class Plant:
         return self.body_index[self.base_path]
 
     def base_position(self) -> np.ndarray:
-        """The base body's origin [m, world ENU], read from the host."""
-        return self.state.body_q.numpy()[self.base][:3].astype(np.float64)
+        """World 0's base body origin [m, world ENU], read from the host."""
+        return self.base_positions()[0]
+
+    def base_positions(self) -> np.ndarray:
+        """Every world's base body origin [m, world ENU], shape (worlds, 3), read from the host."""
+        bodies = self.base + self.bodies_per_world * np.arange(self.worlds)
+        return self.state.body_q.numpy()[bodies][:, :3].astype(np.float64)
 
     @property
     def mass(self) -> float:
-        """Total mass of every body [kg]."""
-        return float(self.model.body_mass.numpy().sum())
+        """Total mass of world 0's bodies [kg]."""
+        return float(self.model.body_mass.numpy()[: self.bodies_per_world].sum())
 
     def body_label(self, path: str) -> str:
         return path.rstrip("/").split("/")[-1]
@@ -149,20 +165,26 @@ class Plant:
     def reset(self, base_position=None, base_velocity=None, rotor_speed: float | None = None) -> None:
         """Put the vehicle at rest (or at ``base_position`` [m, world]), rotors at ``rotor_speed`` [rad/s].
 
+        ``base_position`` and ``base_velocity`` are one vector for every world or one row per world.
         Only for set-up, before the first tick: it writes the state from the host. It
         also clears the solver's warm start, so a reset plant repeats a run bit for bit.
         """
         self.solver.reset(self.state)
         q = self.model.joint_q.numpy().copy()
         qd = np.zeros(self.model.joint_dof_count, dtype=np.float32)
-        if base_position is not None:
-            q[self._base_coord : self._base_coord + 3] = base_position
-        if base_velocity is not None:
-            qd[self._base_dof : self._base_dof + 3] = base_velocity
-        speeds = np.zeros(len(self.rotors), dtype=np.float32)
+        positions = None if base_position is None else np.broadcast_to(np.asarray(base_position), (self.worlds, 3))
+        velocities = None if base_velocity is None else np.broadcast_to(np.asarray(base_velocity), (self.worlds, 3))
+        for w in range(self.worlds):
+            coord, dof = self._base_coord + w * self.coords_per_world, self._base_dof + w * self.dofs_per_world
+            if positions is not None:
+                q[coord : coord + 3] = positions[w]
+            if velocities is not None:
+                qd[dof : dof + 3] = velocities[w]
+        speeds = np.zeros(self.worlds * len(self.rotors), dtype=np.float32)
         if rotor_speed is not None:
-            for rotor in self.rotors:
-                qd[rotor.dof] = rotor.spin * rotor_speed
+            for w in range(self.worlds):
+                for rotor in self.rotors:
+                    qd[rotor.dof + w * self.dofs_per_world] = rotor.spin * rotor_speed
             speeds[:] = rotor_speed
         self.state.joint_q.assign(q)
         self.state.joint_qd.assign(qd)

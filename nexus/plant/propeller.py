@@ -11,9 +11,12 @@ the ESC and the solver step, on the state the step will advance.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import warp as wp
 
-from nexus.core import Component, Stage
+from nexus.core import Component, Read, Stage
 from nexus.core.spec import Input, Param, Relation, Spec
 from nexus.plant.plant import Plant, Rotor
 
@@ -54,34 +57,107 @@ def add_propeller_wrench(body_f: wp.array(dtype=wp.spatial_vector), body: wp.int
     body_f[body] = body_f[body] + wp.spatial_vector(thrust, drag)
 
 
+@wp.func
+def rotor_factor(scale: wp.array2d(dtype=wp.float32), world: int, rotor: int, now_ns: wp.int64,
+                 fail_ns: wp.array(dtype=wp.int64), fail_rotor: wp.array(dtype=wp.int32),
+                 fail_fraction: wp.array(dtype=wp.float32)) -> wp.float32:
+    """World ``world``'s factor on rotor ``rotor``'s coefficient: its drawn scale, times the fraction left
+    once the rotor has failed (``--vary rotor_fail_*``). Exactly 1 without a variation."""
+    factor = scale[world, rotor]
+    if rotor == fail_rotor[world] and now_ns >= fail_ns[world]:
+        factor = factor * fail_fraction[world]
+    return factor
+
+
+@wp.struct
+class RotorVariation:
+    """Each world's drawn factors and rotor fault, shared by every propeller of a plant."""
+
+    thrust_scale: wp.array2d(dtype=wp.float32)
+    drag_scale: wp.array2d(dtype=wp.float32)
+    fail_ns: wp.array(dtype=wp.int64)
+    fail_rotor: wp.array(dtype=wp.int32)
+    fail_fraction: wp.array(dtype=wp.float32)
+
+
+@wp.func
+def add_varied_wrench(body_f: wp.array(dtype=wp.spatial_vector), body_q: wp.array(dtype=wp.transform),
+                      joint_qd: wp.array(dtype=wp.float32), world: int, rotor: int, dof: int, body: int,
+                      thrust_coefficient: wp.float32, torque_coefficient: wp.float32, now_ns: wp.int64,
+                      v: RotorVariation):
+    kt = thrust_coefficient * rotor_factor(v.thrust_scale, world, rotor, now_ns, v.fail_ns, v.fail_rotor, v.fail_fraction)
+    kq = torque_coefficient * rotor_factor(v.drag_scale, world, rotor, now_ns, v.fail_ns, v.fail_rotor, v.fail_fraction)
+    add_propeller_wrench(body_f, body, wp.transform_get_rotation(body_q[body]), joint_qd[dof], kt, kq)
+
+
 @wp.kernel
 def propeller_wrench(
     joint_qd: wp.array(dtype=wp.float32),
     body_q: wp.array(dtype=wp.transform),
+    rotor: wp.int32,
     dof: wp.int32,
     body: wp.int32,
     thrust_coefficient: wp.float32,
     torque_coefficient: wp.float32,
+    dofs_per_world: wp.int32,
+    bodies_per_world: wp.int32,
+    time_ns: wp.array(dtype=wp.int64),
+    variation: RotorVariation,
     body_f: wp.array(dtype=wp.spatial_vector),
 ):
-    add_propeller_wrench(body_f, body, wp.transform_get_rotation(body_q[body]), joint_qd[dof],
-                         thrust_coefficient, torque_coefficient)
+    world = wp.tid()
+    add_varied_wrench(body_f, body_q, joint_qd, world, rotor, dof + world * dofs_per_world, body + world * bodies_per_world,
+                      thrust_coefficient, torque_coefficient, time_ns[world], variation)
 
 
 @wp.kernel
 def propeller_wrench_all(
     joint_qd: wp.array(dtype=wp.float32),
     body_q: wp.array(dtype=wp.transform),
+    rotor: wp.array(dtype=wp.int32),
     dof: wp.array(dtype=wp.int32),
     body: wp.array(dtype=wp.int32),
     thrust_coefficient: wp.array(dtype=wp.float32),
     torque_coefficient: wp.array(dtype=wp.float32),
+    dofs_per_world: wp.int32,
+    bodies_per_world: wp.int32,
+    time_ns: wp.array(dtype=wp.int64),
+    variation: RotorVariation,
     body_f: wp.array(dtype=wp.spatial_vector),
 ):
-    """Every propeller of a plant in one launch, one thread per propeller, each on a body of its own."""
-    i = wp.tid()
-    add_propeller_wrench(body_f, body[i], wp.transform_get_rotation(body_q[body[i]]), joint_qd[dof[i]],
-                         thrust_coefficient[i], torque_coefficient[i])
+    """Every propeller of a plant in one launch, one thread per propeller and world, each on a body of its own."""
+    world, i = wp.tid()
+    add_varied_wrench(body_f, body_q, joint_qd, world, rotor[i], dof[i] + world * dofs_per_world,
+                      body[i] + world * bodies_per_world, thrust_coefficient[i], torque_coefficient[i], time_ns[world],
+                      variation)
+
+
+#: A fault time that never comes [ns].
+NEVER_NS = 2**63 - 1
+
+
+def rotor_variation(ctx, rotors: int) -> RotorVariation:
+    """Each world's drawn thrust and drag factors and rotor fault, as device arrays (ones and no fault by default)."""
+    worlds = ctx.worlds
+
+    def per_rotor(name: str):
+        rows = []
+        for w in range(worlds):
+            value = ctx.values_of(w).get(name, 1.0)
+            rows.append(list(value) if isinstance(value, (list, tuple)) else [value] * rotors)
+        return wp.array(np.asarray(rows, dtype=np.float32).reshape(worlds, rotors), dtype=wp.float32, device=ctx.device)
+
+    fail_ns = []
+    for w in range(worlds):
+        at = ctx.values_of(w).get("rotor_fail_time", math.inf)
+        fail_ns.append(NEVER_NS if not math.isfinite(at) else int(round(at * 1e9)))
+    v = RotorVariation()
+    v.thrust_scale = per_rotor("thrust_scale")
+    v.drag_scale = per_rotor("drag_scale")
+    v.fail_ns = wp.array(np.asarray(fail_ns, dtype=np.int64), dtype=wp.int64, device=ctx.device)
+    v.fail_rotor = wp.array(ctx.varied("rotor_fail_index", -1).astype(np.int32), dtype=wp.int32, device=ctx.device)
+    v.fail_fraction = wp.array(ctx.varied("rotor_fail_fraction", 0.0).astype(np.float32), dtype=wp.float32, device=ctx.device)
+    return v
 
 
 class Propeller(Component):
@@ -102,7 +178,8 @@ class Propeller(Component):
         return cls(path, ctx.plant, ctx.rotor_for_body(values["body"], path))
 
     def stages(self) -> list[Stage]:
-        return [Stage(self.spec.stage, self.spec.kind, self._run)]
+        # The clock, for a rotor that fails at a drawn time (``--vary rotor_fail_time``).
+        return [Stage(self.spec.stage, self.spec.kind, self._run, reads=(Read("time_ns", wp.int64, (1,)),))]
 
     #: One launch for all the plant's propellers (False: one launch each, the reference tests compare with).
     fuse = True
@@ -113,9 +190,13 @@ class Propeller(Component):
         group = [c for c in ctx.components if isinstance(c, Propeller) and c.plant is self.plant]
         distinct = len({c.rotor.body for c in group}) == len(group)
         self.leader = group[0] if (Propeller.fuse and len(group) > 1 and distinct) else None
+        plant = self.plant
+        self._variation = rotor_variation(ctx, len(plant.rotors))
+        self._strides = [plant.dofs_per_world, plant.bodies_per_world]
         if self.leader is self:
             rotors = [c.rotor for c in group]
             self.fused = [
+                wp.array([r.index for r in rotors], dtype=wp.int32, device=ctx.device),
                 wp.array([r.dof for r in rotors], dtype=wp.int32, device=ctx.device),
                 wp.array([r.body for r in rotors], dtype=wp.int32, device=ctx.device),
                 wp.array([r.thrust_coefficient for r in rotors], dtype=wp.float32, device=ctx.device),
@@ -126,8 +207,8 @@ class Propeller(Component):
         state, rotor = self.plant.state, self.rotor
         if self.leader is self:
             wp.launch(
-                propeller_wrench_all, dim=len(self.fused[0]),
-                inputs=[state.joint_qd, state.body_q, *self.fused],
+                propeller_wrench_all, dim=(self.plant.worlds, len(self.fused[0])),
+                inputs=[state.joint_qd, state.body_q, *self.fused, *self._strides, io["time_ns"], self._variation],
                 outputs=[state.body_f], device=io.device,
             )
             return
@@ -135,8 +216,9 @@ class Propeller(Component):
             return  # the first propeller's launch drove this one
         wp.launch(
             propeller_wrench,
-            dim=1,
-            inputs=[state.joint_qd, state.body_q, rotor.dof, rotor.body, rotor.thrust_coefficient, rotor.torque_coefficient],
+            dim=self.plant.worlds,
+            inputs=[state.joint_qd, state.body_q, rotor.index, rotor.dof, rotor.body, rotor.thrust_coefficient,
+                    rotor.torque_coefficient, *self._strides, io["time_ns"], self._variation],
             outputs=[state.body_f],
             device=io.device,
         )

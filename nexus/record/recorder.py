@@ -66,21 +66,28 @@ def gather_taps(
     tick: wp.array(dtype=wp.int64),
     running: wp.array(dtype=wp.int32),
     capacity: wp.int32,
+    every: wp.int64,
+    width: wp.int32,
     table: wp.array2d(dtype=wp.uint32),
 ):
-    """Tap ``t``'s words into this tick's row, at ``starts[t]`` up to ``starts[t + 1]``.
+    """Tap ``t``'s words of world ``w`` into this tick's row of the world, at ``starts[t]`` up to ``starts[t + 1]``.
 
-    One thread per tap, not per word: on the CPU each thread of a launch costs
+    One thread per tap and world, not per word: on the CPU each thread of a launch costs
     about as much as copying a tap (97 words took 1.7 µs a tick one per thread,
     against 0.3 µs one per tap), and on a GPU ten threads of 30 copies are noise.
+    Only every ``every``-th tick is kept; a world's row sits ``w * width`` words into the slot.
     """
-    t = wp.tid()
-    if running[0] == 0:
+    t, w = wp.tid()
+    if running[w] == 0:
         return
-    row = wp.int32((tick[0] - wp.int64(1)) % wp.int64(capacity))
+    now = tick[w]
+    if now % every != wp.int64(0):
+        return
+    slot = wp.int32((now / every - wp.int64(1)) % wp.int64(capacity))
     start = starts[t]
-    for k in range(starts[t + 1] - start):
-        table[row, start + k] = word_at(addresses[t], k)
+    words = starts[t + 1] - start
+    for k in range(words):
+        table[slot, w * width + start + k] = word_at(addresses[t], w * words + k)
 
 
 def recorded_taps(components: Sequence[Component]) -> list[Tap]:
@@ -124,17 +131,31 @@ def _short(prim: str, prims: list[str]) -> str:
     return last if len(same) == 1 else prim.strip("/")
 
 
+#: The most memory the device table of a many-world record takes [bytes]; its slots shrink to fit.
+TABLE_BYTES = 64 * 1024 * 1024
+
+
 class Recorder(Component):
     """Taps ``taps`` (each written by some component of the ring) every tick; ``time`` always comes first.
 
     A tap is a :class:`Tap` or a ``(signal, dtype, shape)`` tuple for a signal one component writes.
     """
 
-    def __init__(self, taps: Sequence[Tap | tuple], capacity: int = 10240, name: str = "/record"):
+    def __init__(self, taps: Sequence[Tap | tuple], capacity: int = 10240, name: str = "/record", every: int = 1,
+                 table_bytes: int = TABLE_BYTES):
         super().__init__(name)
         if capacity < 1:
             raise BuildError(f"the record needs room for at least one row, got capacity {capacity}")
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise BuildError(f"--record-every takes a whole number of ticks, 1 or more; got {every!r}")
+        #: Slots the table holds (one recorded tick of every world each); :meth:`prepare` may lower it
+        #: so that the table of many worlds stays within ``table_bytes``.
         self.capacity = int(capacity)
+        #: Every ``every``-th tick is recorded (ticks every, 2 every, ...).
+        self.every = int(every)
+        self.table_bytes = int(table_bytes)
+        self.worlds = 1
+        self._ticks = None
         taps = [t if isinstance(t, Tap) else Tap(*t) for t in taps]
         self.taps: list[Tap] = [Tap("time", wp.float64, (1,)), *[t for t in taps if t.signal != "time"]]
         self.layouts: list[TapLayout] = []
@@ -173,10 +194,14 @@ class Recorder(Component):
         return [Stage("record", "record", self._run, reads=tuple(reads))]
 
     def prepare(self, ctx) -> None:
-        self.table = wp.zeros((self.capacity, self.width), dtype=wp.uint32, device=ctx.device)
+        self.worlds = ctx.worlds
+        if self.worlds > 1:  # one slot holds every world's row: keep the table's memory bounded
+            self.capacity = max(1, min(self.capacity, self.table_bytes // (4 * self.width * self.worlds)))
+        self.table = wp.zeros((self.capacity, self.width * self.worlds), dtype=wp.uint32, device=ctx.device)
         # Where each tap's words are: allocated and filled here, outside any capture (an array
         # allocated while capturing may not outlive the capture), and read by every replay.
         io = ctx.io_of(self, "record")
+        self._ticks = io["tick"]
         self._addresses = wp.array([self._words(self._buffer(io, tap), layout).ptr for tap, layout in zip(self.taps, self.layouts)],
                                    dtype=wp.uint64, device=ctx.device)
         self._starts = wp.array([t.offset for t in self.layouts] + [self.width], dtype=wp.int32, device=ctx.device)
@@ -200,24 +225,48 @@ class Recorder(Component):
 
     def _run(self, io) -> None:
         wp.launch(
-            gather_taps, len(self.layouts),
-            inputs=[self._addresses, self._starts, io["tick"], io["running"], self.capacity],
+            gather_taps, (len(self.layouts), self.worlds),
+            inputs=[self._addresses, self._starts, io["tick"], io["running"], self.capacity, wp.int64(self.every),
+                    self.width],
             outputs=[self.table], device=io.device,
         )
 
     @property
     def max_ticks_per_replay(self) -> int:
-        """A replay must not write more rows than the table holds."""
-        return self.capacity
+        """A replay must not write more slots than the table holds."""
+        return self.capacity * self.every
 
-    def drain(self, rows: int, first: int = 0) -> dict[str, np.ndarray]:
-        """Columns of ``rows`` rows of the table from row ``first`` on, wrapping at the end (the host's copy)."""
+    def slots_in(self, first_tick: int, ticks: int) -> int:
+        """Slots the ticks ``first_tick + 1 .. first_tick + ticks`` fill (the recorded ticks among them)."""
+        return (first_tick + ticks) // self.every - first_tick // self.every
+
+    def drain(self, rows: int, first: int = 0, world_ticks: np.ndarray | None = None,
+              first_tick: int | None = None) -> dict[str, np.ndarray]:
+        """Columns of ``rows`` slots of the table from slot ``first`` on, wrapping at the end (the host's copy).
+
+        With many worlds a slot holds one row per world, and the columns get a ``world`` column
+        after ``time``; a world's rows after the tick it ended (``world_ticks``, the ticks each has
+        flown) are left out. ``first_tick`` is the tick count before the first slot's tick.
+        """
         table = self.table.numpy()
         if first or rows > len(table) - first:
             table = table[(first + np.arange(rows)) % self.capacity]
         else:
             table = table[:rows]
+        if self.worlds > 1:
+            table = table.reshape(rows * self.worlds, self.width)
         columns: dict[str, np.ndarray] = {}
         for layout in self.layouts:
             columns.update(layout.columns(table))
+        if self.worlds == 1:
+            return columns
+        world = np.tile(np.arange(self.worlds, dtype=np.int32), rows)
+        columns = {"time": columns.pop("time"), "world": world, **columns}
+        if world_ticks is None:
+            world_ticks = self._ticks.numpy()
+        if first_tick is not None:
+            slot_tick = (first_tick // self.every + 1 + np.repeat(np.arange(rows), self.worlds)) * self.every
+            keep = slot_tick <= np.asarray(world_ticks)[world]
+            if not keep.all():
+                columns = {name: values[keep] for name, values in columns.items()}
         return columns

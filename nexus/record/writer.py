@@ -58,7 +58,7 @@ class RecordWriter:
     ``drain_every_s`` [s] of wall time have passed since the last drain; after
     it, call :meth:`add` with the ticks it ran. :meth:`after_tick` does both
     for one tick. :meth:`close` drains what is left; it is safe to call after
-    a failure. ``on_drain(rows_written)`` runs after each part is on disk
+    a failure. ``on_drain(ticks_written, rows_written)`` runs after each drain
     (the run rewrites run.json there). ``shield()`` is entered around each
     drain (the run holds SIGINT and SIGTERM back there, :mod:`nexus.stopping`).
 
@@ -67,7 +67,7 @@ class RecordWriter:
     writer writes nothing more.
     """
 
-    def __init__(self, path: Path, recorder: Recorder, *, on_drain: Callable[[int], None] | None = None,
+    def __init__(self, path: Path, recorder: Recorder, *, on_drain: Callable[[int, int], None] | None = None,
                  drain_every_s: float = DRAIN_EVERY_S,
                  shield: Callable[[], ContextManager] = nullcontext):
         self.path = Path(path)
@@ -76,6 +76,9 @@ class RecordWriter:
         self.drain_every_s = drain_every_s
         self.shield = shield
         self.pending = 0
+        #: Ticks drained so far (a tick of many worlds, or one not recorded, is still one tick).
+        self.ticks_written = 0
+        #: Rows in the parts so far: one per recorded tick and world.
         self.rows_written = 0
         self.parts = 0
         self.failed: WriteFailed | None = None
@@ -86,37 +89,48 @@ class RecordWriter:
         self._write(columns_table(recorder.drain(0)))  # part 0: the columns, before any tick
         self.last_drain = time.monotonic()
 
+    def _slots(self, ticks: int) -> int:
+        return self.recorder.slots_in(self.ticks_written, ticks)
+
     def make_room(self, ticks: int) -> None:
-        """Drain now if ``ticks`` more rows could overwrite rows not yet drained, or the last drain is old."""
-        if self.pending + ticks > self.recorder.capacity or (
+        """Drain now if ``ticks`` more ticks could overwrite slots not yet drained, or the last drain is old."""
+        if self._slots(self.pending + ticks) > self.recorder.capacity or (
             self.pending and time.monotonic() - self.last_drain >= self.drain_every_s
         ):
             self.drain()
 
     def add(self, ticks: int) -> None:
-        """Count ``ticks`` rows the record stage has written since the last call."""
+        """Count ``ticks`` ticks the record stage has run since the last call."""
         self.pending += ticks
-        if self.pending > self.recorder.capacity:
+        if self._slots(self.pending) > self.recorder.capacity:
             raise RuntimeError(
-                f"the record table ({self.recorder.capacity} rows) overflowed: {self.pending} rows were not drained"
+                f"the record table ({self.recorder.capacity} slots) overflowed: {self._slots(self.pending)} slots "
+                "were not drained"
             )
 
     def after_tick(self) -> None:
         self.add(1)
-        if self.pending == self.recorder.capacity:
+        if self._slots(self.pending) == self.recorder.capacity:
             self.drain()
 
     def drain(self) -> None:
         if self.pending == 0 or self.failed is not None:
             return
         with self.shield():  # a signal now waits: the part and the count of rows written stay in step
-            # Row (tick - 1) mod capacity holds a tick: the first pending tick is rows_written + 1.
-            self._write(columns_table(self.recorder.drain(self.pending, self.rows_written % self.recorder.capacity)))
-            self.rows_written += self.pending
+            recorder = self.recorder
+            # Slot (tick / every - 1) mod capacity holds a recorded tick: the first pending one follows
+            # the ticks drained so far.
+            slots = self._slots(self.pending)
+            table = columns_table(recorder.drain(slots, (self.ticks_written // recorder.every) % recorder.capacity,
+                                                 first_tick=self.ticks_written)) if slots else None
+            if table is not None and table.num_rows:
+                self._write(table)
+                self.rows_written += table.num_rows
+            self.ticks_written += self.pending
             self.pending = 0
             self.last_drain = time.monotonic()
             if self.on_drain is not None:
-                self.on_drain(self.rows_written)
+                self.on_drain(self.ticks_written, self.rows_written)
 
     def _write(self, table: pa.Table) -> None:
         data = encode(table)

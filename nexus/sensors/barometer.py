@@ -19,7 +19,7 @@ import warp as wp
 
 from nexus.core.spec import Output, Spec, non_negative
 from nexus.plant.body_state import BodyState
-from nexus.sensors.noise import normal1, stream_seed
+from nexus.sensors.noise import normal1
 from nexus.sensors.samples import BaroSample
 from nexus.sensors.schedule import take_if_due
 from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
@@ -86,7 +86,8 @@ def sample_baro(
     origin_altitude: wp.float64,
     mount: wp.vec3,
     sigma: wp.float32,
-    seed: wp.int32,
+    seeds: wp.array(dtype=wp.int32),
+    noise_scale: wp.array(dtype=wp.float32),
     out: wp.array(dtype=BaroSample),
 ):
     world = wp.tid()
@@ -94,7 +95,7 @@ def sample_baro(
         return
     position = wp.transform_point(body[world].pose, mount)
     altitude = origin_altitude + wp.float64(position[2] - ned_origin[world][2])
-    pressure = isa_pressure(altitude) + wp.float64(normal1(seed, tick[world], sigma))
+    pressure = isa_pressure(altitude) + wp.float64(normal1(seeds[world], tick[world], sigma * noise_scale[world]))
     sample = BaroSample()
     sample.time = time[world]
     sample.pressure = wp.float32(pressure)
@@ -119,9 +120,10 @@ class Barometer(Sensor):
 
     def prepare(self, ctx) -> None:
         super().prepare(ctx)
-        self.seed = stream_seed(ctx.rng, "baro", self.name)
+        self.seed = self.world_seeds(ctx, ("baro",), wp.int32)
         sigma = self.noise_sigma if self.noise else 0.0
-        self._args = [self.plant.ned_origin, wp.float64(self.plant.origin.altitude), self.mount, sigma, self.seed]
+        self._args = [self.plant.ned_origin, wp.float64(self.plant.origin.altitude), self.mount, sigma, self.seed,
+                      self.noise_scale]
 
     def launch(self, io) -> None:
-        wp.launch(sample_baro, 1, inputs=[*self.clock_inputs(io), *self._args], outputs=[io[self.signal]], device=io.device)
+        wp.launch(sample_baro, self.worlds, inputs=[*self.clock_inputs(io), *self._args], outputs=[io[self.signal]], device=io.device)

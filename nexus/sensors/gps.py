@@ -24,7 +24,7 @@ from nexus.core.spec import Output, Param, Spec, StateVar, non_negative, positiv
 from nexus.plant.body_state import BodyState
 from nexus.plant.frames import enu_to_ned, ned_to_enu
 from nexus.sensors.geodesy import ecef_to_latitude_longitude, enu_to_ecef_rotation, geodetic_to_ecef
-from nexus.sensors.noise import normal3, stream_seed
+from nexus.sensors.noise import normal3
 from nexus.sensors.samples import GpsSample
 from nexus.sensors.schedule import take_if_due
 from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
@@ -75,7 +75,8 @@ def sample_gps(
     drift_sigma: wp.vec3,
     velocity_sigma: wp.vec3,
     correlation_time: wp.float32,
-    seeds: wp.vec3i,
+    world_seeds: wp.array(dtype=wp.vec3i),
+    noise_scale: wp.array(dtype=wp.float32),
     satellites: wp.int32,
     eph: wp.float32,
     epv: wp.float32,
@@ -84,6 +85,8 @@ def sample_gps(
     out: wp.array(dtype=GpsSample),
 ):
     world = wp.tid()
+    seeds = world_seeds[world]
+    scale = noise_scale[world]
     drift = drift_in[world, 0]
     drift_out[world, 0] = drift
     elapsed_ns = take_if_due(time_ns[world], period_ns, schedule_in, schedule_out, world)
@@ -102,7 +105,7 @@ def sample_gps(
     walked = drift * keep + normal3(seeds[2], now, drift_sigma * wp.sqrt(1.0 - keep * keep))
     drift_out[world, 0] = walked
 
-    offset_ned = enu_to_ned(antenna - ned_origin[world]) + walked + normal3(seeds[0], now, position_sigma)
+    offset_ned = enu_to_ned(antenna - ned_origin[world]) + walked + normal3(seeds[0], now, position_sigma * scale)
     offset_enu = ned_to_enu(offset_ned)
     ecef = origin_ecef + enu_to_ecef * wp.vec3d(
         wp.float64(offset_enu[0]), wp.float64(offset_enu[1]), wp.float64(offset_enu[2])
@@ -115,7 +118,7 @@ def sample_gps(
     sample.latitude = latitude_longitude[0]
     sample.longitude = latitude_longitude[1]
     sample.altitude = origin_altitude + wp.float64(offset_enu[2])
-    sample.velocity = velocity + normal3(seeds[1], now, velocity_sigma)
+    sample.velocity = velocity + normal3(seeds[1], now, velocity_sigma * scale)
     sample.fix_type = wp.int32(FIX_3D)
     sample.satellites = satellites
     sample.eph = eph
@@ -153,12 +156,12 @@ class Gps(Sensor):
         scale = 1.0 if self.noise else 0.0
         h, v = self.horizontal_sigma, self.vertical_sigma
         dh, dv = self.horizontal_drift_sigma, self.vertical_drift_sigma
-        self.seeds = wp.vec3i(*(stream_seed(ctx.rng, s, self.name) for s in ("gps/position", "gps/velocity", "gps/drift")))
+        self.seeds = self.world_seeds(ctx, ("gps/position", "gps/velocity", "gps/drift"), wp.vec3i)
         self._args = [
             self.plant.ned_origin, wp.vec3d(*origin_ecef), wp.mat33d(*rotation.ravel()), wp.float64(origin.altitude),
             self.mount, wp.vec3(h * scale, h * scale, v * scale), wp.vec3(dh * scale, dh * scale, dv * scale),
             wp.vec3(self.velocity_sigma * scale),
-            self.drift_correlation_time, self.seeds, self.satellites,
+            self.drift_correlation_time, self.seeds, self.noise_scale, self.satellites,
             math.hypot(h, dh), math.hypot(v, dv),
         ]
 
@@ -168,7 +171,7 @@ class Gps(Sensor):
 
     def launch(self, io) -> None:
         wp.launch(
-            sample_gps, 1,
+            sample_gps, self.worlds,
             inputs=[*self.clock_inputs(io), *self._args, io.state_in["drift"], io.state_out["drift"]],
             outputs=[io[self.signal]], device=io.device,
         )

@@ -21,7 +21,7 @@ import warp as wp
 from nexus.core.spec import Output, Spec, StateVar, non_negative
 from nexus.plant.body_state import BodyState
 from nexus.plant.frames import flu_to_frd
-from nexus.sensors.noise import normal3, stream_seed
+from nexus.sensors.noise import normal3
 from nexus.sensors.samples import ImuSample
 from nexus.sensors.schedule import take_if_due
 from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
@@ -35,7 +35,13 @@ def turn_on_bias(imu: Imu, ctx) -> np.ndarray:
     """The constant bias each accelerometer and gyro axis starts with, drawn once from the IMU's own stream."""
     draw = ctx.rng.child("imu/turn_on_bias").child(imu.name).generator().standard_normal((2, 3))
     scale = 1.0 if imu.noise else 0.0
-    return (draw * np.array([[imu.accel_bias_sigma], [imu.gyro_bias_sigma]]) * scale).astype(np.float32)
+    bias = (draw * np.array([[imu.accel_bias_sigma], [imu.gyro_bias_sigma]]) * scale).astype(np.float32)
+    drawn = getattr(ctx, "world_values", {})
+    for row, kind in enumerate(("accel", "gyro")):  # ``--vary accel_bias_x`` ...: added on top, FRD
+        for axis, name in enumerate("xyz"):
+            if f"{kind}_bias_{name}" in drawn:
+                bias[row, axis] += np.float32(drawn[f"{kind}_bias_{name}"])
+    return bias
 
 
 IMU_SPEC = Spec(
@@ -80,12 +86,14 @@ def sample_imu(
     gyro_sigma: wp.vec3,
     accel_walk: wp.float32,
     gyro_walk: wp.float32,
-    seeds: wp.vec4i,
+    world_seeds: wp.array(dtype=wp.vec4i),
+    noise_scale: wp.array(dtype=wp.float32),
     bias_in: wp.array2d(dtype=wp.vec3),
     bias_out: wp.array2d(dtype=wp.vec3),
     out: wp.array(dtype=ImuSample),
 ):
     world = wp.tid()
+    seeds = world_seeds[world]
     accel_bias = bias_in[world, 0]
     gyro_bias = bias_in[world, 1]
     bias_out[world, 0] = accel_bias
@@ -114,8 +122,9 @@ def sample_imu(
 
     sample = ImuSample()
     sample.time = time[world]
-    sample.accel = specific_force + accel_bias + normal3(seeds[0], now, accel_sigma)
-    sample.gyro = rate + gyro_bias + normal3(seeds[1], now, gyro_sigma)
+    scale = noise_scale[world]
+    sample.accel = specific_force + accel_bias + normal3(seeds[0], now, accel_sigma * scale)
+    sample.gyro = rate + gyro_bias + normal3(seeds[1], now, gyro_sigma * scale)
     out[world] = sample
 
 
@@ -150,8 +159,7 @@ class Imu(Sensor):
 
     def prepare(self, ctx) -> None:
         super().prepare(ctx)
-        self.seeds = wp.vec4i(*(stream_seed(ctx.rng, stream, self.name) for stream in (
-            "imu/accel", "imu/gyro", "imu/accel_bias", "imu/gyro_bias")))
+        self.seeds = self.world_seeds(ctx, ("imu/accel", "imu/gyro", "imu/accel_bias", "imu/gyro_bias"), wp.vec4i)
         scale = 1.0 if self.noise else 0.0
         self._noise_args = [
             wp.vec3(self.accel_sigma * scale), wp.vec3(self.gyro_sigma * scale),
@@ -160,8 +168,8 @@ class Imu(Sensor):
 
     def launch(self, io) -> None:
         wp.launch(
-            sample_imu, 1,
-            inputs=[*self.clock_inputs(io), self.gravity, self.mount, *self._noise_args, self.seeds,
+            sample_imu, self.worlds,
+            inputs=[*self.clock_inputs(io), self.gravity, self.mount, *self._noise_args, self.seeds, self.noise_scale,
                     io.state_in["bias"], io.state_out["bias"]],
             outputs=[io[self.signal]], device=io.device,
         )

@@ -17,7 +17,7 @@ import warp as wp
 from nexus.core.spec import Output, Spec, non_negative
 from nexus.plant.body_state import BodyState
 from nexus.plant.frames import flu_to_frd, ned_to_enu_np
-from nexus.sensors.noise import normal3, stream_seed
+from nexus.sensors.noise import normal3
 from nexus.sensors.samples import MagSample
 from nexus.sensors.schedule import take_if_due
 from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
@@ -69,7 +69,8 @@ def sample_mag(
     schedule_out: wp.array2d(dtype=wp.int64),
     field_enu: wp.vec3,
     sigma: wp.vec3,
-    seed: wp.int32,
+    seeds: wp.array(dtype=wp.int32),
+    noise_scale: wp.array(dtype=wp.float32),
     out: wp.array(dtype=MagSample),
 ):
     world = wp.tid()
@@ -78,7 +79,7 @@ def sample_mag(
     q = wp.transform_get_rotation(body[world].pose)
     sample = MagSample()
     sample.time = time[world]
-    sample.field = flu_to_frd(wp.quat_rotate_inv(q, field_enu)) + normal3(seed, tick[world], sigma)
+    sample.field = flu_to_frd(wp.quat_rotate_inv(q, field_enu)) + normal3(seeds[world], tick[world], sigma * noise_scale[world])
     out[world] = sample
 
 
@@ -102,9 +103,9 @@ class Magnetometer(Sensor):
         super().prepare(ctx)
         origin = self.plant.origin
         self.field_ned = earth_field_ned(origin.latitude, origin.longitude, origin.altitude, self.plant.decimal_year)
-        self.seed = stream_seed(ctx.rng, "mag", self.name)
+        self.seed = self.world_seeds(ctx, ("mag",), wp.int32)
         sigma = self.noise_sigma * TESLA_PER_GAUSS if self.noise else 0.0
-        self._args = [wp.vec3(*ned_to_enu_np(self.field_ned)), wp.vec3(sigma), self.seed]
+        self._args = [wp.vec3(*ned_to_enu_np(self.field_ned)), wp.vec3(sigma), self.seed, self.noise_scale]
 
     def launch(self, io) -> None:
-        wp.launch(sample_mag, 1, inputs=[*self.clock_inputs(io), *self._args], outputs=[io[self.signal]], device=io.device)
+        wp.launch(sample_mag, self.worlds, inputs=[*self.clock_inputs(io), *self._args], outputs=[io[self.signal]], device=io.device)

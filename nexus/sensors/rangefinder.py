@@ -26,7 +26,7 @@ import warp as wp
 from nexus.core.errors import BuildError
 from nexus.core.spec import Output, Param, Spec, non_negative, positive
 from nexus.plant.body_state import BodyState
-from nexus.sensors.noise import normal1, stream_seed
+from nexus.sensors.noise import normal1
 from nexus.sensors.schedule import take_if_due
 from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
 
@@ -85,7 +85,8 @@ def sample_range(
     min_distance: wp.float32,
     max_distance: wp.float32,
     sigma: wp.float32,
-    seed: wp.int32,
+    seeds: wp.array(dtype=wp.int32),
+    noise_scale: wp.array(dtype=wp.float32),
     out: wp.array(dtype=RangeSample),
 ):
     world = wp.tid()
@@ -102,7 +103,7 @@ def sample_range(
         truth = origin[2] / -down[2]
         if truth >= min_distance and truth <= max_distance:
             sample.valid = 1
-            sample.distance = truth + normal1(seed, tick[world], sigma)
+            sample.distance = truth + normal1(seeds[world], tick[world], sigma * noise_scale[world])
     out[world] = sample
 
 
@@ -130,7 +131,8 @@ class Rangefinder(Sensor):
     def prepare(self, ctx) -> None:
         super().prepare(ctx)
         sigma = self.noise_sigma if self.noise else 0.0
-        self._args = [self.mount, self.min_distance, self.max_distance, sigma, stream_seed(ctx.rng, "range", self.name)]
+        self._args = [self.mount, self.min_distance, self.max_distance, sigma, self.world_seeds(ctx, ("range",), wp.int32),
+                      self.noise_scale]
 
     def mavlink_message(self, mav, time_usec: int, sample):
         """The sample as PX4 takes it (``DISTANCE_SENSOR``): centimetres, facing down, quality 100 or 1 (invalid)."""
@@ -146,7 +148,7 @@ class Rangefinder(Sensor):
         )
 
     def launch(self, io) -> None:
-        wp.launch(sample_range, 1, inputs=[*self.clock_inputs(io), *self._args], outputs=[io[self.signal]],
+        wp.launch(sample_range, self.worlds, inputs=[*self.clock_inputs(io), *self._args], outputs=[io[self.signal]],
                   device=io.device)
 
 

@@ -88,6 +88,7 @@ class Sensor(Component):
             raise BuildError(f"sensor {name}: {rate_param.attr} is {self.rate} Hz; it {why}")
         self.noise = bool(noise)
         self.period_ns = 0
+        self.worlds = 1
 
     @classmethod
     def from_prim(cls, prim, values: dict, ctx, **extra) -> Sensor:
@@ -112,8 +113,20 @@ class Sensor(Component):
         return f"body/{self.body}"
 
     def prepare(self, ctx) -> None:
-        """Fix the period for this tick length (the schedule itself is engine-owned state)."""
+        """Fix the period for this tick length (the schedule itself is engine-owned state), and each
+        world's factor on the white noise (``--vary noise_scale``; exactly 1 without one)."""
         self.period_ns = period_ns(self.rate, ctx.dt_ns)
+        self.worlds = ctx.worlds
+        self.noise_scale = wp.array(ctx.varied("noise_scale", 1.0).astype("float32"), dtype=wp.float32, device=ctx.device)
+
+    def world_seeds(self, ctx, streams: tuple[str, ...], dtype) -> wp.array:
+        """Each world's seed of each of ``streams`` (drawn from that world's random tree), one row per world."""
+        from nexus.sensors.noise import stream_seed  # noqa: PLC0415
+
+        rows = [[stream_seed(ctx.world_rng(w), stream, self.name) for stream in streams] for w in range(ctx.worlds)]
+        if len(streams) == 1:
+            return wp.array([row[0] for row in rows], dtype=wp.int32, device=ctx.device)
+        return wp.array([dtype(*row) for row in rows], dtype=dtype, device=ctx.device)
 
     def clock_inputs(self, io) -> list:
         """The kernel's leading arguments, in the order every sensor kernel takes them."""

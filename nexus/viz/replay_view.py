@@ -26,8 +26,15 @@ SPEEDS = ("0.25", "0.5", "1", "2", "4")
 class Replay:
     def __init__(self, run: RunData, view: FlightView):
         self.run, self.view = run, view
+        #: Lines for the user about what is shown (a killed run's ticks...).
+        self.notes = [run.note] if run.note else []
         self.time = run.time.astype(np.float64)
         self.poses = run.vector("body/base.pose", 7)
+        self._controls()
+
+    def _controls(self) -> None:
+        """The Replay panel: time slider, Play, Pause, speed, Show vehicle (then :meth:`_more_controls`), caption."""
+        view = self.view
         self.t0, self.t1 = float(self.time[0]), float(self.time[-1])
         self.shown_row = -1
         self.playing = False
@@ -40,6 +47,7 @@ class Replay:
             self.pause_button = gui.add_button("Pause")
             self.speed = gui.add_dropdown("speed", SPEEDS, initial_value="1")
             self.show_vehicle = gui.add_checkbox("Show vehicle", initial_value=True)
+            self._more_controls(gui)
             self.phase = gui.add_markdown(self._caption(0))
 
         @self.play_button.on_click
@@ -51,6 +59,17 @@ class Replay:
         @self.pause_button.on_click
         def _(_event):
             self.playing = False
+
+    def _more_controls(self, gui) -> None:
+        """Controls a kind of replay adds to the panel (none for one vehicle)."""
+
+    def _changed(self) -> bool:
+        """Whether something besides the row asks for a redraw (nothing for one vehicle)."""
+        return False
+
+    def draw(self, row: int) -> None:
+        """Pose the vehicle from record row ``row``."""
+        self.view.show(self.poses[row], self.time[row])
 
     def _caption(self, row: int) -> str:
         return f"tick {row + 1} of {len(self.time)}, sim {self.time[row]:.2f} s of {self.t1:.2f} s"
@@ -68,9 +87,9 @@ class Replay:
             self.slider.value = target
         hidden = not self.show_vehicle.value
         row = self.row_at(float(self.slider.value))
-        if row != self.shown_row or hidden != self.view.hidden:
+        if row != self.shown_row or hidden != self.view.hidden or self._changed():
             self.view.hidden = hidden
-            self.view.show(self.poses[row], self.time[row])
+            self.draw(row)
             self.phase.content = self._caption(row)
             self.shown_row = row
 
@@ -84,18 +103,24 @@ class Replay:
             time.sleep(max(0.0, 1.0 / DISPLAY_HZ - (time.perf_counter() - now)))
 
 
-def open_replay(folder: Path, host: str, port: int) -> Replay:
-    """Check RUN, build its vehicle's model, start the viewer and draw the paths and the first frame."""
-    from nexus.viz.viewer import check_port  # noqa: PLC0415
+def open_replay(folder: Path, host: str, port: int, world: int | None = None) -> Replay:
+    """Check RUN, build its vehicle's model, start the viewer and draw the paths and the first frame.
 
+    A run of several worlds opens the worlds replay (:mod:`nexus.viz.worlds_view`), ``world`` selected (default
+    0); a one-world run accepts only ``world`` 0.
+    """
+    from nexus.viz.viewer import check_port  # noqa: PLC0415
+    from nexus.viz.worlds import check_world, is_many_worlds, world_count  # noqa: PLC0415
+
+    if is_many_worlds(folder):
+        from nexus.viz.worlds_view import open_worlds_replay  # noqa: PLC0415
+
+        return open_worlds_replay(folder, host, port, world)
     run = load_run(folder)
+    if world is not None:
+        check_world(run.folder, world, world_count(run.info))
     check_port(host, port)  # fail on a busy port before the model takes seconds to build
-    vehicle, scene = run.vehicle_path(), Path((run.info.get("scene") or {}).get("path", "empty"))
-    for kind, path in (("vehicle", vehicle), ("scene", scene)):
-        if not path.is_file():
-            raise RunFolderError(f"{run.folder / 'run.json'}: the run's {kind} file {path} is gone; the viewer draws "
-                                 f"the bodies from it; restore it (or fly the run again)")
-    model = load_model(vehicle, scene)
+    model = load_model(*model_files(run.folder, run.info))
     view = FlightView(model, host, port, label=f"Nexus: {run.folder.name}")
     origin = run.ned_origin_enu
     flown = run.vector("body/base.pose", 3)
@@ -108,3 +133,17 @@ def open_replay(folder: Path, host: str, port: int) -> Replay:
     replay = Replay(run, view)
     replay.frame(0.0)
     return replay
+
+
+def model_files(folder: Path, info: dict) -> tuple[Path, Path]:
+    """The vehicle and scene files the run flew (run.json); :class:`RunFolderError` when one is gone."""
+    vehicle = info.get("vehicle") or {}
+    if "path" not in vehicle:
+        raise RunFolderError(f"{folder / 'run.json'} names no vehicle file (vehicle.path): the run failed "
+                             "before its vehicle was loaded; there is nothing to draw")
+    files = Path(vehicle["path"]), Path((info.get("scene") or {}).get("path", "empty"))
+    for kind, path in zip(("vehicle", "scene"), files, strict=True):
+        if not path.is_file():
+            raise RunFolderError(f"{folder / 'run.json'}: the run's {kind} file {path} is gone; the viewer draws "
+                                 f"the bodies from it; restore it (or fly the run again)")
+    return files

@@ -39,9 +39,21 @@ class Report:
     notes: list[str] = field(default_factory=list)
 
 
-def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None) -> Report:
-    """Check RUN (and the ULog), draw the figures into ``out/plots/`` and write ``out/report.html``."""
+def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None, world: int | None = None) -> Report:
+    """Check RUN (and the ULog), draw the figures into ``out/plots/`` and write ``out/report.html``.
+
+    A run of several worlds gets the worlds report (:mod:`nexus.viz.worlds_report`), ``world`` highlighted
+    (default 0); a one-world run accepts only ``world`` 0.
+    """
+    from nexus.viz.worlds import check_world, is_many_worlds, world_count  # noqa: PLC0415
+
+    if is_many_worlds(folder):
+        from nexus.viz.worlds_report import write_worlds_report  # noqa: PLC0415
+
+        return write_worlds_report(folder, out=out, world=world, ulog=ulog)
     run = load_run(folder)
+    if world is not None:
+        check_world(run.folder, world, world_count(run.info))
     vehicle_info = run.info.get("vehicle") or {}
     vehicle = read_vehicle_file(run.vehicle_path(), vehicle_info.get("sha256"))
     px4 = None
@@ -128,11 +140,14 @@ def _share(value) -> str:
     return "—" if value is None else f"{value:.0%}"
 
 
-def _html(run: RunData, series: FlightSeries, drawn, images, stats, notes) -> str:
-    info = run.info
-    rows = "".join(f"<tr><th>{html.escape(label)}</th><td>{_cell(_lookup(info, keys))}</td></tr>"
+def summary_rows(info: dict) -> str:
+    """The run's summary table rows (SUMMARY) as HTML."""
+    return "".join(f"<tr><th>{html.escape(label)}</th><td>{_cell(_lookup(info, keys))}</td></tr>"
                    for label, keys in SUMMARY)
-    warnings = info.get("warnings") or []
+
+
+def sensor_table(stats) -> str:
+    """The table of sensor residuals against truth, with its explanation, as HTML."""
     sensor_rows = "".join(
         "<tr>" + "".join(f"<td>{_cell(s[key])}</td>" for key in
                          ("sensor", "channel", "unit", "samples", "residual_mean", "residual_std", "sigma"))
@@ -140,20 +155,40 @@ def _html(run: RunData, series: FlightSeries, drawn, images, stats, notes) -> st
         + f"<td>{_cell(s['note'] or '')}</td></tr>"
         for s in stats
     )
-    stats_block = ""
-    if isinstance(info.get("controller_stats"), dict):
-        stat_rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{_cell(v)}</td></tr>"
-                            for k, v in sorted(info["controller_stats"].items()))
-        stats_block = f"<h2 id='controller-stats'>Controller link statistics ({_cell(run.controller)})</h2>" \
-                      f"<table class='kv'>{stat_rows}</table>"
-    figures_block = "".join(
+    return f"""<p>Residual = sample − truth on the ticks the sensor sampled; σ from the vehicle file's sensor prims (GPS: its eph/epv).
+White noise alone puts about 68% of residuals within ±1σ.</p>
+<table><tr><th>sensor</th><th>channel</th><th>unit</th><th>samples</th><th>residual mean</th><th>residual std</th>
+<th>σ</th><th>within ±1σ</th><th>note</th></tr>{sensor_rows}</table>"""
+
+
+def controller_block(run: RunData) -> str:
+    """The PX4 link's counters (run.json's ``controller_stats``) as HTML, or "" when the run has none."""
+    info = run.info
+    if not isinstance(info.get("controller_stats"), dict):
+        return ""
+    stat_rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{_cell(v)}</td></tr>"
+                        for k, v in sorted(info["controller_stats"].items()))
+    return f"<h2 id='controller-stats'>Controller link statistics ({_cell(run.controller)})</h2>" \
+           f"<table class='kv'>{stat_rows}</table>"
+
+
+def figures_html(drawn, images, caption: str = "") -> str:
+    """Each drawn figure as an embedded PNG with its caption."""
+    return "".join(
         f"<figure id='fig-{name}'><img class='figure' alt='{html.escape(title)}' "
         f"src='data:image/png;base64,{base64.b64encode(images[name]).decode()}'>"
-        f"<figcaption>{html.escape(title)} (plots/{name}.png)</figcaption></figure>"
+        f"<figcaption>{html.escape(caption + title)} (plots/{name}.png)</figcaption></figure>"
         for name, (title, _) in drawn.items()
     )
+
+
+def notes_html(notes, warnings) -> str:
     notes_block = "".join(f"<li>{html.escape(n)}</li>" for n in [*notes, *(f"run warning: {w}" for w in warnings)])
-    title = f"Nexus run {run.folder.name}"
+    return f"<ul id='notes'>{notes_block}</ul>" if notes_block else ""
+
+
+def page(title: str, body: str) -> str:
+    """A whole report page: ``body`` under ``title``, with the report's style."""
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>
@@ -165,15 +200,18 @@ figure {{ margin: 1em 0; }} img.figure {{ max-width: 100%; }}
 figcaption {{ color: #666; font-size: 0.85em; }}
 </style></head><body>
 <h1>{html.escape(title)}</h1>
-<h2 id="summary">Summary</h2><table class="kv">{rows}</table>
-{f"<ul id='notes'>{notes_block}</ul>" if notes_block else ""}
-<h2 id="sensors">Sensors against truth</h2>
-<p>Residual = sample − truth on the ticks the sensor sampled; σ from the vehicle file's sensor prims (GPS: its eph/epv).
-White noise alone puts about 68% of residuals within ±1σ.</p>
-<table><tr><th>sensor</th><th>channel</th><th>unit</th><th>samples</th><th>residual mean</th><th>residual std</th>
-<th>σ</th><th>within ±1σ</th><th>note</th></tr>{sensor_rows}</table>
-{stats_block}
-<h2 id="figures">Figures</h2>
-{figures_block}
+{body}
 </body></html>
 """
+
+
+def _html(run: RunData, series: FlightSeries, drawn, images, stats, notes) -> str:
+    info = run.info
+    title = f"Nexus run {run.folder.name}"
+    return page(title, f"""<h2 id="summary">Summary</h2><table class="kv">{summary_rows(info)}</table>
+{notes_html(notes, info.get("warnings") or [])}
+<h2 id="sensors">Sensors against truth</h2>
+{sensor_table(stats)}
+{controller_block(run)}
+<h2 id="figures">Figures</h2>
+{figures_html(drawn, images)}""")

@@ -42,7 +42,7 @@ class StageIOStandIn(dict):
 def prepared(guidance):
     """``guidance`` prepared with its declared state allocated and reset by the engine's store; its io."""
     store = StateStore([guidance], "cpu")
-    guidance.prepare(SimpleNamespace(device="cpu", states=store))
+    guidance.prepare(SimpleNamespace(device="cpu", states=store, worlds=1))
     store.reset(None)
     return StageIOStandIn(store.of(guidance))
 

@@ -33,6 +33,7 @@ from nexus.control.policy.features import ACTIONS, FEATURES, observe, parse_layo
 from nexus.control.policy.runners import runner_for
 from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError
+from nexus.core.ports import StructView
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
 from nexus.plant.controls import CONTROLS_WIDTH
@@ -81,7 +82,7 @@ class PolicyController(Component):
 
     def stages(self) -> list[Stage]:
         return [Stage(
-            "policy", "control", self._run, host=True,
+            "policy", "control", self._run, host=True, batched=True,
             reads=(Read("estimate", PoseTwist, (1,)), Read("setpoint", Setpoint, (1,)),
                    Read("armed", wp.int32, (1,), default=1)),
             writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True),),
@@ -89,6 +90,7 @@ class PolicyController(Component):
 
     def prepare(self, ctx) -> None:
         self.dt = ctx.dt
+        self.worlds = ctx.worlds
         self.runner.prepare(ctx.device)
 
     def act(self, estimate, setpoint, setpoint_velocity=None, setpoint_acceleration=None) -> np.ndarray:
@@ -101,6 +103,9 @@ class PolicyController(Component):
         return np.clip(np.asarray(action, dtype=np.float32).reshape(-1), 0.0, 1.0)
 
     def _run(self, io) -> None:
+        if self.worlds > 1:
+            self._run_worlds(io)
+            return
         row = np.zeros(CONTROLS_WIDTH, dtype=np.float32)
         setpoint = io["setpoint"].read()
         goal = np.asarray(setpoint.position, dtype=np.float64)
@@ -111,6 +116,29 @@ class PolicyController(Component):
         if int(io["armed"].read()) != 0:
             row[: self.action_width] = self.act(io["estimate"].read(), setpoint, velocity, acceleration)
         io["controls"].write(row)
+
+    def _run_worlds(self, io) -> None:
+        """Every world in one inference: one observation row per world, one batched call of the model."""
+        estimates = io["estimate"].read_all()
+        setpoints = io["setpoint"].read_all()
+        armed = io["armed"].read_all().reshape(-1)
+        goals = np.asarray(setpoints["position"], dtype=np.float64)
+        velocity = np.zeros_like(goals) if self._previous_goal is None else (goals - self._previous_goal) / self.dt
+        acceleration = np.zeros_like(goals) if self._previous_velocity is None else \
+            (velocity - self._previous_velocity) / self.dt
+        self._previous_goal, self._previous_velocity = goals, velocity
+        observations = np.stack([
+            observe(self.observation, StructView(estimates[w], PoseTwist), StructView(setpoints[w], Setpoint),
+                    velocity[w], acceleration[w])
+            for w in range(self.worlds)
+        ]).astype(np.float32)
+        begin = time.perf_counter()
+        actions = np.asarray(self.runner.run(observations), dtype=np.float32).reshape(self.worlds, -1)
+        self.inference_us.append((time.perf_counter() - begin) * 1e6)
+        rows = np.zeros((self.worlds, CONTROLS_WIDTH), dtype=np.float32)
+        rows[:, : self.action_width] = np.clip(actions, 0.0, 1.0)
+        rows[armed == 0] = 0.0
+        io["controls"].write_all(rows)
 
     def stats(self) -> dict:
         times = np.asarray(self.inference_us) if self.inference_us else np.zeros(1)
