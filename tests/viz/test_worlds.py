@@ -83,9 +83,10 @@ def test_every_world_is_one_thin_trace_and_the_figure_stays_within_its_point_bud
     # 284 ticks per world; 200,000 points over 4 panels and 1,024 worlds leave 48 per trace.
     assert points <= MAX_POINTS
     assert all(len(s) == 48 for s in traces(top))
-    # World 1023 drifts east at 0.02·1023/1024 m/s: after 9.06 s its trace ends 0.18 m east of world 0's.
-    east_end = traces(top)[1023][-1, 0] - traces(top)[0][-1, 0]
-    assert east_end == pytest.approx(0.02 * 1023 / 1024 * 9.064, abs=2e-3)
+    # World 1022 starts 10 m east of world 0 and drifts east at 0.02·1022/1024 m/s: from its own NED origin its
+    # trace ends 0.18 m east of world 0's after 9.06 s (not 10.18 m: each world is drawn from where it started).
+    east_end = traces(top)[1022][-1, 0] - traces(top)[0][-1, 0]
+    assert east_end == pytest.approx(0.02 * 1022 / 1024 * 9.064, abs=2e-3)
 
 
 def test_the_highlighted_world_is_drawn_whole_on_top(plotted, many):
@@ -142,10 +143,15 @@ def test_world_option_highlights_another_world(many):
     from nexus.viz.worlds import load_worlds
     from nexus.viz.worlds_figures import paths
 
-    figure = paths(load_worlds(many), 107)  # a failed one
+    run = load_worlds(many)
+    figure = paths(run, 107)  # a failed one
     assert "world 107 highlighted" in figure._suptitle.get_text()
     highlighted = line(figure.axes[0], "world 107")
     assert np.allclose(highlighted.get_xdata()[-1], traces(figure.axes[0])[107][-1, 0])
+    # World 107 started 10 m east of world 0 (107 % 3 = 2): its NED origin is 10 m east of world 0's, and its
+    # detail figures start at (0, 0) as its setpoint does.
+    assert run.origins[107][0] - run.origins[0][0] == pytest.approx(10.0, abs=1e-3)
+    assert highlighted.get_xdata()[0] == pytest.approx(0.0, abs=1e-6)
 
 
 @pytest.mark.parametrize("world", [1024, -1])
@@ -233,9 +239,10 @@ def test_viewer_draws_1024_worlds_as_one_batch_and_times_a_frame(many):
               f"over {len(costs)} frames (no browser connected)")
         xforms = replay.view.xforms
         assert xforms[5, 2] == HIDDEN_Z  # the selected world: its vehicle instead of its marker
-        # World 33 is in cell (1, 1) of the 32-column grid, 3 m apart: drawn 3 m east and north of its position.
-        row = replay.index[282, 33]  # the last row drawn above
-        assert np.allclose(xforms[33, :2], replay.run.tracks.position[row, :2] + 3.0, atol=1e-5)
+        # World 34 is in cell (2, 1) of the 32-column grid, 3 m apart, and started 5 m east of world 0: drawn
+        # 6 − 5 = 1 m east and 3 m north of its position, its start on its cell as world 0's is on (0, 0).
+        row = replay.index[282, 34]  # the last row drawn above
+        assert np.allclose(xforms[34, :2], replay.run.tracks.position[row, :2] + (1.0, 3.0), atol=1e-4)
         replay.wanted = 107  # as the page's world number does
         replay.frame(0.0)
         assert replay.selected == 107 and "world 107 (0..1023): failed at" in replay.world_caption.content

@@ -1,9 +1,10 @@
 """Run folders of many worlds, made from a real one-world run, as ``nexus run --worlds N`` lays them out.
 
 Every world replays the real flight's record (thinned to every ``every``-th
-tick) with its base moved: world w drifts east at ``0.02·w/N`` m/s and north
-along ``0.3·sin(t + w)`` m, and climbs ``1 + 0.1·w/N`` times as high. A
-failed world holds its position from its failed tick on. The summary's
+tick) with its base moved: world w starts ``start_apart·(w % 3)`` m east of
+world 0 (as a drawn ``start_x`` puts it), drifts east at ``0.02·w/N`` m/s and
+north along ``0.3·(sin(t + w) − sin(t₀ + w))`` m, and climbs ``1 + 0.1·w/N`` times as high.
+A failed world holds its position from its failed tick on. The summary's
 figures are those of the moved paths, so the report's numbers can be checked
 against them by hand.
 """
@@ -29,7 +30,7 @@ def failed_worlds(worlds: int) -> list[int]:
 
 
 def write_worlds_run(source: Path, out: Path, worlds: int, every: int = 8, mode: str = "full",
-                     world_column: bool = True, summary: bool = True) -> Path:
+                     start_apart: float = 5.0) -> Path:
     """A run folder of ``worlds`` worlds at ``out``, made from the one-world run ``source``."""
     out.mkdir(parents=True)
     info = json.loads((source / "run.json").read_text())
@@ -44,8 +45,8 @@ def write_worlds_run(source: Path, out: Path, worlds: int, every: int = 8, mode:
     ground = z[0]
     positions = np.empty((ticks, worlds, 3))
     for w in range(worlds):
-        positions[:, w, 0] = x + 0.02 * w / worlds * time
-        positions[:, w, 1] = y + 0.3 * np.sin(time + w)
+        positions[:, w, 0] = x + start_apart * (w % 3) + 0.02 * w / worlds * time
+        positions[:, w, 1] = y + 0.3 * (np.sin(time + w) - np.sin(time[0] + w))
         positions[:, w, 2] = ground + (z - ground) * (1.0 + 0.1 * w / worlds)
         if w in fail_at:
             frozen = time >= fail_at[w]
@@ -55,10 +56,8 @@ def write_worlds_run(source: Path, out: Path, worlds: int, every: int = 8, mode:
         columns = {name: table.column(name) for name in table.column_names}
         for i in range(3):
             columns[f"body/base.pose[{i}]"] = pa.array(positions[:, :, i].ravel().astype(np.float32))
-        names = table.column_names
-        if world_column:
-            names = ["time", "world", *names[1:]]
-            columns["world"] = pa.array(np.tile(np.arange(worlds, dtype=np.int32), ticks))
+        names = ["time", "world", *table.column_names[1:]]
+        columns["world"] = pa.array(np.tile(np.arange(worlds, dtype=np.int32), ticks))
         table = pa.table([columns[name] for name in names], names=names)
         record = out / "record.parquet"
         record.mkdir()
@@ -71,8 +70,7 @@ def write_worlds_run(source: Path, out: Path, worlds: int, every: int = 8, mode:
     info.update(worlds=worlds, world_values=values, record_every=every, record_mode=mode,
                 record_rows=ticks * worlds if mode == "full" else 0)
     (out / "run.json").write_text(json.dumps(info, indent=1))
-    if summary:
-        pq.write_table(summary_table(positions, time, tick_s, ground, fail_at, values), out / "summary.parquet")
+    pq.write_table(summary_table(positions, time, tick_s, ground, fail_at, values), out / "summary.parquet")
     return out
 
 
