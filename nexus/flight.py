@@ -234,10 +234,12 @@ def build_flight(
         components = [c for c in components if not getattr(c, "is_guidance", False)]
     components += list(extra_components)
     components += _varied_parts(plant, components, variation)
-    from nexus.worlds.summary import WorldSummary  # noqa: PLC0415
+    summary = None
+    if worlds > 1 or options.record_mode == "summary":  # a one-world run keeps its ring (and files) as they were
+        from nexus.worlds.summary import WorldSummary  # noqa: PLC0415
 
-    summary = WorldSummary(plant)
-    components.append(summary)
+        summary = WorldSummary(plant)
+        components.append(summary)
     recorder = None
     if options.record_mode == "full":
         recorder = Recorder.for_components(components, capacity=options.record_capacity, every=options.record_every)

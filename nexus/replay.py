@@ -92,10 +92,21 @@ def load_run(out: Path) -> tuple[dict, dict[str, np.ndarray]]:
 
 
 def check_run(out: Path, info: dict, columns: dict[str, np.ndarray]) -> int:
-    """Check the record against run.json and the files on disk; return its rows (ticks)."""
+    """Check the record against run.json and the files on disk; return its rows (ticks; with many
+    worlds the ticks of the longest world)."""
     out = Path(out)
     rows = len(next(iter(columns.values()))) if columns else 0
     ticks, recorded = info.get("ticks"), info.get("record_rows")
+    if int(info.get("record_every", 1)) != 1:
+        raise ReplayError(f"{out} recorded every {info['record_every']}th tick (--record-every); an open-loop replay "
+                          "needs every tick's controls: replay a run recorded with --record-every 1")
+    if int(info.get("worlds", 1)) > 1:
+        if not ticks or rows != recorded:
+            raise ReplayError(
+                f"{out / 'record.parquet'} holds {rows} rows but {out / 'run.json'} says the run recorded {recorded} "
+                f"over {ticks} ticks: the record was cut or belongs to another run")
+        check_files(out, info, rows)
+        return int(ticks)
     if info.get("status") == RUNNING:  # the process died: its record may be one drain ahead of run.json
         if not rows or not isinstance(recorded, int) or rows < recorded:
             raise ReplayError(
@@ -133,11 +144,40 @@ def check_files(out: Path, info: dict, rows: int) -> int:
     return rows
 
 
-def recorded_controls(columns: dict[str, np.ndarray], out: Path) -> np.ndarray:
+def recorded_controls(columns: dict[str, np.ndarray], out: Path, worlds: int = 1, dt_ns: int = 0,
+                      ticks: int = 0) -> np.ndarray:
+    """The recorded controls: ticks × width, or with many worlds ticks × worlds × width (each world's row
+    at its own ticks; a world's ticks after it ended repeat its last row)."""
     names = sorted((n for n in columns if n.startswith("controls[")), key=lambda n: int(n[9:-1]))
     if not names:
         raise ReplayError(f"{out}/record.parquet has no controls columns to replay")
-    return np.stack([columns[n] for n in names], axis=1).astype(np.float32)
+    rows = np.stack([columns[n] for n in names], axis=1).astype(np.float32)
+    if worlds == 1:
+        return rows
+    table = np.zeros((ticks, worlds, len(names)), dtype=np.float32)
+    tick = row_ticks(columns, dt_ns)
+    world = columns["world"].astype(np.int64)
+    table[tick - 1, world] = rows
+    for w in range(worlds):  # after its end a world flies on in the replay (nothing stops it): hold its last row
+        last = int(tick[world == w].max()) if np.any(world == w) else 0
+        if 0 < last < ticks:
+            table[last:, w] = table[last - 1, w]
+    return table
+
+
+def row_ticks(columns: dict[str, np.ndarray], dt_ns: int) -> np.ndarray:
+    """The tick of every row, from its sim time (whole nanoseconds of whole ticks)."""
+    return np.rint(columns["time"] * 1e9 / dt_ns).astype(np.int64)
+
+
+def _same_rows(original: dict[str, np.ndarray], replayed: dict[str, np.ndarray], dt_ns: int) -> dict[str, np.ndarray]:
+    """The replay's rows of the (tick, world) pairs the record holds: a world the run ended is not compared
+    after its end (open loop, nothing ends it in the replay)."""
+    worlds = int(original["world"].max()) + 1
+    last = np.zeros(worlds, dtype=np.int64)
+    np.maximum.at(last, original["world"].astype(np.int64), row_ticks(original, dt_ns))
+    keep = row_ticks(replayed, dt_ns) <= last[replayed["world"].astype(np.int64)]
+    return {name: values[keep] for name, values in replayed.items()}
 
 
 def _bits(values: np.ndarray) -> np.ndarray:
@@ -177,11 +217,12 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
     out = Path(out)
     info, columns = load_run(out)
     ticks = check_run(out, info, columns)
-    controls = recorded_controls(columns, out)
     try:
         saved = RunConfig.from_dict(info.get("options"), source=str(out / "run.json"))
     except ConfigError as error:
         raise ReplayError(str(error)) from None
+    worlds = int(info.get("worlds", 1))
+    controls = recorded_controls(columns, out, worlds, saved.dt_ns, ticks)
     options = replace(
         saved,
         vehicle=info["vehicle"]["path"],
@@ -195,11 +236,16 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
     )
     target = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="nexus-replay-"))
     try:
-        run_flight(options, "cpu", target, progress=progress, controller=ReplayControls(controls))
+        from nexus.run import values_from_json  # noqa: PLC0415
+
+        variation = values_from_json(info["world_values"]) if info.get("world_values") else None
+        run_flight(options, "cpu", target, progress=progress, controller=ReplayControls(controls), variation=variation)
         _, replayed = load_run(target)
     finally:
         if not keep:
             shutil.rmtree(target, ignore_errors=True)
+    if worlds > 1:
+        replayed = _same_rows(columns, replayed, saved.dt_ns)
     result = compare(columns, replayed)
     result.note = partial_note(info, ticks)
     if keep:

@@ -355,6 +355,8 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
         drained(0, 0)  # run.json with the plan, before the first tick
         origin = start(flight.loop, plant)
         info["ned_origin_enu_m"] = [float(x) for x in origin]
+        if flight.loop.worlds > 1:  # each world's own: where its base settled
+            info["ned_origins_enu_m"] = [[float(x) for x in row] for row in plant.ned_origin.numpy()]
         view = watch(flight) if watch is not None else None  # started before the clock: not part of the run's time
         bar = Progress(duration, enabled=progress)
         started = time.perf_counter()

@@ -2,7 +2,8 @@
 
 Row ``tick - 1`` of the recorded table goes into ``controls`` at the
 controller's place in the ring, exactly where the original controller wrote
-it, so the plant sees the same commands at the same ticks.
+it, so the plant sees the same commands at the same ticks. A table of many
+worlds (ticks × worlds × width) gives each world its own row.
 """
 
 from __future__ import annotations
@@ -14,22 +15,25 @@ from nexus.core import Component, Stage, Write
 
 
 @wp.kernel
-def replay_row(rows: wp.array2d(dtype=wp.float32), tick: wp.array(dtype=wp.int64), controls: wp.array2d(dtype=wp.float32)):
-    j = wp.tid()
-    i = wp.int32(tick[0]) - 1
+def replay_row(rows: wp.array3d(dtype=wp.float32), tick: wp.array(dtype=wp.int64), controls: wp.array2d(dtype=wp.float32)):
+    world, j = wp.tid()
+    i = wp.int32(tick[world]) - 1
     if i >= 0 and i < rows.shape[0]:
-        controls[0, j] = rows[i, j]
+        controls[world, j] = rows[i, world, j]
 
 
 class ReplayControls(Component):
-    """Plays back ``rows`` (ticks × width, float32) into ``controls``."""
+    """Plays back ``rows`` (ticks × width, or ticks × worlds × width; float32) into ``controls``."""
 
     def __init__(self, rows: np.ndarray, name: str = "/vehicle/controller"):
         super().__init__(name)
         self.rows = np.ascontiguousarray(rows, dtype=np.float32)
-        if self.rows.ndim != 2:
-            raise ValueError(f"recorded controls must be a table (ticks × width), got shape {self.rows.shape}")
-        self.width = self.rows.shape[1]
+        if self.rows.ndim == 2:
+            self.rows = self.rows[:, np.newaxis, :]
+        if self.rows.ndim != 3:
+            raise ValueError(f"recorded controls must be a table (ticks × [worlds ×] width), got shape {self.rows.shape}")
+        self.width = self.rows.shape[2]
+        self.worlds = self.rows.shape[1]
         self.table = None
 
     def stages(self) -> list[Stage]:
@@ -42,7 +46,10 @@ class ReplayControls(Component):
         )]
 
     def prepare(self, ctx) -> None:
+        if ctx.worlds != self.worlds:
+            raise ValueError(f"the recorded controls hold {self.worlds} worlds; the ring flies {ctx.worlds}")
         self.table = wp.array(self.rows, dtype=wp.float32, device=ctx.device)
 
     def _run(self, io) -> None:
-        wp.launch(replay_row, self.width, inputs=[self.table, io["tick"]], outputs=[io["controls"]], device=io.device)
+        wp.launch(replay_row, (self.worlds, self.width), inputs=[self.table, io["tick"]], outputs=[io["controls"]],
+                  device=io.device)
