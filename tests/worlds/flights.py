@@ -18,7 +18,8 @@ class Flown:
     out: Path
     info: dict
     record: pd.DataFrame | None
-    summary: pd.DataFrame
+    #: None for a one-world run (it writes no summary).
+    summary: pd.DataFrame | None
     exit_code: int
     output: str
 
@@ -34,7 +35,8 @@ def fly(out: Path, *args: str, expect: int = 0) -> Flown:
     assert result.exit_code == expect, result.output
     info = json.loads((out / "run.json").read_text())
     record = pd.read_parquet(out / "record.parquet") if (out / "record.parquet").exists() else None
-    return Flown(out, info, record, pd.read_parquet(out / "summary.parquet"), result.exit_code, result.output)
+    summary = pd.read_parquet(out / "summary.parquet") if (out / "summary.parquet").exists() else None
+    return Flown(out, info, record, summary, result.exit_code, result.output)
 
 
 def bits_differ(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:

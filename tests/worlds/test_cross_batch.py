@@ -88,7 +88,7 @@ def test_worlds_end_at_their_own_ticks_and_stop_recording(varied):
     rows = run.record.groupby("world").size().to_numpy()
     summary = run.summary
     assert (summary.exit_reason == "done").all()
-    assert len(set(rows)) > 3  # the draws spread the landings over many ticks
+    assert len(set(rows)) >= 2  # the draws spread the landings over several ticks (landed checks: every 10)
     # A world's rows stop at the tick it landed: one row per tick, at 250 Hz.
     assert np.array_equal(rows, np.rint(summary.done_time.to_numpy() * 250.0).astype(int))
     assert run.info["ticks"] == rows.max()
@@ -98,7 +98,7 @@ def test_worlds_end_at_their_own_ticks_and_stop_recording(varied):
 def test_a_finished_world_stays_where_it_landed(varied):
     runs, _ = varied
     run = runs[16]
-    last = run.record.groupby("world").tail(1).set_index("world")
+    last = run.record.groupby("world").tail(1).set_index("world").sort_index()
     for name, column in (("final_x", "body/base.pose[0]"), ("final_y", "body/base.pose[1]"),
                          ("final_z", "body/base.pose[2]")):
         # The world that landed first sat frozen while the others flew on: its last row is its final state.
