@@ -106,13 +106,15 @@ def _state_arrays(plant) -> list[wp.array]:
     return arrays
 
 
-def loop_against_bare(device: str, folder: Path, wall: bool) -> dict[str, float]:
+def loop_against_bare(device: str, folder: Path, wall: bool, options: RunConfig | None = None,
+                      rounds: int = ROUNDS) -> dict[str, float]:
     """Best seconds per tick of the flying loop and of the bare step from its airborne state.
 
     ``wall``: time by the wall clock; else by this process's CPU time (all its
-    threads), which other jobs on a shared machine do not inflate.
+    threads), which other jobs on a shared machine do not inflate. ``options``:
+    the flight (default: the default run; the ``worlds`` suite gives N worlds).
     """
-    flight = build_flight(RunConfig(), device)
+    flight = build_flight(options or RunConfig(), device)
     writer = RecordWriter(folder / "record_rounds.parquet", flight.recorder)
     start(flight.loop, flight.vehicle.plant)
     fly(flight, writer, int(round(AIRBORNE_S / TICK_S)))
@@ -157,7 +159,7 @@ def loop_against_bare(device: str, folder: Path, wall: bool) -> dict[str, float]
         return seconds
 
     wp.capture_launch(graph)  # warm the bare graph's first launch outside the rounds
-    best = alternating_best({"loop": loop_round, "bare": bare_round, "drain": drain_round}, ROUNDS)
+    best = alternating_best({"loop": loop_round, "bare": bare_round, "drain": drain_round}, rounds)
     best["loop_flying"] = best["loop"]
     best["loop"] = best["loop_flying"] + best["drain"]
     best["height_m"] = float(-flight.loop.output("estimate").numpy()[0]["position"][2])

@@ -12,6 +12,7 @@ SUITES: dict[str, str] = {
     "sensors": "nexus.bench.sensors",
     "px4": "nexus.bench.px4",
     "host": "nexus.bench.host",
+    "worlds": "nexus.bench.worlds",
 }
 
 DEFAULT_SUITE = "flight"
