@@ -228,16 +228,22 @@ def _flown(out: Path) -> str:
 @click.pass_context
 def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, view_port, view_host, world_of, **flight):
     """Fly a vehicle in a scene and record the flight (or many: --worlds N)."""
+    from dataclasses import replace
+
     from nexus.run import prepare_out, run_flight, ticks_in
 
     variation = None
     if world_of is not None:
         from nexus.commands.world_of import world_of_run
 
-        given = [name for name in flight if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
+        given = [name for name in flight if name != "device"
+                 and ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
         if given:
-            raise click.UsageError(f"--world-of flies the run's own settings; drop --{given[0].replace('_', '-')}")
+            raise click.UsageError(f"--world-of flies the run's own settings (only --device may change); "
+                                   f"drop --{given[0].replace('_', '-')}")
         options, variation = world_of_run(world_of)
+        if ctx.get_parameter_source("device") == click.core.ParameterSource.COMMANDLINE:
+            options = replace(options, device=flight["device"])
     else:
         options = _options(**flight)
         options.check()

@@ -183,8 +183,8 @@ def export(weights: np.ndarray, bias: np.ndarray, thrust_model_factor: float, ou
     ]
     graph = helper.make_graph(
         nodes, "pid_imitation",
-        [helper.make_tensor_value_info("observation", TensorProto.FLOAT, [1, weights.shape[0]])],
-        [helper.make_tensor_value_info("action", TensorProto.FLOAT, [1, weights.shape[1]])],
+        [helper.make_tensor_value_info("observation", TensorProto.FLOAT, ["batch", weights.shape[0]])],
+        [helper.make_tensor_value_info("action", TensorProto.FLOAT, ["batch", weights.shape[1]])],
         [numpy_helper.from_array(np.asarray(v, dtype=np.float32), k) for k, v in constants.items()],
     )
     model = helper.make_model(graph, producer_name="nexus tools/train_policy.py", opset_imports=[helper.make_opsetid("", 17)])
