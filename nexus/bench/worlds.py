@@ -31,7 +31,7 @@ from nexus.flight import RunConfig, build_flight
 CPU_WORLDS = (1, 16, 64)
 CUDA_WORLDS = (1, 1024, 4096, 16384)
 #: Rounds of each side per N (fewer than the flight suite's: three sizes share the time).
-ROUNDS = 6
+ROUNDS = 8
 
 
 def _arrays_of(holder, seen: set[int]) -> int:

@@ -95,6 +95,8 @@ def test_the_policy_serves_every_world_in_one_host_stage(tmp_path):
     assert run.info["controller_stats"]["inferences"] == 750  # one batched inference per tick, not three
     heights = run.record.groupby("world")["body/base.pose[2]"].max()
     assert (heights > 1.5).all()  # every world took off on the policy
+    alone = fly(tmp_path / "alone", *SHORT, "--duration", "3", "--controller", "policy")
+    assert bits_differ(run.world(0), alone.world(0)) == []  # the batched inference gives each row's own bits
 
 
 @pytest.mark.parametrize("args, message", [
