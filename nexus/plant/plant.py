@@ -70,13 +70,38 @@ GEODETIC_ORIGIN_SPEC = Spec(
 )
 
 
-def _mujoco_solver(model: newton.Model, vehicle_path: Path) -> newton.solvers.SolverMuJoCo:
+#: The most contact points MuJoCo Warp writes between a shape of this type and a plane (its plane-box
+#: collision tests all 8 corners; a sphere touches at one point). Other types: no bound is known here.
+PLANE_CONTACTS = {int(newton.GeoType.BOX): 8, int(newton.GeoType.SPHERE): 1}
+
+
+def contacts_per_world(model: newton.Model, bodies_per_world: int) -> int | None:
+    """A hard bound on one world's contact points, or None when this model's shapes give none.
+
+    It holds when every static colliding shape is a plane (the ground), and the colliding shapes
+    of the vehicle sit on one body and have a known plane bound (:data:`PLANE_CONTACTS`). MuJoCo
+    Warp sizes its contact buffers and launches its contact kernels by this capacity; the default
+    (48 a world here) makes a 16-world step cost 20 to 40 % more with no contact more
+    (docs/worlds.md). The capacity changes no result while no step needs more.
+    """
+    collides = (model.shape_flags.numpy() & int(newton.ShapeFlags.COLLIDE_SHAPES)) != 0
+    types, bodies = model.shape_type.numpy(), model.shape_body.numpy()
+    static = collides & (bodies < 0)
+    if not static.any() or (types[static] != int(newton.GeoType.PLANE)).any():
+        return None
+    own = collides & (bodies >= 0) & (bodies < bodies_per_world)
+    if not own.any() or len(set(bodies[own])) != 1 or any(int(t) not in PLANE_CONTACTS for t in types[own]):
+        return None
+    return int(sum(PLANE_CONTACTS[int(t)] for t in types[own])) * int(static.sum() // max(1, model.world_count) or 1)
+
+
+def _mujoco_solver(model: newton.Model, vehicle_path: Path, nconmax: int | None = None) -> newton.solvers.SolverMuJoCo:
     """MuJoCo's solver for ``model``; MuJoCo's refusal (it compiles the model) becomes one BuildError line."""
     try:
         with newton_messages_to_nexus(str(vehicle_path)):
             # Conjugate gradient instead of Newton's method: 92 graph nodes per step instead of 95 and about
             # 19% less CPU time, with the same flight (docs/benchmarking.md, Kernels per tick).
-            return newton.solvers.SolverMuJoCo(model, solver="cg")
+            return newton.solvers.SolverMuJoCo(model, solver="cg", nconmax=nconmax)
     except Exception as error:
         what = " ".join(str(error).split()) or type(error).__name__
         raise BuildError(
@@ -136,7 +161,9 @@ class Plant:
         self.ned_origin = wp.zeros(self.worlds, dtype=wp.vec3, device=self.device)
         #: The date the magnetic field model is evaluated for [decimal year].
         self.decimal_year = DEFAULT_DECIMAL_YEAR
-        self.solver = _mujoco_solver(model, vehicle_path)
+        #: Contact points one world can have (None: MuJoCo Warp's own estimate), see :func:`contacts_per_world`.
+        self.contact_capacity = contacts_per_world(model, self.bodies_per_world)
+        self.solver = _mujoco_solver(model, vehicle_path, self.contact_capacity)
         base_joint = int(np.flatnonzero(model.joint_child.numpy() == self.base)[0])
         self._base_coord = int(model.joint_q_start.numpy()[base_joint])
         self._base_dof = int(model.joint_qd_start.numpy()[base_joint])
