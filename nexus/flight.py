@@ -130,7 +130,9 @@ class RunConfig:
         """The configuration :meth:`as_dict` gave; ``source`` names where ``data`` came from in errors.
 
         Every field must be there and no other key: a configuration written by another
-        version of Nexus is refused, never silently filled with today's defaults.
+        version of Nexus is refused, never silently filled with today's defaults. The one
+        exception is :data:`ADDED_LATER`: fields newer than the run, which take the value
+        such a run flew with (one world, every tick recorded), not a default.
         """
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: the run configuration (options) is {type(data).__name__}, not an object")
