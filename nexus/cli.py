@@ -147,7 +147,7 @@ def _flight_options(f):
                      help="Variation file (TOML): each world's mass, rotors, sensors, start, wind and faults, drawn "
                           "from the seed (docs/worlds.md lists every parameter)."),
         click.option("--record-every", type=int, default=default.record_every, show_default=True,
-                     help="Record every K-th tick (K ticks of every world make one slot)."),
+                     help="Record ticks K, 2K, 3K, ... of every world (every tick: 1)."),
         click.option("--record", "record_mode", type=click.Choice(RECORD_MODES), default=default.record_mode,
                      show_default=True, help="full: the record and the per-world summary; summary: the summary only."),
     ]
