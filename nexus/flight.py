@@ -229,6 +229,7 @@ def build_flight(
     variation = [dict(values) for values in variation]
     if len(variation) != worlds:
         raise BuildError(f"{len(variation)} worlds' values given for a run of {worlds} worlds")
+    _check_values(variation, options, len(plant.rotors))
     components = list(vehicle.components)
     if replace_controller is not None:
         replace_controller.name = vehicle.controller.name  # the ESCs connect to the controller prim
@@ -278,16 +279,21 @@ def draw_variation(options: RunConfig, plant, components: Sequence[Component]) -
     from nexus.core.rng import RngTree  # noqa: PLC0415
     from nexus.sensors.faults import sensor_label  # noqa: PLC0415
     from nexus.sensors.sensor import Sensor  # noqa: PLC0415
-    from nexus.worlds.variation import load_variation, world_values_problem  # noqa: PLC0415
+    from nexus.worlds.variation import load_variation  # noqa: PLC0415
 
     sensors = [sensor_label(c) for c in components if isinstance(c, Sensor)]
     variation = load_variation(options.vary, rotors=len(plant.rotors), sensors=sensors)
-    drawn = variation.draw(RngTree(options.seed), options.first_world + options.worlds)[options.first_world:]
-    for world, values in enumerate(drawn, options.first_world):
-        problem = world_values_problem(values, len(plant.rotors))
+    return variation.draw(RngTree(options.seed), options.first_world + options.worlds)[options.first_world:]
+
+
+def _check_values(variation: Sequence[dict], options: RunConfig, rotors: int) -> None:
+    """Every world's values within the physical checks, drawn here or given (a replay's, ``--world-of``'s)."""
+    from nexus.worlds.variation import world_values_problem  # noqa: PLC0415
+
+    for world, values in enumerate(variation, options.first_world):
+        problem = world_values_problem(values, rotors) if values else None
         if problem is not None:
-            raise BuildError(f"{options.vary}: world {world}: {problem}")
-    return drawn
+            raise BuildError(f"{options.vary or 'the drawn values'}: world {world}: {problem}")
 
 
 def fly(flight: Flight, writer, ticks: int, on_progress=None) -> bool:

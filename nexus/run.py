@@ -180,8 +180,7 @@ def _write_summary(out: Path, flight: Flight) -> dict:
     """summary.parquet (one row per world, written whole), and the counts run.json keeps."""
     from nexus.worlds.summary import distribution_lines, summary_columns  # noqa: PLC0415
 
-    columns = summary_columns(flight, flight.summary, flight.options.seed, flight.options.first_world,
-                              flight.variation)
+    columns = summary_columns(flight)
     arrays = {name: (pa.array(list(values), type=pa.string()) if values.dtype == object else pa.array(values))
               for name, values in columns.items()}
     data = encode(pa.Table.from_arrays(list(arrays.values()), names=list(arrays)))
@@ -347,8 +346,7 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
             "segments": flight.loop.plan.describe(),
             "geodetic_origin": plant.origin.__dict__,
             "decimal_year": plant.decimal_year,
-            "record_columns": (["time", *(["world"] if flight.loop.worlds > 1 else []), *flight.recorder.columns[1:]]
-                               if flight.recorder is not None else []),
+            "record_columns": flight.recorder.columns if flight.recorder is not None else [],
         })
         if flight.recorder is not None:
             writer = RecordWriter(record, flight.recorder, on_drain=drained, shield=signals.held_back)

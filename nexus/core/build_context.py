@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -57,17 +57,9 @@ class BuildContext:
         """This context as seen by one world: its random tree as ``rng`` and its values as ``world_values``."""
         return replace(self, rng=self.world_rng(world), world=int(world))
 
-    def per_world(self, value: Callable[["BuildContext"], Any], dtype: Any = None) -> np.ndarray:
-        """``value(ctx.for_world(w))`` for every world, stacked along a leading world axis."""
-        return np.stack([np.asarray(value(self.for_world(w)), dtype=dtype) for w in range(self.worlds)])
-
     def varied(self, name: str, default: float) -> np.ndarray:
         """Drawn parameter ``name`` of every world, ``default`` where a world has none [float64, (worlds,)]."""
         return np.array([self.values_of(w).get(name, default) for w in range(self.worlds)], dtype=np.float64)
-
-    def varies(self, *names: str) -> bool:
-        """Whether any world draws one of ``names``."""
-        return any(name in values for values in self.variation for name in names)
 
     def state_of(self, component: "Component") -> dict:
         """Name -> array of ``component``'s declared state (allocated; reset after every prepare)."""

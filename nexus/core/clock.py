@@ -19,6 +19,8 @@ run reports changes after "done".
 
 from __future__ import annotations
 
+import math
+
 import warp as wp
 
 from nexus.core.component import Component
@@ -27,6 +29,13 @@ from nexus.core.stage import Stage
 from nexus.core.stage_io import StageIO
 
 CLOCK_NAME = "clock"
+#: A time [ns] no run reaches: what an event that never comes is scheduled at.
+NEVER_NS = 2**63 - 1
+
+
+def at_ns(seconds: float) -> int:
+    """Sim time ``seconds`` [s] as whole nanoseconds, the clock's ``time_ns``; infinity is :data:`NEVER_NS`."""
+    return NEVER_NS if math.isinf(seconds) else int(round(seconds * 1e9))
 
 
 @wp.kernel

@@ -21,6 +21,7 @@ restores the plant bit for bit.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import warp as wp
 
@@ -110,6 +111,16 @@ def publish_joint(
 FAILED = wp.constant(2)
 
 
+@wp.func
+def keep_or_put_back(keep: bool, live: wp.array(dtype=Any), held: wp.array(dtype=Any), start: int, count: int):
+    """Elements ``start .. start + count`` of ``live``: copied to ``held`` when ``keep``, else put back from it."""
+    for k in range(count):
+        if keep:
+            held[start + k] = live[start + k]
+        else:
+            live[start + k] = held[start + k]
+
+
 @wp.kernel
 def hold_finished_worlds(
     running: wp.array(dtype=wp.int32),
@@ -143,26 +154,10 @@ def hold_finished_worlds(
     if running[world] != 0 and finite == 0:
         done[world] = FAILED
         failed_tick[world] = tick[world]
-    for k in range(coords_per_world):
-        i = world * coords_per_world + k
-        if keep:
-            held_joint_q[i] = joint_q[i]
-        else:
-            joint_q[i] = held_joint_q[i]
-    for k in range(dofs_per_world):
-        i = world * dofs_per_world + k
-        if keep:
-            held_joint_qd[i] = joint_qd[i]
-        else:
-            joint_qd[i] = held_joint_qd[i]
-    for k in range(bodies_per_world):
-        i = world * bodies_per_world + k
-        if keep:
-            held_body_q[i] = body_q[i]
-            held_body_qd[i] = body_qd[i]
-        else:
-            body_q[i] = held_body_q[i]
-            body_qd[i] = held_body_qd[i]
+    keep_or_put_back(keep, joint_q, held_joint_q, world * coords_per_world, coords_per_world)
+    keep_or_put_back(keep, joint_qd, held_joint_qd, world * dofs_per_world, dofs_per_world)
+    keep_or_put_back(keep, body_q, held_body_q, world * bodies_per_world, bodies_per_world)
+    keep_or_put_back(keep, body_qd, held_body_qd, world * bodies_per_world, bodies_per_world)
 
 
 class Physics(Component):

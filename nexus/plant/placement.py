@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import newton
 import numpy as np
 
-from nexus.core.errors import BuildError
+from nexus.plant.frames import quat_multiply_np
 from nexus.plant.plant import Plant
 
 MASS_PARAMETERS = ("mass", "com_x", "com_y", "com_z")
@@ -35,10 +35,8 @@ def vary_mass(plant: Plant, variation: Sequence[dict]) -> None:
     com = model.body_com.numpy()
     for world, values in enumerate(variation):
         body = plant.base + world * plant.bodies_per_world
-        if "mass" in values:
+        if "mass" in values:  # positive: build_flight checked every world's values
             value = float(values["mass"])
-            if not (value > 0.0 and math.isfinite(value)):
-                raise BuildError(f"world {world}: mass {value} kg is not positive; narrow its distribution")
             mass[body] = value
             inverse[body] = 1.0 / value
         for axis, name in enumerate(("com_x", "com_y", "com_z")):
@@ -53,18 +51,6 @@ def vary_mass(plant: Plant, variation: Sequence[dict]) -> None:
 def _yaw_quaternion(degrees: float) -> np.ndarray:
     half = math.radians(degrees) / 2.0
     return np.array([0.0, 0.0, math.sin(half), math.cos(half)])  # (x, y, z, w), about world +z (ENU: counter-clockwise)
-
-
-def _multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Quaternion product a·b, both (x, y, z, w)."""
-    ax, ay, az, aw = a
-    bx, by, bz, bw = b
-    return np.array([
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-        aw * bw - ax * bx - ay * by - az * bz,
-    ])
 
 
 def place_worlds(plant: Plant, variation: Sequence[dict]) -> None:
@@ -82,7 +68,7 @@ def place_worlds(plant: Plant, variation: Sequence[dict]) -> None:
         q[coord + 1] += float(values.get("start_y", 0.0))
         if "start_yaw" in values:
             # NED yaw is clockwise from north: an ENU rotation of -yaw about +z.
-            turned = _multiply(_yaw_quaternion(-float(values["start_yaw"])), q[coord + 3 : coord + 7].astype(np.float64))
+            turned = quat_multiply_np(_yaw_quaternion(-float(values["start_yaw"])), q[coord + 3 : coord + 7].astype(np.float64))
             q[coord + 3 : coord + 7] = turned / np.linalg.norm(turned)
     plant.state.joint_q.assign(q)
     newton.eval_fk(plant.model, plant.state.joint_q, plant.state.joint_qd, plant.state)

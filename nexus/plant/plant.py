@@ -172,10 +172,6 @@ class Plant:
     def base(self) -> int:
         return self.body_index[self.base_path]
 
-    def base_position(self) -> np.ndarray:
-        """World 0's base body origin [m, world ENU], read from the host."""
-        return self.base_positions()[0]
-
     def base_positions(self) -> np.ndarray:
         """Every world's base body origin [m, world ENU], shape (worlds, 3), read from the host."""
         bodies = self.base + self.bodies_per_world * np.arange(self.worlds)

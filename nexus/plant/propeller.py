@@ -17,6 +17,7 @@ import numpy as np
 import warp as wp
 
 from nexus.core import Component, Read, Stage
+from nexus.core.clock import at_ns
 from nexus.core.spec import Input, Param, Relation, Spec
 from nexus.plant.plant import Plant, Rotor
 
@@ -132,10 +133,6 @@ def propeller_wrench_all(
                       variation)
 
 
-#: A fault time that never comes [ns].
-NEVER_NS = 2**63 - 1
-
-
 def rotor_variation(ctx, rotors: int) -> RotorVariation:
     """Each world's drawn thrust and drag factors and rotor fault, as device arrays (ones and no fault by default)."""
     worlds = ctx.worlds
@@ -147,10 +144,7 @@ def rotor_variation(ctx, rotors: int) -> RotorVariation:
             rows.append(list(value) if isinstance(value, (list, tuple)) else [value] * rotors)
         return wp.array(np.asarray(rows, dtype=np.float32).reshape(worlds, rotors), dtype=wp.float32, device=ctx.device)
 
-    fail_ns = []
-    for w in range(worlds):
-        at = ctx.values_of(w).get("rotor_fail_time", math.inf)
-        fail_ns.append(NEVER_NS if not math.isfinite(at) else int(round(at * 1e9)))
+    fail_ns = [at_ns(ctx.values_of(w).get("rotor_fail_time", math.inf)) for w in range(worlds)]
     v = RotorVariation()
     v.thrust_scale = per_rotor("thrust_scale")
     v.drag_scale = per_rotor("drag_scale")
@@ -191,8 +185,9 @@ class Propeller(Component):
         distinct = len({c.rotor.body for c in group}) == len(group)
         self.leader = group[0] if (Propeller.fuse and len(group) > 1 and distinct) else None
         plant = self.plant
-        self._variation = rotor_variation(ctx, len(plant.rotors))
-        self._strides = [plant.dofs_per_world, plant.bodies_per_world]
+        if self.leader in (None, self):  # the propellers that launch (a fused group's first one)
+            self._variation = rotor_variation(ctx, len(plant.rotors))
+            self._strides = [plant.dofs_per_world, plant.bodies_per_world]
         if self.leader is self:
             rotors = [c.rotor for c in group]
             self.fused = [

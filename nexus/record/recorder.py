@@ -174,8 +174,10 @@ class Recorder(Component):
 
     @property
     def columns(self) -> list[str]:
-        """The prefix of each tap's columns, in row order (``time``, ``imu/Imu``, ``controls``, ...)."""
-        return [layout.name for layout in self.layouts]
+        """The prefix of each tap's columns, in row order (``time``, ``imu/Imu``, ``controls``, ...); with
+        many worlds (known once prepared) ``world`` follows ``time``, as in :meth:`drain`'s columns."""
+        names = [layout.name for layout in self.layouts]
+        return [names[0], "world", *names[1:]] if self.worlds > 1 else names
 
     def stages(self) -> list[Stage]:
         reads = [Read("tick", wp.int64, (1,)), Read("running", wp.int32, (1,), default=1)]
@@ -240,13 +242,12 @@ class Recorder(Component):
         """Slots the ticks ``first_tick + 1 .. first_tick + ticks`` fill (the recorded ticks among them)."""
         return (first_tick + ticks) // self.every - first_tick // self.every
 
-    def drain(self, rows: int, first: int = 0, world_ticks: np.ndarray | None = None,
-              first_tick: int | None = None) -> dict[str, np.ndarray]:
+    def drain(self, rows: int, first: int = 0, first_tick: int | None = None) -> dict[str, np.ndarray]:
         """Columns of ``rows`` slots of the table from slot ``first`` on, wrapping at the end (the host's copy).
 
         With many worlds a slot holds one row per world, and the columns get a ``world`` column
-        after ``time``; a world's rows after the tick it ended (``world_ticks``, the ticks each has
-        flown) are left out. ``first_tick`` is the tick count before the first slot's tick.
+        after ``time``. Given ``first_tick`` (the tick count before the first slot's tick), a world's
+        rows after the tick it ended (the clock's ``tick`` of each world) are left out.
         """
         table = self.table.numpy()
         if first or rows > len(table) - first:
@@ -262,11 +263,9 @@ class Recorder(Component):
             return columns
         world = np.tile(np.arange(self.worlds, dtype=np.int32), rows)
         columns = {"time": columns.pop("time"), "world": world, **columns}
-        if world_ticks is None:
-            world_ticks = self._ticks.numpy()
         if first_tick is not None:
             slot_tick = (first_tick // self.every + 1 + np.repeat(np.arange(rows), self.worlds)) * self.every
-            keep = slot_tick <= np.asarray(world_ticks)[world]
+            keep = slot_tick <= self._ticks.numpy()[world]
             if not keep.all():
                 columns = {name: values[keep] for name, values in columns.items()}
         return columns

@@ -23,6 +23,7 @@ import numpy as np
 import warp as wp
 
 from nexus.core import Component, Read, Stage
+from nexus.core.clock import NEVER_NS, at_ns
 from nexus.core.errors import BuildError
 from nexus.record.layout import numpy_dtype
 
@@ -31,7 +32,6 @@ DROPOUT = wp.constant(1)
 MODES = {"freeze": 0, "dropout": 1}
 #: Words of a sample's leading time field, which a frozen sensor keeps stamping.
 TIME_WORDS = wp.constant(2)
-NEVER_NS = 2**63 - 1
 
 
 @wp.kernel
@@ -71,7 +71,7 @@ class SensorFaults(Component):
             times, modes = [], []
             for values in variation:
                 chosen = values.get("sensor_fault_sensor") == label and math.isfinite(values.get("sensor_fault_time", math.inf))
-                times.append(int(round(values["sensor_fault_time"] * 1e9)) if chosen else NEVER_NS)
+                times.append(at_ns(values["sensor_fault_time"]) if chosen else NEVER_NS)
                 modes.append(MODES[values.get("sensor_fault_mode", "freeze")] if chosen else 0)
             if any(t != NEVER_NS for t in times):
                 self.targets.append((sensor, times, modes))

@@ -24,11 +24,14 @@ from nexus.core.spec import Spec, StateVar
 from nexus.guidance.setpoint import Setpoint
 from nexus.plant.body_state import BodyState
 from nexus.plant.frames import enu_to_ned
+from nexus.plant.physics import FAILED
 
 #: Figures of the per-world distribution ``nexus run`` prints at the end (and ``nexus plot`` draws).
 KEY_FIGURES = ("done_time", "max_altitude_error", "max_yaw_error", "landing_error")
+#: A world's done flag once its mission ended (the guidance sets it; the step sets ``FAILED``).
+DONE = 1
 #: How a world ended, by its done flag (see ``nexus.core.loop``): flying at the end means the duration ran out.
-EXITS = {0: "duration", 1: "done", 2: "failed"}
+EXITS = {0: "duration", DONE: "done", FAILED: "failed"}
 
 
 @wp.func
@@ -111,10 +114,11 @@ def _landing_points(guidance, worlds: int) -> np.ndarray | None:
     return np.array([[plan.legs[-1].end[0], plan.legs[-1].end[1]] for plan in plans[:worlds]], dtype=np.float64)
 
 
-def summary_columns(flight, summary: WorldSummary, seed: int, first_world: int = 0,
-                    variation=()) -> dict[str, np.ndarray]:
-    """The summary's columns, one row per world (see the module doc for what each holds)."""
-    loop, plant = flight.loop, flight.vehicle.plant
+def summary_columns(flight) -> dict[str, np.ndarray]:
+    """The summary's columns of a flight (``nexus.flight.Flight``) that flew, one row per world (see the
+    module doc for what each holds)."""
+    loop, plant, variation = flight.loop, flight.vehicle.plant, flight.variation
+    seed, first_world = flight.options.seed, flight.options.first_world
     worlds = loop.worlds
     done = loop.world_done()
     ticks = loop.world_ticks()
@@ -122,7 +126,7 @@ def summary_columns(flight, summary: WorldSummary, seed: int, first_world: int =
     failed_tick = flight.vehicle.physics.failed_tick.numpy()
     final = plant.base_positions()
     origin = plant.ned_origin.numpy().astype(np.float64)
-    errors = summary.errors().astype(np.float64)
+    errors = flight.summary.errors().astype(np.float64)
     final_ned = np.stack([final[:, 1] - origin[:, 1], final[:, 0] - origin[:, 0]], axis=1)
     guidance = next((c for c in loop.components if getattr(c, "is_guidance", False)), None)
     landing = _landing_points(guidance, worlds)
@@ -131,8 +135,8 @@ def summary_columns(flight, summary: WorldSummary, seed: int, first_world: int =
         "world": np.arange(first_world, first_world + worlds, dtype=np.int32),
         "seed": np.full(worlds, seed, dtype=np.int64),
         "exit_reason": np.array([EXITS.get(int(flag), "failed") for flag in done], dtype=object),
-        "done_time": np.where(done == 1, ticks * dt, np.nan),
-        "failed_tick": np.where(done == 2, failed_tick, -1).astype(np.int64),
+        "done_time": np.where(done == DONE, ticks * dt, np.nan),
+        "failed_tick": np.where(done == FAILED, failed_tick, -1).astype(np.int64),
         "max_altitude_error": errors[:, 0],
         "max_yaw_error": errors[:, 1],
         "landing_error": landing_error,
