@@ -1,6 +1,7 @@
 """Where the default flight's tick goes on this machine: each stage's graph cost, and the record's drain.
 
     python tools/stage_costs.py
+    NEXUS_WORLDS=16 python tools/stage_costs.py   # the same flight with 16 worlds
 
 Flies the default mission to 2 s (in the air), then for each stage of the ring
 captures 50 copies of that stage alone into one graph and replays it (best of
@@ -83,7 +84,7 @@ def drain_costs(flight, folder: Path) -> list[tuple[str, float, float]]:
 
 
 def main() -> None:
-    config = RunConfig(device="cpu")
+    config = RunConfig(device="cpu", worlds=int(os.environ.get("NEXUS_WORLDS", "1")))
     flight = build_flight(config, "cpu")
     start(flight.loop, flight.vehicle.plant)
     fly(flight, None, int(round(2.0 / config.dt)))  # airborne, as the flight suite's rounds are

@@ -10,7 +10,7 @@ columns take ``<signal>/<last element of its prim path>`` (``imu/Imu.accel[0]``,
 
 Row ``(tick - 1) mod capacity`` of a ``uint32`` table receives every tapped
 buffer's bytes, so recording is one gather kernel per tick over all the taps
-(one launch, one thread per tap, not one launch per signal: on a GPU each launch costs latency), inside
+(one launch, one thread per world, not one launch per signal: on a GPU each launch costs latency), inside
 the graph, with no host work. The kernel reads each tap through its address,
 kept in a small device array that lives as long as the recorder, so the
 captured graph never reads a freed buffer. The host drains the table between replays before
@@ -34,7 +34,7 @@ import warp as wp
 
 from nexus.core import Component, Read, Stage
 from nexus.core.errors import BuildError
-from nexus.record.layout import TapLayout
+from nexus.record.layout import TapLayout, transposed
 
 @dataclass(frozen=True)
 class Tap:
@@ -70,24 +70,27 @@ def gather_taps(
     width: wp.int32,
     table: wp.array2d(dtype=wp.uint32),
 ):
-    """Tap ``t``'s words of world ``w`` into this tick's row of the world, at ``starts[t]`` up to ``starts[t + 1]``.
+    """Every tap's words of world ``w`` into this tick's row of the world; tap ``t`` at ``starts[t]`` up to ``starts[t + 1]``.
 
-    One thread per tap and world, not per word: on the CPU each thread of a launch costs
-    about as much as copying a tap (97 words took 1.7 µs a tick one per thread,
-    against 0.3 µs one per tap), and on a GPU ten threads of 30 copies are noise.
+    One thread per world, not per tap or per word: on the CPU each thread of a launch costs about
+    as much as copying a few taps (16 worlds of 31 taps: 9.3 µs a tick one thread per tap and
+    world, 2.9 µs one per world), and on a GPU a world's row is a few hundred bytes.
     Only every ``every``-th tick is kept; a world's row sits ``w * width`` words into the slot.
     """
-    t, w = wp.tid()
+    w = wp.tid()
     if running[w] == 0:
         return
     now = tick[w]
     if now % every != wp.int64(0):
         return
     slot = wp.int32((now / every - wp.int64(1)) % wp.int64(capacity))
-    start = starts[t]
-    words = starts[t + 1] - start
-    for k in range(words):
-        table[slot, w * width + start + k] = word_at(addresses[t], w * words + k)
+    row = w * width
+    for t in range(addresses.shape[0]):
+        start = starts[t]
+        words = starts[t + 1] - start
+        address = addresses[t]
+        for k in range(words):
+            table[slot, row + start + k] = word_at(address, w * words + k)
 
 
 def recorded_taps(components: Sequence[Component]) -> list[Tap]:
@@ -227,7 +230,7 @@ class Recorder(Component):
 
     def _run(self, io) -> None:
         wp.launch(
-            gather_taps, (len(self.layouts), self.worlds),
+            gather_taps, self.worlds,
             inputs=[self._addresses, self._starts, io["tick"], io["running"], self.capacity, wp.int64(self.every),
                     self.width],
             outputs=[self.table], device=io.device,
@@ -257,8 +260,10 @@ class Recorder(Component):
         if self.worlds > 1:
             table = table.reshape(rows * self.worlds, self.width)
         columns: dict[str, np.ndarray] = {}
+        words = transposed(table)  # one row per word: most columns are then views, with no copy
         for layout in self.layouts:
-            columns.update(layout.columns(table))
+            found = layout.word_columns(words)
+            columns.update(found if found is not None else layout.columns(table))
         if self.worlds == 1:
             return columns
         world = np.tile(np.arange(self.worlds, dtype=np.int32), rows)

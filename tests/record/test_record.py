@@ -34,6 +34,41 @@ def test_layout_names_columns_and_keeps_bits():
     assert list(row.columns(np.zeros((2, 4), np.uint32))) == [f"controls[{i}]" for i in range(4)]
 
 
+@wp.struct
+class _Mixed:
+    stamp: wp.float64
+    flag: wp.int32
+    where: wp.vec3
+
+
+@wp.struct
+class _Narrow:
+    on: wp.bool
+    value: wp.float32
+
+
+def test_word_columns_match_row_columns_bit_for_bit():
+    """The drain's fast path (columns as views of a transposed table) names and copies what the row path does."""
+    from nexus.record.layout import transposed
+
+    samples = np.zeros((5, 2), dtype=_Mixed.numpy_dtype())
+    samples["stamp"] = np.array([[0.1, 1e-300], [2.5, -0.0], [np.pi, 7.0], [1e300, 3.0], [-1.0, 0.004]])
+    samples["flag"] = np.arange(10).reshape(5, 2) - 4
+    samples["where"] = np.arange(30, dtype=np.float32).reshape(5, 2, 3) / np.float32(7.0)
+    pad = np.full((5, 3), 0xDEADBEEF, np.uint32)  # words of another tap before this one
+    rows = np.concatenate([pad, samples.view(np.uint32).reshape(5, -1)], axis=1)
+    layout = TapLayout("mixed", _Mixed, (1, 2), 3)
+    by_rows = layout.columns(rows)
+    by_words = layout.word_columns(transposed(rows, block=2))  # blocks smaller than the table: wrap-around checked
+    assert list(by_words) == list(by_rows) and len(by_rows) == 10
+    assert list(by_rows)[:3] == ["mixed[0].stamp", "mixed[0].flag", "mixed[0].where[0]"]
+    for name in by_rows:
+        assert by_words[name].dtype == by_rows[name].dtype and by_words[name].tobytes() == by_rows[name].tobytes(), name
+    np.testing.assert_array_equal(by_words["mixed[1].stamp"], [1e-300, -0.0, 7.0, 3.0, 0.004])
+    # A scalar narrower than a word cannot be a row of words: the row path takes it.
+    assert TapLayout("narrow", _Narrow, (1,), 0).word_columns(np.zeros((2, 4), np.uint32)) is None
+
+
 def test_recorder_drains_when_full_and_at_the_end(tmp_path):
     noise = NoiseSensor()
     recorder = Recorder([("noise", wp.float32, (1, 8))], capacity=7)
