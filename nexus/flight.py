@@ -38,7 +38,12 @@ SINGLE_WORLD_CONTROLLERS = {
            "slower than one; a batched solve is not built",
 }
 #: RunConfig fields a run.json from before them lacks, with the value such a run flew with.
-ADDED_LATER = {"worlds": 1, "vary": None, "record_every": 1, "record_mode": "full", "first_world": 0}
+ADDED_LATER = {"worlds": 1, "vary": None, "record_every": 1, "record_mode": "full", "first_world": 0,
+               "render": "auto"}
+
+
+#: ``--render``: where the ray-traced sensors render (``auto``: a peer process on the CPU, inline on a GPU).
+RENDER_MODES = ("auto", "peer", "inline")
 
 
 class ConfigError(BuildError):
@@ -89,6 +94,9 @@ class RunConfig:
     record_mode: str = "full"
     #: The run-wide index of this run's world 0 (``--world-of RUN:i`` flies world i of RUN alone).
     first_world: int = 0
+    #: Where cameras and lidars render: ``peer`` (a process of its own, overlapping the loop), ``inline``
+    #: (this process, between replays) or ``auto`` (peer on the CPU, inline on a GPU).
+    render: str = "auto"
 
     @property
     def dt_ns(self) -> int:
@@ -113,6 +121,8 @@ class RunConfig:
             raise BuildError(f"--worlds {self.worlds}: a run flies at least one world; give a whole number, 1 or more")
         if isinstance(self.record_every, bool) or not isinstance(self.record_every, int) or self.record_every < 1:
             raise BuildError(f"--record-every {self.record_every}: give a whole number of ticks, 1 or more")
+        if self.render not in RENDER_MODES:
+            raise BuildError(f"--render {self.render}: choose one of {', '.join(RENDER_MODES)}")
         if self.record_mode not in RECORD_MODES:
             raise BuildError(f"--record {self.record_mode}: choose one of {', '.join(RECORD_MODES)}")
         if self.worlds > 1 and self.controller in SINGLE_WORLD_CONTROLLERS:
@@ -194,6 +204,8 @@ class Flight:
     #: Each world's drawn values (empty dicts without a variation).
     variation: list[dict] = field(default_factory=list)
     summary: Any = None
+    #: The renderer of the ray-traced sensors (None without any): ``flight.loop.close()`` does not stop it.
+    render: Any = None
 
 
 def build_flight(
@@ -256,8 +268,32 @@ def build_flight(
         rules=FLIGHT_RULES, worlds=worlds, first_world=options.first_world,
         variation=variation if any(variation) else (),
     )
-    loop.build()
-    return Flight(options, vehicle, loop, recorder, device, variation, summary)
+    hub = _render_hub(options, plant, components, device, worlds)
+    try:
+        loop.build()
+        if hub is not None:
+            hub.start()  # the peer loads its scene before any tick: a bad file fails the build
+    except BaseException:
+        if hub is not None:
+            hub.close()
+        raise
+    return Flight(options, vehicle, loop, recorder, device, variation, summary, hub)
+
+
+def _render_hub(options: RunConfig, plant, components: Sequence[Component], device: str, worlds: int):
+    """One renderer for every ray-traced sensor of the ring (None without any)."""
+    from nexus.sensors.render_sensor import RenderSensor  # noqa: PLC0415
+
+    sensors = [c for c in components if isinstance(c, RenderSensor)]
+    if not sensors:
+        return None
+    from nexus.render.hub import RenderHub  # noqa: PLC0415
+
+    mode = options.render if options.render != "auto" else ("peer" if device == "cpu" else "inline")
+    hub = RenderHub(plant.vehicle_path, plant.scene_path, worlds, device, mode)
+    for sensor in sensors:
+        sensor.hub = hub
+    return hub
 
 
 def _varied_parts(plant, components: Sequence[Component], variation: Sequence[dict]) -> list[Component]:

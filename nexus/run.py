@@ -47,6 +47,8 @@ log = logging.getLogger("nexus")
 LEFTOVERS = (".run.json.tmp", ".nexus-reserve")
 #: Any of these in OUT means the folder already holds a run.
 RUN_MARKERS = ("run.json", "record.parquet", "run.log")
+#: The folder of the ray-traced sensors' frame files (one dataset per sensor, :mod:`nexus.render.frames`).
+FRAMES = "frames"
 
 PACKAGES = ("nexus", "newton", "warp-lang", "mujoco", "mujoco-warp", "usd-core", "numpy", "pymavlink")
 
@@ -350,6 +352,10 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
         })
         if flight.recorder is not None:
             writer = RecordWriter(record, flight.recorder, on_drain=drained, shield=signals.held_back)
+        if flight.render is not None:  # every frame and sweep, next to the record
+            flight.render.record_to(out / FRAMES)
+            info["render"] = {"mode": flight.render.mode, "sensors": list(flight.render.specs),
+                              "labels": flight.render.labels}
         drained(0, 0)  # run.json with the plan, before the first tick
         origin = start(flight.loop, plant)
         info["ned_origin_enu_m"] = [float(x) for x in origin]
@@ -384,6 +390,10 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
         wall = time.perf_counter() - started
         if flight is not None:
             flight.loop.close()
+            if flight.render is not None:
+                flight.render.close()  # writes the frames it kept, stops the peer
+                info["render"]["frames"] = flight.render.frames
+                info["render"]["wait_s"] = round(flight.render.wait_s, 3)
             ticks, sim_time = flight.loop.ticks, flight.loop.sim_time
             stats = getattr(flight.vehicle.controller, "stats", None)
             if callable(stats):

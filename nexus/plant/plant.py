@@ -185,6 +185,13 @@ class Plant:
     def body_label(self, path: str) -> str:
         return path.rstrip("/").split("/")[-1]
 
+    def body_index_of(self, label: str) -> int:
+        """World 0's index of the body labelled ``label`` (``base``, ``rotor_1``)."""
+        for path, index in self.body_index.items():
+            if self.body_label(path) == label:
+                return int(index)
+        raise KeyError(f"no rigid body labelled '{label}' in {self.vehicle_path}")
+
     def reset(self, base_position=None, base_velocity=None, rotor_speed: float | None = None) -> None:
         """Put the vehicle at rest (or at ``base_position`` [m, world]), rotors at ``rotor_speed`` [rad/s].
 

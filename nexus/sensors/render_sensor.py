@@ -1,0 +1,142 @@
+"""What the ray-traced sensors share: a host stage that hands poses to the renderer and takes frames late.
+
+The latency rule: a frame due at tick ``k`` (by the sensors' due-time rule,
+:mod:`nexus.sensors.schedule`) shows the scene at tick ``k``, and its sensor
+writes it at tick ``k + L``, ``L = max(1, round(latency · period / tick))``
+ticks for a latency of ``latency`` frames. At ``k`` the stage copies the
+bodies' poses and submits them; at ``k + L`` it takes the frame, waiting only
+if the renderer has not finished it. What a frame holds and the tick it is
+written on never depend on how fast the renderer is, so a CPU run stays
+bit-exact whatever the peer's speed.
+
+The stage is a host stage of kind ``sensor`` that serves every world in one
+call: one render covers all worlds.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+import warp as wp
+
+from nexus.core import Read, Stage, Write
+from nexus.core.errors import BuildError
+from nexus.core.spec import Param
+from nexus.sensors.sensor import Sensor
+
+#: Frames a render sensor's output holds: ``latency`` frames late, at most this many in flight.
+LATENCY = Param("latency", "nexus:latency", "int", 1, "frames",
+                "Frames between the tick a frame shows and the tick it is written (at least 1)", low=1)
+
+
+def latency_ticks(latency: int, period_ns: int, tick_ns: int) -> int:
+    """Ticks between a frame's due tick and its delivery: ``max(1, round(latency · period / tick))``."""
+    period = period_ns if period_ns > 0 else tick_ns
+    return max(1, int(round(latency * period / tick_ns)))
+
+
+class RenderSensor(Sensor):
+    """Base of the camera, thermal camera and lidar: the schedule, the latency rule and the hub."""
+
+    def __init__(self, name: str, *, plant=None, latency: int = 1, **common):
+        super().__init__(name, **common)
+        if isinstance(latency, bool) or int(latency) != latency or latency < 1:
+            raise BuildError(f"sensor prim {name}: nexus:latency is {latency}; a frame arrives at least 1 frame "
+                             "late: give a whole number of frames, 1 or more")
+        if self.rate <= 0.0:
+            raise BuildError(f"sensor prim {name}: nexus:rate is {self.rate} Hz; a render sensor needs a positive "
+                             "frame rate (e.g. 30)")
+        self.latency = int(latency)
+        self.plant = plant
+        self.hub = None
+        self._pending: deque = deque()  # (due tick, delivery tick, time it shows [s], ticket)
+        self._next_due_ns: int | None = None
+        self.frames = 0
+
+    @classmethod
+    def from_prim(cls, prim, values, ctx, **extra):
+        try:
+            return super().from_prim(prim, values, ctx, plant=ctx.plant, **extra)
+        except BuildError as error:
+            raise BuildError(f"{ctx.path}: {error}") from None
+
+    # -- what each kind says --------------------------------------------------------------------
+
+    def view_spec(self):  # pragma: no cover - every render sensor overrides it
+        raise NotImplementedError
+
+    def finish(self, frame: dict, due_tick: int, shows_s: float, poses=None):  # pragma: no cover
+        """The host signal's value for a rendered frame (noise added here, seeded per world and frame)."""
+        raise NotImplementedError
+
+    # -- the stage -------------------------------------------------------------------------------
+
+    def stages(self) -> list[Stage]:
+        reads = (Read(self.body_signal, self.spec.all_inputs[0].dtype, (1,)), Read("tick", wp.int64, (1,)),
+                 Read("time_ns", wp.int64, (1,)))
+        writes = (Write(self.signal, self.sample_type),)
+        return [Stage(self.spec.stage, "sensor", self._run, reads=reads, writes=writes, host=True, batched=True)]
+
+    def prepare(self, ctx) -> None:
+        super().prepare(ctx)
+        if self.plant is None:
+            raise BuildError(f"render sensor {self.name} needs the plant it renders (build it from its prim)")
+        self.dt_ns = ctx.dt_ns
+        self.delay = latency_ticks(self.latency, self.period_ns, ctx.dt_ns)
+        self.body_index = self.plant.body_index_of(self.body)
+        from nexus.sensors.noise import stream_seed  # noqa: PLC0415
+
+        self.seeds = [stream_seed(ctx.world_rng(w), self.spec.stage, self.name) for w in range(ctx.worlds)]
+        if self.hub is None:  # built in code, not by a flight: render in this process
+            from nexus.render.hub import RenderHub  # noqa: PLC0415
+
+            self.hub = RenderHub(self.plant.vehicle_path, self.plant.scene_path, ctx.worlds, ctx.device, "inline")
+            self._owns_hub = True
+        else:
+            self._owns_hub = False
+        in_flight = -(-self.delay * self.dt_ns // max(self.period_ns, self.dt_ns)) + 1
+        self.hub.add(self.view_spec(), in_flight)
+
+    def rng(self, world: int, frame: int) -> np.random.Generator:
+        """The noise of world ``world``'s frame ``frame``: one stream per world and frame, from the run's seed."""
+        return np.random.default_rng([self.seeds[world] & 0xFFFFFFFF, frame])
+
+    def _due(self, now_ns: int) -> bool:
+        if self._next_due_ns is None:
+            self._next_due_ns = now_ns
+        if now_ns < self._next_due_ns:
+            return False
+        self._next_due_ns += self.period_ns if self.period_ns > 0 else self.dt_ns
+        return True
+
+    def body_poses(self) -> np.ndarray:
+        """Every body's pose in every world, (bodies, 7) [m, quaternion xyzw], copied."""
+        return np.array(self.plant.state.body_q.numpy(), dtype=np.float32, copy=True)
+
+    def submit(self, tick: int) -> tuple[int, object]:
+        """Ask for this tick's frame: (the hub's ticket, what :meth:`finish` needs besides the frame)."""
+        return self.hub.submit(self.name, self.body_poses()), None
+
+    def _run(self, io) -> None:
+        tick = int(io["tick"].read_all().max())
+        now_ns = int(io["time_ns"].read_all().max())
+        while self._pending and self._pending[0][1] <= tick:
+            due, _, shows_s, ticket, extra = self._pending.popleft()
+            frame = self.hub.take(ticket)
+            value = self.finish(frame, due, shows_s, extra)
+            io[self.signal].write(value)
+            self.hub.store(self.name, due, shows_s, frame_arrays(value))
+            self.frames += 1
+        if self._due(now_ns):
+            ticket, extra = self.submit(tick)
+            self._pending.append((tick, tick + self.delay, now_ns * 1e-9, ticket, extra))
+
+    def close(self) -> None:
+        if getattr(self, "_owns_hub", False) and self.hub is not None:
+            self.hub.close()
+
+
+def frame_arrays(value) -> dict[str, np.ndarray]:
+    """The arrays of an Image or PointCloud that the frame files keep."""
+    return dict(value.arrays)
