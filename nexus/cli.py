@@ -109,7 +109,7 @@ def _resolve(device: str, verbose: bool) -> str:
 def _flight_options(f):
     """The options shared by ``run`` and ``plan``; their defaults are :class:`nexus.flight.RunConfig`'s."""
     from nexus.assembly import CONTROLLERS, MISSIONS
-    from nexus.flight import RECORD_MODES, RunConfig
+    from nexus.flight import RECORD_MODES, RENDER_MODES, RunConfig
     from nexus.px4.link import DEFAULT_HOST, DEFAULT_PORT
 
     default = RunConfig()
@@ -150,6 +150,9 @@ def _flight_options(f):
                      help="Record ticks K, 2K, 3K, ... of every world (every tick: 1)."),
         click.option("--record", "record_mode", type=click.Choice(RECORD_MODES), default=default.record_mode,
                      show_default=True, help="full: the record and the per-world summary; summary: the summary only."),
+        click.option("--render", type=click.Choice(RENDER_MODES), default=default.render, show_default=True,
+                     help="Where cameras and lidars render: peer (a process of its own, overlapping the loop), "
+                          "inline (this process), auto (peer on the CPU, inline on a GPU)."),
     ]
     for decorator in reversed(decorators):
         f = decorator(f)
@@ -337,9 +340,15 @@ def replay(ctx, out, eager, keep):
         click.echo(f"not produced open loop, not compared: {', '.join(result.not_compared)}")
     if result.not_recorded:
         click.echo(f"produced by the replay but not in the record, not compared: {', '.join(result.not_recorded)}")
+    frames = sum(result.frames.values())
+    frames_text = f", {frames} frames of {len(result.frames)} sensors" if result.frames else ""
     if result.identical:
-        click.echo(f"replay identical: {result.ticks} ticks, {len(result.compared)} columns, every bit equal")
+        click.echo(f"replay identical: {result.ticks} ticks, {len(result.compared)} columns{frames_text}, every bit equal")
         return
+    if result.first_difference is None:
+        sensor, tick, array = result.frame_difference
+        click.echo(f"replay differs: the frame of {sensor} showing tick {tick}, array {array}")
+        sys.exit(EXIT_FAILED)
     tick, column = result.first_difference
     click.echo(f"replay differs: first at tick {tick}, column {column} "
                f"(recorded {result.details.get('recorded')}, replayed {result.details.get('replayed')})")
@@ -498,10 +507,12 @@ def px4_mission(url, altitude, hold_s, yaw_hold_s, timeout_s):
 
 from nexus.viz.commands import plot, view  # noqa: E402  (light: matplotlib and viser load inside the commands)
 from nexus.commands.runs import runs  # noqa: E402
+from nexus.commands.render_peer import render_peer  # noqa: E402
 
 main.add_command(plot)
 main.add_command(view)
 main.add_command(runs)
+main.add_command(render_peer)
 
 
 if __name__ == "__main__":

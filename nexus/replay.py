@@ -65,10 +65,14 @@ class ReplayResult:
     not_recorded: list[str] = field(default_factory=list)
     #: One line when the run did not end by itself: which ticks were replayed.
     note: str | None = None
+    #: Sensor -> frames compared, for each ray-traced sensor whose frames the run kept.
+    frames: dict = field(default_factory=dict)
+    #: (sensor, tick the frame shows, array) of the first frame that differs, or None.
+    frame_difference: tuple[str, int, str] | None = None
 
     @property
     def identical(self) -> bool:
-        return self.first_difference is None
+        return self.first_difference is None and self.frame_difference is None
 
 
 def load_run(out: Path) -> tuple[dict, dict[str, np.ndarray]]:
@@ -209,6 +213,39 @@ def compare(original: dict[str, np.ndarray], replayed: dict[str, np.ndarray]) ->
     return result
 
 
+def compare_frames(original: Path, replayed: Path) -> tuple[dict, tuple | None]:
+    """Frames compared per sensor, and the first (sensor, tick, array) whose bytes differ (None: all equal).
+
+    A frame the run kept but the replay did not produce is a difference; frames after the run's last
+    (a replay of a killed run flies to its last drained tick) are not compared.
+    """
+    from nexus.render.frames import read_frames  # noqa: PLC0415
+
+    counts: dict[str, int] = {}
+    first = None
+    if not original.is_dir():
+        return counts, None
+    for folder in sorted(p for p in original.iterdir() if p.suffix == ".parquet"):
+        kept = read_frames(folder)
+        redone_path = replayed / folder.name
+        if not redone_path.is_dir():
+            first = first or (folder.stem, int(kept["tick"][0]), "every frame: the replay produced none")
+            continue
+        redone = read_frames(redone_path)
+        rows = len(kept["tick"])
+        counts[folder.stem] = rows
+        for name, values in kept.items():
+            other = redone.get(name)
+            if other is None or len(other) < rows:
+                first = first or (folder.stem, int(kept["tick"][min(rows, len(other) if other is not None else 0) - 1]),
+                                  name)
+                continue
+            differs = np.flatnonzero([values[i].tobytes() != other[i].tobytes() for i in range(rows)])
+            if differs.size and first is None:
+                first = (folder.stem, int(kept["tick"][differs[0]]), name)
+    return counts, first
+
+
 def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress: bool = False) -> ReplayResult:
     """Replay ``out`` on the CPU and compare; the replay's own record goes to ``keep``.
 
@@ -241,12 +278,14 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
         variation = values_from_json(info["world_values"]) if info.get("world_values") else None
         run_flight(options, "cpu", target, progress=progress, controller=ReplayControls(controls), variation=variation)
         _, replayed = load_run(target)
+        frames, frame_difference = compare_frames(out / "frames", target / "frames")
     finally:
         if not keep:
             shutil.rmtree(target, ignore_errors=True)
     if worlds > 1:
         replayed = _same_rows(columns, replayed, saved.dt_ns)
     result = compare(columns, replayed)
+    result.frames, result.frame_difference = frames, frame_difference
     result.note = partial_note(info, ticks)
     if keep:
         result.details["replay_out"] = str(target)

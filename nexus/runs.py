@@ -47,6 +47,9 @@ def whole_files(folder: Path) -> list[str]:
             whole = path.is_file()
         if whole:
             found.append(name)
+    frames = folder / "frames"
+    if frames.is_dir() and any(frames.glob("*.parquet/part-*.parquet")):
+        found.append("frames/")
     return found
 
 

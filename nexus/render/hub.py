@@ -88,7 +88,7 @@ class RenderHub:
         for name, spec in self.specs.items():
             size = frame_bytes(spec, self.worlds) * self.slots[name]
             self.blocks[name] = shared_memory.SharedMemory(create=True, size=max(1, size))
-        command = [sys.executable, "-m", "nexus.render.peer"]
+        command = [sys.executable, "-m", "nexus.cli", "render-peer"]  # `nexus render-peer`
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         send(self.process.stdin, {"vehicle": self.vehicle, "scene": self.scene, "worlds": self.worlds,
                                   "device": self.device, "specs": specs,

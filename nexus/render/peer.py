@@ -70,9 +70,9 @@ def serve(inp, out) -> None:
     if setup is None:
         return
     try:
-        import warp as wp  # noqa: PLC0415
+        from nexus.core.warp_setup import init_warp  # noqa: PLC0415
 
-        wp.config.quiet = True
+        init_warp(verbose=False)  # only Warp's warnings and errors reach the run's terminal
         from nexus.render.renderer import SceneRenderer  # noqa: PLC0415
 
         renderer = SceneRenderer(setup["vehicle"], setup["scene"], setup["worlds"], setup["device"], setup["specs"])
