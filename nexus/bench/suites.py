@@ -13,6 +13,7 @@ SUITES: dict[str, str] = {
     "px4": "nexus.bench.px4",
     "host": "nexus.bench.host",
     "worlds": "nexus.bench.worlds",
+    "render": "nexus.bench.render",
 }
 
 DEFAULT_SUITE = "flight"

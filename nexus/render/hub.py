@@ -61,6 +61,8 @@ class RenderHub:
         self._buffer = bytearray()
         #: Wall time [s] spent waiting for frames that were not ready at their delivery tick.
         self.wait_s = 0.0
+        #: Wall time [s] the renders themselves took (in the peer, or here when inline).
+        self.render_s = 0.0
         self.frames = 0
 
     def add(self, spec: ViewSpec, slots: int) -> None:
@@ -110,7 +112,9 @@ class RenderHub:
         self._next_id += 1
         self._tickets[ticket] = (name, slot)
         if self.renderer is not None:
+            began = time.perf_counter()
             self._inline_frames[ticket] = self.renderer.render(name, body_q, poses)
+            self.render_s += time.perf_counter() - began
             self._done.add(ticket)
         else:
             try:
@@ -129,6 +133,7 @@ class RenderHub:
             while ticket not in self._done:
                 answer = self._read(deadline, f"rendering {name}")
                 self._done.add(answer["id"])
+                self.render_s += answer.get("render_s", 0.0)
             self.wait_s += time.monotonic() - began
         self._done.discard(ticket)
         self._free[name].append(slot)

@@ -8,7 +8,8 @@ stdout, one pickled message each, length-prefixed:
   loads its own copy of the files and answers ``{"ready": True, "labels": ...}``
   (or ``{"error": ...}``); ``memory`` names one shared-memory block per sensor;
 * then ``{"id", "sensor", "slot", "body_q", "poses"}``: it renders that
-  sensor's frame into slot ``slot`` of the sensor's block and answers ``{"id"}``;
+  sensor's frame into slot ``slot`` of the sensor's block and answers ``{"id", "render_s"}``
+  (the wall time the render took [s]);
 * ``None`` (or end of input) ends it.
 """
 
@@ -18,6 +19,7 @@ import os
 import pickle
 import struct
 import sys
+import time
 from multiprocessing import shared_memory
 
 import numpy as np
@@ -88,12 +90,13 @@ def serve(inp, out) -> None:
             if request is None:
                 return
             name = request["sensor"]
+            began = time.perf_counter()
             frame = renderer.render(name, request["body_q"], request.get("poses"))
             views = frame_views(blocks[name].buf, specs[name], setup["worlds"], request["slot"])
             for key, values in frame.items():
                 views[key][...] = values
             del views
-            send(out, {"id": request["id"]})
+            send(out, {"id": request["id"], "render_s": time.perf_counter() - began})
     finally:
         for block in blocks.values():
             block.close()

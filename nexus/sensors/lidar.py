@@ -126,9 +126,10 @@ class Lidar(RenderSensor):
         if len(self._sweep) == self.sweep_ticks:
             sweep, self._sweep = self._sweep, []
             bodies = self.body_index + np.arange(self.worlds) * self.plant.bodies_per_world
-            poses = np.stack([sweep[t][2][bodies] for t in self.column_tick], axis=1)  # (worlds, columns, 7)
+            at_ticks = np.stack([entry[2][bodies] for entry in sweep])  # (ticks, worlds, 7)
+            poses = np.ascontiguousarray(at_ticks[self.column_tick].transpose(1, 0, 2))  # (worlds, columns, 7)
             ticket = self.hub.submit(self.name, sweep[-1][2], poses)
-            times = np.array([sweep[t][1] for t in self.column_tick])
+            times = np.array([entry[1] for entry in sweep])[self.column_tick]
             self._pending.append((sweep[0][0], tick + self.delay, sweep[0][1], ticket, times))
 
     def finish(self, frame: dict, due_tick: int, shows_s: float, times) -> PointCloud:

@@ -77,7 +77,7 @@ def flown(tmp_path_factory):
 
 def test_peer_and_inline_render_the_same_bytes(flown):
     (peer, _), (inline, _) = flown["peer"], flown["inline"]
-    names = sorted(p.name for p in (peer / "frames").iterdir())
+    names = sorted(p.name for p in (peer / "frames").iterdir() if p.suffix == ".parquet")
     assert names == ["vehicle.body.base.Camera.parquet", "vehicle.body.base.Lidar.parquet",
                      "vehicle.body.base.Thermal.parquet"]
     for name in names:
@@ -195,3 +195,17 @@ def test_a_lidar_whose_minimum_range_is_above_its_maximum_is_refused():
 
     with pytest.raises(BuildError, match=r"sensor prim /v/Lidar: nexus:minRange \(5.0 m\) must be below nexus:maxRange"):
         Lidar("/v/Lidar", min_range=5.0, max_range=2.0)
+
+
+def test_one_render_covers_every_world_and_world_0_sees_what_it_sees_alone(flown, tmp_path):
+    out_1, _ = flown["inline"]
+    options = RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render="inline", worlds=2)
+    run_flight(options, "cpu", tmp_path, 2.0, progress=False)
+    for name in ("vehicle.body.base.Camera.parquet", "vehicle.body.base.Lidar.parquet",
+                 "vehicle.body.base.Thermal.parquet"):
+        alone, both = read_frames(out_1 / "frames" / name), read_frames(tmp_path / "frames" / name)
+        np.testing.assert_array_equal(both["world"], np.tile([0, 1], len(alone["tick"])))
+        first = both["world"] == 0
+        for key in alone:
+            if key != "world":
+                assert alone[key].tobytes() == both[key][first].tobytes(), (name, key)
