@@ -35,6 +35,8 @@ MODES = ("peer", "inline")
 FRAME_TIMEOUT_S = 30.0
 #: Wall time [s] the peer may take to load the files and compile its kernels.
 START_TIMEOUT_S = 600.0
+#: Wall time [s] the peer has to exit once asked before it is killed.
+CLOSE_WAIT_S = 2.0
 
 
 class RenderHub:
@@ -198,8 +200,8 @@ class RenderHub:
             except (BrokenPipeError, OSError, ValueError):
                 pass
             try:
-                self.process.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
+                self.process.wait(timeout=CLOSE_WAIT_S)
+            except subprocess.TimeoutExpired:  # stuck (or stopped): it has had its chance
                 self.process.kill()
                 self.process.wait(timeout=5.0)
             self.process = None

@@ -1,5 +1,6 @@
 """The ray-traced sensors: geometry worked out by hand, the latency rule, both render modes, bad input."""
 
+import contextlib
 import json
 import math
 import threading
@@ -139,7 +140,15 @@ def test_a_peer_that_dies_ends_the_run_render_peer_died_with_the_record_flushed(
 
     flight = build_flight(RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render="peer"), "cpu")
     pid = flight.render.process.pid
-    threading.Timer(1.0, lambda: flight.render.process.kill()).start()
+    process = flight.render.process
+
+    def kill_once_flying():
+        deadline = time.monotonic() + 120.0
+        while flight.loop.ticks < 50 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        process.kill()
+
+    threading.Thread(target=kill_once_flying, daemon=True).start()
     with pytest.raises(RenderPeerDied, match=rf"render peer \(pid {pid}\) ended"):
         run_flight(flight.options, "cpu", tmp_path, 60.0, progress=False, flight=flight)
     info = json.loads((tmp_path / "run.json").read_text())
@@ -209,3 +218,24 @@ def test_one_render_covers_every_world_and_world_0_sees_what_it_sees_alone(flown
         for key in alone:
             if key != "world":
                 assert alone[key].tobytes() == both[key][first].tobytes(), (name, key)
+
+
+def test_a_peer_that_hangs_ends_the_run_render_peer_timeout(tmp_path):
+    import os
+    import signal
+
+    from nexus.flight import build_flight
+    from nexus.render.errors import RenderPeerTimeout
+
+    flight = build_flight(RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render="peer"), "cpu")
+    flight.render.frame_timeout_s = 1.0
+    pid = flight.render.process.pid
+    os.kill(pid, signal.SIGSTOP)  # alive, but never answers
+    try:
+        with pytest.raises(RenderPeerTimeout, match=rf"render peer \(pid {pid}\) sent nothing for 1 s"):
+            run_flight(flight.options, "cpu", tmp_path, 60.0, progress=False, flight=flight)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # the run's close ends the stopped peer itself
+            os.kill(pid, signal.SIGCONT)
+    info = json.loads((tmp_path / "run.json").read_text())
+    assert info["exit_reason"] == "render-peer-timeout" and info["status"] == "failed"
