@@ -13,6 +13,11 @@ index, the exchange reads that sensor's output signal (every writer of it),
 and on each new sample sends what the component's ``mavlink_message(mav,
 time_usec, sample)`` encodes. A new sensor needs no edit here.
 
+A lidar (a component writing the host signal ``lidar``) feeds PX4's collision
+prevention: on the tick a sweep is delivered, its in-band returns reduced to
+PX4's 72 sectors go out as eight ``DISTANCE_SENSOR`` messages
+(:mod:`nexus.px4.obstacles`), in the same write as that tick's ``HIL_SENSOR``.
+
 PX4 needs sensor data to boot before it sends any actuator message, so the
 exchange does not wait until the first one has arrived (free-run), then
 waits every tick. Each way PX4 can fail ends the run with its own error (see
@@ -36,10 +41,11 @@ from nexus.plant.body_state import BodyState
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
 from nexus.plant.frames import attitude_ned_frd_np, enu_to_ned_np, flu_to_frd_np, quat_to_matrix_np
-from nexus.px4 import messages
+from nexus.px4 import messages, obstacles
 from nexus.px4.errors import AnswerTimeoutError, BadActuatorsError, NoAnswerError, WrongStampsError
 from nexus.px4.link import DEFAULT_HOST, DEFAULT_PORT, MavlinkLink
 from nexus.sensors.geodesy import enu_offset_to_geodetic
+from nexus.sensors.lidar import Lidar, PointCloud
 
 log = logging.getLogger("nexus")
 
@@ -55,6 +61,10 @@ MAX_BAD_ANSWERS_IN_A_ROW = 50
 FIRST_ANSWER_S = 30.0
 
 SAMPLES = (("imu", ImuSample), ("mag", MagSample), ("baro", BaroSample), ("gps", GpsSample))
+#: The host signal a lidar writes (nexus.sensors.lidar): its sweeps become PX4's obstacle data.
+LIDAR_SIGNAL = "lidar"
+#: PX4's collision prevention drops a distance sensor's data 0.5 s after it arrived (RANGE_STREAM_TIMEOUT_US).
+OBSTACLE_TIMEOUT_S = 0.5
 
 
 def mavlink_sensor_classes() -> list[type]:
@@ -76,6 +86,7 @@ class Px4Controller(Component):
         answer_timeout: float = 5.0,
         first_answer_s: float = FIRST_ANSWER_S,
         finish_when=None,
+        obstacle_band: float = obstacles.DEFAULT_BAND,
     ):
         super().__init__(name)
         self.plant = plant
@@ -112,11 +123,21 @@ class Px4Controller(Component):
         self.extra_writers: dict[str, list] = {}
         self.extra_last: dict[str, float] = {}
         self.extra_sent: Counter = Counter()
+        #: The lidar whose sweeps go to PX4's collision prevention (the first, if several), the elevation band
+        #: [rad] of the returns that count, the reduction of its rays, the tick of the last sweep sent, counts.
+        self.lidar = None
+        self.obstacle_band = float(obstacle_band)
+        self.obstacle_reduction = None
+        self.obstacle_tick = None
+        self.obstacle_sweeps = 0
+        self.obstacle_messages = 0
 
     def stages(self) -> list[Stage]:
         truth_reads = (Read("time_ns", wp.int64, (1,)), Read("body/base", BodyState, (1,)))
         sample_reads = tuple(Read(name, dtype, (1,)) for name, dtype in SAMPLES)
         sample_reads += tuple(Read(port.signal, list[port.dtype], (1,)) for port in self.extra_sensors.values())
+        # Every lidar's sweeps (an empty list on a vehicle without one), found like the sensors above.
+        sample_reads += (Read(LIDAR_SIGNAL, list[PointCloud]),)
         return [
             Stage("truth", "control", self._truth, reads=truth_reads, host=True),
             Stage(
@@ -133,6 +154,34 @@ class Px4Controller(Component):
         self.gravity = self.plant.gravity
         for cls, port in self.extra_sensors.items():
             self.extra_writers[port.signal] = [c for c in ctx.components if isinstance(c, cls)]
+        lidars = [c for c in ctx.components if isinstance(c, Lidar)]
+        if lidars:
+            self._prepare_obstacles(lidars)
+
+    def _prepare_obstacles(self, lidars: list) -> None:
+        """Take the first lidar for PX4's obstacle data; say what PX4 will not get."""
+        self.lidar = lidars[0]
+        if len(lidars) > 1:
+            log.warning("PX4 gets obstacle data from the lidar %s only; %s not sent (one lidar's eight "
+                        "DISTANCE_SENSOR ids fill PX4's simulator link)", self.lidar.name,
+                        ", ".join(c.name for c in lidars[1:]))
+        directions = getattr(self.lidar, "directions", None)
+        if directions is None:
+            directions = obstacles.lidar_directions(self.lidar.channels, self.lidar.columns, self.lidar.vertical_fov)
+        directions = np.asarray(directions).reshape(-1, 3)
+        self.obstacle_reduction = obstacles.SectorReduction(directions, self.lidar.min_range, self.lidar.max_range,
+                                                            self.obstacle_band)
+        if not self.obstacle_reduction.used.any():
+            log.warning("lidar %s has no channel within %.1f deg of its horizontal plane: PX4's collision "
+                        "prevention gets no obstacle data from it (widen obstacle_band)", self.lidar.name,
+                        np.degrees(self.obstacle_band))
+        period = 1.0 / self.lidar.rate
+        if period >= OBSTACLE_TIMEOUT_S:
+            log.warning("lidar %s sweeps every %.2f s; PX4's collision prevention drops obstacle data %.1f s "
+                        "after it arrives, so it will see none between sweeps", self.lidar.name, period,
+                        OBSTACLE_TIMEOUT_S)
+        sigma_cm = 100.0 * self.lidar.range_noise if self.lidar.noise else 0.0
+        self.obstacle_covariance = min(obstacles.UNKNOWN_COVARIANCE - 1, round(sigma_cm**2))
 
     def check_end(self) -> None:
         """A run that ends (by its duration) before PX4 ever answered is a failure, however short it was."""
@@ -159,6 +208,8 @@ class Px4Controller(Component):
             "future_answers": self.future_answers, "non_finite_answers": self.bad_answers,
             "lockstep": self.lockstep, "gps_sent": self.gps_sent, "heartbeats": self.heartbeats,
             "sensor_messages_sent": dict(self.extra_sent),
+            **({"obstacle_sweeps": self.obstacle_sweeps, "obstacle_messages": self.obstacle_messages}
+               if self.lidar is not None else {}),
             "messages_sent": self.link.sent, "messages_received": self.link.received,
             "malformed_messages": self.link.bad_messages, "skipped_bytes": self.link.reader.skipped_bytes,
         }
@@ -202,6 +253,8 @@ class Px4Controller(Component):
             self.link.queue(messages.hil_gps(self.link.mav, time_usec, samples["gps"]))
             self.gps_sent += 1
         self._queue_extra_sensors(io, time_usec)
+        if self.lidar is not None:
+            self._queue_obstacles(io)
         self.link.flush()
         self.exchanges += 1
         self.last_exchange_usec = time_usec
@@ -226,6 +279,22 @@ class Px4Controller(Component):
                 message = component.mavlink_message(self.link.mav, time_usec, sample)
                 self.link.queue(message)
                 self.extra_sent[message.get_type()] += 1
+
+    def _queue_obstacles(self, io) -> None:
+        """A new sweep (a new ``PointCloud.tick``) as PX4's obstacle data: up to eight DISTANCE_SENSORs."""
+        cloud = io[LIDAR_SIGNAL][0].read()
+        if cloud is None or cloud.tick == self.obstacle_tick:
+            return
+        self.obstacle_tick = cloud.tick
+        sectors = self.obstacle_reduction.sectors(cloud["points"][0], cloud["valid"][0])
+        sent = obstacles.distance_sensor_messages(
+            self.link.mav, int(round(float(cloud.time) * 1000.0)), sectors, min_range=self.lidar.min_range,
+            max_range=self.lidar.max_range, band=self.obstacle_band, covariance_cm2=self.obstacle_covariance,
+        )
+        for message in sent:
+            self.link.queue(message)
+        self.obstacle_sweeps += 1
+        self.obstacle_messages += len(sent)
 
     def _free_run(self, time_usec: int) -> list:
         """PX4's answers that have come (no waiting; the newest counts); fail once PX4 has been silent too long."""
