@@ -116,12 +116,7 @@ class Lidar(RenderSensor):
         # Every tick of a sweep keeps the bodies' poses; the sweep is submitted at its last tick.
         tick = int(io["tick"].read_all().max())
         now_ns = int(io["time_ns"].read_all().max())
-        while self._pending and self._pending[0][1] <= tick:
-            due, _, shows_s, ticket, extra = self._pending.popleft()
-            value = self.finish(self.hub.take(ticket), due, shows_s, extra)
-            io[self.signal].write(value)
-            self.hub.store(self.name, due, shows_s, dict(value.arrays))
-            self.frames += 1
+        self.deliver(io, tick)
         self._sweep.append((tick, now_ns * 1e-9, self.body_poses()))
         if len(self._sweep) == self.sweep_ticks:
             sweep, self._sweep = self._sweep, []

@@ -118,16 +118,19 @@ class RenderSensor(Sensor):
         """Ask for this tick's frame: (the hub's ticket, what :meth:`finish` needs besides the frame)."""
         return self.hub.submit(self.name, self.body_poses()), None
 
+    def deliver(self, io, tick: int) -> None:
+        """Write every frame whose delivery tick has come (waiting for it if it is not rendered yet)."""
+        while self._pending and self._pending[0][1] <= tick:
+            due, _, shows_s, ticket, extra = self._pending.popleft()
+            value = self.finish(self.hub.take(ticket), due, shows_s, extra)
+            io[self.signal].write(value)
+            self.hub.store(self.name, due, shows_s, dict(value.arrays))
+            self.frames += 1
+
     def _run(self, io) -> None:
         tick = int(io["tick"].read_all().max())
         now_ns = int(io["time_ns"].read_all().max())
-        while self._pending and self._pending[0][1] <= tick:
-            due, _, shows_s, ticket, extra = self._pending.popleft()
-            frame = self.hub.take(ticket)
-            value = self.finish(frame, due, shows_s, extra)
-            io[self.signal].write(value)
-            self.hub.store(self.name, due, shows_s, frame_arrays(value))
-            self.frames += 1
+        self.deliver(io, tick)
         if self._due(now_ns):
             ticket, extra = self.submit(tick)
             self._pending.append((tick, tick + self.delay, now_ns * 1e-9, ticket, extra))
@@ -135,8 +138,3 @@ class RenderSensor(Sensor):
     def close(self) -> None:
         if getattr(self, "_owns_hub", False) and self.hub is not None:
             self.hub.close()
-
-
-def frame_arrays(value) -> dict[str, np.ndarray]:
-    """The arrays of an Image or PointCloud that the frame files keep."""
-    return dict(value.arrays)
