@@ -41,8 +41,8 @@ def _cases(tmp: Path) -> dict:
         # Before the mass checks, MuJoCo's 70-line traceback.
         "negative-rotor-mass": (["--vehicle", negative_rotor],
                                 [f"{negative_rotor}: prim /vehicle/body/rotor_1 attribute 'physics:mass' is -0.2"]),
-        # The file is cut at character 3000, inside /vehicle/body/base/arm_2 (line 80 of the vehicle).
-        "truncated": (["--vehicle", truncated], [f"{truncated}:80:", "USD cannot parse this file"]),
+        # The file is cut at character 3000, inside /vehicle/body/base/arm_1 (line 74 of the vehicle).
+        "truncated": (["--vehicle", truncated], [f"{truncated}:74:", "USD cannot parse this file"]),
         "channel-16": (["--vehicle", channel], [f"{channel}: ESC prim /vehicle/esc_4: nexus:channel is 16"]),
         "mission-attribute": (["--scene", mission],
                               [f"{mission}: mission prim /scene/mission: nexus:altitude is -5 m; it must be > 0"]),
