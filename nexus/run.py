@@ -392,6 +392,12 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
             flight.loop.close()
             if flight.render is not None:
                 flight.render.close()  # writes the frames it kept, stops the peer
+                try:  # MP4 previews of the cameras (the Parquet frames stay the record): never worth the run
+                    from nexus.render.preview import write_previews  # noqa: PLC0415
+
+                    info["render"]["previews"] = [p.name for p in write_previews(out / FRAMES)]
+                except Exception as error:
+                    log.warning("could not write the camera previews in %s: %s", out / FRAMES, error)
                 info["render"]["frames"] = flight.render.frames
                 info["render"]["wait_s"] = round(flight.render.wait_s, 3)
             ticks, sim_time = flight.loop.ticks, flight.loop.sim_time

@@ -87,11 +87,19 @@ class Replay:
             self.slider.value = target
         hidden = not self.show_vehicle.value
         row = self.row_at(float(self.slider.value))
-        if row != self.shown_row or hidden != self.view.hidden or self._changed():
+        sensors = getattr(self, "sensors", None)
+        if (row != self.shown_row or hidden != self.view.hidden or self._changed()
+                or (sensors is not None and sensors.changed())):
             self.view.hidden = hidden
             self.draw(row)
+            if sensors is not None:
+                sensors.show(float(self.time[row]), self.sensor_world())
             self.phase.content = self._caption(row)
             self.shown_row = row
+
+    def sensor_world(self) -> int:
+        """The world whose sensor frames the Sensors panel shows (the only one here)."""
+        return 0
 
     def serve(self, until: float | None = None) -> None:
         """Run the display loop (until Ctrl-C, or ``until`` seconds of wall time)."""
@@ -131,8 +139,24 @@ def open_replay(folder: Path, host: str, port: int, world: int | None = None) ->
     low, high = flown.min(axis=0), flown.max(axis=0)
     view.look_at((low + high) / 2.0, distance=max(3.0, 1.6 * float(np.linalg.norm(high - low))))  # the whole flight
     replay = Replay(run, view)
+    add_sensor_panels(replay, run.folder, run.info, lambda world: (replay.time, replay.poses))
     replay.frame(0.0)
     return replay
+
+
+def add_sensor_panels(replay: Replay, folder: Path, info: dict, poses_for, offset_for=None) -> None:
+    """The Sensors folder (camera images, lidar clouds) of a run that kept ray-traced sensor frames; else nothing."""
+    from nexus.viz.frames import find_streams  # noqa: PLC0415
+
+    problems: list[str] = []
+    streams = find_streams(folder, info, problems)
+    replay.notes.extend(problems)
+    if not streams:
+        return
+    from nexus.viz.frames_view import SensorPanels  # noqa: PLC0415
+
+    replay.sensors = SensorPanels(replay.view.viewer.server, streams, poses_for, offset_for)
+    replay.notes.extend(replay.sensors.notes)
 
 
 def model_files(folder: Path, info: dict) -> tuple[Path, Path]:

@@ -67,6 +67,8 @@ def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None
     plots = out / "plots"
     plots.mkdir(parents=True, exist_ok=True)
     drawn = _draw(series, px4)
+    frame_drawn, frame_notes = _frame_figures(run, 0)
+    drawn.update(frame_drawn)
     paths: dict[str, Path] = {}
     images: dict[str, bytes] = {}
     for name, (title, figure) in drawn.items():
@@ -76,7 +78,7 @@ def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None
         paths[name] = plots / f"{name}.png"
         paths[name].write_bytes(images[name])
     stats = [channel.stats() for channels in series.channels.values() for channel in channels]
-    notes = ([run.note] if run.note else []) + list(series.notes)
+    notes = ([run.note] if run.note else []) + list(series.notes) + frame_notes
     if series.rotor_speeds is not None:
         notes.append(f"Rotor speeds are {series.rotor_speed_source}.")
     if px4 is not None:
@@ -101,6 +103,15 @@ def _draw(series: FlightSeries, px4) -> dict[str, tuple[str, object]]:
     if px4 is not None:
         drawn["px4_estimate"] = ("PX4's estimate against truth", figures.ulog_errors(series, px4))
     return {name: item for name, item in drawn.items() if item[1] is not None}
+
+
+def _frame_figures(run: RunData, world: int) -> tuple[dict[str, tuple[str, object]], list[str]]:
+    """The ray-traced sensors' figures (contact sheets, lidar sweeps) and notes; none for a run without frames."""
+    if not (run.folder / "frames").is_dir():
+        return {}, []
+    from nexus.viz.frames_figures import frame_figures  # noqa: PLC0415
+
+    return frame_figures(run, world)
 
 
 #: Per sensor signal, in report order: its name in titles, and what of it is drawn.

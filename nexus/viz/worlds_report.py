@@ -59,6 +59,9 @@ def write_worlds_report(folder: Path, out: Path | None = None, world: int | None
             px4 = load_ulog(ulog, mine.time, position_ned(mine.vector("body/base.pose", 3), mine.ned_origin_enu))
         series = flight_series(mine, vehicle)
         detail = one._draw(series, px4)
+        frame_drawn, frame_notes = one._frame_figures(mine, world)
+        detail.update(frame_drawn)
+        notes += frame_notes
         stats = [channel.stats() for channels in series.channels.values() for channel in channels]
         notes += list(series.notes)
         if series.rotor_speeds is not None:

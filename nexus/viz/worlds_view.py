@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from nexus.viz.errors import RunFolderError
-from nexus.viz.replay_view import Replay, model_files
+from nexus.viz.replay_view import Replay, add_sensor_panels, model_files
 from nexus.viz.truth import ENU_TO_NED
 from nexus.viz.viewer import FlightView, load_model
 from nexus.viz.worlds import WorldsRun, check_world, grid, load_worlds
@@ -186,6 +186,9 @@ class WorldsReplay(Replay):
             changed = True
         return changed
 
+    def sensor_world(self) -> int:
+        return self.selected
+
     def select(self, world: int) -> None:
         """Make ``world`` the one drawn in full, with its paths; point the camera at it."""
         self.selected = self.wanted = world
@@ -212,6 +215,12 @@ def draw_paths(view: FleetView, run: WorldsRun, world: int) -> None:
     if tracks.setpoint is not None:
         setpoint = tracks.setpoint[rows].astype(np.float64) @ ENU_TO_NED + run.origins[world] + offset
     view.paths(flown if len(flown) > 1 else None, setpoint if setpoint is not None and len(setpoint) > 1 else None)
+
+
+def world_poses(run: WorldsRun, world: int) -> tuple[np.ndarray, np.ndarray]:
+    """World ``world``'s recorded base poses: times (rows,) [s] and (rows, 7) ENU position, (x, y, z, w) quaternion."""
+    rows = run.tracks.rows(world)
+    return run.tracks.time[rows], np.concatenate([run.tracks.position[rows], run.tracks.quaternion[rows]], axis=1)
 
 
 def look_at_world(view: FleetView, run: WorldsRun, world: int) -> None:
@@ -241,6 +250,8 @@ def open_worlds_replay(folder: Path, host: str, port: int, world: int | None = N
     colours = np.array([MARKER_COLOURS.get(r, OTHER_COLOUR) for r in run.exit_reasons()], dtype=np.float32)
     view = FleetView(model, where, colours, host, port, label=f"Nexus: {run.folder.name} ({run.worlds} worlds)")
     replay = WorldsReplay(run, view, world, step)
+    add_sensor_panels(replay, run.folder, run.info, lambda w: world_poses(run, w),
+                      lambda w: view.offsets[w].astype(np.float64))
     draw_paths(view, run, world)
     # The whole grid, from the south-west.
     cols, rows = grid(run.worlds)
