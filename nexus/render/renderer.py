@@ -21,6 +21,8 @@ from nexus.render.views import camera_mount, lidar_column_mounts, lidar_elevatio
 NO_SHAPE = 0xFFFFFFFF
 #: A segmentation pixel that hit nothing.
 NO_LABEL = 0xFFFFFFFF
+#: Where the bodies are put for a lidar sweep [m]: below the ground plane, beyond any range.
+HIDDEN_AT = (0.0, 0.0, -1.0e5)
 
 
 def temperature_of(stages, label: str, ambient: float) -> float:
@@ -110,6 +112,12 @@ class SceneRenderer:
         """
         sensor = self.sensors[name]
         spec = sensor.spec
+        if spec.kind == "lidar":
+            # Each column is cast from its own pose while the bodies could be drawn at one pose only: the
+            # vehicle would be in the way of its own early columns. A lidar does not see its own vehicle
+            # (a real one masks it out): the bodies go far below the ground, out of every ray's reach.
+            body_q = np.array(body_q, dtype=np.float32, copy=True)
+            body_q[:, :3] = HIDDEN_AT
         self.state.body_q.assign(np.ascontiguousarray(body_q, dtype=np.float32))
         self.model.bvh_refit_shapes(self.state)
         offset = np.array(spec.offset, dtype=np.float64)

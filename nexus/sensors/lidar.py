@@ -5,6 +5,8 @@ Column ``c`` of ``C = round(2·pi / horizontalResolution)`` looks at azimuth
 ``2·pi·c / C`` (counter-clockwise from the body's +x) and is taken at the tick
 ``first + floor(c · T / C)`` of the sweep's ``T`` ticks, from the body's pose at
 that tick: a moving vehicle's cloud is skewed as a real spinning lidar's is.
+The lidar does not see its own vehicle (nor anything riding on a body): it
+sees the scene's static shapes, as a lidar that masks its airframe out.
 Channels spread evenly over the vertical field of view, symmetric about the
 horizontal plane.
 

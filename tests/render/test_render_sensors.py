@@ -25,14 +25,14 @@ TICK_S = 0.004
 @pytest.fixture(scope="module")
 def renderer():
     """The empty scene seen from a vehicle 2 m up: a camera looking straight down, a thermal camera looking up
-    and one looking down, and a lidar 60 cm above the hub (clear of its own rotors)."""
+    and one looking down, and a lidar in the middle of the hub, among the arms it must not see."""
     from nexus.render.renderer import SceneRenderer
 
     specs = [
         ViewSpec("down", "camera", 32, 24, 0.8, 0, (0.0, 0.0, -0.2), ("color", "depth", "segmentation"), math.pi / 2),
         ViewSpec("sky", "thermal", 8, 6, 0.8, 0, (0.3, 0.0, 0.05), (), -math.pi / 2, 290.0, 210.0),
         ViewSpec("floor", "thermal", 8, 6, 0.8, 0, (0.0, 0.0, -0.2), (), math.pi / 2, 291.5, 210.0),
-        ViewSpec("lidar", "lidar", 64, 5, 0.5, 0, (0.0, 0.0, 0.6)),
+        ViewSpec("lidar", "lidar", 64, 5, 0.5, 0, (0.0, 0.0, 0.0)),
     ]
     r = SceneRenderer("astro_max_base", "empty", 1, "cpu", specs)
     body_q = r.state.body_q.numpy().copy()
@@ -55,14 +55,15 @@ def test_thermal_reads_the_sky_above_and_the_ambient_ground_below(renderer):
     np.testing.assert_array_equal(r.render("floor", body_q)["temperature"][0], np.float32(291.5))
 
 
-def test_lidar_channels_below_the_horizon_hit_the_ground_at_height_over_sine(renderer):
+def test_lidar_channels_below_the_horizon_hit_the_ground_at_height_over_sine_through_its_own_vehicle(renderer):
     r, body_q = renderer
     poses = np.repeat(body_q[0][None, None], 64, axis=1)  # hovering still: every column from the same pose
     ranges = r.render("lidar", body_q, poses)["range"][0]  # (channels, columns), top channel first
-    # Five channels over 0.5 rad: elevations +0.25, +0.125, 0, -0.125, -0.25 rad; the head is 2.6 m up.
+    # Five channels over 0.5 rad: elevations +0.25, +0.125, 0, -0.125, -0.25 rad; the head is 2.0 m up, in
+    # the hub: the arms and rotors around it are not seen (a lidar masks its own airframe out).
     np.testing.assert_array_equal(ranges[:3], 0.0)  # level and up: nothing to hit
-    np.testing.assert_allclose(ranges[3], 20.8543, rtol=2e-5)  # 2.6 / sin(0.125)
-    np.testing.assert_allclose(ranges[4], 10.5091, rtol=2e-5)  # 2.6 / sin(0.25)
+    np.testing.assert_allclose(ranges[3], 16.0417, rtol=2e-5)  # 2.0 / sin(0.125)
+    np.testing.assert_allclose(ranges[4], 8.0839, rtol=2e-5)  # 2.0 / sin(0.25)
 
 
 @pytest.fixture(scope="module")
