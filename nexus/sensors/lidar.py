@@ -118,7 +118,6 @@ class Lidar(RenderSensor):
         # Every tick of a sweep keeps the bodies' poses; the sweep is submitted at its last tick.
         tick = int(io["tick"].read_all().max())
         now_ns = int(io["time_ns"].read_all().max())
-        self.deliver(io, tick)
         self._sweep.append((tick, now_ns * 1e-9, self.body_poses()))
         if len(self._sweep) == self.sweep_ticks:
             sweep, self._sweep = self._sweep, []
@@ -128,6 +127,7 @@ class Lidar(RenderSensor):
             ticket = self.hub.submit(self.name, sweep[-1][2], poses)
             times = np.array([entry[1] for entry in sweep])[self.column_tick]
             self._pending.append((sweep[0][0], tick + self.delay, sweep[0][1], ticket, times))
+        self.deliver(io, tick)  # after asking for this tick's sweep: the renderer never idles while we wait
 
     def finish(self, frame: dict, due_tick: int, shows_s: float, times) -> PointCloud:
         ranges = frame["range"]  # (worlds, channels, columns), 0 where nothing was hit

@@ -130,10 +130,12 @@ class RenderSensor(Sensor):
     def _run(self, io) -> None:
         tick = int(io["tick"].read_all().max())
         now_ns = int(io["time_ns"].read_all().max())
-        self.deliver(io, tick)
+        # This tick's frame is asked for before an older one is taken, so the renderer never idles
+        # while the loop waits; the new frame's delivery tick is later than this one.
         if self._due(now_ns):
             ticket, extra = self.submit(tick)
             self._pending.append((tick, tick + self.delay, now_ns * 1e-9, ticket, extra))
+        self.deliver(io, tick)
 
     def close(self) -> None:
         if getattr(self, "_owns_hub", False) and self.hub is not None:
