@@ -117,10 +117,10 @@ class Camera(RenderSensor):
             for world in range(depth.shape[0]):
                 rng = self.rng(world, self.frames)
                 valid = depth[world] > 0.0
-                scale = self.depth_noise * float(self.noise_scale.numpy()[world])
-                noisy = depth[world] + rng.standard_normal(depth[world].shape).astype(np.float32) * (
+                scale = self.depth_noise * self.world_noise_scale[world]
+                noisy = depth[world] + rng.standard_normal(depth[world].shape, dtype=np.float32) * (
                     np.float32(scale) * depth[world])
                 if self.depth_dropout > 0.0:
-                    valid &= rng.random(depth[world].shape) >= self.depth_dropout
+                    valid &= rng.random(depth[world].shape, dtype=np.float32) >= self.depth_dropout
                 depth[world] = np.where(valid, np.maximum(noisy, np.float32(0.0)), np.float32(0.0))
         return Image(shows_s, due_tick, frame)

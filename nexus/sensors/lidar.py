@@ -139,10 +139,10 @@ class Lidar(RenderSensor):
             r = ranges[world]
             ok = (r >= self.min_range) & (r <= self.max_range) & (r > 0.0)
             if self.noise and self.range_noise > 0.0:
-                sigma = np.float32(self.range_noise * float(self.noise_scale.numpy()[world]))
-                r = r + rng.standard_normal(r.shape).astype(np.float32) * sigma
+                sigma = np.float32(self.range_noise * self.world_noise_scale[world])
+                r = r + rng.standard_normal(r.shape, dtype=np.float32) * sigma
             if self.noise and self.dropout > 0.0:
-                ok &= rng.random(r.shape) >= self.dropout
+                ok &= rng.random(r.shape, dtype=np.float32) >= self.dropout
             out_range[world] = np.where(ok, r, np.float32(0.0))
             valid[world] = ok
         points = out_range[..., None] * self.directions[None]

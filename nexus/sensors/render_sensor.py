@@ -88,6 +88,8 @@ class RenderSensor(Sensor):
         from nexus.sensors.noise import stream_seed  # noqa: PLC0415
 
         self.seeds = [stream_seed(ctx.world_rng(w), self.spec.stage, self.name) for w in range(ctx.worlds)]
+        #: Each world's factor on the noise (``--vary noise_scale``), on the host.
+        self.world_noise_scale = [float(x) for x in self.noise_scale.numpy()]
         if self.hub is None:  # built in code, not by a flight: render in this process
             from nexus.render.hub import RenderHub  # noqa: PLC0415
 

@@ -74,7 +74,7 @@ class ThermalCamera(RenderSensor):
         if self.noise and self.netd > 0.0:
             temperature = frame["temperature"]
             for world in range(temperature.shape[0]):
-                sigma = np.float32(self.netd * float(self.noise_scale.numpy()[world]))
+                sigma = np.float32(self.netd * self.world_noise_scale[world])
                 temperature[world] += self.rng(world, self.frames).standard_normal(
-                    temperature[world].shape).astype(np.float32) * sigma
+                    temperature[world].shape, dtype=np.float32) * sigma
         return Image(shows_s, due_tick, frame)
