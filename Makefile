@@ -18,8 +18,8 @@ setup: $(BIN)/nexus  ## create .venv and install Nexus with its pinned dependenc
 run: setup  ## fly the default vehicle in the default scene on the CPU
 	$(BIN)/nexus run --vehicle $(VEHICLE) --scene $(SCENE) --device cpu
 
-test: setup  ## the whole test suite (GPU tests skip without a GPU)
-	$(BIN)/python -m pytest -q
+test: setup  ## the whole test suite (GPU tests skip without a GPU), one worker per core, a test file per worker
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 bench: setup  ## every benchmark suite, as ratios taken in one run
 	$(BIN)/nexus bench --suite all
