@@ -134,9 +134,9 @@ def load_model(vehicle: Path, scene: Path):
 def show_guides(model) -> None:
     """Make the vehicle's visual-only parts visible in this display copy of the model.
 
-    The vehicle files mark arms and propeller disks ``purpose = "guide"`` so that
-    nothing collides with them; Newton imports them without the VISIBLE flag,
-    and the viewer would draw a hub without arms or rotors. This model is only
+    The vehicle files mark the swept propeller disks ``purpose = "guide"`` so that
+    cameras and lidars look through them; Newton imports them without the VISIBLE
+    flag, and the viewer would draw rotors without their disks. This model is only
     drawn, never stepped, so giving them the flag changes no physics.
     """
     import newton  # noqa: PLC0415
