@@ -311,8 +311,10 @@ def plan(ctx, details, **flight):
     options = _options(**flight)
     warp_device = _resolve(options.device, ctx.obj["verbose"])
     logging.getLogger("nexus").setLevel(logging.WARNING)
-    built = build_flight(options, warp_device)
+    built = build_flight(options, warp_device, start_render=False)  # the plan needs no render peer
     built.loop.close()
+    if built.render is not None:
+        built.render.close()
     click.echo(built.loop.plan.text())
     if details:
         nodes = built.loop.nodes_per_tick

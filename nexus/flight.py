@@ -214,6 +214,7 @@ def build_flight(
     replace_controller: Component | None = None,
     extra_components: Sequence[Component] = (),
     variation: Sequence[dict] | None = None,
+    start_render: bool = True,
 ) -> Flight:
     """Assemble and build the ring (validated, allocated, captured); nothing has run yet.
 
@@ -221,7 +222,9 @@ def build_flight(
     ``replace_controller`` takes the controller's place (and name) and drops the
     guidance; ``extra_components`` join the ring after the vehicle's own.
     ``variation`` gives each world's values (a replay passes the values run.json
-    holds); None draws them from ``options.vary`` (no file: none).
+    holds); None draws them from ``options.vary`` (no file: none). ``start_render`` False
+    leaves the render peer of cameras and lidars unstarted (``nexus plan`` flies nothing).
+    The caller closes ``flight.render`` when there is one.
     """
     options.check()
     device = device or resolve_device(options.device)
@@ -271,7 +274,7 @@ def build_flight(
     hub = _render_hub(options, plant, components, device, worlds)
     try:
         loop.build()
-        if hub is not None:
+        if hub is not None and start_render:
             hub.start()  # the peer loads its scene before any tick: a bad file fails the build
     except BaseException:
         if hub is not None:

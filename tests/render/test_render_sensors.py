@@ -240,3 +240,14 @@ def test_a_peer_that_hangs_ends_the_run_render_peer_timeout(tmp_path):
             os.kill(pid, signal.SIGCONT)
     info = json.loads((tmp_path / "run.json").read_text())
     assert info["exit_reason"] == "render-peer-timeout" and info["status"] == "failed"
+
+
+def test_plan_shows_the_render_stages_and_starts_no_peer():
+    from click.testing import CliRunner
+
+    from nexus.cli import main
+
+    result = CliRunner().invoke(main, ["plan", "--vehicle", SENSORS, "--scene", "obstacles"])
+    assert result.exit_code == 0, result.output
+    assert "-> gps) host(camera) host(thermal) host(lidar) graph(" in result.output
+    assert "render peer started" not in result.output
