@@ -242,12 +242,15 @@ def test_a_peer_that_hangs_ends_the_run_render_peer_timeout(tmp_path):
     assert info["exit_reason"] == "render-peer-timeout" and info["status"] == "failed"
 
 
-def test_plan_shows_the_render_stages_and_starts_no_peer():
+def test_plan_shows_the_render_stages_and_starts_no_peer(monkeypatch):
     from click.testing import CliRunner
 
     from nexus.cli import main
+    from nexus.render.hub import RenderHub
 
+    started = []
+    monkeypatch.setattr(RenderHub, "start", lambda hub: started.append(hub))
     result = CliRunner().invoke(main, ["plan", "--vehicle", SENSORS, "--scene", "obstacles"])
     assert result.exit_code == 0, result.output
     assert "-> gps) host(camera) host(thermal) host(lidar) graph(" in result.output
-    assert "render peer started" not in result.output
+    assert started == []
