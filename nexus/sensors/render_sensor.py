@@ -113,8 +113,17 @@ class RenderSensor(Sensor):
         return True
 
     def body_poses(self) -> np.ndarray:
-        """Every body's pose in every world, (bodies, 7) [m, quaternion xyzw], copied."""
-        return np.array(self.plant.state.body_q.numpy(), dtype=np.float32, copy=True)
+        """Every body's pose in every world, (bodies, 7) [m, quaternion xyzw], copied.
+
+        On the CPU through a NumPy view of the state's own memory, made once (as a host stage's
+        ports are): making the view costs more than the copy.
+        """
+        body_q = self.plant.state.body_q
+        if body_q.device.is_cpu:
+            if getattr(self, "_body_q_view", None) is None or self._body_q_array is not body_q:
+                self._body_q_array, self._body_q_view = body_q, body_q.numpy()
+            return np.array(self._body_q_view, dtype=np.float32, copy=True)
+        return np.array(body_q.numpy(), dtype=np.float32, copy=True)
 
     def submit(self, tick: int) -> tuple[int, object]:
         """Ask for this tick's frame: (the hub's ticket, what :meth:`finish` needs besides the frame)."""
