@@ -164,6 +164,8 @@ class Loop:
         self.plan = replace(self.plan, ticks_per_replay=self._choose_ticks_per_replay(), worlds=self.worlds)
         #: One flag per world: 0 flying, 1 done (its mission ended), 2 failed (see the health stage).
         self.done_flag = wp.zeros(self.worlds, dtype=wp.int32, device=self.device)
+        # On the CPU a NumPy view of the flags' own memory, made once: a view costs more than the check.
+        self._done_host = self.done_flag.numpy() if self.done_flag.device.is_cpu else None
         self.clock.done = self.done_flag
         self._watch_done_flag = any(stage.finishes and not stage.host for stage in stages)
         self.states = StateStore(self.components, self.device, worlds=self.worlds)
@@ -345,13 +347,17 @@ class Loop:
         return self._after(1)
 
     def _after(self, ticks: int) -> bool:
-        if self._watch_done_flag and not self._finish_requested and bool(self.done_flag.numpy().all()):
+        if self._watch_done_flag and not self._finish_requested and bool(self._done_now().all()):
             self._finish_requested = True
             # Each world's clock stopped at the tick that ended it; the run lasted as long as the last.
             self.ticks = int(self._tick_buffer.numpy().max())
             return True
         self.ticks += ticks
         return self._finish_requested
+
+    def _done_now(self):
+        """The done flags as they are now (on the CPU, the view made once)."""
+        return self._done_host if self._done_host is not None else self.done_flag.numpy()
 
     def world_ticks(self) -> "np.ndarray":
         """Ticks each world has flown (a finished world's stopped at the tick that ended it) [int64, (worlds,)]."""
