@@ -67,15 +67,23 @@ def flu_to_frd_np(v) -> np.ndarray:
 
 
 def quat_multiply_np(a, b) -> np.ndarray:
-    """Hamilton product of (x, y, z, w) quaternions."""
-    ax, ay, az, aw = a
-    bx, by, bz, bw = b
-    return np.array([
+    """Hamilton product of (x, y, z, w) quaternions; arrays of them (..., 4) broadcast against each other."""
+    ax, ay, az, aw = np.moveaxis(np.asarray(a), -1, 0)
+    bx, by, bz, bw = np.moveaxis(np.asarray(b), -1, 0)
+    return np.stack([
         aw * bx + ax * bw + ay * bz - az * by,
         aw * by - ax * bz + ay * bw + az * bx,
         aw * bz + ax * by - ay * bx + az * bw,
         aw * bw - ax * bx - ay * by - az * bz,
-    ])
+    ], axis=-1)
+
+
+def quat_rotate_np(q, v) -> np.ndarray:
+    """``v`` (..., 3) rotated by (x, y, z, w) unit quaternions ``q`` (..., 4), broadcasting over leading axes."""
+    q = np.asarray(q)
+    u, w = q[..., :3], q[..., 3:4]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
 
 
 def attitude_ned_frd_np(q_enu_flu) -> np.ndarray:

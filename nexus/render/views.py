@@ -18,6 +18,8 @@ import math
 
 import numpy as np
 
+from nexus.plant.frames import quat_multiply_np, quat_rotate_np
+
 #: The camera frame's axes as columns, in body (FLU) coordinates: X = -y, Y = +z, Z = -x.
 CAMERA_IN_BODY = np.array([[0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
 
@@ -86,23 +88,6 @@ def lidar_rays(elevations: np.ndarray) -> np.ndarray:
     return rays
 
 
-def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product of (x, y, z, w) quaternions, broadcasting over leading axes."""
-    ax, ay, az, aw = np.moveaxis(a, -1, 0)
-    bx, by, bz, bw = np.moveaxis(b, -1, 0)
-    return np.stack([aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw,
-                     aw * bw - ax * bx - ay * by - az * bz], axis=-1)
-
-
-def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``v`` rotated by (x, y, z, w) quaternions ``q``, broadcasting over leading axes."""
-    u, w = q[..., :3], q[..., 3:4]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
-
-
 def sensor_transforms(body_poses: np.ndarray, offset: np.ndarray, mounts: np.ndarray) -> np.ndarray:
     """World transforms (p, q xyzw) [m] of a sensor frame: each body pose composed with the mount.
 
@@ -111,6 +96,6 @@ def sensor_transforms(body_poses: np.ndarray, offset: np.ndarray, mounts: np.nda
     """
     body_poses = np.asarray(body_poses, dtype=np.float64)
     position, rotation = body_poses[..., :3], body_poses[..., 3:7]
-    where = position + quat_rotate(rotation, np.broadcast_to(offset, position.shape))
-    turned = quat_multiply(rotation, np.broadcast_to(mounts, rotation.shape))
+    where = position + quat_rotate_np(rotation, np.broadcast_to(offset, position.shape))
+    turned = quat_multiply_np(rotation, np.broadcast_to(mounts, rotation.shape))
     return np.concatenate([where, turned], axis=-1)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nexus.plant.frames import quat_rotate_np
 from nexus.render.preview import (
     Scale,
     frame_layout,
@@ -209,13 +210,6 @@ def _float_or_none(value):
 # -- the lidar in the world ----------------------------------------------------------------------
 
 
-def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``v`` (..., 3) rotated by (x, y, z, w) unit quaternions ``q`` (..., 4)."""
-    u, w = q[..., :3], q[..., 3:4]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
-
-
 def poses_at(times: np.ndarray, pose_time: np.ndarray, poses: np.ndarray) -> np.ndarray:
     """The body's pose at each of ``times`` [s] from recorded rows (``pose_time`` (rows,), ``poses`` (rows, 7):
     ENU position, (x, y, z, w) quaternion): linear between the rows around each time (the quaternion normalised,
@@ -247,7 +241,7 @@ def lidar_world_points(points: np.ndarray, times: np.ndarray, mount, pose_time: 
     """
     pose = poses_at(times, pose_time, poses)
     local = np.asarray(points, dtype=np.float64) + np.asarray(mount, dtype=np.float64)
-    return pose[..., :3] + quat_rotate(pose[..., 3:], local)
+    return pose[..., :3] + quat_rotate_np(pose[..., 3:], local)
 
 
 def sweep_in_world(stream: SensorStream, index: int, pose_time: np.ndarray, poses: np.ndarray,
