@@ -236,9 +236,8 @@ def compare_frames(original: Path, replayed: Path) -> tuple[dict, tuple | None]:
         counts[folder.stem] = rows
         for name, values in kept.items():
             other = redone.get(name)
-            if other is None or len(other) < rows:
-                first = first or (folder.stem, int(kept["tick"][min(rows, len(other) if other is not None else 0) - 1]),
-                                  name)
+            if other is None or len(other) < rows:  # the first frame the replay lacks
+                first = first or (folder.stem, int(kept["tick"][0 if other is None else len(other)]), name)
                 continue
             differs = np.flatnonzero([values[i].tobytes() != other[i].tobytes() for i in range(rows)])
             if differs.size and first is None:

@@ -38,14 +38,12 @@ class FrameWriter:
         self.worlds = worlds
         self.rows: list[tuple[int, float, dict]] = []
         self.parts = 0
-        self.frames = 0
         self.layout: dict[str, tuple[tuple[int, ...], str]] | None = None
 
     def add(self, tick: int, time_s: float, arrays: dict[str, np.ndarray]) -> None:
         if self.layout is None:
             self.layout = {k: (tuple(v.shape[1:]), str(v.dtype)) for k, v in arrays.items()}
         self.rows.append((int(tick), float(time_s), {k: np.ascontiguousarray(v) for k, v in arrays.items()}))
-        self.frames += 1
         if len(self.rows) >= FRAMES_PER_PART:
             self.flush()
 

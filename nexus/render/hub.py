@@ -66,6 +66,8 @@ class RenderHub:
         #: Wall time [s] the renders themselves took (in the peer, or here when inline).
         self.render_s = 0.0
         self.frames = 0
+        #: Sensor -> its frame file writer, once :meth:`record_to` named a folder.
+        self.writers: dict = {}
 
     def add(self, spec: ViewSpec, slots: int) -> None:
         """Register a sensor whose frames are at most ``slots`` in flight at once."""
@@ -152,7 +154,7 @@ class RenderHub:
         self.writers = {name: FrameWriter(Path(folder) / sensor_file(name), self.worlds) for name in self.specs}
 
     def store(self, name: str, tick: int, time_s: float, arrays: dict) -> None:
-        writer = getattr(self, "writers", {}).get(name)
+        writer = self.writers.get(name)
         if writer is not None:
             writer.add(tick, time_s, arrays)
 
@@ -191,7 +193,7 @@ class RenderHub:
 
     def close(self) -> None:
         """Write the frames kept, stop the peer and free the shared memory (safe twice, and after a failure)."""
-        for writer in getattr(self, "writers", {}).values():
+        for writer in self.writers.values():
             writer.close()
         if self.process is not None:
             try:

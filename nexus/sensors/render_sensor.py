@@ -53,6 +53,7 @@ class RenderSensor(Sensor):
         self._pending: deque = deque()  # (due tick, delivery tick, time it shows [s], ticket)
         self._next_due_ns: int | None = None
         self.frames = 0
+        self._body_q_array = self._body_q_view = None  # the state's array and its NumPy view (CPU)
 
     @classmethod
     def from_prim(cls, prim, values, ctx, **extra):
@@ -120,7 +121,7 @@ class RenderSensor(Sensor):
         """
         body_q = self.plant.state.body_q
         if body_q.device.is_cpu:
-            if getattr(self, "_body_q_view", None) is None or self._body_q_array is not body_q:
+            if self._body_q_array is not body_q:
                 self._body_q_array, self._body_q_view = body_q, body_q.numpy()
             return np.array(self._body_q_view, dtype=np.float32, copy=True)
         return np.array(body_q.numpy(), dtype=np.float32, copy=True)
