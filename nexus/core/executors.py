@@ -101,7 +101,16 @@ class CapturedExecutor:
         self.nodes_per_tick = sum(counts) if counts and None not in counts else None
         self.ticks_per_replay = int(ticks_per_replay)
         self.replay_graph = None
-        if self.ticks_per_replay > 1:
+        #: Ticks -> a graph of the device stages alone run that many times (powers of two), for the
+        #: ticks every host stage leaves alone.
+        self.between: dict[int, object] = {}
+        if plan.hosts_idle_between:
+            device_only = Segment(host=False, stages=plan.device_stages)
+            ticks = 1
+            while ticks <= self.ticks_per_replay:
+                self.between[ticks] = self._capture(device_only, ios, ticks)
+                ticks *= 2
+        elif self.ticks_per_replay > 1:
             if plan.has_host_stage or len(plan.segments) != 1:
                 raise ValueError("several ticks per replay need a ring of one graph (no host stage)")
             self.replay_graph = self._capture(plan.segments[0], ios, self.ticks_per_replay)
@@ -126,6 +135,16 @@ class CapturedExecutor:
     def tick(self) -> None:
         for step in self._steps:
             step()
+
+    def device_ticks(self, ticks: int) -> None:
+        """Run ``ticks`` ticks of the device stages alone (no host stage has work on them): one launch per
+        set bit of ``ticks``, largest first."""
+        size = 1 << (int(ticks).bit_length() - 1)
+        while ticks > 0:
+            if ticks >= size:
+                wp.capture_launch(self.between[size])
+                ticks -= size
+            size >>= 1
 
     def replay(self) -> None:
         """Run ``ticks_per_replay`` ticks with one launch."""

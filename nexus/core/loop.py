@@ -161,7 +161,12 @@ class Loop:
         self._check_worlds(stages)
         self.wiring: Wiring = wire(stages, order, self.device, self.rules, worlds=self.worlds)
         self.plan: Plan = plan_segments(stages)
+        if self.mode != "captured":  # eager runs every stage every tick
+            self.plan = replace(self.plan, hosts_idle_between=False)
         self.plan = replace(self.plan, ticks_per_replay=self._choose_ticks_per_replay(), worlds=self.worlds)
+        self._hosts = tuple(stage for stage in self.plan.stages if stage.host)
+        #: Ticks from the next on that every host stage leaves alone (None: ask them again).
+        self._idle_left: int | None = None
         #: One flag per world: 0 flying, 1 done (its mission ended), 2 failed (see the health stage).
         self.done_flag = wp.zeros(self.worlds, dtype=wp.int32, device=self.device)
         # On the CPU a NumPy view of the flags' own memory, made once: a view costs more than the check.
@@ -208,7 +213,7 @@ class Loop:
             )
 
     def _choose_ticks_per_replay(self) -> int:
-        if self.mode != "captured" or self.plan.has_host_stage:
+        if self.mode != "captured" or (self.plan.has_host_stage and not self.plan.hosts_idle_between):
             return 1
         ticks = self._requested_ticks_per_replay or DEFAULT_TICKS_PER_REPLAY
         for component in self.components:
@@ -323,11 +328,13 @@ class Loop:
                     except Exception as error:
                         raise RunError(f"the start of {stage.where} failed: {type(error).__name__}: {error}") from error
                 run_stage(stage, io)
+        self._idle_left = None
 
     def tick(self) -> bool:
         """Run one tick; True when a stage has asked to end the run."""
         self.build()
         self._executor.tick()
+        self._idle_left = None
         return self._after(1)
 
     def advance(self, limit: int) -> bool:
@@ -338,8 +345,24 @@ class Loop:
         device stage ends the run inside a replay, the replay's later ticks run
         but change nothing reported (the clock stops, the record skips them),
         and :attr:`ticks` is the tick that ended the run.
+
+        In a ring whose host stages say which ticks they leave alone, a tick
+        some host stage has work on runs cut at the host stages; the ticks they
+        all leave alone (up to ``ticks_per_replay``) run as the device stages'
+        own graph, which computes the same bits.
         """
         self.build()
+        if self.plan.hosts_idle_between:
+            if self._idle_left is None:  # the host stages have run since the last ask
+                self._idle_left = min(int(stage.idle_ticks()) for stage in self._hosts)
+            ticks = min(self._idle_left, int(limit), self.plan.ticks_per_replay)
+            if ticks >= 1:
+                self._executor.device_ticks(ticks)
+                self._idle_left -= ticks
+                return self._after(ticks)
+            self._executor.tick()
+            self._idle_left = None
+            return self._after(1)
         if limit >= self.plan.ticks_per_replay > 1:
             self._executor.replay()
             return self._after(self.plan.ticks_per_replay)

@@ -30,6 +30,13 @@ class Stage:
     copies) and fill buffers the stage's kernels read, such as a plan that
     depends on the first estimate. The buffers exist before capture, so a
     captured graph sees what ``start`` put in them.
+
+    ``idle_ticks()``, when a host stage gives it, says how many of the coming
+    ticks the stage will leave alone (run, it would read nothing it needs and
+    write nothing): a camera between its frames. When every host stage of a
+    captured ring gives it, the loop runs those ticks as one graph of the
+    device stages alone instead of cutting every tick at the host stages.
+    It is asked after the stage has run; before its first run it must say 0.
     """
 
     name: str
@@ -43,6 +50,7 @@ class Stage:
     #: A host stage that serves every world of a many-world ring in one call (reading and writing
     #: whole world axes, ``DevicePort.read_all``/``write_all``); other host stages serve one world.
     batched: bool = False
+    idle_ticks: Callable[[], int] | None = None
     component: Component | None = field(default=None, repr=False)
 
     @property

@@ -24,7 +24,9 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import warp as wp
 
+from nexus.core import Read, Stage
 from nexus.core.errors import BuildError
 from nexus.core.spec import Output, Param, Spec, non_negative, positive
 from nexus.render.request import ViewSpec
@@ -74,6 +76,32 @@ LIDAR_SPEC = Spec(
 )
 
 
+@wp.kernel
+def keep_sweep_pose(
+    body_q: wp.array(dtype=wp.transform),
+    tick: wp.array(dtype=wp.int64),
+    body: wp.int32,
+    bodies_per_world: wp.int32,
+    sweep_ticks: wp.int64,
+    first_tick: wp.array(dtype=wp.int64),
+    poses: wp.array2d(dtype=wp.transform),
+):
+    """Keep world ``world``'s lidar body pose at this tick in the sweep's slot ``(tick - first) mod T``.
+
+    The tick is the latest world's (as the host stage reads it); the first tick the kernel runs at starts
+    the first sweep. Every thread finds the same values, so the shared writes agree.
+    """
+    world = wp.tid()
+    now = tick[0]
+    for w in range(1, tick.shape[0]):
+        now = wp.max(now, tick[w])
+    start = first_tick[0]
+    if start < wp.int64(0):
+        start = now
+    poses[wp.int32((now - start) % sweep_ticks), world] = body_q[body + world * bodies_per_world]
+    first_tick[0] = start
+
+
 class Lidar(RenderSensor):
     """Writes ``lidar`` (:class:`PointCloud`)."""
 
@@ -95,15 +123,31 @@ class Lidar(RenderSensor):
         self.columns = max(1, int(round(2.0 * math.pi / horizontal_resolution)))
         self.min_range, self.max_range = float(min_range), float(max_range)
         self.range_noise, self.dropout = float(range_noise), float(dropout)
-        self._sweep: list[tuple[int, float, np.ndarray]] = []  # (tick, time [s], body poses) this sweep
+        self._first_tick: int | None = None  # the tick the first sweep started at
+        self._sweep_view = None  # a NumPy view of the sweep's poses (CPU), made once
 
     def view_spec(self) -> ViewSpec:
         return ViewSpec(self.name, "lidar", self.columns, self.channels, self.vertical_fov, self.body_index,
                         tuple(float(x) for x in self.mount))
 
+    def stages(self) -> list[Stage]:
+        # The body's pose is kept on the device every tick (a graph stage, in the state slot right after
+        # the plant publishes), so the host stage runs only at a sweep's last tick and its deliveries.
+        keep = Stage(f"{self.spec.stage}_poses", "state", self._keep_pose, reads=(Read("tick", wp.int64, (1,)),))
+        return [keep, *super().stages()]
+
+    def _keep_pose(self, io) -> None:
+        wp.launch(keep_sweep_pose, dim=self.worlds,
+                  inputs=[self.plant.state.body_q, io["tick"], wp.int32(self.body_index),
+                          wp.int32(self.plant.bodies_per_world), wp.int64(self.sweep_ticks), self.sweep_first],
+                  outputs=[self.sweep_poses], device=io.device)
+
     def prepare(self, ctx) -> None:
         super().prepare(ctx)
         self.sweep_ticks = max(1, int(round(max(self.period_ns, ctx.dt_ns) / ctx.dt_ns)))
+        #: The lidar body's pose at each tick of the sweep, (ticks, worlds) [m, quaternion xyzw].
+        self.sweep_poses = wp.zeros((self.sweep_ticks, ctx.worlds), dtype=wp.transform, device=ctx.device)
+        self.sweep_first = wp.full(1, -1, dtype=wp.int64, device=ctx.device)
         # Column c is taken at tick floor(c * T / C) of the sweep.
         self.column_tick = (np.arange(self.columns) * self.sweep_ticks) // self.columns
         elevation = lidar_elevations(self.channels, self.vertical_fov)[::-1]  # row 0 is the top channel
@@ -114,19 +158,34 @@ class Lidar(RenderSensor):
                                     np.broadcast_to(np.sin(elevation)[:, None], (self.channels, self.columns))],
                                    axis=-1).astype(np.float32)
 
+    def _next_work_tick(self) -> int:
+        """The next sweep's last tick."""
+        done = (self._last_tick - self._first_tick + 1) % self.sweep_ticks
+        return self._last_tick + self.sweep_ticks - done
+
+    def _sweep_poses(self) -> np.ndarray:
+        """The kept poses of the sweep that ends now, (ticks, worlds, 7), copied."""
+        if self.sweep_poses.device.is_cpu:
+            if self._sweep_view is None:
+                self._sweep_view = self.sweep_poses.numpy()
+            return np.array(self._sweep_view, dtype=np.float32, copy=True)
+        return self.sweep_poses.numpy()
+
     def _run(self, io) -> None:
-        # Every tick of a sweep keeps the bodies' poses; the sweep is submitted at its last tick.
+        # The poses of each tick of a sweep are kept on the device; the sweep is submitted at its last tick.
         tick = int(io["tick"].read_all().max())
         now_ns = int(io["time_ns"].read_all().max())
-        self._sweep.append((tick, now_ns * 1e-9, self.body_poses()))
-        if len(self._sweep) == self.sweep_ticks:
-            sweep, self._sweep = self._sweep, []
-            bodies = self.body_index + np.arange(self.worlds) * self.plant.bodies_per_world
-            at_ticks = np.stack([entry[2][bodies] for entry in sweep])  # (ticks, worlds, 7)
-            poses = np.ascontiguousarray(at_ticks[self.column_tick].transpose(1, 0, 2))  # (worlds, columns, 7)
-            ticket = self.hub.submit(self.name, sweep[-1][2], poses)
-            times = np.array([entry[1] for entry in sweep])[self.column_tick]
-            self._pending.append((sweep[0][0], tick + self.delay, sweep[0][1], ticket, times))
+        self.ran_at(tick, now_ns)
+        if self._first_tick is None:
+            self._first_tick = tick
+        if (tick - self._first_tick + 1) % self.sweep_ticks == 0:
+            first = tick - (self.sweep_ticks - 1)
+            poses = np.ascontiguousarray(self._sweep_poses()[self.column_tick].transpose(1, 0, 2))  # (worlds, C, 7)
+            ticket = self.hub.submit(self.name, self.body_poses(), poses)
+            # Tick j of the sweep is at now - (T - 1 - j) ticks [ns]; each column is at its tick's time [s].
+            tick_ns = now_ns - (self.sweep_ticks - 1 - np.arange(self.sweep_ticks, dtype=np.int64)) * self.dt_ns
+            times = (tick_ns * 1e-9)[self.column_tick]
+            self._pending.append((first, tick + self.delay, int(tick_ns[0]) * 1e-9, ticket, times))
         self.deliver(io, tick)  # after asking for this tick's sweep: the renderer never idles while we wait
 
     def finish(self, frame: dict, due_tick: int, shows_s: float, times) -> PointCloud:

@@ -52,6 +52,8 @@ class RenderSensor(Sensor):
         self.hub = None
         self._pending: deque = deque()  # (due tick, delivery tick, time it shows [s], ticket)
         self._next_due_ns: int | None = None
+        self._last_tick: int | None = None  # the tick the stage last ran at, and its time [ns]
+        self._last_ns = 0
         self.frames = 0
         self._body_q_array = self._body_q_view = None  # the state's array and its NumPy view (CPU)
 
@@ -77,7 +79,28 @@ class RenderSensor(Sensor):
         reads = (Read(self.body_signal, self.spec.all_inputs[0].dtype, (1,)), Read("tick", wp.int64, (1,)),
                  Read("time_ns", wp.int64, (1,)))
         writes = (Write(self.signal, self.sample_type),)
-        return [Stage(self.spec.stage, "sensor", self._run, reads=reads, writes=writes, host=True, batched=True)]
+        return [Stage(self.spec.stage, "sensor", self._run, reads=reads, writes=writes, host=True, batched=True,
+                      idle_ticks=self.idle_ticks)]
+
+    def idle_ticks(self) -> int:
+        """Ticks after the last one the stage ran at on which it has nothing to do: none is a due tick
+        nor a delivery tick (0 before its first run)."""
+        if self._last_tick is None:
+            return 0
+        coming = self._next_work_tick()
+        if self._pending:
+            coming = min(coming, self._pending[0][1])
+        return max(0, coming - self._last_tick - 1)
+
+    def _next_work_tick(self) -> int:
+        """The next tick a frame is due at, by the due-time rule (after the tick last run at)."""
+        if self._next_due_ns is None:
+            return self._last_tick + 1
+        return self._last_tick + max(1, -(-(self._next_due_ns - self._last_ns) // self.dt_ns))
+
+    def ran_at(self, tick: int, now_ns: int) -> None:
+        """Note the tick [and its time, ns] the stage runs at, which :meth:`idle_ticks` counts from."""
+        self._last_tick, self._last_ns = tick, now_ns
 
     def prepare(self, ctx) -> None:
         super().prepare(ctx)
@@ -142,6 +165,7 @@ class RenderSensor(Sensor):
     def _run(self, io) -> None:
         tick = int(io["tick"].read_all().max())
         now_ns = int(io["time_ns"].read_all().max())
+        self.ran_at(tick, now_ns)
         # This tick's frame is asked for before an older one is taken, so the renderer never idles
         # while the loop waits; the new frame's delivery tick is later than this one.
         if self._due(now_ns):
