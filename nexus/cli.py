@@ -128,6 +128,8 @@ def _flight_options(f):
                      help="Control tick rate [Hz]."),
         click.option("--substeps", type=click.IntRange(min=1), default=default.substeps, show_default=True,
                      help="Solver steps per tick."),
+        click.option("--solver", type=click.Choice(("mujoco", "featherstone")), default=default.solver,
+                     show_default=True, help="Physics solver; featherstone is the differentiable one."),
         click.option("--eager", is_flag=True, default=default.eager,
                      help="Launch stage by stage instead of replaying graphs (debugging)."),
         click.option("--mission", type=click.Choice(MISSIONS), default=default.mission, show_default=True,
@@ -510,11 +512,13 @@ def px4_mission(url, altitude, hold_s, yaw_hold_s, timeout_s):
 from nexus.viz.commands import plot, view  # noqa: E402  (light: matplotlib and viser load inside the commands)
 from nexus.commands.runs import runs  # noqa: E402
 from nexus.commands.render_peer import render_peer  # noqa: E402
+from nexus.commands.sweep import sweep  # noqa: E402
 
 main.add_command(plot)
 main.add_command(view)
 main.add_command(runs)
 main.add_command(render_peer)
+main.add_command(sweep)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,227 @@
+"""Running a sweep on Ray: one task per point, results taken with ``ray.wait`` as they finish.
+
+Ray does the scheduling, the resource accounting (CPUs per run, a GPU for a
+CUDA run) and the retries of a task whose worker died (``max_retries``); this
+module only keeps at most ``parallel`` points in flight, records each result
+once, and keeps ``DIR`` resumable:
+
+* a point whose folder holds a run that ended by itself (``finished`` or
+  ``failed`` in its run.json) is skipped by ``--resume`` and its row is read
+  back from the folder;
+* any other folder (a run killed, interrupted or never started) is emptied
+  and flown again; nothing from a half-written folder is counted;
+* a worker that dies is retried by Ray up to ``max_retries`` times, then the
+  point is recorded as failed (``worker-died``) and the sweep goes on;
+* Ctrl-C (or SIGTERM) cancels the points in flight (their runs end as
+  ``interrupted`` and stop their PX4), ends any PX4 a dead worker left
+  behind, writes sweep.parquet for what finished, and re-raises.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nexus.sweep.points import Point, check_attribute_values, count, expand, varied_keys
+from nexus.sweep.progress import SweepProgress
+from nexus.sweep.spec import MAX_POINTS_WITHOUT_YES, SweepError, parse
+from nexus.sweep.table import OK_STATUSES, write_table
+
+log = logging.getLogger("nexus")
+
+#: What DIR holds besides sweep.parquet: the sweep file's points, and one run folder per point.
+SWEEP_FILE = "sweep.json"
+RUNS = "runs"
+#: Statuses of a run that ended by itself: --resume keeps these.
+ENDED = ("finished", "failed")
+#: Worker deaths Ray retries per point before the point is recorded as failed.
+DEFAULT_RETRIES = 2
+
+
+@dataclass
+class SweepOptions:
+    out: Path
+    parallel: int | None = None
+    address: str | None = None
+    resume: bool = False
+    yes: bool = False
+    allow_commands: bool = False
+    dashboard: bool = False
+    #: CPUs Ray reserves for each run (a fraction lets more runs share a core).
+    cpus_per_run: float = 1.0
+    max_retries: int = DEFAULT_RETRIES
+    progress: bool = True
+    #: Return each run's files through Ray instead of writing DIR from the worker (None: when not local).
+    ship: bool | None = None
+
+
+@dataclass
+class SweepResult:
+    out: Path
+    rows: list[dict] = field(default_factory=list)
+    wall_s: float = 0.0
+    workers: int = 1
+    skipped: int = 0
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.rows if r.get("status") not in OK_STATUSES)
+
+    @property
+    def sweep_over_ideal(self) -> float:
+        """Wall time over the sum of the points' wall times shared by the workers (1: no overhead at all)."""
+        flown = [r["wall_s"] for r in self.rows if not r.get("resumed") and r.get("wall_s") is not None]
+        ideal = sum(flown) / max(1, min(self.workers, len(flown) or 1))
+        return self.wall_s / ideal if ideal > 0 else math.nan
+
+
+def prepare(spec_path: Path, options: SweepOptions) -> tuple:
+    """Everything checked before any run starts: the file, the points, the attributes, commands, DIR."""
+    spec = parse(spec_path)
+    asked = count(spec)
+    if asked > MAX_POINTS_WITHOUT_YES and not options.yes:
+        raise SweepError(f"{spec_path}: {asked} points is more than {MAX_POINTS_WITHOUT_YES}; pass --yes to "
+                         "run them all, or make the grid smaller")
+    points = expand(spec)
+    check_attribute_values(spec, points)
+    if spec.px4 is not None and spec.px4.command and not options.allow_commands:
+        raise SweepError(f"{spec_path}: [px4] command {spec.px4.command[0]!r} would run a program of the sweep "
+                         "file's; pass --allow-commands if you trust this file")
+    out = Path(options.out)
+    if out.exists() and not out.is_dir():
+        raise SweepError(f"--out {out} is a file; give a folder")
+    held = (out / SWEEP_FILE).exists() or (out / RUNS).is_dir() and any((out / RUNS).iterdir())
+    if held and not options.resume:
+        raise SweepError(f"--out {out} already holds a sweep; pass --resume to finish it, or choose another folder")
+    if options.parallel is not None and options.parallel < 1:
+        raise SweepError(f"--parallel {options.parallel}: give 1 or more")
+    return spec, points
+
+
+def _write_sweep_file(out: Path, spec, points: list[Point]) -> None:
+    from nexus.record.durable import write_atomic
+
+    data = {"sweep_file": str(spec.path), "mode": spec.mode, "parameters": varied_keys(spec),
+            "points": [p.as_dict() for p in points]}
+    write_atomic(out / SWEEP_FILE, (json.dumps(data, indent=2, sort_keys=True, default=str) + "\n").encode())
+
+
+def _ended_row(point: Point, folder: Path) -> dict | None:
+    """The row of a point whose folder already holds a run that ended by itself (for --resume), else None."""
+    from nexus.sweep.figures import run_figures, run_info
+
+    info = run_info(folder)
+    if info is None or info.get("status") not in ENDED:
+        return None
+    row = {"point": point.id, **run_figures(folder), "resumed": True}
+    wall = info.get("wall_time_s")
+    row["wall_s"] = wall
+    return row
+
+
+def _uses_gpu(point: Point) -> bool:
+    return str(point.config.device).startswith("cuda")
+
+
+def run_sweep(spec_path: Path, options: SweepOptions, say=print) -> SweepResult:
+    """Check everything, start or join Ray, fly every point not yet flown, and write sweep.parquet."""
+    from nexus.sweep.cluster import connect
+
+    spec, points = prepare(Path(spec_path), options)
+    out = Path(options.out)
+    cluster = connect(options.address, options.parallel, options.dashboard)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / RUNS).mkdir(exist_ok=True)
+        _write_sweep_file(out, spec, points)
+        return _fly_all(spec, points, options, cluster, say)
+    finally:
+        cluster.close()
+
+
+def _fly_all(spec, points: list[Point], options: SweepOptions, cluster, say) -> SweepResult:
+    import ray
+
+    from nexus.sweep.px4_fleet import end_leftovers
+    from nexus.sweep.task import fly_point, unpack
+
+    out = Path(options.out)
+    parameters = varied_keys(spec)
+    ship = (not cluster.local) if options.ship is None else options.ship
+    slots = max(1, int(cluster.cpus // options.cpus_per_run)) if options.cpus_per_run > 0 else len(points)
+    parallel = min(options.parallel or slots, slots, len(points))
+    result = SweepResult(out, workers=parallel)
+    rows: dict[str, dict] = {}
+    todo: list[Point] = []
+    for point in points:
+        row = _ended_row(point, out / RUNS / point.id) if options.resume else None
+        if row is not None:
+            rows[point.id] = {**row, "values": point.values, "folder": f"{RUNS}/{point.id}"}
+            result.skipped += 1
+        else:
+            todo.append(point)
+    by_id = {p.id: p for p in points}
+    bar = SweepProgress(len(points), enabled=options.progress)
+    bar.update(len(rows), sum(1 for r in rows.values() if r.get("status") not in OK_STATUSES), 0)
+    remote = ray.remote(fly_point)
+    pending: dict = {}
+    started = time.perf_counter()
+
+    def record(point: Point, row: dict) -> None:
+        files = row.pop("files", None)
+        if files is not None:
+            unpack(files, out / RUNS / point.id)
+        rows[point.id] = {**row, "values": point.values, "folder": f"{RUNS}/{point.id}"}
+        ordered = [rows[p.id] for p in points if p.id in rows]
+        write_table(out, parameters, ordered)
+
+    def submit(point: Point) -> None:
+        task = remote.options(num_cpus=options.cpus_per_run, num_gpus=1 if _uses_gpu(point) else 0,
+                              max_retries=options.max_retries, retry_exceptions=False)
+        ref = task.remote(point.as_dict(), str((out / RUNS / point.id).resolve()), ship, options.allow_commands)
+        pending[ref] = point
+
+    queue = list(todo)
+    try:
+        while queue or pending:
+            while queue and len(pending) < parallel:
+                submit(queue.pop(0))
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
+            for ref in ready:
+                point = pending.pop(ref)
+                try:
+                    row = ray.get(ref)
+                except ray.exceptions.RayError as error:  # the worker died more often than Ray retries, or Ray failed
+                    reason = ("worker-died" if isinstance(error, (ray.exceptions.WorkerCrashedError,
+                                                                  ray.exceptions.NodeDiedError)) else "task-error")
+                    text = str(error).strip().splitlines()
+                    row = {"point": point.id, "status": "failed", "exit_reason": reason,
+                           "error": text[-1] if text else type(error).__name__}
+                    end_leftovers(out / RUNS / point.id)
+                record(point, row)
+            failed = sum(1 for r in rows.values() if r.get("status") not in OK_STATUSES)
+            bar.update(len(rows), failed, len(pending))
+    except KeyboardInterrupt:
+        bar.close()
+        say(f"stopping: cancelling {len(pending)} runs in flight...")
+        for ref in pending:
+            ray.cancel(ref, force=False)
+        ray.wait(list(pending), num_returns=len(pending), timeout=15.0)
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        for point in by_id.values():
+            end_leftovers(out / RUNS / point.id)
+        result.rows = [rows[p.id] for p in points if p.id in rows]
+        result.wall_s = time.perf_counter() - started
+        if result.rows:
+            write_table(out, parameters, result.rows)
+        raise
+    bar.close()
+    result.rows = [rows[p.id] for p in points]
+    result.wall_s = time.perf_counter() - started
+    write_table(out, parameters, result.rows)
+    return result

@@ -1,0 +1,363 @@
+"""The sweep file (TOML): what every point shares, what varies, and how (a grid or seeded random draws).
+
+A sweep file is data: it is parsed with :mod:`tomllib` and checked field by
+field; nothing in it is evaluated. Example::
+
+    [run]                      # what every point flies: any RunConfig field
+    mission = "short"
+    device = "cpu"
+
+    [grid]                     # the cross product of these lists
+    seed = [0, 1, 2, 3, 4, 5, 6, 7]
+    "/vehicle/controller nexus:hoverThrust" = [0.56, 0.572]
+
+or, instead of ``[grid]``, N seeded draws::
+
+    [random]
+    count = 16                 # points drawn
+    random_seed = 1            # seed of the draws (not the runs' seed)
+    seed = {low = 0, high = 1000}                 # whole numbers: inclusive, uniform
+    tick_hz = {values = [200.0, 250.0, 500.0]}    # one of these
+    "/vehicle/controller nexus:hoverThrust" = {low = 0.55, high = 0.59}   # uniform [low, high)
+
+An axis is a :class:`~nexus.flight.RunConfig` field (``seed``, ``controller``,
+``mission``, ``tick_hz``, ``duration``, ``vary`` with ``worlds``, ...) or a
+USD attribute, written ``"<prim path> <attribute name>"``, of the vehicle or
+the scene (applied through an override layer in the run's folder:
+:mod:`nexus.sweep.overrides`). Relative paths (``vary``, ``vehicle``,
+``scene``, ``px4.binary``) are taken from the sweep file's folder.
+
+A ``[px4]`` table (with ``controller = "px4"``) starts the user's PX4 SITL
+for each point: :mod:`nexus.sweep.px4_fleet`.
+
+Every error is a :class:`SweepError` of one line naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+import typing
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from nexus.core.errors import BuildError
+
+#: A sweep of more points than this needs ``--yes`` (a typo in a grid multiplies quickly).
+MAX_POINTS_WITHOUT_YES = 1000
+#: Tables a sweep file may hold.
+TABLES = ("run", "grid", "random", "px4")
+#: Keys of ``[random]`` that are not axes.
+RANDOM_KEYS = ("count", "random_seed")
+#: Keys of ``[px4]``.
+PX4_KEYS = ("binary", "model", "rootfs", "params", "env", "mission", "command", "boot_timeout")
+#: ``px4.mission``: ``nexus`` flies ``nexus px4 mission``; ``none`` flies to the run's duration.
+PX4_MISSIONS = ("nexus", "none")
+#: RunConfig fields whose string value is a path when it looks like one.
+PATH_FIELDS = ("vehicle", "scene", "vary")
+#: RunConfig fields with a fixed set of values, and where the set is written.
+CHOICES = {"controller": ("nexus.assembly", "CONTROLLERS"), "mission": ("nexus.assembly", "MISSIONS"),
+           "device": ("nexus.core.device", "DEVICE_CHOICES"), "record_mode": ("nexus.flight", "RECORD_MODES"),
+           "render": ("nexus.flight", "RENDER_MODES")}
+
+
+class SweepError(BuildError):
+    """A sweep file, or a sweep's options, that cannot run: found before any run starts."""
+
+    reason = "bad-sweep"
+
+
+@dataclass
+class Axis:
+    """One varied thing: a RunConfig field (``attribute`` None) or ``prim`` + ``attribute`` of a USD file."""
+
+    key: str
+    #: Grid: the values in order. Random: None (see ``draw``).
+    values: list | None = None
+    #: Random: ``{"low", "high"}`` or ``{"values"}``.
+    draw: dict | None = None
+    prim: str | None = None
+    attribute: str | None = None
+
+    @property
+    def is_attribute(self) -> bool:
+        return self.attribute is not None
+
+
+@dataclass
+class Px4Settings:
+    """``[px4]``: the user's PX4 SITL build and how each point flies it."""
+
+    binary: Path
+    model: str = "none_iris"
+    rootfs: Path | None = None
+    #: Extra PX4 parameters on top of those ``nexus px4 params`` derives, name -> value.
+    params: dict = field(default_factory=dict)
+    #: Extra environment variables for PX4.
+    env: dict = field(default_factory=dict)
+    mission: str = "nexus"
+    #: A user command (argument list; ``{mavlink_url}``, ``{instance}``, ``{run_dir}`` filled in); needs --allow-commands.
+    command: list[str] | None = None
+    #: How long PX4 may take to connect [s wall].
+    boot_timeout: float = 60.0
+
+    def as_dict(self) -> dict:
+        return {"binary": str(self.binary), "model": self.model, "rootfs": str(self.rootfs) if self.rootfs else None,
+                "params": dict(self.params), "env": dict(self.env), "mission": self.mission,
+                "command": list(self.command) if self.command else None, "boot_timeout": self.boot_timeout}
+
+
+@dataclass
+class SweepSpec:
+    path: Path
+    #: RunConfig fields every point shares (paths resolved).
+    base: dict
+    axes: list[Axis]
+    #: ``grid`` or ``random``.
+    mode: str
+    count: int = 0
+    random_seed: int = 0
+    px4: Px4Settings | None = None
+
+
+def _fail(path: Path, text: str) -> SweepError:
+    return SweepError(f"{path}: {text}")
+
+
+def _run_fields() -> dict[str, Any]:
+    from nexus.flight import RunConfig
+
+    return {f.name: f for f in fields(RunConfig)}
+
+
+def _hints() -> dict[str, Any]:
+    from nexus.flight import RunConfig
+
+    return typing.get_type_hints(RunConfig)
+
+
+def fits(value: Any, hint: Any) -> bool:
+    """Whether a TOML value fits a RunConfig field's type (an int fits a float; a bool is no number)."""
+    import types
+
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return any(fits(value, part) for part in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, typing.get_origin(hint) or hint)
+
+
+def type_text(hint: Any) -> str:
+    import types
+
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return " or ".join(type_text(p) for p in typing.get_args(hint) if p is not type(None))
+    return getattr(hint, "__name__", str(hint))
+
+
+def _choices(name: str) -> tuple[str, ...] | None:
+    import importlib
+
+    if name not in CHOICES:
+        return None
+    module, attr = CHOICES[name]
+    return tuple(getattr(importlib.import_module(module), attr))
+
+
+def check_field_value(path: Path, where: str, name: str, value: Any) -> Any:
+    """A RunConfig field's value from the file, type-checked (an int for a float field becomes a float)."""
+    hint = _hints()[name]
+    if not fits(value, hint):
+        raise _fail(path, f"{where}: {name} = {value!r} is not of type {type_text(hint)}")
+    choices = _choices(name)
+    if choices is not None and value not in choices:
+        raise _fail(path, f"{where}: {name} = {value!r}; choose one of {', '.join(choices)}")
+    if isinstance(value, int) and not isinstance(value, bool) and hint is float:
+        value = float(value)
+    if name in PATH_FIELDS and isinstance(value, str):
+        value = resolve_path(path, value, name != "vary")
+        if name == "vary" and not Path(value).is_file():
+            raise _fail(path, f"{where}: vary = {value!r}: no such variation file")
+    return value
+
+
+def resolve_path(path: Path, value: str, may_be_name: bool) -> str:
+    """``value`` as a path from the sweep file's folder, when it looks like a path (a shipped name stays)."""
+    looks_like_path = "/" in value or value.endswith((".usda", ".usd", ".usdc", ".toml"))
+    if may_be_name and not looks_like_path:
+        return value
+    candidate = Path(value).expanduser()
+    if not candidate.is_absolute():
+        candidate = path.parent / candidate
+    return str(candidate.resolve())
+
+
+def _split_attribute(path: Path, where: str, key: str) -> tuple[str, str]:
+    prim, _, attribute = key.partition(" ")
+    attribute = attribute.strip()
+    if not prim.startswith("/") or not attribute or " " in attribute:
+        raise _fail(path, f"{where}: {key!r}: an attribute axis is \"<prim path> <attribute name>\", "
+                          "e.g. \"/vehicle/controller nexus:hoverThrust\"")
+    return prim, attribute
+
+
+def _axis(path: Path, where: str, key: str, known: dict) -> Axis:
+    if key.startswith("/"):
+        prim, attribute = _split_attribute(path, where, key)
+        return Axis(key, prim=prim, attribute=attribute)
+    if key not in known:
+        import difflib
+
+        near = difflib.get_close_matches(key, list(known), n=1)
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        raise _fail(path, f"{where}: unknown field {key!r}{hint}; an axis is a RunConfig field "
+                          f"({', '.join(known)}) or \"<prim path> <attribute name>\"")
+    return Axis(key)
+
+
+def _load(path: Path) -> dict:
+    try:
+        text = path.read_bytes().decode()
+    except OSError as error:
+        raise SweepError(f"cannot read the sweep file {path} ({error.strerror})") from None
+    except UnicodeDecodeError:
+        raise SweepError(f"{path}: not a text file; a sweep file is TOML") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise SweepError(f"{path}: not valid TOML ({error})") from None
+
+
+def parse(path: str | Path) -> SweepSpec:
+    """Read and check a sweep file; raises :class:`SweepError` (one line) on anything wrong."""
+    path = Path(path)
+    data = _load(path)
+    unknown = [k for k in data if k not in TABLES]
+    if unknown:
+        raise _fail(path, f"unknown table or key {unknown[0]!r}; a sweep file holds [{'], ['.join(TABLES)}]")
+    for name in TABLES:
+        if name in data and not isinstance(data[name], dict):
+            raise _fail(path, f"{name} must be a table ([{name}])")
+    known = _run_fields()
+    base = {}
+    for key, value in data.get("run", {}).items():
+        if key not in known:
+            _axis(path, "[run]", key, known)  # raises with the list of fields
+        base[key] = check_field_value(path, "[run]", key, value)
+    if ("grid" in data) == ("random" in data):
+        raise _fail(path, "give exactly one of [grid] (the cross product of lists) or [random] (seeded draws)")
+    axes: list[Axis] = []
+    if "grid" in data:
+        mode, count, random_seed = "grid", 0, 0
+        for key, values in data["grid"].items():
+            axis = _axis(path, "[grid]", key, known)
+            if not isinstance(values, list):
+                raise _fail(path, f"[grid]: {key} = {values!r}: give a list of values, e.g. [1, 2]")
+            if not values:
+                raise _fail(path, f"[grid]: {key} = []: an empty list makes an empty grid (no points)")
+            if not axis.is_attribute:
+                values = [check_field_value(path, "[grid]", key, v) for v in values]
+            axis.values = values
+            axes.append(axis)
+        if not axes:
+            raise _fail(path, "[grid] is empty: it varies nothing (no points)")
+    else:
+        mode = "random"
+        table = data["random"]
+        count, random_seed = table.get("count"), table.get("random_seed", 0)
+        if not fits(count, int) or count < 1:
+            raise _fail(path, f"[random]: count = {count!r}: give the number of points to draw, 1 or more")
+        if not fits(random_seed, int) or random_seed < 0:
+            raise _fail(path, f"[random]: random_seed = {random_seed!r}: give a whole number, 0 or more")
+        for key, spec in table.items():
+            if key in RANDOM_KEYS:
+                continue
+            axis = _axis(path, "[random]", key, known)
+            axis.draw = _check_draw(path, key, spec, axis, known)
+            axes.append(axis)
+        if not axes:
+            raise _fail(path, "[random] varies nothing: add an axis, e.g. seed = {low = 0, high = 1000}")
+    names = [a.key for a in axes]
+    both = [n for n in names if n in base]
+    if both:
+        raise _fail(path, f"{both[0]} is both in [run] and varied; keep it in one place")
+    px4 = _px4(path, data["px4"]) if "px4" in data else None
+    return SweepSpec(path, base, axes, mode, count, random_seed, px4)
+
+
+def _check_draw(path: Path, key: str, spec: Any, axis: Axis, known: dict) -> dict:
+    where = "[random]"
+    if isinstance(spec, list):
+        spec = {"values": spec}
+    if not isinstance(spec, dict) or not (set(spec) == {"values"} or set(spec) == {"low", "high"}):
+        raise _fail(path, f"{where}: {key} = {spec!r}: give {{low = A, high = B}} or {{values = [...]}}")
+    if "values" in spec:
+        values = spec["values"]
+        if not isinstance(values, list) or not values:
+            raise _fail(path, f"{where}: {key}: values must be a non-empty list")
+        if not axis.is_attribute:
+            spec = {"values": [check_field_value(path, where, key, v) for v in values]}
+        return spec
+    low, high = spec["low"], spec["high"]
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high))
+    if not numbers or low > high:
+        raise _fail(path, f"{where}: {key}: low and high must be numbers with low <= high (got {low!r}, {high!r})")
+    if not axis.is_attribute:
+        hint = _hints()[key]
+        if fits(low, int) and fits(high, int) and fits(0, hint):
+            pass  # whole-number field: drawn inclusive
+        elif not fits(0.5, hint):
+            raise _fail(path, f"{where}: {key} is of type {type_text(hint)}; draw it from whole-number bounds "
+                              "or from a list of values")
+    return {"low": low, "high": high}
+
+
+def _px4(path: Path, table: dict) -> Px4Settings:
+    unknown = [k for k in table if k not in PX4_KEYS]
+    if unknown:
+        raise _fail(path, f"[px4]: unknown key {unknown[0]!r}; [px4] takes {', '.join(PX4_KEYS)}")
+    binary = table.get("binary")
+    if not isinstance(binary, str) or not binary:
+        raise _fail(path, "[px4]: binary = \"PATH\" is required: your PX4 build's bin/px4 "
+                          "(build/px4_sitl_default/bin/px4); Nexus never ships or builds PX4")
+    resolved = Path(resolve_path(path, binary, False))
+    if not resolved.is_file():
+        raise _fail(path, f"[px4]: binary {resolved} does not exist; build PX4 SITL (make px4_sitl_default) "
+                          "and give its bin/px4")
+    if not os.access(resolved, os.X_OK):
+        raise _fail(path, f"[px4]: binary {resolved} is not executable (chmod +x, or give PX4's bin/px4)")
+    settings = Px4Settings(resolved)
+    for key in ("model", "mission"):
+        if key in table:
+            if not isinstance(table[key], str):
+                raise _fail(path, f"[px4]: {key} must be a string")
+            setattr(settings, key, table[key])
+    if settings.mission not in PX4_MISSIONS:
+        raise _fail(path, f"[px4]: mission = {settings.mission!r}; choose one of {', '.join(PX4_MISSIONS)} "
+                          "(or give a command)")
+    if "rootfs" in table:
+        settings.rootfs = Path(resolve_path(path, str(table["rootfs"]), False))
+    for key in ("params", "env"):
+        value = table.get(key, {})
+        if not isinstance(value, dict) or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
+                                                  for v in value.values()):
+            raise _fail(path, f"[px4]: {key} must be a table of names to numbers or strings")
+        setattr(settings, key, dict(value))
+    if "command" in table:
+        command = table["command"]
+        if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
+            raise _fail(path, "[px4]: command must be a list of strings (the program and its arguments; "
+                              "no shell), e.g. [\"python3\", \"fly.py\", \"{mavlink_url}\"]")
+        settings.command = list(command)
+    if "boot_timeout" in table:
+        if not fits(table["boot_timeout"], float) or table["boot_timeout"] <= 0:
+            raise _fail(path, "[px4]: boot_timeout must be a positive number of seconds")
+        settings.boot_timeout = float(table["boot_timeout"])
+    return settings
