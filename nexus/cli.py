@@ -128,6 +128,8 @@ def _flight_options(f):
                      help="Control tick rate [Hz]."),
         click.option("--substeps", type=click.IntRange(min=1), default=default.substeps, show_default=True,
                      help="Solver steps per tick."),
+        click.option("--solver", type=click.Choice(("mujoco", "featherstone")), default=default.solver,
+                     show_default=True, help="Physics solver; featherstone is the differentiable one."),
         click.option("--eager", is_flag=True, default=default.eager,
                      help="Launch stage by stage instead of replaying graphs (debugging)."),
         click.option("--mission", type=click.Choice(MISSIONS), default=default.mission, show_default=True,

@@ -39,7 +39,7 @@ SINGLE_WORLD_CONTROLLERS = {
 }
 #: RunConfig fields a run.json from before them lacks, with the value such a run flew with.
 ADDED_LATER = {"worlds": 1, "vary": None, "record_every": 1, "record_mode": "full", "first_world": 0,
-               "render": "auto"}
+               "render": "auto", "solver": "mujoco"}
 
 
 #: ``--render``: where the ray-traced sensors render (``auto``: a peer process on the CPU, inline on a GPU).
@@ -97,6 +97,8 @@ class RunConfig:
     #: Where cameras and lidars render: ``peer`` (a process of its own, overlapping the loop), ``inline``
     #: (this process, between replays) or ``auto`` (peer on the CPU, inline on a GPU).
     render: str = "auto"
+    #: The physics solver: ``mujoco`` or ``featherstone`` (differentiable; :mod:`nexus.plant.solvers`).
+    solver: str = "mujoco"
 
     @property
     def dt_ns(self) -> int:
@@ -121,6 +123,9 @@ class RunConfig:
             raise BuildError(f"--worlds {self.worlds}: a run flies at least one world; give a whole number, 1 or more")
         if isinstance(self.record_every, bool) or not isinstance(self.record_every, int) or self.record_every < 1:
             raise BuildError(f"--record-every {self.record_every}: give a whole number of ticks, 1 or more")
+        from nexus.plant.solvers import check_solver  # noqa: PLC0415
+
+        check_solver(self.solver)
         if self.render not in RENDER_MODES:
             raise BuildError(f"--render {self.render}: choose one of {', '.join(RENDER_MODES)}")
         if self.record_mode not in RECORD_MODES:
@@ -237,6 +242,7 @@ def build_flight(
         options.vehicle, options.scene, device=device, controller=options.controller,
         substeps=options.substeps, decimal_year=options.decimal_year,
         controller_options=options.controller_options, mission=options.mission, worlds=worlds,
+        solver=options.solver,
     )
     plant = vehicle.plant
     if variation is None:

@@ -99,12 +99,13 @@ def _replicated(builder: newton.ModelBuilder, worlds: int) -> newton.ModelBuilde
     return many
 
 
-def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worlds: int = 1):
+def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worlds: int = 1, solver: str = "mujoco"):
     """Resolve, check and load a vehicle into a scene. Returns ``(plant, vehicle_stage, scene_stage)``.
 
     With ``worlds`` > 1 the model holds that many copies of scene and vehicle, one Newton
     world each; every index the plant keeps (bodies, joints, rotors) is world 0's, and world
     ``w``'s is it plus ``w`` times the per-world count (``Plant.bodies_per_world`` ...).
+    ``solver`` is ``mujoco`` or ``featherstone`` (:mod:`nexus.plant.solvers`).
     """
     vehicle_path = resolve_asset("vehicle", vehicle)
     scene_path = resolve_asset("scene", scene)
@@ -187,7 +188,7 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worl
     plant = Plant(
         model, vehicle_path=vehicle_path, scene_path=scene_path, body_index=body_index,
         joint_index=joint_index, rotors=rotors, base_path=base_path, origin=origin, gravity=gravity,
-        worlds=worlds, per_world=per_world,
+        worlds=worlds, per_world=per_world, solver=solver,
     )
     # The ESC and propeller prims were read (and checked) once, here; their components reuse the values.
     plant.prim_values = {str(prim.GetPath()): values for prim, values in esc_prims}

@@ -1,9 +1,11 @@
-"""Physics: clear the applied forces, step Newton's MuJoCo solver, publish the state.
+"""Physics: clear the applied forces, step Newton's solver, publish the state.
 
 Three stages of one component. ``clear`` zeroes body wrenches and joint
 torques (the ESC, servos and propellers add into them). ``step`` runs the
-rotor servos and ``SolverMuJoCo.step`` ``substeps`` times per tick, passing
-the one observables container allocated before capture. ``state`` publishes
+rotor servos and the solver's step (``SolverMuJoCo`` by default,
+``SolverFeatherstone`` with ``--solver featherstone``, which first collides
+with Newton's collision pipeline) ``substeps`` times per tick, passing the one
+observables container allocated before capture. ``state`` publishes
 each body as ``body/<label>`` (``BodyState``) and each rotor joint as
 ``joints/<label>`` (position [rad], speed [rad/s]), skipping those no stage
 reads (each launch is paid on every tick).
@@ -11,6 +13,9 @@ reads (each launch is paid on every tick).
 The observables requested are the union of ``solver_observables`` declared by
 every component in the ring (the IMU declares ``body_qdd``); with none, the
 solver computes no extra diagnostics and ``BodyState.accel`` stays zero.
+Featherstone does not compute ``body_qdd``: the step stage then writes it
+itself, as each body's step-average acceleration
+(:func:`nexus.plant.solvers.step_average_acceleration`).
 
 The plant's state lives in Newton's and MuJoCo Warp's own arrays, stepped in
 place, not in state the spec declares: :meth:`Physics.external_state` names
@@ -30,6 +35,7 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Output, Spec
 from nexus.plant.body_state import BodyState
 from nexus.plant.plant import Plant
+from nexus.plant.solvers import NEXUS_OBSERVABLES, step_average_acceleration
 
 PHYSICS_SPEC = Spec(
     name="Physics",
@@ -161,7 +167,7 @@ def hold_finished_worlds(
 
 
 class Physics(Component):
-    """The plant's clear, step and state stages around one ``SolverMuJoCo``."""
+    """The plant's clear, step and state stages around one Newton solver (MuJoCo or Featherstone)."""
 
     spec = PHYSICS_SPEC
 
@@ -208,18 +214,27 @@ class Physics(Component):
         for component in ctx.components:
             kinds.update(getattr(component, "solver_observables", ()) or ())
         solver = self.plant.solver
-        unsupported = sorted(kinds - set(solver.supported_observables))
+        own = NEXUS_OBSERVABLES.get(self.plant.solver_name, frozenset())  # what Nexus computes for this solver
+        supported = set(solver.supported_observables) | own
+        unsupported = sorted(kinds - supported)
         if unsupported:
             readers = [c.name for c in ctx.components if set(getattr(c, "solver_observables", ()) or ()) & set(unsupported)]
             raise BuildError(
-                f"{readers} need solver observables {unsupported}, which {type(solver).__name__} does not "
-                f"provide (it supports {sorted(solver.supported_observables)})"
+                f"{readers} need solver observables {unsupported}, which --solver {self.plant.solver_name} does not "
+                f"provide (it supports {sorted(supported)})"
             )
         self.requested = frozenset(kinds)
+        asked = set(kinds) - own
         # Allocated once, before capture; every step gets this same container.
-        self.observables = solver.observables(set(kinds)) if kinds else None
+        self.observables = solver.observables(asked) if asked else None
         self.dt_sub = ctx.dt / self.substeps
-        self._qdd = self.observables.body_qdd if self.observables is not None and "body_qdd" in kinds else None
+        self._qdd = self.observables.body_qdd if self.observables is not None and "body_qdd" in asked else None
+        #: With a solver that lacks ``body_qdd``: the twists before the step and the step-average acceleration.
+        self._qd_before = self._own_qdd = None
+        if "body_qdd" in kinds and "body_qdd" in own:
+            body_qd = self.plant.state.body_qd
+            self._qd_before = wp.zeros_like(body_qd)
+            self._own_qdd = self._qdd = wp.zeros_like(body_qd)
         state = self.plant.state
         self._held = [wp.clone(a) for a in (state.joint_q, state.joint_qd, state.body_q, state.body_qd)]
         #: The tick each world's state stopped being finite (-1: never) [int64, (worlds,)].
@@ -245,9 +260,12 @@ class Physics(Component):
             arrays[f"held.{name}"] = array
         arrays["failed_tick"] = self.failed_tick
         arrays["ned_origin"] = plant.ned_origin
-        data = plant.solver.mjw_data
-        for name in MUJOCO_CARRIED:
-            arrays[f"mujoco.{name}"] = getattr(data, name)
+        if self._own_qdd is not None:
+            arrays["body_qdd"] = self._own_qdd
+        if plant.solver_name == "mujoco":
+            data = plant.solver.mjw_data
+            for name in MUJOCO_CARRIED:
+                arrays[f"mujoco.{name}"] = getattr(data, name)
         return arrays
 
     def _clear(self, io) -> None:
@@ -256,13 +274,22 @@ class Physics(Component):
 
     def _step(self, io) -> None:
         plant = self.plant
+        if self._own_qdd is not None:
+            wp.copy(self._qd_before, plant.state.body_qd)
         for substep in range(self.substeps):
             if substep:
                 plant.control.joint_f.zero_()  # the servos add their torque afresh each substep
             for actuator in plant.actuators:
                 actuator.step(plant.state, plant.control, dt=self.dt_sub)
-            plant.solver.step(plant.state, plant.state, plant.control, None, self.dt_sub, observables=self.observables)
+            if plant.collision is not None:
+                plant.collision.collide(plant.state, plant.contacts)
+            plant.solver.step(plant.state, plant.state, plant.control, plant.contacts, self.dt_sub,
+                              observables=self.observables)
         state = plant.state
+        if self._own_qdd is not None:  # over the whole tick: the acceleration the IMU samples once a tick
+            wp.launch(step_average_acceleration, state.body_qd.shape[0],
+                      inputs=[self._qd_before, state.body_qd, 1.0 / (self.dt_sub * self.substeps)],
+                      outputs=[self._own_qdd], device=io.device)
         wp.launch(
             hold_finished_worlds, plant.worlds,
             inputs=[io["running"], io["tick"], plant.coords_per_world, plant.dofs_per_world, plant.bodies_per_world,

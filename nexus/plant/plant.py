@@ -16,7 +16,7 @@ import warp as wp
 
 from nexus.core.errors import BuildError
 from nexus.core.spec import Param, Spec
-from nexus.plant.newton_messages import newton_messages_to_nexus
+from nexus.plant.solvers import DEFAULT_SOLVER, check_solver, make_solver, needs_contacts
 
 #: The World Magnetic Model epoch a run uses unless told otherwise [decimal year].
 #: Fixed, not today's date, so a recorded flight replays bit for bit on any day.
@@ -95,21 +95,6 @@ def contacts_per_world(model: newton.Model, bodies_per_world: int) -> int | None
     return int(sum(PLANE_CONTACTS[int(t)] for t in types[own])) * int(static.sum() // max(1, model.world_count) or 1)
 
 
-def _mujoco_solver(model: newton.Model, vehicle_path: Path, nconmax: int | None = None) -> newton.solvers.SolverMuJoCo:
-    """MuJoCo's solver for ``model``; MuJoCo's refusal (it compiles the model) becomes one BuildError line."""
-    try:
-        with newton_messages_to_nexus(str(vehicle_path)):
-            # Conjugate gradient instead of Newton's method: 92 graph nodes per step instead of 95 and about
-            # 19% less CPU time, with the same flight (docs/benchmarking.md, Kernels per tick).
-            return newton.solvers.SolverMuJoCo(model, solver="cg", nconmax=nconmax)
-    except Exception as error:
-        what = " ".join(str(error).split()) or type(error).__name__
-        raise BuildError(
-            f"{vehicle_path}: MuJoCo refused the vehicle's model: {what}; check the masses, inertias and joints "
-            "of the bodies it names (MuJoCo names a body by its prim path with '/' as '_')"
-        ) from error
-
-
 class Plant:
     """What the plant's components share: the model and the arrays the solver steps."""
 
@@ -127,6 +112,7 @@ class Plant:
         gravity: float,
         worlds: int = 1,
         per_world: tuple[int, int, int, int] | None = None,
+        solver: str = DEFAULT_SOLVER,
     ):
         self.model = model
         #: Copies of the vehicle, one Newton world each (see :func:`nexus.plant.loading.load_plant`).
@@ -163,7 +149,15 @@ class Plant:
         self.decimal_year = DEFAULT_DECIMAL_YEAR
         #: Contact points one world can have (None: MuJoCo Warp's own estimate), see :func:`contacts_per_world`.
         self.contact_capacity = contacts_per_world(model, self.bodies_per_world)
-        self.solver = _mujoco_solver(model, vehicle_path, self.contact_capacity)
+        #: ``--solver``: ``mujoco`` or ``featherstone`` (:mod:`nexus.plant.solvers`).
+        self.solver_name = check_solver(solver)
+        self.solver = make_solver(solver, model, vehicle_path, self.contact_capacity)
+        #: Newton's collision pipeline and its contacts, for a solver that does not find its own (None for MuJoCo).
+        self.collision = None
+        self.contacts = None
+        if needs_contacts(self.solver):
+            self.collision = newton.CollisionPipeline(model)
+            self.contacts = self.collision.contacts()
         base_joint = int(np.flatnonzero(model.joint_child.numpy() == self.base)[0])
         self._base_coord = int(model.joint_q_start.numpy()[base_joint])
         self._base_dof = int(model.joint_qd_start.numpy()[base_joint])

@@ -1,0 +1,83 @@
+"""The physics solvers a vehicle flies with: ``mujoco`` (the default) or ``featherstone``.
+
+Both step the same Newton model from the same vehicle file. They differ in
+what they can give:
+
+* **mujoco** (``SolverMuJoCo``, MuJoCo Warp) computes its own contacts and the
+  ``body_qdd`` observable the IMU reads. Its tape gradient is zero: never use
+  it for a differentiable rollout.
+* **featherstone** (``SolverFeatherstone``) is differentiable on a ``wp.Tape``.
+  It takes contacts from Newton's ``CollisionPipeline`` (penalty contacts with
+  the shapes' ``ke``/``kd``/``mu``), and it does not compute ``body_qdd``:
+  Nexus supplies that observable itself (:data:`NEXUS_OBSERVABLES`) as the
+  step-average acceleration ``(v_after - v_before) / dt`` of each body's
+  centre of mass and angular velocity, which is exactly the acceleration a
+  semi-implicit step applied.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import newton
+import warp as wp
+
+from nexus.core.errors import BuildError
+from nexus.plant.newton_messages import newton_messages_to_nexus
+
+#: ``--solver`` choices; the first is the default.
+SOLVERS = ("mujoco", "featherstone")
+DEFAULT_SOLVER = SOLVERS[0]
+#: Observables Nexus computes itself when a solver does not (see :func:`step_average_acceleration`).
+NEXUS_OBSERVABLES = {"featherstone": frozenset({"body_qdd"})}
+
+
+def check_solver(name: str) -> str:
+    """``name`` if Nexus knows it, else a one-line BuildError listing the choices."""
+    if name not in SOLVERS:
+        raise BuildError(f"--solver {name}: unknown solver; choose one of {', '.join(SOLVERS)}")
+    return name
+
+
+def make_solver(name: str, model: newton.Model, vehicle_path: Path, nconmax: int | None = None):
+    """The Newton solver ``name`` for ``model``; a solver's refusal becomes one BuildError line."""
+    check_solver(name)
+    try:
+        with newton_messages_to_nexus(str(vehicle_path)):
+            if name == "mujoco":
+                # Conjugate gradient instead of Newton's method: 92 graph nodes per step instead of 95 and about
+                # 19% less CPU time, with the same flight (docs/benchmarking.md, Kernels per tick).
+                return newton.solvers.SolverMuJoCo(model, solver="cg", nconmax=nconmax)
+            return newton.solvers.SolverFeatherstone(model)
+    except Exception as error:
+        what = " ".join(str(error).split()) or type(error).__name__
+        raise BuildError(
+            f"{vehicle_path}: the {name} solver refused the vehicle's model: {what}; check the masses, inertias "
+            "and joints of the bodies it names (MuJoCo names a body by its prim path with '/' as '_')"
+        ) from error
+
+
+def solver_name(solver) -> str:
+    """The ``--solver`` choice a solver object was made for."""
+    return "mujoco" if isinstance(solver, newton.solvers.SolverMuJoCo) else "featherstone"
+
+
+def needs_contacts(solver) -> bool:
+    """Whether the solver takes contacts from Newton's collision pipeline (MuJoCo finds its own)."""
+    return not isinstance(solver, newton.solvers.SolverMuJoCo)
+
+
+@wp.kernel
+def step_average_acceleration(
+    qd_before: wp.array(dtype=wp.spatial_vector),
+    qd_after: wp.array(dtype=wp.spatial_vector),
+    inv_dt: float,
+    qdd: wp.array(dtype=wp.spatial_vector),
+):
+    """Each body's acceleration over one step [m/s², rad/s²]: the change of its twist divided by the step."""
+    i = wp.tid()
+    qdd[i] = (qd_after[i] - qd_before[i]) * inv_dt
+
+
+__all__ = ["DEFAULT_SOLVER", "NEXUS_OBSERVABLES", "SOLVERS", "check_solver", "make_solver", "needs_contacts",
+           "solver_name", "step_average_acceleration"]
