@@ -13,6 +13,7 @@ import pytest
 
 from nexus.core.errors import BuildError
 from nexus.flight import RunConfig
+from nexus.plant.assets import with_base_prims
 from nexus.render.frames import read_frames
 from nexus.render.request import ViewSpec
 from nexus.replay import replay
@@ -127,6 +128,26 @@ def test_a_frame_reaches_the_signal_exactly_latency_ticks_after_the_tick_it_show
     assert seen[:9] == [None] * 9 and seen[9:19] == [0] * 10 and seen[19:29] == [10] * 10 and seen[29] == 20
 
 
+def test_ticks_between_frames_run_as_one_graph_with_the_same_bits_as_eager(flown, tmp_path):
+    """The render sensors' host stages leave the ticks between their due and delivery ticks alone, so the
+    captured loop runs those as one graph of the device stages; eager runs every stage every tick."""
+    from nexus.record.parts import read_record
+
+    peer_out, _ = flown["peer"]
+    assert "between host ticks graph x16" in json.loads((peer_out / "run.json").read_text())["stage_plan"]
+    eager = tmp_path / "eager"
+    run_flight(RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render="inline", eager=True), "cpu",
+               eager, 2.0, progress=False)
+    a, b = read_record(peer_out / "record.parquet"), read_record(eager / "record.parquet")
+    assert a.num_rows == b.num_rows == 500 and a.column_names == b.column_names
+    for name in a.column_names:
+        assert a.column(name).equals(b.column(name)), name
+    for name in sorted(p.name for p in (peer_out / "frames").iterdir() if p.suffix == ".parquet"):
+        x, y = read_frames(peer_out / "frames" / name), read_frames(eager / "frames" / name)
+        for key in x:
+            assert x[key].tobytes() == y[key].tobytes(), (name, key)
+
+
 def test_replay_regenerates_every_frame_bit_for_bit(flown):
     out, _ = flown["peer"]
     result = replay(out)
@@ -167,32 +188,13 @@ def test_a_peer_that_dies_ends_the_run_render_peer_died_with_the_record_flushed(
 def test_a_bad_camera_attribute_is_one_line_naming_the_file_prim_and_attribute(tmp_path, attribute, value, says):
     from nexus.flight import build_flight
 
-    base = Path(SENSORS).parents[2] / "vehicles" / "astro_max_base.usda"
-    bad = tmp_path / "bad.usda"
-    bad.write_text(f"""#usda 1.0
-(
-    defaultPrim = "vehicle"
-    kilogramsPerUnit = 1
-    metersPerUnit = 1
-    subLayers = [@{base}@]
-    upAxis = "Z"
-)
-
-over "vehicle"
-{{
-    over "body"
-    {{
-        over "base"
-        {{
+    bad = with_base_prims(tmp_path / "bad.usda", f"""
             def Scope "Camera" (
                 prepend apiSchemas = ["NexusCameraAPI"]
             )
             {{
                 {attribute} = {value}
             }}
-        }}
-    }}
-}}
 """)
     with pytest.raises(BuildError) as caught:
         build_flight(RunConfig(vehicle=str(bad), scene="empty", render="inline"), "cpu")
