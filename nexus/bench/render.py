@@ -35,54 +35,36 @@ SECONDS = 10.0
 TICK_S = 0.004
 RENDER_TRIES = 5
 
-BENCH_VEHICLE = """#usda 1.0
-(
-    defaultPrim = "vehicle"
-    kilogramsPerUnit = 1
-    metersPerUnit = 1
-    subLayers = [@{base}@]
-    upAxis = "Z"
-)
-
-over "vehicle"
-{{
-    over "body"
-    {{
-        over "base"
-        {{
+#: The camera and lidar the suite mounts under the default vehicle's base body (USD text).
+BENCH_SENSORS = """\
             def Scope "Camera" (
                 prepend apiSchemas = ["NexusCameraAPI"]
             )
-            {{
+            {
                 float nexus:rate = 30
                 int nexus:width = 160
                 int nexus:height = 120
                 string nexus:channels = "color,depth"
                 float3 nexus:mountOffset = (0.3, 0, 0.05)
-            }}
+            }
 
             def Scope "Lidar" (
                 prepend apiSchemas = ["NexusLidarAPI"]
             )
-            {{
+            {
                 float nexus:rate = 10
                 int nexus:channels = 16
                 float nexus:horizontalResolution = 0.00613592315
                 float3 nexus:mountOffset = (0, 0, 0.6)
-            }}
-        }}
-    }}
-}}
+            }
 """
 
 
 def bench_vehicle(folder: Path) -> Path:
     """The default vehicle with the issue's camera and lidar, written to ``folder``."""
-    from nexus.plant.assets import resolve_asset  # noqa: PLC0415
+    from nexus.plant.assets import with_base_prims  # noqa: PLC0415
 
-    path = Path(folder) / "astro_max_camera_lidar.usda"
-    path.write_text(BENCH_VEHICLE.format(base=resolve_asset("vehicle", "astro_max_base")))
-    return path
+    return with_base_prims(Path(folder) / "astro_max_camera_lidar.usda", BENCH_SENSORS)
 
 
 def rays_per_second(device: str) -> dict[str, float]:

@@ -37,3 +37,34 @@ def resolve_asset(kind: str, name_or_path: str | Path) -> Path:
         f"unknown {kind} '{text}'; available {kind}s in {FOLDERS[kind]}: "
         f"{', '.join(available(kind)) or '(none)'}, or give a path to a .usda file"
     )
+
+
+#: A vehicle layer over another vehicle file: ``{base}`` sublayered, ``{prims}`` added under its base body.
+_OVER_BASE_BODY = """#usda 1.0
+(
+    defaultPrim = "vehicle"
+    kilogramsPerUnit = 1
+    metersPerUnit = 1
+    subLayers = [@{base}@]
+    upAxis = "Z"
+)
+
+over "vehicle"
+{{
+    over "body"
+    {{
+        over "base"
+        {{
+{prims}
+        }}
+    }}
+}}
+"""
+
+
+def with_base_prims(path: str | Path, prims: str, base: str | Path = "astro_max_base") -> Path:
+    """Write to ``path`` a vehicle that is ``base`` (a shipped name or a file) with ``prims`` (USD text)
+    added under its base body: how benchmarks and tests mount a sensor without a vehicle file of its own."""
+    path = Path(path)
+    path.write_text(_OVER_BASE_BODY.format(base=resolve_asset("vehicle", base), prims=prims))
+    return path

@@ -18,10 +18,10 @@ import pytest
 import warp as wp
 
 from nexus.core import BuildError
+from nexus.plant.assets import with_base_prims
 from nexus.sensors.rangefinder import Rangefinder
 from tests.sensors.conftest import KnownBody, known_ring, sample
 
-ROOT = Path(__file__).resolve().parents[2]
 PRIM = "/vehicle/body/base/Rangefinder"
 
 
@@ -92,21 +92,7 @@ def test_min_above_max_is_refused_naming_the_prim():
         Rangefinder(PRIM, min_distance=5.0, max_distance=2.0)
 
 
-VEHICLE_WITH_RANGEFINDER = """#usda 1.0
-(
-    defaultPrim = "vehicle"
-    kilogramsPerUnit = 1
-    metersPerUnit = 1
-    upAxis = "Z"
-    subLayers = [@{base}@]
-)
-
-over "vehicle"
-{{
-    over "body"
-    {{
-        over "base"
-        {{
+RANGEFINDER_PRIM = """
             def Xform "Rangefinder" (
                 prepend apiSchemas = ["NexusRangefinderAPI"]
             )
@@ -114,9 +100,6 @@ over "vehicle"
                 float3 nexus:mountOffset = (0, 0, -0.04)
 {attributes}
             }}
-        }}
-    }}
-}}
 """
 
 
@@ -125,9 +108,7 @@ def vehicle_file(folder: Path, **floats: float) -> Path:
     (``maxDistance`` defaults to 8 m)."""
     floats.setdefault("maxDistance", 8.0)
     attributes = "\n".join(f"                float nexus:{name} = {value}" for name, value in floats.items())
-    path = folder / "astro_max_rangefinder.usda"
-    path.write_text(VEHICLE_WITH_RANGEFINDER.format(base=ROOT / "vehicles" / "astro_max_base.usda", attributes=attributes))
-    return path
+    return with_base_prims(folder / "astro_max_rangefinder.usda", RANGEFINDER_PRIM.format(attributes=attributes))
 
 
 def nexus(*args, cwd: Path) -> subprocess.CompletedProcess:
