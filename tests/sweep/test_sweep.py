@@ -1,0 +1,121 @@
+"""``nexus sweep`` on a local Ray instance of 2 CPUs: ordinary run folders, a killed worker, a resume, failures."""
+
+import json
+import os
+import signal
+import threading
+import time
+
+import pyarrow.parquet as pq
+from click.testing import CliRunner
+
+from nexus.cli import main
+from nexus.runs import whole_files
+from nexus.sweep.runner import SweepOptions, run_sweep
+from tests.sweep.conftest import write_sweep
+
+#: Seeds x two hover commands: 16 points of 1 s of the short mission each.
+SIXTEEN = """
+[run]
+mission = "short"
+duration = 1.0
+device = "cpu"
+
+[grid]
+seed = [0, 1, 2, 3, 4, 5, 6, 7]
+"/vehicle/controller nexus:hoverThrust" = [0.56, 0.572]
+"""
+GAIN = "/vehicle/controller nexus:hoverThrust"
+
+
+def _kill_first_running_worker(runs, stop: threading.Event) -> dict:
+    """SIGKILL the worker of the first run seen flying (its run.json says running, with its pid)."""
+    killed = {}
+    while not stop.is_set():
+        for path in runs.glob("*/run.json"):
+            try:
+                info = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if info.get("status") == "running":
+                os.kill(info["pid"], signal.SIGKILL)
+                killed.update(point=path.parent.name, pid=info["pid"])
+                return killed
+        time.sleep(0.01)
+    return killed
+
+
+def test_sixteen_points_survive_a_killed_worker_and_a_resume(tmp_path, ray_cpus):
+    path = write_sweep(tmp_path, SIXTEEN)
+    out = tmp_path / "sweep"
+    stop = threading.Event()
+    killed: dict = {}
+    killer = threading.Thread(target=lambda: killed.update(_kill_first_running_worker(out / "runs", stop)))
+    killer.start()
+    try:
+        result = run_sweep(path, SweepOptions(out=out, progress=False))
+    finally:
+        stop.set()
+        killer.join()
+
+    # Every point once, every run finished: the killed one was flown again by Ray's retry, in a new worker.
+    assert killed, "no run was seen flying"
+    assert len(result.rows) == 16 and result.failed == 0
+    table = pq.read_table(out / "sweep.parquet").to_pylist()
+    assert len({row["point"] for row in table}) == 16
+    assert sorted((row["seed"], row[GAIN]) for row in table) == [(s, g) for s in range(8) for g in (0.56, 0.572)]
+    assert {row["status"] for row in table} == {"finished"}
+    again = json.loads((out / "runs" / killed["point"] / "run.json").read_text())
+    assert again["status"] == "finished" and again["pid"] != killed["pid"]
+    for row in table:
+        folder = out / row["folder"]
+        # An ordinary run folder: run.json, the record and the log, plus the override layer it flew.
+        assert {"run.json", "record.parquet", "run.log"} <= set(whole_files(folder))
+        info = json.loads((folder / "run.json").read_text())
+        assert info["options"]["seed"] == row["seed"] and info["vehicle"]["path"] == str(folder / "vehicle.usda")
+        assert f"nexus:hoverThrust = {row[GAIN]}" in (folder / "vehicle.usda").read_text()
+        assert row["sim_time_s"] == 1.0 and row["ticks"] == 250
+        assert 0.0 <= row["max_altitude_error"] < 5.0 and row["rtf"] > 0.0
+
+    # Half-written folders: one whose run.json says running (its process gone), one without run.json.
+    half, gone = table[3]["folder"], table[9]["folder"]
+    info = json.loads((out / half / "run.json").read_text())
+    (out / half / "run.json").write_text(json.dumps({**info, "status": "running", "pid": killed["pid"]}))
+    (out / gone / "run.json").unlink()
+    kept = {row["folder"]: (out / row["folder"] / "run.json").stat().st_mtime_ns
+            for row in table if row["folder"] not in (half, gone)}
+
+    resumed = run_sweep(path, SweepOptions(out=out, resume=True, progress=False))
+    assert resumed.skipped == 14 and len(resumed.rows) == 16 and resumed.failed == 0
+    assert sorted(r["folder"] for r in resumed.rows if not r.get("resumed")) == sorted([half, gone])
+    for folder, mtime in kept.items():  # the finished runs were not flown again
+        assert (out / folder / "run.json").stat().st_mtime_ns == mtime
+    assert json.loads((out / half / "run.json").read_text())["status"] == "finished"
+    assert pq.read_table(out / "sweep.parquet").num_rows == 16
+
+
+def test_a_failing_run_is_recorded_and_the_sweep_goes_on_and_exits_1(tmp_path, ray_cpus):
+    # A hover command of 1.5 is outside (0, 1): that point's build fails; the other flies.
+    path = write_sweep(tmp_path, '[run]\nmission = "short"\nduration = 0.5\ndevice = "cpu"\n'
+                                 '[grid]\n"/vehicle/controller nexus:hoverThrust" = [0.572, 1.5]\n')
+    out = tmp_path / "sweep"
+    result = CliRunner().invoke(main, ["sweep", str(path), "--out", str(out), "--quiet"])
+    assert result.exit_code == 1, result.output
+    rows = {row[GAIN]: row for row in pq.read_table(out / "sweep.parquet").to_pylist()}
+    assert rows[0.572]["status"] == "finished"
+    assert rows[1.5]["status"] == "failed" and rows[1.5]["exit_reason"] == "build-error"
+    assert "hoverThrust" in rows[1.5]["error"]
+    assert "1 failed" in result.output
+
+
+def test_random_draws_are_seeded_and_their_ids_are_their_configuration(tmp_path):
+    from nexus.sweep.points import expand
+    from nexus.sweep.spec import parse
+
+    text = '[random]\ncount = 6\nrandom_seed = 3\nseed = {low = 0, high = 1000}\ntick_hz = [250.0, 500.0]\n'
+    first = expand(parse(write_sweep(tmp_path, text)))
+    second = expand(parse(write_sweep(tmp_path, text, "again.toml")))
+    assert [p.values for p in first] == [p.values for p in second]
+    assert [p.id for p in first] == [p.id for p in second]
+    assert len({p.id for p in first}) == len(first)
+    assert all(0 <= p.values["seed"] <= 1000 and p.config.tick_hz in (250.0, 500.0) for p in first)
