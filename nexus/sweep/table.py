@@ -5,8 +5,9 @@ sweep file), ``status`` and ``exit_reason`` of its run, ``error``, ``wall_s``
 (the point's whole time in its worker: build, flight, files [s]),
 ``flight_wall_s`` (the flight alone, run.json's ``wall_time_s`` [s]),
 ``sim_time_s``, ``ticks``, ``rtf``, the figures of :mod:`nexus.sweep.figures`,
-``folder`` (``runs/<id>``, relative to DIR), ``host``, and ``resumed`` (taken
-from an earlier session by ``--resume``, not flown again).
+``folder`` (``runs/<id>``, relative to DIR), ``host``, ``resumed`` (taken
+from an earlier session by ``--resume``, not flown again), and for PX4 points
+``px4_instance`` (K) and ``ulog`` (PX4's log of the flight, in the run folder).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from nexus.sweep.figures import FIGURES
 SWEEP_TABLE = "sweep.parquet"
 #: Columns after the parameters, in order.
 RESULT_COLUMNS = ("status", "exit_reason", "error", "wall_s", "flight_wall_s", "sim_time_s", "ticks",
-                  *(name for name, _ in FIGURES), "folder", "host", "resumed")
+                  *(name for name, _ in FIGURES), "folder", "host", "resumed", "px4_instance", "ulog")
 #: Statuses of a point whose run did what it was asked.
 OK_STATUSES = ("finished",)
 
@@ -55,7 +56,7 @@ def write_table(folder: Path, parameters: list[str], rows: list[dict]) -> Path:
     for name in RESULT_COLUMNS:
         if name in floats:
             columns[name] = pa.array([_number(r.get(name)) for r in rows], type=pa.float64())
-        elif name == "ticks":
+        elif name in ("ticks", "px4_instance"):
             columns[name] = pa.array([r.get(name) for r in rows], type=pa.int64())
         elif name == "resumed":
             columns[name] = pa.array([bool(r.get(name)) for r in rows], type=pa.bool_())

@@ -1,0 +1,111 @@
+"""PX4 fleets without PX4: a stand-in for bin/px4 started as PX4 would be, one per instance on its own ports."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from nexus.px4.instance import Px4Instance, claim_instance
+from nexus.sweep.runner import SweepOptions, run_sweep
+from tests.sweep.conftest import write_sweep
+
+FLEET = """
+[run]
+controller = "px4"
+duration = 2.0
+device = "cpu"
+
+[grid]
+seed = [0, 1, 2, 3]
+
+[px4]
+binary = "{binary}"
+mission = "none"
+boot_timeout = 15.0
+env = {{FAKE_PX4_MODES = "1:crash,2:silent", FAKE_PX4_BARRIER = "{barrier}", FAKE_PX4_BARRIER_N = "4"}}
+"""
+
+
+def _gone(pid: int) -> bool:
+    """Whether a process has ended (a zombie waiting for its reaper counts as ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
+
+
+def test_instance_k_uses_the_ports_px4_documents():
+    four = Px4Instance(4)
+    assert (four.sim_port, four.offboard_port, four.onboard_port, four.gcs_local_port) == (4564, 14544, 14584, 18574)
+    assert four.mavlink_url == "udpin:127.0.0.1:14544" and four.system_id == 5
+    assert Px4Instance(12).offboard_port == 14549  # every K past 9 shares it
+
+
+def test_claims_never_share_an_instance_and_die_with_their_process(tmp_path):
+    claims = [claim_instance(folder=tmp_path) for _ in range(4)]
+    ks = [c.instance.k for c in claims]
+    assert len(set(ks)) == 4
+    assert len({p for c in claims for p in (c.instance.sim_port, c.instance.offboard_port)}) == 8
+    for claim in claims:
+        claim.release()
+    # A process that holds K and is killed frees K: the kernel drops its lock.
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from nexus.px4.instance import claim_instance; "
+                               f"c = claim_instance(folder={str(tmp_path)!r}); print(c.instance.k, flush=True); "
+                               "time.sleep(600)"], stdout=subprocess.PIPE, text=True)
+    held = int(holder.stdout.readline())
+    assert claim_instance(folder=tmp_path).instance.k != held
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    again = claim_instance(folder=tmp_path)
+    assert again.instance.k == held
+    again.release()
+
+
+def test_four_instances_at_once_with_a_crash_and_a_silent_px4(tmp_path, ray_cpus, fake_px4):
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    path = write_sweep(tmp_path, FLEET.format(binary=fake_px4, barrier=barrier))
+    out = tmp_path / "fleet"
+    # Half a CPU each: the four runs fly at once on Ray's 2 CPUs (the stand-ins wait until all four started).
+    result = run_sweep(path, SweepOptions(out=out, cpus_per_run=0.5, progress=False))
+    rows = {row["seed"]: row for row in pq.read_table(out / "sweep.parquet").to_pylist()}
+    assert result.failed == 2
+    assert rows[0]["status"] == rows[3]["status"] == "finished" and rows[0]["exit_reason"] == "duration"
+    assert rows[1]["status"] == "failed" and rows[1]["exit_reason"] in ("px4-disconnected", "px4-timeout")
+    assert rows[2]["status"] == "failed" and rows[2]["exit_reason"] == "px4-no-connection"
+    fakes = {}
+    for seed, row in rows.items():
+        folder = out / row["folder"]
+        fake = json.loads((folder / "px4" / "fake.json").read_text())
+        info = json.loads((folder / "run.json").read_text())
+        fakes[seed] = fake
+        # Started the way PX4 is: -i K, in the run folder's own px4/, on 4560 + K, with the vehicle's parameters.
+        assert info["options"]["controller_options"]["port"] == fake["port"] == 4560 + fake["instance"]
+        assert fake["sim_model"] == "none_iris" and "PX4_PARAM_MPC_THR_HOVER" in fake["params"]
+        assert (folder / "px4" / "params.env").is_file()
+        report = json.loads((folder / "px4" / "px4.json").read_text())
+        assert report["px4_instance"] == row["px4_instance"] == fake["instance"]
+    assert len({fake["instance"] for fake in fakes.values()}) == 4  # all four were alive at once: no two shared K
+    # Every stand-in and the child each left in its process group ended, the crashed one's orphan too.
+    for fake in fakes.values():
+        assert _gone(fake["pid"]) and _gone(fake["child"]), fake
+    assert not any((out / row["folder"] / "px4" / "pgid").exists() for row in rows.values())
+
+
+def test_a_user_command_gets_the_instance_mavlink_url_and_ends_the_run(tmp_path, ray_cpus, fake_px4):
+    script = tmp_path / "fly.py"
+    script.write_text("import sys, time\nprint('flying', *sys.argv[1:], flush=True)\ntime.sleep(0.5)\n")
+    text = (f'[run]\ncontroller = "px4"\nduration = 30.0\ndevice = "cpu"\n[grid]\nseed = [0]\n'
+            f'[px4]\nbinary = "{fake_px4}"\ncommand = ["{sys.executable}", "{script}", "{{mavlink_url}}", "{{instance}}"]\n')
+    out = tmp_path / "cmd"
+    result = run_sweep(write_sweep(tmp_path, text), SweepOptions(out=out, allow_commands=True, progress=False))
+    row = result.rows[0]
+    assert row["status"] == "finished" and row["exit_reason"] == "done", row
+    k = row["px4_instance"]
+    assert (out / row["folder"] / "command.log").read_text().split() == ["flying", f"udpin:127.0.0.1:{14540 + k}", str(k)]
+    assert row["sim_time_s"] < 30.0
