@@ -227,11 +227,14 @@ def _flown(out: Path) -> str:
               help="With --view: TCP port of the live view (0: any free port).")
 @click.option("--view-host", default="127.0.0.1", show_default=True,
               help="With --view: address to listen on; the default keeps the flight on this machine.")
+@click.option("--px4-instance", type=click.IntRange(min=0), default=None, metavar="K",
+              help="With --controller px4: fly against PX4 started as `px4 -i K` (TCP 4560+K, MAVLink UDP 14540+K).")
 @click.option("--world-of", "world_of", default=None, metavar="RUN:I",
               help="Fly world I of the run in folder RUN alone, with its seed branch and drawn values (its other "
                    "settings come from RUN/run.json); its record matches that world's rows bit for bit on a CPU.")
 @click.pass_context
-def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, view_port, view_host, world_of, **flight):
+def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, view_port, view_host, px4_instance, world_of,
+        **flight):
     """Fly a vehicle in a scene and record the flight (or many: --worlds N)."""
     from dataclasses import replace
 
@@ -254,6 +257,10 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
         options.check()
     if px4_mission and options.controller != "px4":
         raise click.UsageError("--px4-mission needs --controller px4")
+    if px4_instance is not None:
+        from nexus.px4.instance import instance_options
+
+        options, px4_mission_url = instance_options(ctx, options, px4_instance, px4_mission_url)
     out = out or Path("runs") / time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     ticks_in(options.duration_s, options.dt_ns)  # a run of no tick is refused before anything is written
     warp_device = _resolve(options.device, ctx.obj["verbose"])

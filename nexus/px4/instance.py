@@ -171,3 +171,25 @@ def claim_instance(first: int = 0, last: int = MAX_INSTANCE, folder: Path | None
         handle.close()
     raise InstanceBusy(f"every PX4 instance from {first} to {last} is in use on this host (ports 4560+K, 14540+K, "
                        f"14580+K, 18570+K or /tmp/px4_lock-K); wait for runs to end, or stop PX4 processes left over")
+
+
+def instance_options(ctx, options, k: int, mission_url: str):
+    """``nexus run --px4-instance K``: the run's PX4 link on K's port and the mission on K's MAVLink URL.
+
+    Refuses (a click usage error) another controller, or ``--px4-port``/``--px4-mission-url`` given as well
+    with other values.
+    """
+    import click
+
+    if options.controller != "px4":
+        raise click.UsageError("--px4-instance needs --controller px4")
+    instance = Px4Instance(k)
+    given = click.core.ParameterSource.COMMANDLINE
+    if ctx.get_parameter_source("px4_port") == given and options.controller_options.get("port") != instance.sim_port:
+        raise click.UsageError(f"--px4-port {options.controller_options.get('port')} and --px4-instance {k} "
+                               f"(port {instance.sim_port}) disagree; give one of them")
+    if ctx.get_parameter_source("px4_mission_url") == given and mission_url != instance.mavlink_url:
+        raise click.UsageError(f"--px4-mission-url {mission_url} and --px4-instance {k} ({instance.mavlink_url}) "
+                               "disagree; give one of them")
+    options.controller_options["port"] = instance.sim_port
+    return options, instance.mavlink_url

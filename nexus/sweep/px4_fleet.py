@@ -94,6 +94,15 @@ def end_leftovers(folder: Path) -> list[int]:
     return ended
 
 
+def _mission_in_loop() -> bool:
+    """Whether the PX4 controller flies the built-in mission itself (its ``mission`` option), on sim ticks."""
+    import inspect
+
+    from nexus.px4.controller import Px4Controller
+
+    return "mission" in inspect.signature(Px4Controller.__init__).parameters
+
+
 class Px4Flight:
     """PX4 (and the mission) for one point; :meth:`start` before the run, :meth:`stop` after it, always."""
 
@@ -159,6 +168,8 @@ class Px4Flight:
             self.command = self._spawn(argv, cmd_env, self.folder, self.folder / "command.log")
             threading.Thread(target=self._watch_command, daemon=True).start()
             options["finish_when"] = self.done
+        elif self.settings.get("mission", "nexus") == "nexus" and _mission_in_loop():
+            options["mission"] = {"url": instance.mavlink_url}  # flown from inside the lockstep loop
         elif self.settings.get("mission", "nexus") == "nexus":
             from nexus.px4.mission import Px4Mission
 

@@ -109,3 +109,26 @@ def test_a_user_command_gets_the_instance_mavlink_url_and_ends_the_run(tmp_path,
     k = row["px4_instance"]
     assert (out / row["folder"] / "command.log").read_text().split() == ["flying", f"udpin:127.0.0.1:{14540 + k}", str(k)]
     assert row["sim_time_s"] < 30.0
+
+
+def test_nexus_run_px4_instance_listens_on_its_port(tmp_path):
+    from click.testing import CliRunner
+
+    from nexus.cli import main
+    from nexus.px4.scripted_peer import ScriptedPx4
+
+    with claim_instance(folder=tmp_path) as claim:
+        k = claim.instance.k
+    peer = ScriptedPx4(4560 + k, lambda count: [0.5722] * 4 + [0.0] * 12)
+    peer.start()
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["run", "--controller", "px4", "--px4-instance", str(k), "--duration", "0.2",
+                                       "--device", "cpu", "--quiet", "--out", str(out)])
+    peer.stop.set()
+    peer.join()
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "run.json").read_text())["options"]["controller_options"]["port"] == 4560 + k
+    assert peer.sensors == 50  # 0.2 s of 250 Hz ticks, every one exchanged with the peer on 4560 + K
+    clash = CliRunner().invoke(main, ["run", "--controller", "px4", "--px4-instance", "2", "--px4-port", "4561",
+                                      "--out", str(tmp_path / "no")])
+    assert clash.exit_code == 2 and "disagree" in clash.output and not (tmp_path / "no").exists()
