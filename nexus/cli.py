@@ -218,7 +218,8 @@ def _flown(out: Path) -> str:
               help="Replace the run in --out: delete its run.json, record.parquet, run.log and mission.json first.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--px4-mission", is_flag=True,
-              help="With --controller px4: also fly the takeoff, yaw sweep and landing over MAVLink, and end the run after it.")
+              help="With --controller px4: also fly the takeoff, yaw sweep and landing over MAVLink, each command on "
+                   "a fixed sim tick (the clock holds until PX4 has it), and end the run after it.")
 @click.option("--px4-mission-url", default="udpin:127.0.0.1:14540", show_default=True,
               help="Where the mission commander listens for PX4's MAVLink.")
 @click.option("--view", "live_view", is_flag=True,
@@ -429,45 +430,34 @@ def schema(write: bool, check: bool) -> None:
     click.echo(f"the schema files in {folder} match the component specs")
 
 
-class _MissionThread:
-    """Runs the PX4 mission commander beside the sim and ends the run when it is done."""
+class _LoopMission:
+    """The built-in PX4 mission, flown from inside the lockstep loop (nexus.px4.commander); reported after the run."""
 
     def __init__(self, url: str):
-        import threading
-
-        from nexus.px4.mission import Px4Mission
-
-        self.done = threading.Event()
-        self.error: Exception | None = None
-        self.mission = Px4Mission(url, say=lambda text: click.echo(text, err=True), stop=threading.Event())
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        try:
-            self.mission.run()
-        except Exception as error:  # reported after the run
-            self.error = error
-        finally:
-            self.done.set()
+        self.url = url
 
     def stop_and_report(self, out: Path) -> None:
-        self.mission.stop.set()
-        self.thread.join(timeout=5.0)
-        report = self.mission.report
-        lines = report.lines() + ([f"mission failed: {self.error}"] if self.error else [])
-        for line in lines:
+        try:
+            report = json.loads((out / "run.json").read_text())["controller_stats"]["mission"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return  # the run stopped before PX4 connected: no mission to report
+        from nexus.px4.mission import MissionReport
+
+        fields = {k: v for k, v in report.items() if k in MissionReport.__dataclass_fields__}
+        for line in MissionReport(**fields).lines():
             click.echo(f"  {line}")
-        if not out.is_dir():  # the run was refused before it made its folder
-            return
-        (out / "mission.json").write_text(json.dumps({**report.__dict__, "error": str(self.error) if self.error else None},
-                                                     indent=2, default=str) + "\n")
+        (out / "mission.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
 
 
-def _start_mission(options, url: str) -> _MissionThread:
-    commander = _MissionThread(url)
-    options.controller_options["finish_when"] = commander.done
-    commander.thread.start()
-    return commander
+def _start_mission(options, url: str) -> _LoopMission:
+    from nexus.px4.api_link import ApiLinkError, parse_url
+
+    try:
+        parse_url(url)  # a malformed URL is refused before anything is written
+    except ApiLinkError as error:
+        raise click.BadParameter(str(error), param_hint="--px4-mission-url") from None
+    options.controller_options["mission"] = {"url": url}
+    return _LoopMission(url)
 
 
 @main.group()
@@ -501,7 +491,7 @@ def px4_params(ctx, vehicle, scene, as_export):
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=1.0), default=600.0, show_default=True,
               help="Give up after this long [s, wall].")
 def px4_mission(url, altitude, hold_s, yaw_hold_s, timeout_s):
-    """Take off, sweep yaw 0 -> +90 -> -90 -> 0 deg, and land, on a running PX4."""
+    """Take off, sweep yaw 0 -> +90 -> -90 -> 0 deg, and land, on a running PX4 (no fixed ticks: see --px4-mission)."""
     from nexus.px4.mission import MissionError, Px4Mission
 
     mission = Px4Mission(url, altitude=altitude, hold_s=hold_s, yaw_hold_s=yaw_hold_s, timeout_s=timeout_s,

@@ -18,12 +18,21 @@ prevention: on the tick a sweep is delivered, its in-band returns reduced to
 PX4's 72 sectors go out as eight ``DISTANCE_SENSOR`` messages
 (:mod:`nexus.px4.obstacles`), in the same write as that tick's ``HIL_SENSOR``.
 
-PX4 needs sensor data to boot before it sends any actuator message, so the
-exchange does not wait until the first one has arrived (free-run), then
-waits every tick. Each way PX4 can fail ends the run with its own error (see
-:mod:`nexus.px4.errors`): no first answer within ``first_answer_s`` of sim
-time, no answer for a tick in time (silent, or answering with the wrong
-stamps), or too many unusable answers in a row.
+PX4 boots on sim time: after its first ``HIL_SENSOR`` its start-up script
+goes on only as its clock advances (each module start waits 2 ms of it), so
+until PX4 first answers, each tick waits for PX4's answer until PX4 is idle
+(every thread of its process tree asleep, when PX4 runs on this machine) or
+``boot_patience`` of wall time has passed, and only then goes on: the boot
+sends the same messages at the same ticks in every run, and PX4 gets the
+wall time its start-up needs at each of them. From the first answer on,
+every tick waits for its own answer. Each way PX4 can fail ends the run with
+its own error (see :mod:`nexus.px4.errors`): no first answer within
+``first_answer_s`` of sim time, no answer for a tick in time (silent, or
+answering with the wrong stamps), or too many unusable answers in a row.
+
+With a ``mission``, the built-in mission (:mod:`nexus.px4.mission`) is flown
+from the exchange: each command goes out before the ``HIL_SENSOR`` of its due
+tick and the clock holds until PX4 has it (:mod:`nexus.px4.commander`).
 """
 
 from __future__ import annotations
@@ -44,6 +53,7 @@ from nexus.plant.frames import attitude_ned_frd_np, enu_to_ned_np, flu_to_frd_np
 from nexus.px4 import messages, obstacles
 from nexus.px4.errors import AnswerTimeoutError, BadActuatorsError, NoAnswerError, WrongStampsError
 from nexus.px4.link import DEFAULT_HOST, DEFAULT_PORT, MavlinkLink
+from nexus.px4.peer_process import PeerProcess
 from nexus.sensors.geodesy import enu_offset_to_geodetic
 from nexus.sensors.lidar import Lidar, PointCloud
 
@@ -56,9 +66,12 @@ TRUTH_ID = 115
 #: Unusable (non-finite) answers in a row that end the run: 0.2 s at 250 Hz, long enough to
 #: ride out a glitch, short enough not to fly far on stale controls.
 MAX_BAD_ANSWERS_IN_A_ROW = 50
-#: Free-run sim time [s] after which a PX4 that has not answered once has failed. Real PX4
+#: Boot sim time [s] after which a PX4 that has not answered once has failed. Real PX4
 #: SITL answered after 0.65 s (docs/px4.md); the wall-clock floor below covers a slow start.
 FIRST_ANSWER_S = 30.0
+#: Wall time [s] a boot tick waits for PX4's answer when PX4's idleness cannot be seen (PX4 on
+#: another machine, or a scripted peer in this process) before the clock moves on.
+BOOT_PATIENCE_S = 0.05
 
 SAMPLES = (("imu", ImuSample), ("mag", MagSample), ("baro", BaroSample), ("gps", GpsSample))
 #: The host signal a lidar writes (nexus.sensors.lidar): its sweeps become PX4's obstacle data.
@@ -87,16 +100,28 @@ class Px4Controller(Component):
         first_answer_s: float = FIRST_ANSWER_S,
         finish_when=None,
         obstacle_band: float = obstacles.DEFAULT_BAND,
+        boot_patience: float = BOOT_PATIENCE_S,
+        mission: dict | None = None,
     ):
         super().__init__(name)
         self.plant = plant
         self.link = MavlinkLink(host, port)
         self.connect_timeout, self.answer_timeout = connect_timeout, answer_timeout
-        #: PX4 must answer once within this much sim time [s] of free-run and, at the least,
+        #: PX4 must answer once within this much sim time [s] of boot and, at the least,
         #: ``answer_timeout`` of wall time; else the run fails (it would fly on zero controls).
         self.first_answer_s = first_answer_s
-        self.free_run_started: tuple[int, float] | None = None  # (time_usec, wall [s])
+        self.boot_patience = boot_patience
+        self.boot_started: tuple[int, float] | None = None  # (time_usec, wall [s])
+        #: PX4's process tree, when it can be seen (boot ticks wait until it is idle), and boot counts.
+        self.peer_process = None
+        self.boot_ticks = 0
+        self.boot_idle_waits = 0
+        self.boot_wall_s = 0.0
+        self.first_answer_tick: int | None = None
         self.lockstep = False
+        #: The built-in mission's settings (``url`` and the plan's), and its driver once built.
+        self.mission_options = dict(mission) if mission else None
+        self.commander = None
         self.exchanges = 0
         self.answers = 0
         self.gps_sent = 0
@@ -151,6 +176,13 @@ class Px4Controller(Component):
     def prepare(self, ctx) -> None:
         if self.link.server is None:
             self.link.listen()  # a busy port fails the build, before any stage runs
+        if self.mission_options is not None and self.commander is None:
+            from nexus.px4.commander import LockstepCommander
+            from nexus.px4.mission import DEFAULT_URL, MissionPlan
+
+            options = dict(self.mission_options)
+            url = options.pop("url", DEFAULT_URL)
+            self.commander = LockstepCommander(MissionPlan(**options), url, self.answer_timeout)
         self.gravity = self.plant.gravity
         for cls, port in self.extra_sensors.items():
             self.extra_writers[port.signal] = [c for c in ctx.components if isinstance(c, cls)]
@@ -198,6 +230,8 @@ class Px4Controller(Component):
             log.warning("PX4 sent %d HIL_ACTUATOR_CONTROLS stamped after the tick they came on; none was used",
                         self.future_answers)
         self.link.close()
+        if self.commander is not None:
+            self.commander.close()
 
     def stats(self) -> dict:
         """Counts of the link's traffic, for run.json and the closing log line."""
@@ -207,17 +241,24 @@ class Px4Controller(Component):
             "waiting_s": round(self.link.connect_wait_s, 3),
             "future_answers": self.future_answers, "non_finite_answers": self.bad_answers,
             "lockstep": self.lockstep, "gps_sent": self.gps_sent, "heartbeats": self.heartbeats,
+            "boot_ticks": self.boot_ticks, "first_answer_tick": self.first_answer_tick,
+            "boot_wall_s": round(self.boot_wall_s, 3), "boot_waits_for_idle": self.peer_process is not None,
             "sensor_messages_sent": dict(self.extra_sent),
             **({"obstacle_sweeps": self.obstacle_sweeps, "obstacle_messages": self.obstacle_messages}
                if self.lidar is not None else {}),
             "messages_sent": self.link.sent, "messages_received": self.link.received,
             "malformed_messages": self.link.bad_messages, "skipped_bytes": self.link.reader.skipped_bytes,
+            **({"mission": self.commander.stats()} if self.commander is not None else {}),
         }
 
     # -- stages ------------------------------------------------------------------------
 
     def _truth(self, io) -> None:
-        self.link.accept(self.connect_timeout)
+        if self.link.connection is None:
+            self.link.accept(self.connect_timeout)
+            self.peer_process = PeerProcess.of_connection(self.link.connection)
+            log.info("PX4's boot ticks wait %s", f"until PX4 (pid {self.peer_process.pid}) is idle"
+                     if self.peer_process is not None else f"{self.boot_patience:g} s each (PX4's process is not visible)")
         time_usec = int(io["time_ns"].read()) // 1000
         if self.last_truth_usec is not None and time_usec - self.last_truth_usec < self.truth_interval_usec:
             return
@@ -245,6 +286,8 @@ class Px4Controller(Component):
 
     def _exchange(self, io) -> None:
         time_usec = int(io["time_ns"].read()) // 1000
+        if self.commander is not None and self.lockstep:
+            self.commander.step(self.exchanges + 1, time_usec, self.last_exchange_usec)
         samples = {name: io[name].read() for name, _ in SAMPLES}
         new = {name: self._is_new(name, sample) for name, sample in samples.items()}
         fields = messages.sensor_fields(new["imu"], new["mag"], new["baro"])
@@ -258,14 +301,16 @@ class Px4Controller(Component):
         self.link.flush()
         self.exchanges += 1
         self.last_exchange_usec = time_usec
-        answers = [self._await_answer(time_usec)] if self.lockstep else self._free_run(time_usec)
-        if answers:
-            self.answers += len(answers)
-            self._take(answers[-1].controls)
+        answer = self._await_answer(time_usec) if self.lockstep else self._boot(time_usec)
+        if answer is not None:
+            self.answers += 1
+            self._take(answer.controls)
         io["controls"].write(self.last_controls)
         if self.finish_when is not None and self.finish_when.is_set():
             if not self.lockstep:
                 raise self._no_answer(time_usec, "the run was asked to end")
+            io.finish()
+        if self.commander is not None and self.commander.finished(time_usec):
             io.finish()
 
     def _queue_extra_sensors(self, io, time_usec: int) -> None:
@@ -296,30 +341,51 @@ class Px4Controller(Component):
         self.obstacle_sweeps += 1
         self.obstacle_messages += len(sent)
 
-    def _free_run(self, time_usec: int) -> list:
-        """PX4's answers that have come (no waiting; the newest counts); fail once PX4 has been silent too long."""
-        if self.free_run_started is None:
-            self.free_run_started = (time_usec, time.monotonic())
-        messages = self.link.poll()
-        answers = []
-        for message in messages:
-            if message.get_type() != "HIL_ACTUATOR_CONTROLS":
-                self._note(message)
-            elif message.time_usec > time_usec:
-                self.future_answers += 1
-            else:
-                answers.append(message)
-        if answers:
-            self.lockstep = True
-            log.info("PX4 answered at sim time %.3f s: lockstep from now on", time_usec * 1e-6)
-            return answers
-        first_usec, first_wall = self.free_run_started
+    def _boot(self, time_usec: int):
+        """Until PX4 first answers: wait for this tick's answer until PX4 is idle (or the patience ran out).
+
+        Returns the answer, or None when PX4 is still booting; the tick's clock then moves on. An answer
+        stamped with an earlier tick (one PX4 sent after its tick had moved on) starts lockstep too: PX4
+        answers every sensor message, so this tick's answer follows it.
+        """
+        began = time.monotonic()
+        if self.boot_started is None:
+            self.boot_started = (time_usec, began)
+        self.boot_ticks += 1
+        patience = began + (self.answer_timeout if self.peer_process is not None else self.boot_patience)
+        try:
+            while True:
+                message = self.link.receive(min(time.monotonic() + 0.0005, patience))
+                if message is None:
+                    if time.monotonic() >= patience:
+                        break
+                    if self.peer_process is not None and self.peer_process.idle() and not self.link.poll_pending():
+                        self.boot_idle_waits += 1
+                        break
+                    continue
+                if message.get_type() != "HIL_ACTUATOR_CONTROLS":
+                    self._note(message)
+                    continue
+                if message.time_usec > time_usec:
+                    self.future_answers += 1
+                    continue
+                self.lockstep = True
+                self.first_answer_tick = self.exchanges
+                log.info("PX4 answered on tick %d (sim time %.3f s): lockstep from now on", self.exchanges,
+                         time_usec * 1e-6)
+                if message.time_usec == time_usec:
+                    return message
+                self.stale_answers += 1
+                return self._await_answer(time_usec)
+        finally:
+            self.boot_wall_s += time.monotonic() - began
+        first_usec, first_wall = self.boot_started
         if (time_usec - first_usec) * 1e-6 >= self.first_answer_s and time.monotonic() - first_wall >= self.answer_timeout:
             raise self._no_answer(time_usec, None)
-        return []
+        return None
 
     def _no_answer(self, time_usec: int, why: str | None) -> NoAnswerError:
-        first_usec, first_wall = self.free_run_started or (time_usec, time.monotonic())
+        first_usec, first_wall = self.boot_started or (time_usec, time.monotonic())
         sim_s = (time_usec - first_usec) * 1e-6
         wrong = f"; {self.future_answers} answers were stamped after their tick and not used" if self.future_answers else ""
         return NoAnswerError(

@@ -56,3 +56,15 @@ class BadActuatorsError(RunError):
     """PX4's answers held non-finite controls for too many ticks in a row."""
 
     reason = "px4-bad-actuators"
+
+
+class CommandRefusedError(RunError):
+    """PX4 answered a mission command with a result other than accepted."""
+
+    reason = "px4-command-refused"
+
+
+class CommandUnacknowledgedError(RunError):
+    """PX4 never confirmed or never acknowledged a mission command."""
+
+    reason = "px4-command-unacknowledged"

@@ -258,6 +258,12 @@ class MavlinkLink:
         self.inbox.clear()
         return messages
 
+    def poll_pending(self) -> bool:
+        """Whether a message has arrived (read without waiting; it stays for :meth:`receive`)."""
+        if not self.inbox:
+            self._read_available(0.0)
+        return bool(self.inbox)
+
     def receive(self, deadline: float):
         """The next message, waiting until ``deadline`` (``time.monotonic()``) at most; None when none came."""
         while not self.inbox:

@@ -1,17 +1,30 @@
-"""A mission commander for PX4 SITL: take off, sweep yaw, land, over MAVLink UDP.
+"""The built-in PX4 mission: take off, sweep yaw, land, each command due at a time in PX4's clock.
 
-It talks to PX4 the way a ground station or an onboard computer would, on
-PX4's loopback API port (PX4 sends to UDP 14540), independent of the
-simulator link. It waits for PX4's heartbeat and a home position (a good
-EKF), commands a takeoff, arms, holds, turns to each yaw of the sweep with
-``MAV_CMD_DO_REPOSITION``, lands and waits for PX4 to disarm. Figures are
-taken in PX4's own clock (``time_boot_ms``), which lockstep ties to sim time.
+Every command is due at a time [µs] of PX4's clock, which lockstep makes the
+sim clock: a fixed delay after the previous command, or after a condition PX4
+reported. A condition holds from the PX4 *stamp* of the first message that
+shows it (``HOME_POSITION.time_usec``, ``time_boot_ms``; a message without a
+stamp takes the newest stamp before it in PX4's stream), never from when the
+message happened to arrive, so a slow socket cannot move a command:
+
+* arm: ``arm_delay_s`` after PX4 set its home position (a good EKF);
+* takeoff: ``takeoff_delay_s`` after the arm command (PX4 disarms a vehicle
+  that does not take off within COM_DISARM_PRFLT, 10 s);
+* each yaw of the sweep (``DO_REPOSITION`` over home, yaw in radians, as PX4
+  reads it): ``hold_s`` after PX4 reported the takeoff altitude, then
+  ``yaw_hold_s`` after the previous yaw;
+* land: ``yaw_hold_s`` after the last yaw; the mission is over
+  ``end_delay_s`` after PX4 reported itself disarmed.
+
+:class:`MissionPlan` only decides; :mod:`nexus.px4.commander` sends its
+commands from inside the lockstep loop (and holds the clock until PX4 has
+them), and :class:`Px4Mission` flies the same plan as an ordinary MAVLink
+client beside a running sim (``nexus px4 mission``), without that guarantee.
 """
 
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,21 +37,58 @@ MAV_CMD_NAV_TAKEOFF = 22
 MAV_CMD_NAV_LAND = 21
 MAV_CMD_COMPONENT_ARM_DISARM = 400
 MAV_CMD_DO_REPOSITION = 192
-MAV_CMD_REQUEST_MESSAGE = 512
-MAVLINK_MSG_ID_HOME_POSITION = 242
 MAV_DO_REPOSITION_FLAGS_CHANGE_MODE = 1
 MAV_MODE_FLAG_SAFETY_ARMED = 128
 #: PX4 takes COMMAND_INT positions only in this frame (altitude above mean sea level).
 MAV_FRAME_GLOBAL_INT = 5
+#: MAVLink command names, for messages.
+COMMAND_NAMES = {MAV_CMD_NAV_TAKEOFF: "MAV_CMD_NAV_TAKEOFF", MAV_CMD_NAV_LAND: "MAV_CMD_NAV_LAND",
+                 MAV_CMD_COMPONENT_ARM_DISARM: "MAV_CMD_COMPONENT_ARM_DISARM",
+                 MAV_CMD_DO_REPOSITION: "MAV_CMD_DO_REPOSITION"}
+#: PX4's autopilot component.
+AUTOPILOT_COMPONENT = 1
 
 
 class MissionError(NexusError):
-    """PX4 did not do what the mission asked in time."""
+    """PX4 did not do what the mission asked within the mission's bounds."""
+
+    reason = "px4-mission-failed"
+
+
+@dataclass
+class Command:
+    """One mission command: what it is, when it is due [µs, PX4 time], and what became of it."""
+
+    label: str
+    command: int
+    due_usec: int
+    params: tuple
+    #: COMMAND_INT (a position) rather than COMMAND_LONG.
+    as_int: bool = False
+    sent_tick: int | None = None
+    sent_usec: int | None = None
+    #: The final COMMAND_ACK result (0 accepted), and the PX4 stamp [µs] it came at.
+    result: int | None = None
+    ack_usec: int | None = None
+    #: A yaw command's heading [deg], and how many STATUSTEXTs PX4 had sent when it went out.
+    yaw_deg: float | None = None
+    texts_before: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"{COMMAND_NAMES.get(self.command, self.command)} ({self.label})"
+
+    def message(self, mav, target_system: int):
+        if self.as_int:
+            return mav.command_int_encode(target_system, AUTOPILOT_COMPONENT, MAV_FRAME_GLOBAL_INT, self.command, 0, 0,
+                                          *self.params)
+        values = [float(p) for p in self.params] + [0.0] * (7 - len(self.params))
+        return mav.command_long_encode(target_system, AUTOPILOT_COMPONENT, self.command, 0, *values)
 
 
 @dataclass
 class MissionReport:
-    """What happened, in PX4's clock [s] unless marked wall."""
+    """What happened, in PX4's clock [s]; the wall time only where marked."""
 
     time_to_home_s: float | None = None
     time_to_arm_s: float | None = None
@@ -50,20 +100,26 @@ class MissionReport:
     landed_disarmed: bool = False
     mission_time_s: float | None = None
     wall_time_s: float | None = None
+    #: Each command: label, due and sent PX4 time [s], the sim tick it went on (in the loop), ack result.
+    commands: list[dict] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         out = [
-            f"home (good EKF) after {self.time_to_home_s:.1f} s PX4 time" if self.time_to_home_s is not None else "no home",
-            f"armed at {self.time_to_arm_s:.1f} s PX4 time" if self.time_to_arm_s is not None else "never armed",
+            f"home (good EKF) at {self.time_to_home_s:.2f} s PX4 time" if self.time_to_home_s is not None else "no home",
+            f"armed at {self.time_to_arm_s:.2f} s PX4 time" if self.time_to_arm_s is not None else "never armed",
             f"altitude: commanded {self.commanded_altitude_m:.2f} m, held {self.reached_altitude_m:.2f} m, "
             f"max {self.max_altitude_m:.2f} m" if self.reached_altitude_m is not None else "altitude never reached",
         ]
         for entry in self.yaw:
             out.append(f"yaw: commanded {entry['commanded_deg']:+.0f} deg, held {entry['held_deg']:+.1f} deg "
                        f"(error {entry['error_deg']:+.1f} deg)")
+        for entry in self.commands:
+            tick = f" on tick {entry['tick']}" if entry.get("tick") is not None else ""
+            out.append(f"command {entry['name']}: sent at {entry['sent_s']:.3f} s{tick}, ack {entry['result']}")
         out.append("landed and disarmed" if self.landed_disarmed else "did not land and disarm")
         if self.mission_time_s is not None:
-            out.append(f"mission took {self.mission_time_s:.1f} s PX4 time, {self.wall_time_s:.1f} s wall")
+            wall = f", {self.wall_time_s:.1f} s wall" if self.wall_time_s is not None else ""
+            out.append(f"mission took {self.mission_time_s:.1f} s PX4 time{wall}")
         return out
 
 
@@ -71,171 +127,211 @@ def wrap_degrees(angle: float) -> float:
     return (angle + 180.0) % 360.0 - 180.0
 
 
-class Px4Mission:
-    """Fly takeoff, yaw sweep and landing on a PX4 reachable at ``url``.
+def quaternion_yaw_deg(q) -> float:
+    """Yaw [deg] of a MAVLink (w, x, y, z) quaternion."""
+    w, x, y, z = (float(v) for v in q)
+    return math.degrees(math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z)))
 
-    PX4 reads ``DO_REPOSITION``'s yaw (param 4) in radians, unlike the MAVLink spec's degrees.
-    """
 
-    def __init__(
-        self,
-        url: str = DEFAULT_URL,
-        *,
-        altitude: float = 2.5,
-        hold_s: float = 4.0,
-        #: Headings [deg] relative to the heading at takeoff, flown in turn.
-        yaw_sweep_deg: tuple[float, ...] = (90.0, -90.0, 0.0),
-        yaw_hold_s: float = 8.0,
-        timeout_s: float = 300.0,
-        say: Callable[[str], None] = print,
-        stop: threading.Event | None = None,
-    ):
-        self.url, self.altitude, self.hold_s = url, altitude, hold_s
-        self.yaw_sweep_deg, self.yaw_hold_s, self.timeout_s = yaw_sweep_deg, yaw_hold_s, timeout_s
-        self.say = say
-        self.stop = stop or threading.Event()
+def usec(seconds: float) -> int:
+    return int(round(seconds * 1e6))
+
+
+class MissionPlan:
+    """Decides which command is due when, from what PX4 reported; sends nothing itself."""
+
+    def __init__(self, *, altitude: float = 2.5, hold_s: float = 4.0, yaw_sweep_deg: tuple[float, ...] = (90.0, -90.0, 0.0),
+                 yaw_hold_s: float = 8.0, arm_delay_s: float = 3.0, takeoff_delay_s: float = 1.0,
+                 end_delay_s: float = 1.0, climb_limit_s: float = 60.0, land_limit_s: float = 90.0):
+        self.altitude, self.hold_s, self.yaw_sweep_deg, self.yaw_hold_s = altitude, hold_s, tuple(yaw_sweep_deg), yaw_hold_s
+        self.arm_delay_s, self.takeoff_delay_s, self.end_delay_s = arm_delay_s, takeoff_delay_s, end_delay_s
+        self.climb_limit_s, self.land_limit_s = climb_limit_s, land_limit_s
         self.report = MissionReport(commanded_altitude_m=altitude)
-        self.px4_time_s = 0.0
+        #: PX4's clock as its stream shows it: the newest stamp seen [µs].
+        self.stream_usec = 0
         self.armed = False
-        self.position = None  # last GLOBAL_POSITION_INT
-        self.attitude = None  # last ATTITUDE
         self.home = None
-        #: Command -> result of its last COMMAND_ACK (0 accepted).
-        self.acks: dict[int, int] = {}
+        self.home_usec: int | None = None
+        self.position = None
+        self.attitude = None
+        self.highest = 0.0
+        self.commands: list[Command] = []
+        self.pending: Command | None = None
+        #: (stamp [µs], text) of PX4's STATUSTEXTs.
+        self.statustexts: list[tuple[int, str]] = []
+        self.phase = "home"
+        #: PX4 time [µs] of the condition the current phase waits for, and the time the mission is over.
+        self.waiting_since: int | None = None
+        self.over_usec: int | None = None
+        self.start_heading_deg = 0.0
 
-    # -- link ----------------------------------------------------------------------------
+    # -- what PX4 reports -----------------------------------------------------------------------
 
-    def _pump(self, wait: float = 0.05) -> None:
-        """Read every message that has arrived (waiting up to ``wait`` [s] for one)."""
-        message = self.link.recv_match(blocking=True, timeout=wait)
-        while message is not None:
-            self._note(message)
-            message = self.link.recv_match(blocking=False)
-        if self.stop.is_set():
-            raise MissionError("the mission was stopped")
-        if time.monotonic() > self.deadline:
-            raise MissionError(f"the mission took longer than {self.timeout_s:.0f} s wall")
-
-    def _note(self, message) -> None:
+    def note(self, message) -> None:
         kind = message.get_type()
-        if hasattr(message, "time_boot_ms"):
-            self.px4_time_s = max(self.px4_time_s, message.time_boot_ms * 1e-3)
-        if kind == "HEARTBEAT" and message.get_srcComponent() == 1:
-            self.armed = bool(message.base_mode & MAV_MODE_FLAG_SAFETY_ARMED)
+        stamp = getattr(message, "time_boot_ms", None)
+        if stamp is not None and stamp > 0:
+            self.stream_usec = max(self.stream_usec, int(stamp) * 1000)
+        if kind == "HEARTBEAT" and message.get_srcComponent() == AUTOPILOT_COMPONENT:
+            armed = bool(message.base_mode & MAV_MODE_FLAG_SAFETY_ARMED)
+            if self.phase == "landing" and self.armed and not armed:
+                self._disarmed(self.stream_usec)
+            self.armed = armed
         elif kind == "GLOBAL_POSITION_INT":
             self.position = message
+            altitude = message.relative_alt * 1e-3
+            if self.phase in ("climb", "hold", "yaw"):
+                self.highest = max(self.highest, altitude)
+            if self.phase == "climb" and altitude > self.altitude - 0.3:
+                self._reached(int(message.time_boot_ms) * 1000, altitude)
         elif kind == "ATTITUDE":
             self.attitude = message
-        elif kind == "HOME_POSITION":
+        elif kind == "HOME_POSITION" and self.home is None:
             self.home = message
+            self.home_usec = int(getattr(message, "time_usec", 0) or 0) or self.stream_usec
+            self.report.time_to_home_s = self.home_usec * 1e-6
+            q = list(getattr(message, "q", [0.0] * 4))
+            self.start_heading_deg = quaternion_yaw_deg(q) if any(q) else math.nan
         elif kind == "COMMAND_ACK":
-            self.acks[message.command] = message.result
+            for command in reversed(self.commands):
+                if command.command == message.command and command.result is None and message.result != 5:
+                    command.result, command.ack_usec = int(message.result), self.stream_usec
+                    break
         elif kind == "STATUSTEXT":
-            self.say(f"PX4: {message.text}")
+            self.statustexts.append((self.stream_usec, message.text))
 
-    def _command(self, command: int, *params: float) -> None:
-        values = list(params) + [0.0] * (7 - len(params))
-        self.link.mav.command_long_send(self.link.target_system, self.link.target_component, command, 0, *values)
+    def _reached(self, stamp: int, altitude: float) -> None:
+        self.report.reached_altitude_m = altitude
+        self.phase = "hold"
+        self._schedule_yaw(0, stamp + usec(self.hold_s))
 
-    def _until(self, what: str, ready: Callable[[], bool], px4_seconds: float) -> None:
-        """Pump messages until ``ready()``, or fail after ``px4_seconds`` of PX4 time."""
-        start = self.px4_time_s
-        while not ready():
-            self._pump()
-            if self.px4_time_s - start > px4_seconds:
-                raise MissionError(f"PX4 did not {what} within {px4_seconds:.0f} s of its time")
+    def _disarmed(self, stamp: int) -> None:
+        self.report.landed_disarmed = True
+        self.report.mission_time_s = (stamp - usec(self.report.time_to_arm_s or 0.0)) * 1e-6
+        self.phase = "over"
+        self.over_usec = stamp + usec(self.end_delay_s)
 
-    def _hold(self, px4_seconds: float) -> None:
-        start = self.px4_time_s
-        while self.px4_time_s - start < px4_seconds:
-            self._pump()
+    # -- what is due --------------------------------------------------------------------------
 
-    @property
-    def relative_altitude(self) -> float:
-        return self.position.relative_alt * 1e-3 if self.position is not None else 0.0
+    def due(self, now_usec: int) -> Command | None:
+        """The command due at PX4 time ``now_usec`` (once), or None; raises when PX4 is too slow."""
+        if self.phase == "home" and self.home is not None:
+            self.phase = "arm"
+            self.pending = Command("arm", MAV_CMD_COMPONENT_ARM_DISARM, self.home_usec + usec(self.arm_delay_s), (1.0,))
+        if self.phase == "climb" and now_usec - self.waiting_since > usec(self.climb_limit_s):
+            raise MissionError(f"PX4 did not reach {self.altitude - 0.3:.1f} m within {self.climb_limit_s:.0f} s of "
+                               f"its time after the takeoff (at {self.position.relative_alt * 1e-3 if self.position else 0.0:.2f} m)")
+        if self.phase == "landing" and now_usec - self.waiting_since > usec(self.land_limit_s):
+            raise MissionError(f"PX4 did not land and disarm within {self.land_limit_s:.0f} s of its time after NAV_LAND")
+        command = self.pending
+        if command is None or now_usec < command.due_usec:
+            return None
+        self.pending = None
+        command.sent_usec = now_usec
+        command.texts_before = len(self.statustexts)
+        self.commands.append(command)
+        self._after(command, now_usec)
+        return command
 
-    @property
-    def yaw_deg(self) -> float:
-        return math.degrees(self.attitude.yaw) if self.attitude is not None else math.nan
+    def _after(self, command: Command, now_usec: int) -> None:
+        """What the plan waits for once ``command`` went out."""
+        home_amsl = self.home.altitude * 1e-3
+        if command.label == "arm":
+            self.report.time_to_arm_s = now_usec * 1e-6
+            self.pending = Command("takeoff", MAV_CMD_NAV_TAKEOFF, now_usec + usec(self.takeoff_delay_s),
+                                   (0.0, 0.0, 0.0, math.nan, math.nan, math.nan, home_amsl + self.altitude))
+        elif command.label == "takeoff":
+            self.phase, self.waiting_since = "climb", now_usec
+        elif command.label.startswith("yaw"):
+            self._note_held_yaw()
+            index = len([c for c in self.commands if c.label.startswith("yaw")])
+            self.phase = "yaw"
+            if index < len(self.yaw_sweep_deg):
+                self._schedule_yaw(index, now_usec + usec(self.yaw_hold_s))
+            else:
+                self.pending = Command("land", MAV_CMD_NAV_LAND, now_usec + usec(self.yaw_hold_s), ())
+        elif command.label == "land":
+            self._note_held_yaw()
+            self.report.max_altitude_m = self.highest
+            self.phase, self.waiting_since = "landing", now_usec
 
-    # -- the mission --------------------------------------------------------------------
+    def _schedule_yaw(self, index: int, due_usec: int) -> None:
+        heading = self.start_heading_deg
+        if math.isnan(heading):  # a HOME_POSITION without its orientation: the heading PX4 estimated last
+            heading = math.degrees(self.attitude.yaw) if self.attitude is not None else 0.0
+            self.start_heading_deg = heading
+        yaw = wrap_degrees(heading + self.yaw_sweep_deg[index])
+        home = self.home
+        self.pending = Command(
+            f"yaw {self.yaw_sweep_deg[index]:+.0f} deg", MAV_CMD_DO_REPOSITION, due_usec,
+            (-1.0, float(MAV_DO_REPOSITION_FLAGS_CHANGE_MODE), 0.0, math.radians(yaw), home.latitude, home.longitude,
+             home.altitude * 1e-3 + self.altitude), as_int=True,
+        )
+        self.pending.yaw_deg = yaw
 
-    def run(self) -> MissionReport:
-        from pymavlink import mavutil
+    def _note_held_yaw(self) -> None:
+        """The yaw PX4 held at the end of the previous yaw's hold (for the report only)."""
+        previous = [c for c in self.commands[:-1] if c.label.startswith("yaw")]
+        if len(previous) <= len(self.report.yaw) or not previous:
+            return
+        commanded = previous[-1].yaw_deg
+        held = math.degrees(self.attitude.yaw) if self.attitude is not None else math.nan
+        self.report.yaw.append({"commanded_deg": commanded, "held_deg": held, "error_deg": wrap_degrees(held - commanded)})
 
-        started = time.monotonic()
-        self.deadline = started + self.timeout_s
-        self.say(f"mission: listening for PX4 on {self.url}")
-        self.link = mavutil.mavlink_connection(self.url, source_system=245, source_component=190)
-        try:
-            self._fly()
-        finally:
-            self.report.wall_time_s = time.monotonic() - started
-            self.link.close()
+    def finished(self, now_usec: int) -> bool:
+        return self.over_usec is not None and now_usec >= self.over_usec
+
+    def statustexts_after(self, command: Command) -> list[str]:
+        """What PX4 said (STATUSTEXT) since ``command`` went out."""
+        return [text for _, text in self.statustexts[command.texts_before:]]
+
+    def summarise(self, ticks: dict | None = None) -> MissionReport:
+        """The report, with each command's times (and, in the loop, its tick)."""
+        self.report.commands = [
+            {"name": c.name, "due_s": c.due_usec * 1e-6, "sent_s": c.sent_usec * 1e-6, "tick": c.sent_tick,
+             "result": c.result}
+            for c in self.commands
+        ]
         return self.report
 
-    def _fly(self) -> None:
-        while self.link.target_system == 0 or self.px4_time_s == 0.0:
-            self._pump(0.2)
-        self.say(f"mission: PX4 heartbeat (system {self.link.target_system}) at {self.px4_time_s:.1f} s")
-        last_request = -10.0
-        while self.home is None:
-            if self.px4_time_s - last_request > 2.0:
-                self._command(MAV_CMD_REQUEST_MESSAGE, MAVLINK_MSG_ID_HOME_POSITION)
-                last_request = self.px4_time_s
-            self._pump()
-        self.report.time_to_home_s = self.px4_time_s
-        self.say(f"mission: home set (EKF has a global position) at {self.px4_time_s:.1f} s")
-        home_amsl = self.home.altitude * 1e-3
-        for attempt in range(15):
-            self._command(MAV_CMD_COMPONENT_ARM_DISARM, 1)
-            try:
-                self._until("arm", lambda: self.armed, 2.0)
-                break
-            except MissionError:
-                self.say(f"mission: not armed yet (attempt {attempt + 1}), retrying")
-        else:
-            raise MissionError("PX4 refused to arm; see its console for the preflight check that failed")
-        self.report.time_to_arm_s = self.px4_time_s
-        mission_start = self.px4_time_s
-        # Take off right away: PX4 disarms an armed vehicle that does not take off (COM_DISARM_PRFLT).
-        for attempt in range(5):
-            self.acks.pop(MAV_CMD_NAV_TAKEOFF, None)
-            self._command(MAV_CMD_NAV_TAKEOFF, 0, 0, 0, math.nan, math.nan, math.nan, home_amsl + self.altitude)
-            self._until("answer the takeoff command", lambda: MAV_CMD_NAV_TAKEOFF in self.acks, 2.0)
-            if self.acks[MAV_CMD_NAV_TAKEOFF] == 0:
-                break
-            self.say(f"mission: takeoff refused (result {self.acks[MAV_CMD_NAV_TAKEOFF]}), retrying")
-            self._hold(0.5)
-        self.say(f"mission: armed at {self.report.time_to_arm_s:.1f} s; taking off to {self.altitude:.1f} m")
-        self._until("reach the takeoff altitude", lambda: self.relative_altitude > self.altitude - 0.3, 60.0)
-        self._hold(self.hold_s)
-        self.report.reached_altitude_m = self.relative_altitude
-        self.say(f"mission: holding at {self.relative_altitude:.2f} m")
-        highest = self.relative_altitude
-        start_heading = self.yaw_deg
-        self.say(f"mission: sweeping yaw by {', '.join(f'{y:+.0f}' for y in self.yaw_sweep_deg)} deg "
-                 f"from the heading at takeoff, {start_heading:+.1f} deg")
-        for offset in self.yaw_sweep_deg:
-            yaw = wrap_degrees(start_heading + offset)
-            p = self.position
-            self.link.mav.command_int_send(
-                self.link.target_system, self.link.target_component, MAV_FRAME_GLOBAL_INT, MAV_CMD_DO_REPOSITION, 0, 0,
-                -1.0, MAV_DO_REPOSITION_FLAGS_CHANGE_MODE, 0.0, math.radians(yaw), p.lat, p.lon,
-                home_amsl + self.altitude,
-            )
-            start = self.px4_time_s
-            while self.px4_time_s - start < self.yaw_hold_s:
-                self._pump()
-                highest = max(highest, self.relative_altitude)
-            held = self.yaw_deg
-            self.report.yaw.append({"offset_deg": offset, "commanded_deg": yaw, "held_deg": held,
-                                    "error_deg": wrap_degrees(held - yaw)})
-            self.say(f"mission: yaw {yaw:+.0f} deg commanded, {held:+.1f} deg held")
-        self.report.max_altitude_m = highest
-        self._command(MAV_CMD_NAV_LAND)
-        self.say("mission: landing")
-        self._until("land and disarm", lambda: not self.armed, 90.0)
-        self.report.landed_disarmed = True
-        self.report.mission_time_s = self.px4_time_s - mission_start
-        self.say(f"mission: landed and disarmed at {self.px4_time_s:.1f} s")
+
+class Px4Mission:
+    """The plan flown as an ordinary MAVLink client on PX4's API stream (``nexus px4 mission``).
+
+    It sends each command when PX4's stream shows the command's time has come;
+    it cannot hold the sim's clock, so commands land on whatever tick PX4 is at
+    when they arrive (``--px4-mission`` on ``nexus run`` gives the guarantee).
+    """
+
+    def __init__(self, url: str = DEFAULT_URL, *, timeout_s: float = 600.0, say: Callable[[str], None] = print,
+                 **plan):
+        self.url, self.timeout_s, self.say = url, timeout_s, say
+        self.plan = MissionPlan(**plan)
+        self.report = self.plan.report
+
+    def run(self) -> MissionReport:
+        from nexus.px4.api_link import ApiLink
+
+        started = time.monotonic()
+        link = ApiLink(self.url)
+        self.say(f"mission: listening for PX4 on {self.url}")
+        try:
+            while not self.plan.finished(self.plan.stream_usec):
+                if time.monotonic() - started > self.timeout_s:
+                    raise MissionError(f"the mission took longer than {self.timeout_s:.0f} s wall")
+                link.wait(0.05)
+                for message in link.drain():
+                    self.plan.note(message)
+                    if message.get_type() == "STATUSTEXT":
+                        self.say(f"PX4: {message.text}")
+                for command in self.plan.commands:
+                    if command.result not in (None, 0):
+                        raise MissionError(f"PX4 refused {command.name}: result {command.result}")
+                command = self.plan.due(self.plan.stream_usec)
+                if command is not None:
+                    link.send(command.message(link.mav, link.target_system or 1))
+                    self.say(f"mission: {command.label} at {command.sent_usec * 1e-6:.2f} s PX4 time")
+        finally:
+            self.report.wall_time_s = time.monotonic() - started
+            link.close()
+        return self.plan.summarise()

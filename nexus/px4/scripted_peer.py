@@ -9,6 +9,9 @@ exchange count that returns a controls row, or ``None`` to stay silent
 answer until :meth:`release` is called. ``stamp`` turns (count, the sensor
 message's time_usec) into the answer's time_usec (PX4 echoes the time), and
 ``noise`` gives bytes to send just before each answer (a noisy link).
+``api`` (a :class:`nexus.px4.scripted_api.ScriptedApi`) plays PX4's MAVLink
+API stream on the peer's clock: it hears of each sensor message before the
+answer goes out.
 """
 
 from __future__ import annotations
@@ -24,13 +27,15 @@ from pymavlink.dialects.v20 import common as mavlink
 class ScriptedPx4(threading.Thread):
     def __init__(self, port: int, script: Callable[[int], object], *, connect_after: float = 0.0,
                  disconnect_after: int | None = None, garbage_at: int | None = None,
-                 stamp: Callable[[int, int], int] | None = None, noise: Callable[[int], bytes] | None = None):
+                 stamp: Callable[[int, int], int] | None = None, noise: Callable[[int], bytes] | None = None,
+                 api=None):
         super().__init__(daemon=True)
         self.port, self.script = port, script
         self.connect_after = connect_after
         self.disconnect_after = disconnect_after
         self.garbage_at = garbage_at
         self.stamp, self.noise = stamp, noise
+        self.api = api
         self.mav = mavlink.MAVLink(None, srcSystem=1, srcComponent=1)
         self.received: list[tuple[float, object]] = []
         self.sensors = 0
@@ -67,6 +72,8 @@ class ScriptedPx4(threading.Thread):
             self._serve()
         finally:
             self.sock.close()
+            if self.api is not None:
+                self.api.close()
 
     def _serve(self) -> None:
         parser = mavlink.MAVLink(None)
@@ -84,6 +91,8 @@ class ScriptedPx4(threading.Thread):
                 if message.get_type() != "HIL_SENSOR":
                     continue
                 self.sensors += 1
+                if self.api is not None:
+                    self.api.on_sensor(message.time_usec)
                 if self.garbage_at == self.sensors:
                     self.sock.sendall(b"\xfd\x09\x00\x00\x00\x01\x01\x93\x00\x00garbage!!\x00\x00")
                     self.sock.sendall(self.mav.heartbeat_encode(2, 12, 0, 0, 3).pack(self.mav))

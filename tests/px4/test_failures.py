@@ -27,7 +27,7 @@ def test_a_px4_that_never_answers_fails_the_run(tmp_path):
     # long before its 20 s: flying on zero controls is no success.
     with pytest.raises(NoAnswerError, match=r"PX4 connected but never answered HIL_ACTUATOR_CONTROLS in \d+\.\d s of sim"):
         fly_with(lambda port: ScriptedPx4(port, lambda n: None), tmp_path, seconds=20.0,
-                 first_answer_s=0.5, answer_timeout=0.2)
+                 first_answer_s=0.5, answer_timeout=0.2, boot_patience=0.005)
     info = run_info(tmp_path)
     assert info["exit_reason"] == "px4-no-answer" and "never answered" in info["error"]
     assert 0.5 <= info["sim_time_s"] < 20.0
@@ -39,7 +39,7 @@ def test_a_run_shorter_than_the_first_answer_bound_still_fails_when_px4_never_an
     # The same silent PX4, but the run's duration (1 s) ends before the 30 s free-run bound: the
     # run reaches its end having flown on zero controls throughout, which is still no success.
     with pytest.raises(NoAnswerError, match=r"never answered HIL_ACTUATOR_CONTROLS in 1\.0 s of sim .*reached its end"):
-        fly_with(lambda port: ScriptedPx4(port, lambda n: None), tmp_path, seconds=1.0)
+        fly_with(lambda port: ScriptedPx4(port, lambda n: None), tmp_path, seconds=1.0, boot_patience=0.005)
     info = run_info(tmp_path)
     assert info["exit_reason"] == "px4-no-answer"
     assert info["ticks"] == 250 and info["controller_stats"]["answers"] == 0

@@ -71,17 +71,16 @@ def test_time_advances_exactly_one_tick_per_exchange(climb):
     assert all(s > 0 for s in stamps)
 
 
-def test_free_run_until_the_first_answer_then_lockstep(climb):
+def test_boot_ticks_wait_for_the_answer_then_lockstep(climb):
     _, summary, px4, peer = climb
     assert px4.lockstep and px4.exchanges == 250
-    # 10 messages went unanswered while "PX4 booted"; every later one got exactly one answer,
-    # and each tick in lockstep used the answer to its own message. The free-run does not wait,
-    # so the first answer lands on tick 11 or, when the peer thread is slow to be scheduled, a
-    # few ticks later; answers to the messages sent meanwhile arrive stamped in the past (stale).
-    first = first_climb_tick(climb[0])
-    assert 11 <= first <= 31, first
-    assert px4.answers + px4.stale_answers in (239, 240)
-    assert px4.stale_answers <= first - 10
+    # 10 messages went unanswered while "PX4 booted"; each boot tick waited for its answer (the
+    # peer's process cannot be seen, so for the boot patience) before the clock moved on. So the
+    # first answer, to message 11, lands on tick 11 in every run, and every tick from then on
+    # used the answer to its own message: none stale.
+    assert first_climb_tick(climb[0]) == 11
+    assert px4.answers == 240 and px4.stale_answers == 0
+    assert px4.stats()["boot_ticks"] == 11 and px4.stats()["first_answer_tick"] == 11
 
 
 def test_fields_bits_follow_each_sensors_own_rate(climb):
@@ -148,11 +147,10 @@ def test_the_vehicle_climbs_on_the_peers_rows(climb):
     record = pq.read_table(out / "record.parquet")
     z = record.column("body/base.pose[2]").to_numpy()
     controls = record.column("controls[0]").to_numpy()
-    # Silent for 10 messages; the 11th answer lands on tick 11 or, if it comes in after that
-    # tick's poll, a little later (the free-run does not wait for a slow peer thread); from
-    # then on every tick is in lockstep and flies its own answer.
+    # Silent for 10 messages; the 11th answer lands on tick 11, and from then on every tick is
+    # in lockstep and flies its own answer.
     first = first_climb_tick(out)
-    assert 11 <= first <= 31, first
+    assert first == 11, first
     assert np.all(controls[: first - 1] == 0.0) and np.all(controls[first - 1:] == np.float32(CLIMB))
     # 0.70 is above the hover command: thrust beats weight and the vehicle leaves the ground.
     assert z[-1] > z[0] + 0.05
@@ -163,6 +161,27 @@ def test_replaying_the_actuator_stream_reproduces_the_flight(climb):
     result = replay(out)
     assert result.identical, result.first_difference
     assert "body/base.pose[2]" in result.compared and "imu.accel[2]" in result.compared
+
+
+def test_no_tick_advances_before_the_peers_first_answer(tmp_path):
+    # The peer holds back its answer to the very first sensor message. Each boot tick waits up
+    # to the boot patience (here 20 s) for its answer: the clock stands at tick 1 meanwhile.
+    script = lambda n: "hold" if n == 1 else [HOVER] * 16  # noqa: E731
+    flight, px4 = px4_flight(boot_patience=20.0)
+    peer = ScriptedPx4(px4.link.port, script)
+    peer.start()
+    runner = threading.Thread(target=run_flight, args=(flight.options, "cpu", tmp_path, 0.2),
+                              kwargs={"progress": False, "flight": flight}, daemon=True)
+    runner.start()
+    assert peer.holding.wait(10.0)
+    time.sleep(0.5)
+    sent, ticks = len(peer.of_type("HIL_SENSOR")), flight.loop.ticks
+    peer.release()
+    runner.join(10.0)
+    peer.stop.set()
+    assert sent == 1 and ticks == 0
+    assert px4.stats()["first_answer_tick"] == 1 and px4.stats()["boot_ticks"] == 1
+    assert flight.loop.ticks == 50 and px4.answers == 50 and px4.stale_answers == 0
 
 
 def test_the_sim_does_not_advance_while_px4_withholds_its_answer(tmp_path):
@@ -238,12 +257,20 @@ def test_a_guidance_on_a_px4_run_fails_the_build():
 
 
 def test_the_wait_for_px4_to_connect_is_reported_apart_from_the_flight(tmp_path):
-    # PX4 connects 2 s (wall) after the peer thread starts, which is before the run's start-up
-    # (a few tenths of a second), so the run waits over 1 s for it; the run's wall time holds that
-    # wait, which says how PX4 was launched, not how fast the flight was: run.json gives the
-    # wait (controller_stats.waiting_s) and the real-time factor without it.
-    summary, px4, _ = fly_with(lambda port: ScriptedPx4(port, boots_then([HOVER] * 4), connect_after=2.0),
-                               tmp_path, seconds=0.4)
+    # PX4 connects 1.2 s (wall) after the run starts waiting for it (however long the run's
+    # start-up took on a busy machine); the run's wall time holds that wait, which says how PX4
+    # was launched, not how fast the flight was: run.json gives the wait
+    # (controller_stats.waiting_s) and the real-time factor without it.
+    flight, px4 = px4_flight()
+    waiting_began = threading.Event()
+    accept = px4.link.accept
+    px4.link.accept = lambda timeout: (waiting_began.set(), accept(timeout))  # noqa: E731
+    peer = ScriptedPx4(px4.link.port, boots_then([HOVER] * 4))
+    threading.Thread(target=lambda: (waiting_began.wait(30.0), time.sleep(1.2), peer.start()), daemon=True).start()
+    try:
+        run_flight(flight.options, "cpu", tmp_path, 0.4, progress=False, flight=flight)
+    finally:
+        peer.stop.set()
     info = json.loads((tmp_path / "run.json").read_text())
     waiting = info["controller_stats"]["waiting_s"]
     assert 1.0 <= waiting < info["wall_time_s"]

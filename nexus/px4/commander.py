@@ -1,0 +1,155 @@
+"""Mission commands sent from inside the lockstep loop, so each lands on its due tick in every run.
+
+PX4 takes a MAVLink command in its receiver thread as soon as the datagram
+arrives, in wall time, and acknowledges it later from threads that run on its
+(lockstep) clock. So a command is sent between two ticks, while PX4's clock
+stands still (PX4 has answered the last ``HIL_SENSOR`` and waits for the
+next), followed by a ``TIMESYNC`` request; the loop then holds the clock
+(sends no ``HIL_SENSOR``) until that request is answered. PX4's receiver
+handles one socket's datagrams in order and answers ``TIMESYNC`` itself, at
+once, stamped with its clock: the answer says PX4 holds the command, taken at
+the time of the tick before. A ``COMMAND_ACK`` counts as that answer too.
+
+The acknowledgement itself needs PX4's clock to move (its commander runs on
+it): it must come within ``ACK_WITHIN_S`` of sim time, and at that tick the
+clock holds again until it is in. A refusal ends the run with PX4's result and
+what PX4 said about it (``STATUSTEXT``), ``REFUSAL_GRACE_S`` of sim time after
+it (PX4 says why shortly after it refuses); a command never confirmed, or
+never acknowledged, ends it with an error that names the command.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from pymavlink.dialects.v20 import common as mavlink
+
+from nexus.px4.api_link import ApiLink
+from nexus.px4.errors import CommandRefusedError, CommandUnacknowledgedError
+from nexus.px4.mission import Command, MissionPlan, usec
+
+log = logging.getLogger("nexus")
+
+#: Sim time [s] within which PX4 must acknowledge a command (its commander runs every 10 ms).
+ACK_WITHIN_S = 1.0
+#: Sim time [s] the run goes on after a refusal, to collect PX4's STATUSTEXTs about it.
+REFUSAL_GRACE_S = 0.5
+#: MAV_RESULT.IN_PROGRESS: not yet the final answer.
+IN_PROGRESS = 5
+
+
+def result_name(result: int) -> str:
+    entry = mavlink.enums["MAV_RESULT"].get(result)
+    return entry.name if entry is not None else f"result {result}"
+
+
+class LockstepCommander:
+    """Drives a :class:`MissionPlan` from the exchange stage: read PX4's stream, send what is due, hold."""
+
+    def __init__(self, plan: MissionPlan, url: str, hold_timeout_s: float):
+        self.plan = plan
+        self.link = ApiLink(url)  # bound when the flight is built: a busy port fails the build
+        self.hold_timeout_s = hold_timeout_s
+        #: Clock holds, the wall time they took [s], and confirmations whose PX4 time was not the tick before.
+        self.holds = 0
+        self.hold_wall_s = 0.0
+        self.clock_mismatches = 0
+        self.refused: tuple[Command, int] | None = None
+
+    def close(self) -> None:
+        self.link.close()
+
+    def step(self, tick: int, time_usec: int, previous_usec: int) -> None:
+        """Before the ``HIL_SENSOR`` of ``tick`` (sim time ``time_usec``; PX4's clock at ``previous_usec``)."""
+        self._read()
+        self._check_answers(time_usec)
+        command = self.plan.due(time_usec)
+        if command is not None:
+            command.sent_tick = tick
+            self._send_and_hold(command, previous_usec)
+
+    def finished(self, time_usec: int) -> bool:
+        return self.plan.finished(time_usec)
+
+    def _read(self) -> list:
+        messages = self.link.drain()
+        for message in messages:
+            self.plan.note(message)
+        return messages
+
+    def _check_answers(self, time_usec: int) -> None:
+        for command in self.plan.commands:
+            if command.result not in (None, 0) and self.refused is None:
+                self.refused = (command, time_usec)
+            if command.result is None and time_usec >= command.sent_usec + usec(ACK_WITHIN_S):
+                self._hold_for_ack(command, time_usec)
+        if self.refused is not None and time_usec >= self.refused[1] + usec(REFUSAL_GRACE_S):
+            command = self.refused[0]
+            said = self.plan.statustexts_after(command)
+            hint = ("; PX4's preflight checks refused it: fix what PX4 names, or arm later (the mission arms "
+                    f"{self.plan.arm_delay_s:g} s after PX4 sets its home)") if command.label == "arm" else ""
+            raise CommandRefusedError(
+                f"PX4 refused {command.name}, sent on tick {command.sent_tick} ({command.sent_usec * 1e-6:.3f} s sim): "
+                f"{result_name(command.result)} ({command.result}); PX4 said: "
+                + ("; ".join(repr(text) for text in said) if said else "nothing") + hint
+            )
+
+    def _hold_for_ack(self, command: Command, time_usec: int) -> None:
+        """Hold the clock until ``command``'s acknowledgement, which is overdue, is in."""
+        if self._hold(lambda messages: command.result is not None):
+            return
+        raise CommandUnacknowledgedError(
+            f"PX4 never acknowledged {command.name}, sent on tick {command.sent_tick} "
+            f"({command.sent_usec * 1e-6:.3f} s sim): no COMMAND_ACK within {ACK_WITHIN_S:g} s of sim time and "
+            f"{self.hold_timeout_s:g} s of wall time with the clock held at {time_usec * 1e-6:.3f} s; is PX4's "
+            f"MAVLink instance on {self.link.url} the one the commands reach?"
+        )
+
+    def _send_and_hold(self, command: Command, previous_usec: int) -> None:
+        """Send ``command`` and a TIMESYNC request; hold the clock until PX4 answers either."""
+        link = self.link
+        link.send(command.message(link.mav, link.target_system or 1))
+        barrier = len(self.plan.commands)
+        link.send(link.mav.timesync_encode(0, barrier))
+        confirmed = []
+
+        def answered(messages) -> bool:
+            for message in messages:
+                if message.get_type() == "TIMESYNC" and message.tc1 != 0 and message.ts1 == barrier:
+                    confirmed.append(message.tc1 // 1000)
+            return bool(confirmed) or command.result is not None
+
+        if not self._hold(answered):
+            raise CommandUnacknowledgedError(
+                f"PX4 did not confirm receiving {command.name}, due on tick {command.sent_tick} "
+                f"({command.sent_usec * 1e-6:.3f} s sim): no TIMESYNC answer or COMMAND_ACK within "
+                f"{self.hold_timeout_s:g} s with the clock held; is PX4 running, and sending its API stream to "
+                f"{link.url}?"
+            )
+        if confirmed and confirmed[0] != previous_usec:
+            self.clock_mismatches += 1
+            log.warning("PX4 took %s at its time %d us, not at the tick before (%d us)", command.name, confirmed[0],
+                        previous_usec)
+        log.info("mission: %s on tick %d (%.3f s sim)", command.label, command.sent_tick, command.sent_usec * 1e-6)
+
+    def _hold(self, done) -> bool:
+        """Read PX4's stream with the clock held until ``done(messages)``; False after the hold timeout."""
+        self.holds += 1
+        began = time.monotonic()
+        deadline = began + self.hold_timeout_s
+        try:
+            while True:
+                if done(self._read()):
+                    return True
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self.link.wait(remaining)
+        finally:
+            self.hold_wall_s += time.monotonic() - began
+
+    def stats(self) -> dict:
+        report = self.plan.summarise()
+        return {**report.__dict__, "holds": self.holds, "hold_wall_s": round(self.hold_wall_s, 3),
+                "clock_mismatches": self.clock_mismatches, "api_link": self.link.stats()}

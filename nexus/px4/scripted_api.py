@@ -1,0 +1,150 @@
+"""The scripted PX4's API stream: a toy autopilot on loopback UDP, for the mission's tests.
+
+It plays what PX4's onboard MAVLink instance does, on the scripted peer's
+clock (the ``time_usec`` of the last ``HIL_SENSOR``), driven by
+:meth:`ScriptedApi.on_sensor` from the peer before each answer: a heartbeat
+every second, ``HOME_POSITION`` (stamped when home was set) every
+``home_every_s``, ``GLOBAL_POSITION_INT`` and ``ATTITUDE`` at
+``telemetry_hz``. Commands are read by a thread of their own, as PX4's
+receiver thread does: a ``TIMESYNC`` request is answered at once, and each
+command is noted with the clock it arrived at (``commands``) and
+acknowledged ``ack_after`` sensor messages later, as PX4's commander does.
+The toy vehicle arms, climbs at 1 m/s to the takeoff altitude, turns at once,
+descends at 1 m/s after NAV_LAND and disarms on the ground.
+
+Faults for the tests: ``refuse`` ({command: (MAV_RESULT, text)}), ``never_ack``
+(commands confirmed but never acknowledged), ``late_s`` (wall delay of every
+answer to a command, TIMESYNC included), ``flood`` (datagrams sent in one burst
+just before every acknowledgement).
+"""
+
+from __future__ import annotations
+
+import math
+import socket
+import threading
+import time
+
+from pymavlink.dialects.v20 import common as mavlink
+
+HOME = (473977420, 85455940, 488000)  # degE7, degE7, mm: PX4's default home
+
+
+class ScriptedApi:
+    def __init__(self, api_port: int, *, home_at_s: float = 0.2, home_every_s: float = 0.5, telemetry_hz: float = 25.0,
+                 ack_after: int = 3, refuse: dict | None = None, never_ack: tuple = (), late_s: float = 0.0,
+                 flood: int = 0, heading_deg: float = 90.0):
+        self.target = ("127.0.0.1", api_port)
+        self.home_at_us, self.home_every_us = int(home_at_s * 1e6), int(home_every_s * 1e6)
+        self.telemetry_us = int(round(1e6 / telemetry_hz))
+        self.ack_after, self.refuse, self.never_ack = ack_after, dict(refuse or {}), set(never_ack)
+        self.late_s, self.flood, self.heading = late_s, flood, math.radians(heading_deg)
+        self.mav = mavlink.MAVLink(None, srcSystem=1, srcComponent=1)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.lock = threading.Lock()
+        self.clock_us = 0
+        self.sensors = 0
+        #: (command id, the clock it arrived at [µs], the sensor count then).
+        self.commands: list[tuple[int, int, int]] = []
+        self.acks_sent: list[tuple[int, int]] = []
+        self._acks: list[tuple[int, int, int]] = []  # (due sensor count, command, result)
+        self._texts: list[str] = []
+        self.armed = False
+        self.altitude = 0.0
+        self.target_altitude = 0.0
+        self.yaw = self.heading
+        self.landing = False
+        self.last = {"heartbeat": None, "home": None, "telemetry": None}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._receive, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+    def _send(self, message) -> None:
+        self.sock.sendto(message.pack(self.mav), self.target)
+        self.mav.seq = (self.mav.seq + 1) % 256  # as MAVLink.send does
+
+    # -- PX4's receiver thread ---------------------------------------------------------------
+
+    def _receive(self) -> None:
+        parser = mavlink.MAVLink(None)
+        self.sock.settimeout(0.1)
+        while not self.stop.is_set():
+            try:
+                data = self.sock.recv(65536)
+            except (TimeoutError, socket.timeout):
+                continue
+            except OSError:
+                return
+            for message in parser.parse_buffer(data) or []:
+                if self.late_s:
+                    time.sleep(self.late_s)
+                kind = message.get_type()
+                if kind == "TIMESYNC" and message.tc1 == 0:
+                    with self.lock:
+                        self._send(self.mav.timesync_encode(self.clock_us * 1000, message.ts1))
+                elif kind in ("COMMAND_LONG", "COMMAND_INT"):
+                    with self.lock:
+                        self.commands.append((message.command, self.clock_us, self.sensors))
+                        result, text = self.refuse.get(message.command, (0, None))
+                        if text:
+                            self._texts.append(text)
+                        if message.command not in self.never_ack:
+                            self._acks.append((self.sensors + self.ack_after, message.command, result))
+                        if result == 0:
+                            self._act(message)
+
+    def _act(self, message) -> None:
+        if message.command == 400:
+            self.armed = message.param1 == 1.0
+        elif message.command == 22:
+            self.target_altitude = message.param7 - HOME[2] * 1e-3
+        elif message.command == 192:
+            self.yaw = message.param4
+        elif message.command == 21:
+            self.landing = True
+
+    # -- PX4's threads on its clock ----------------------------------------------------------
+
+    def on_sensor(self, time_usec: int) -> None:
+        """PX4's clock moved to ``time_usec``: fly the toy vehicle and send what is due."""
+        with self.lock:
+            dt = (time_usec - self.clock_us) * 1e-6 if self.clock_us else 0.0
+            self.clock_us, self.sensors = time_usec, self.sensors + 1
+            if self.armed and not self.landing:
+                self.altitude = min(self.target_altitude, self.altitude + dt)
+            elif self.landing:
+                self.altitude = max(0.0, self.altitude - dt)
+                if self.altitude == 0.0:
+                    self.armed = self.landing = False
+            if self._due("heartbeat", 1_000_000):
+                self._send(self.mav.heartbeat_encode(2, 12, 128 if self.armed else 0, 0, 3))
+            if time_usec >= self.home_at_us and self._due("home", self.home_every_us):
+                q = [math.cos(self.heading / 2), 0.0, 0.0, math.sin(self.heading / 2)]
+                self._send(self.mav.home_position_encode(*HOME, 0, 0, 0, q, 0, 0, 0, self.home_at_us))
+            if self._due("telemetry", self.telemetry_us):
+                ms = time_usec // 1000
+                self._send(self.mav.attitude_encode(ms, 0.0, 0.0, self.yaw, 0.0, 0.0, 0.0))
+                self._send(self.mav.global_position_int_encode(ms, HOME[0], HOME[1], HOME[2] + int(self.altitude * 1000),
+                                                               int(self.altitude * 1000), 0, 0, 0, 0))
+            for text in self._texts:
+                self._send(self.mav.statustext_encode(3, text.encode()))
+            self._texts.clear()
+            due = [a for a in self._acks if a[0] <= self.sensors]
+            self._acks = [a for a in self._acks if a[0] > self.sensors]
+            for _, command, result in due:
+                for k in range(self.flood):
+                    self._send(self.mav.statustext_encode(6, f"flood {k}".encode()))
+                self._send(self.mav.command_ack_encode(command, result))
+                self.acks_sent.append((command, result))
+
+    def _due(self, what: str, every_us: int) -> bool:
+        last = self.last[what]
+        if last is not None and self.clock_us - last < every_us:
+            return False
+        self.last[what] = self.clock_us
+        return True

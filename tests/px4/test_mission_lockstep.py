@@ -1,0 +1,137 @@
+"""The built-in mission flown from inside the lockstep loop, against the scripted PX4 and its API stream.
+
+Each command is due at a time of PX4's clock and goes out before the
+HIL_SENSOR of its due tick; the clock holds until PX4 has it. The scripted
+peer notes the clock each command arrived at: always the tick before, so
+no HIL_SENSOR went out between the command and PX4 taking it.
+"""
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from nexus.px4 import api_link
+from nexus.px4.errors import CommandRefusedError, CommandUnacknowledgedError
+from nexus.px4.scripted_api import ScriptedApi
+from nexus.px4.scripted_peer import ScriptedPx4
+from nexus.run import run_flight
+from tests.px4.test_lockstep import HOVER, boots_then, px4_flight
+
+TICK_US = 4000
+#: A short mission: home at 0.2 s (the toy's), arm 0.3 s later, takeoff 0.2 s after that, 1 m, short holds.
+PLAN = {"altitude": 1.0, "hold_s": 0.3, "yaw_hold_s": 0.3, "arm_delay_s": 0.3, "takeoff_delay_s": 0.2,
+        "end_delay_s": 0.2}
+ARM, TAKEOFF, REPOSITION, LAND = 400, 22, 192, 21
+
+
+def fly_mission(out, seconds=8.0, api=None, answer_timeout=5.0, silent=3):
+    mission = {"url": "udpin:127.0.0.1:0", **PLAN}
+    flight, px4 = px4_flight(mission=mission, answer_timeout=answer_timeout, boot_patience=0.5)
+    toy = ScriptedApi(px4.commander.link.port, **(api or {}))
+    peer = ScriptedPx4(px4.link.port, boots_then([HOVER] * 4, silent=silent), api=toy)
+    peer.start()
+    try:
+        summary = run_flight(flight.options, "cpu", out, seconds, progress=False, flight=flight)
+    finally:
+        peer.stop.set()
+        peer.join(timeout=5)
+    return summary, px4, toy
+
+
+def run_info(out):
+    return json.loads((out / "run.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def mission(tmp_path_factory):
+    out = tmp_path_factory.mktemp("mission")
+    return (out, *fly_mission(out))
+
+
+def test_the_mission_flies_to_the_end_and_ends_the_run(mission):
+    out, summary, px4, toy = mission
+    assert summary.exit_reason == "done"
+    report = run_info(out)["controller_stats"]["mission"]
+    assert report["landed_disarmed"] and [c["result"] for c in report["commands"]] == [0] * 6
+    assert [c for c, _, _ in toy.commands] == [ARM, TAKEOFF, REPOSITION, REPOSITION, REPOSITION, LAND]
+
+
+def test_each_command_goes_on_its_due_tick_while_px4s_clock_stands_still(mission):
+    out, _, px4, toy = mission
+    commands = run_info(out)["controller_stats"]["mission"]["commands"]
+    # Home was set at 0.2 s (stamped so by the toy): arm due 0.3 s later, at 0.5 s = tick 125
+    # (tick k sends time_usec 4000·k); the takeoff 0.2 s after the arm, at 0.7 s = tick 175.
+    assert [c["tick"] for c in commands[:2]] == [125, 175]
+    for command, (_, clock_us, _) in zip(commands, toy.commands):
+        # The command left before its tick's HIL_SENSOR and PX4 had it before that message:
+        # its clock still stood at the tick before.
+        assert clock_us == (command["tick"] - 1) * TICK_US
+        assert command["sent_s"] * 1e6 == pytest.approx(command["tick"] * TICK_US)
+        assert command["sent_s"] >= command["due_s"] > command["sent_s"] - TICK_US * 1e-6
+    # The yaws follow each other by yaw_hold_s (0.3 s = 75 ticks), and the landing the last yaw.
+    ticks = [c["tick"] for c in commands[2:]]
+    assert np.diff(ticks).tolist() == [75, 75, 75]
+
+
+def test_a_peer_that_answers_late_still_gets_each_command_on_the_same_tick(mission, tmp_path):
+    out, _, _, toy = mission
+    summary, _, late = fly_mission(tmp_path, api={"late_s": 0.15})
+    assert summary.exit_reason == "done"
+    assert [(c, t) for c, t, _ in late.commands] == [(c, t) for c, t, _ in toy.commands]
+    assert run_info(tmp_path)["controller_stats"]["mission"]["holds"] >= 6
+
+
+def test_two_mission_flights_are_identical_bit_for_bit(mission, tmp_path):
+    out, summary, _, _ = mission
+    again, _, _ = fly_mission(tmp_path)
+    a, b = pq.read_table(out / "record.parquet"), pq.read_table(tmp_path / "record.parquet")
+    assert again.ticks == summary.ticks and a.num_rows == b.num_rows == summary.ticks
+    assert a.column_names == b.column_names
+    for name in a.column_names:
+        assert a.column(name).to_numpy().tobytes() == b.column(name).to_numpy().tobytes(), name
+    first = [(c["name"], c["tick"]) for c in run_info(out)["controller_stats"]["mission"]["commands"]]
+    second = [(c["name"], c["tick"]) for c in run_info(tmp_path)["controller_stats"]["mission"]["commands"]]
+    assert first == second
+
+
+def test_a_command_px4_never_acknowledges_ends_the_run_naming_it(tmp_path):
+    with pytest.raises(CommandUnacknowledgedError, match=r"never acknowledged MAV_CMD_NAV_TAKEOFF \(takeoff\), sent on tick 175"):
+        fly_mission(tmp_path, api={"never_ack": (TAKEOFF,)}, answer_timeout=0.5)
+    info = run_info(tmp_path)
+    assert info["exit_reason"] == "px4-command-unacknowledged"
+    # The takeoff went on tick 175; its acknowledgement was due 1 s (250 ticks) later, where the clock held.
+    assert info["ticks"] == 175 + 250 - 1
+    assert pq.read_table(tmp_path / "record.parquet").num_rows == info["ticks"]
+
+
+def test_a_refused_arm_ends_the_run_with_px4s_result_and_reason(tmp_path):
+    refuse = {ARM: (1, "Preflight Fail: heading estimate not stable")}
+    with pytest.raises(CommandRefusedError, match=r"refused MAV_CMD_COMPONENT_ARM_DISARM \(arm\), sent on tick 125"
+                       r".*MAV_RESULT_TEMPORARILY_REJECTED \(1\).*heading estimate not stable"):
+        fly_mission(tmp_path, api={"refuse": refuse})
+    info = run_info(tmp_path)
+    assert info["exit_reason"] == "px4-command-refused" and "heading estimate not stable" in info["error"]
+    assert pq.read_table(tmp_path / "record.parquet").num_rows == info["ticks"]
+
+
+def test_a_flood_of_udp_traffic_does_not_lose_an_acknowledgement(tmp_path):
+    # 3000 datagrams in one burst before every acknowledgement, while the sim waits on TCP for
+    # the tick's answer (nothing drains the UDP socket then): ~2.3 MB of kernel buffer.
+    summary, px4, toy = fly_mission(tmp_path, api={"flood": 3000})
+    stats = run_info(tmp_path)["controller_stats"]["mission"]
+    assert summary.exit_reason == "done" and [c["result"] for c in stats["commands"]] == [0] * 6
+    assert stats["api_link"]["kernel_drops"] == 0 and stats["api_link"]["sequence_gaps"] == 0
+    assert stats["api_link"]["datagrams"] > 6 * 3000
+
+
+def test_a_small_receive_buffer_drops_the_flood_and_says_so(tmp_path, monkeypatch):
+    # The same flood into a 64 KiB buffer: the kernel drops most of it, the acknowledgement
+    # (sent last) with it; the drops are counted and the lost ack is named.
+    monkeypatch.setattr(api_link, "RECEIVE_BUFFER", 64 * 1024)
+    with pytest.raises(CommandUnacknowledgedError, match=r"never acknowledged MAV_CMD_COMPONENT_ARM_DISARM \(arm\)"):
+        fly_mission(tmp_path, api={"flood": 3000}, answer_timeout=0.5)
+    stats = run_info(tmp_path)["controller_stats"]["mission"]["api_link"]
+    # (MAVLink's 8-bit sequence numbers see a loss only modulo 256.)
+    assert stats["kernel_drops"] > 1000 and stats["sequence_gaps"] > 0
