@@ -22,10 +22,14 @@ import click
               help="With a run of several worlds (`nexus run --worlds N`): the world highlighted and drawn in "
                    "detail. Default: 0.")
 def plot(run_folder: Path, out: Path | None, ulog: Path | None, world: int | None) -> None:
-    """Write a report of the flight in RUN: PNG figures and one self-contained report.html."""
+    """Write a report of the flight in RUN (or of the sweep in a `nexus sweep` folder): PNG figures and report.html."""
     from nexus.viz.report import write_report
+    from nexus.viz.sweep_report import is_sweep, write_sweep_report
 
-    report = write_report(run_folder, out=out, ulog=ulog, world=world)
+    if is_sweep(run_folder):
+        report = write_sweep_report(run_folder, out=out)
+    else:
+        report = write_report(run_folder, out=out, ulog=ulog, world=world)
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
     click.echo(f"figures: {', '.join(str(p) for p in report.figures.values())}")

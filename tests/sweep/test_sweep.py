@@ -106,6 +106,12 @@ def test_a_failing_run_is_recorded_and_the_sweep_goes_on_and_exits_1(tmp_path, r
     assert rows[1.5]["status"] == "failed" and rows[1.5]["exit_reason"] == "build-error"
     assert "hoverThrust" in rows[1.5]["error"]
     assert "1 failed" in result.output
+    # nexus plot on the sweep folder: each figure against the varied parameter, the failed point listed.
+    plotted = CliRunner().invoke(main, ["plot", str(out)])
+    assert plotted.exit_code == 0, plotted.output
+    assert (out / "plots" / "sweep_max_altitude_error_vs_0.png").stat().st_size > 0
+    page = (out / "report.html").read_text()
+    assert "2 points, 1 failed" in page and "build-error" in page
 
 
 def test_random_draws_are_seeded_and_their_ids_are_their_configuration(tmp_path):
