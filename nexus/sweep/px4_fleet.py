@@ -78,7 +78,8 @@ def _end_group(pgid: int, grace_s: float = GRACE_S) -> None:
 def end_leftovers(folder: Path) -> list[int]:
     """End the process groups a point's run started and left behind (its worker died); returns their ids.
 
-    Only a group whose leader still has the command line written when it started is ended (a reused id is not).
+    A group is ended when its leader still has the command line written when it started, or when the leader
+    is gone (its children may live on in the group; Linux reuses no id while a group of that id has members).
     """
     path = Path(folder) / PX4_DIR / GROUPS
     ended = []
@@ -88,7 +89,8 @@ def end_leftovers(folder: Path) -> list[int]:
         return ended
     for entry in entries:
         pgid, cmdline = entry.get("pgid"), entry.get("cmdline")
-        if isinstance(pgid, int) and pgid > 1 and _cmdline(pgid) == cmdline:
+        leader = _cmdline(pgid) if isinstance(pgid, int) else None
+        if isinstance(pgid, int) and pgid > 1 and leader in (cmdline, None):
             _end_group(pgid, grace_s=1.0)
             ended.append(pgid)
     return ended

@@ -123,6 +123,26 @@ def _ended_row(point: Point, folder: Path) -> dict | None:
     return row
 
 
+def _interrupt_run(folder: Path) -> None:
+    """SIGINT to the process flying the run in ``folder`` (its run.json's pid, on this machine).
+
+    Ray's cancel reaches a task only between Python bytecodes; a run blocked waiting (for PX4 to connect)
+    takes a signal at once, ends as ``interrupted`` and stops its PX4 on the way out.
+    """
+    import os
+    import signal
+
+    from nexus.sweep.figures import run_info
+
+    info = run_info(folder)
+    pid = (info or {}).get("pid")
+    if info and info.get("status") == "running" and isinstance(pid, int) and pid > 1:
+        try:
+            os.kill(pid, signal.SIGINT)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def _uses_gpu(point: Point) -> bool:
     return str(point.config.device).startswith("cuda")
 
@@ -208,7 +228,9 @@ def _fly_all(spec, points: list[Point], options: SweepOptions, cluster, say) -> 
     except KeyboardInterrupt:
         bar.close()
         say(f"stopping: cancelling {len(pending)} runs in flight...")
-        for ref in pending:
+        for ref, point in pending.items():
+            if cluster.local:
+                _interrupt_run(out / RUNS / point.id)
             ray.cancel(ref, force=False)
         ray.wait(list(pending), num_returns=len(pending), timeout=15.0)
         for ref in pending:

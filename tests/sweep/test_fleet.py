@@ -132,3 +132,58 @@ def test_nexus_run_px4_instance_listens_on_its_port(tmp_path):
     clash = CliRunner().invoke(main, ["run", "--controller", "px4", "--px4-instance", "2", "--px4-port", "4561",
                                       "--out", str(tmp_path / "no")])
     assert clash.exit_code == 2 and "disagree" in clash.output and not (tmp_path / "no").exists()
+
+
+SILENT_FLEET = """
+[run]
+controller = "px4"
+duration = 2.0
+device = "cpu"
+
+[grid]
+seed = [0, 1]
+
+[px4]
+binary = "{binary}"
+mission = "none"
+boot_timeout = 120.0
+env = {{FAKE_PX4_MODES = "0:silent,1:silent", FAKE_PX4_BARRIER = "{barrier}", FAKE_PX4_BARRIER_N = "2"}}
+"""
+
+
+def test_ctrl_c_ends_every_px4_and_leaves_the_sweep_resumable(tmp_path, ray_cpus, fake_px4):
+    import threading
+    import time
+
+    import pytest
+
+    from nexus.sweep.runner import _ended_row
+
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    path = write_sweep(tmp_path, SILENT_FLEET.format(binary=fake_px4, barrier=barrier))
+    out = tmp_path / "stopped"
+
+    def press_ctrl_c_once_both_fly():  # both stand-ins started and both runs waiting for them
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            infos = [json.loads(p.read_text()) for p in out.glob("runs/*/run.json")]
+            if len(list(barrier.iterdir())) == 2 and len(infos) == 2 and all(i.get("plan") or i.get("stage_plan")
+                                                                               for i in infos):
+                break
+            time.sleep(0.1)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    presser = threading.Thread(target=press_ctrl_c_once_both_fly)
+    presser.start()
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(path, SweepOptions(out=out, progress=False))
+    presser.join()
+    folders = sorted(out.glob("runs/*"))
+    assert len(folders) == 2
+    for folder in folders:
+        fake = json.loads((folder / "px4" / "fake.json").read_text())
+        assert _gone(fake["pid"]) and _gone(fake["child"]), fake
+        info = json.loads((folder / "run.json").read_text())
+        assert info["status"] == "interrupted", info["status"]
+        assert _ended_row(None, folder) is None  # --resume flies it again
