@@ -13,6 +13,7 @@ directly (``pandas.read_parquet``).
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,14 @@ def sensor_file(name: str) -> str:
 
 
 class FrameWriter:
+    """Keeps one sensor's frames and writes them a part at a time.
+
+    A part is encoded and written by a thread of its own (pyarrow and the file
+    system release the GIL), so the loop flies on while it is written; one part
+    at most is in flight, and a write that failed raises at the next
+    :meth:`flush` or at :meth:`close`, which waits for the last part.
+    """
+
     def __init__(self, path: Path, worlds: int):
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
@@ -39,6 +48,8 @@ class FrameWriter:
         self.rows: list[tuple[int, float, dict]] = []
         self.parts = 0
         self.layout: dict[str, tuple[tuple[int, ...], str]] | None = None
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nexus-frames")
+        self._writing: Future | None = None
 
     def add(self, tick: int, time_s: float, arrays: dict[str, np.ndarray]) -> None:
         if self.layout is None:
@@ -48,11 +59,24 @@ class FrameWriter:
             self.flush()
 
     def flush(self) -> None:
+        """Hand the frames kept so far to the writing thread as the next part."""
         if not self.rows:
             return
+        rows, self.rows = self.rows, []
+        self._wait()
+        self._writing = self._pool.submit(self._write, rows, self.parts)
+        self.parts += 1
+
+    def _wait(self) -> None:
+        """Wait for the part in flight; its error, if any, is raised here."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.result()
+
+    def _write(self, rows: list[tuple[int, float, dict]], index: int) -> None:
         ticks, times, worlds = [], [], []
         columns: dict[str, list[bytes]] = {name: [] for name in self.layout}
-        for tick, time_s, arrays in self.rows:
+        for tick, time_s, arrays in rows:
             for world in range(self.worlds):
                 ticks.append(tick)
                 times.append(time_s)
@@ -66,12 +90,15 @@ class FrameWriter:
         table = table.replace_schema_metadata({"nexus.arrays": json.dumps(meta)})
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, compression="lz4")
-        write_atomic(self.path / part_name(self.parts), sink.getvalue())
-        self.parts += 1
-        self.rows.clear()
+        write_atomic(self.path / part_name(index), sink.getvalue())
 
     def close(self) -> None:
-        self.flush()
+        """Write what is kept and wait for it (safe twice)."""
+        try:
+            self.flush()
+            self._wait()
+        finally:
+            self._pool.shutdown(wait=True)
 
 
 def read_frames(path: str | Path) -> dict[str, np.ndarray]:
