@@ -48,7 +48,8 @@ def sweep(ctx, sweep_file, out, parallel, address, resume, yes, allow_commands, 
     hours = result.wall_s / 3600.0
     rate = f", {flown / hours:,.0f} runs/hour" if flown and hours > 0 else ""
     click.echo(f"sweep: {len(result.rows)} points ({flown} flown, {result.skipped} kept from before), "
-               f"{result.failed} failed, {result.wall_s:.1f} s wall on {result.workers} workers{rate}; "
+               f"{result.failed} failed, {result.wall_s:.1f} s wall on {result.workers} workers{rate} "
+               f"(after {result.workers_start_s:.1f} s starting them); "
                f"summary {out / 'sweep.parquet'}")
     for row in result.rows:
         if row.get("status") != "finished":

@@ -1,9 +1,16 @@
 """Ray for a sweep: a private local instance, or the cluster the user names.
 
 Without an address, the sweep starts its own Ray instance sized to this
-machine (or ``--parallel``): bound to 127.0.0.1 (``_node_ip_address``), no
-dashboard unless asked (Ray's dashboard and job API have no
-authentication), usage statistics off, and stopped when the sweep ends.
+machine (or ``--parallel``), with no dashboard unless asked (Ray's dashboard
+and job API are how exposed clusters were taken over), the dashboard (when
+asked for) on 127.0.0.1, usage statistics off, and Ray's token
+authentication on (Ray's default for a new local instance since 2.5x; a
+``RAY_AUTH_MODE=disabled`` in the environment is warned about), and stops it
+when the sweep ends. Ray 2.60 cannot be told to keep its own gRPC servers on the loopback
+interface: ``ray.init`` replaces a node address of 127.0.0.1 by the
+machine's address, and the GCS, raylet and workers listen on every
+interface (measured with ``ss -ltnp``); the token is what refuses other
+machines. docs/sweeps.md says how to keep a cluster private.
 With ``--address`` (``auto``, ``HOST:PORT`` or ``ray://HOST:PORT``) it joins
 that cluster and leaves it running. A Ray instance already started in this
 process (a test's ``ray.init(num_cpus=2)``) is used as it is.
@@ -11,10 +18,13 @@ process (a test's ``ray.init(num_cpus=2)``) is used as it is.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 
 from nexus.sweep.spec import SweepError
+
+log = logging.getLogger("nexus")
 
 
 @dataclass
@@ -53,9 +63,11 @@ def connect(address: str | None, parallel: int | None, dashboard: bool = False, 
     if address is None:
         cpus = parallel or os.cpu_count() or 1
         try:
+            if os.environ.get("RAY_AUTH_MODE", "").lower() == "disabled":
+                log.warning("RAY_AUTH_MODE=disabled: the sweep's Ray instance takes connections without a token "
+                            "on every interface of this machine; unset it to keep Ray's token authentication")
             ray.init(num_cpus=cpus, num_gpus=gpus, include_dashboard=dashboard, dashboard_host="127.0.0.1",
-                     _node_ip_address="127.0.0.1", log_to_driver=False, logging_level="warning",
-                     configure_logging=True)
+                     log_to_driver=False, logging_level="warning")
         except Exception as error:  # noqa: BLE001 (Ray raises many kinds)
             raise SweepError(f"could not start a local Ray instance: {type(error).__name__}: {error}") from None
         resources = ray.cluster_resources()

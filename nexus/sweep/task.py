@@ -42,6 +42,14 @@ def _ready_warp() -> None:
         _warp_ready = True
 
 
+def warm() -> int:
+    """Import the flight code and initialise Warp in this worker; its pid (so a sweep starts workers at once)."""
+    import nexus.run  # noqa: F401
+
+    _ready_warp()
+    return os.getpid()
+
+
 def clear_folder(folder: Path) -> None:
     """Empty a point's folder: a half-written run from an earlier try never mixes with this one."""
     if folder.is_dir() and not folder.is_symlink():
