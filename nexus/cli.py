@@ -509,12 +509,14 @@ def px4_mission(url, altitude, hold_s, yaw_hold_s, timeout_s):
 from nexus.viz.commands import plot, view  # noqa: E402  (light: matplotlib and viser load inside the commands)
 from nexus.commands.runs import runs  # noqa: E402
 from nexus.commands.render_peer import render_peer  # noqa: E402
+from nexus.commands.px4_compare import px4_compare  # noqa: E402
 from nexus.commands.sweep import sweep  # noqa: E402
 
 main.add_command(plot)
 main.add_command(view)
 main.add_command(runs)
 main.add_command(render_peer)
+px4.add_command(px4_compare)
 main.add_command(sweep)
 
 

@@ -43,21 +43,30 @@ from collections import Counter
 
 import numpy as np
 import warp as wp
+from pymavlink.dialects.v20 import common as mavlink
 
 from nexus.core import Component, Read, Stage, Write
 from nexus.schemas.catalog import component_class, index
 from nexus.plant.body_state import BodyState
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
-from nexus.plant.frames import attitude_ned_frd_np, enu_to_ned_np, flu_to_frd_np, quat_to_matrix_np
 from nexus.px4 import messages, obstacles
 from nexus.px4.errors import AnswerTimeoutError, BadActuatorsError, NoAnswerError, WrongStampsError
+from nexus.px4.host_views import HostView
 from nexus.px4.link import DEFAULT_HOST, DEFAULT_PORT, MavlinkLink
+from nexus.px4.packer import FramePacker
+from nexus.px4.truth import GroundTruth
 from nexus.px4.peer_process import PeerProcess
-from nexus.sensors.geodesy import enu_offset_to_geodetic
 from nexus.sensors.lidar import Lidar, PointCloud
 
 log = logging.getLogger("nexus")
+
+
+class _PortOf:
+    """A bare Warp array where :class:`HostView` expects a port (it reads only ``array``)."""
+
+    def __init__(self, array):
+        self.array = array
 
 #: MAV_CMD_SET_MESSAGE_INTERVAL, and HIL_STATE_QUATERNION's message id.
 SET_MESSAGE_INTERVAL = 511
@@ -126,6 +135,11 @@ class Px4Controller(Component):
         self.answers = 0
         self.gps_sent = 0
         self.last_sample_time = {name: None for name, _ in SAMPLES}
+        self.last_exchange_usec = 0
+        #: NumPy views of each host stage's signals and the frame packers, made on the first tick.
+        self.truth_views: dict | None = None
+        self.exchange_views: dict | None = None
+        self.packers: dict = {}
         self.last_controls = np.zeros(CONTROLS_WIDTH, dtype=np.float32)
         self.heartbeats = 0
         #: Ground truth goes out at most this often [µs] (PX4 asks for 5000 on connecting).
@@ -259,43 +273,57 @@ class Px4Controller(Component):
             self.peer_process = PeerProcess.of_connection(self.link.connection)
             log.info("PX4's boot ticks wait %s", f"until PX4 (pid {self.peer_process.pid}) is idle"
                      if self.peer_process is not None else f"{self.boot_patience:g} s each (PX4's process is not visible)")
-        time_usec = int(io["time_ns"].read()) // 1000
+        views = self.truth_views or self._make_views(io, "truth")
+        time_usec = views["time_ns"].values() // 1000
         if self.last_truth_usec is not None and time_usec - self.last_truth_usec < self.truth_interval_usec:
             return
         self.last_truth_usec = time_usec
-        body = io["body/base"].read()
-        origin = self.plant.ned_origin.numpy()[0].astype(np.float64)
-        pose = np.array(body.pose, dtype=np.float64)
-        rotation = quat_to_matrix_np(pose[3:7])
-        offset_enu = pose[:3] - origin
-        lat_lon_alt = enu_offset_to_geodetic(self.plant.origin, offset_enu)
-        rates = flu_to_frd_np(rotation.T @ np.array(body.angular_velocity, dtype=np.float64))
-        force_world = np.array(body.accel, dtype=np.float64) - np.array([0.0, 0.0, -self.gravity])
-        force = flu_to_frd_np(rotation.T @ force_world)
-        message = messages.hil_state_quaternion(
-            self.link.mav, time_usec, messages.xyzw_to_wxyz(attitude_ned_frd_np(pose[3:7])), rates, lat_lon_alt,
-            enu_to_ned_np(np.array(body.velocity, dtype=np.float64)), force,
-        )
-        self.link.queue(message)  # leaves with the exchange's sensor message, in one write
+        body = views["body/base"]
+        body.refresh()
+        attitude, rates, lat_lon_alt, velocity, force = self.ground_truth.fields(
+            body.value("pose"), body.value("velocity"), body.value("angular_velocity"), body.value("accel"))
+        # Leaves with the exchange's sensor message, in one write.
+        self.link.queue_frame(self.packers["truth"].pack(*messages.hil_state_quaternion_args(
+            time_usec, attitude, rates, lat_lon_alt, velocity, force)))
 
-    def _is_new(self, name: str, sample) -> bool:
-        stamp = float(sample.time)
-        new = stamp != self.last_sample_time[name]
-        self.last_sample_time[name] = stamp
-        return new
+    def _make_views(self, io, stage: str) -> dict:
+        """A stage's signals as NumPy views made once; on the first call also the packers and the truth's constants."""
+        views = {name: HostView(io[name]) for name in ("time_ns", "body/base", "controls", *(n for n, _ in SAMPLES))
+                 if name in io}
+        setattr(self, f"{stage}_views", views)
+        if self.packers:
+            return views
+        origin = HostView(_PortOf(self.plant.ned_origin))
+        origin.refresh()
+        self.ground_truth = GroundTruth(self.plant.origin, origin.host[0].tolist(), self.gravity)
+        mav = self.link.mav
+        self.packers = {"truth": FramePacker(mavlink.MAVLink_hil_state_quaternion_message, mav),
+                        "sensor": FramePacker(mavlink.MAVLink_hil_sensor_message, mav),
+                        "gps": FramePacker(mavlink.MAVLink_hil_gps_message, mav)}
+        return views
 
     def _exchange(self, io) -> None:
-        time_usec = int(io["time_ns"].read()) // 1000
+        views = self.exchange_views or self._make_views(io, "exchange")
+        time_usec = views["time_ns"].values() // 1000
         if self.commander is not None and self.lockstep:
             self.commander.step(self.exchanges + 1, time_usec, self.last_exchange_usec)
-        samples = {name: io[name].read() for name, _ in SAMPLES}
-        new = {name: self._is_new(name, sample) for name, sample in samples.items()}
-        fields = messages.sensor_fields(new["imu"], new["mag"], new["baro"])
-        self.link.queue(messages.hil_sensor(self.link.mav, time_usec, samples["imu"], samples["mag"], samples["baro"], fields))
-        if new["gps"]:
-            self.link.queue(messages.hil_gps(self.link.mav, time_usec, samples["gps"]))
+        imu, mag, baro, gps = views["imu"], views["mag"], views["baro"], views["gps"]
+        for view in (imu, mag, baro, gps):
+            view.refresh()
+        last = self.last_sample_time
+        stamps = imu.value("time"), mag.value("time"), baro.value("time"), gps.value("time")
+        new_imu, new_mag, new_baro, new_gps = (stamp != last[name] for stamp, name in zip(stamps, last))
+        last["imu"], last["mag"], last["baro"], last["gps"] = stamps
+        self.link.queue_frame(self.packers["sensor"].pack(*messages.hil_sensor_args(
+            time_usec, imu.value("accel"), imu.value("gyro"), mag.value("field"), baro.value("pressure"),
+            baro.value("pressure_altitude"), baro.value("temperature"), messages.sensor_fields(new_imu, new_mag, new_baro))))
+        if new_gps:
+            self.link.queue_frame(self.packers["gps"].pack(*messages.hil_gps_args(
+                time_usec, gps.value("fix_type"), gps.value("latitude"), gps.value("longitude"), gps.value("altitude"),
+                gps.value("eph"), gps.value("epv"), gps.value("velocity"), gps.value("satellites"))))
             self.gps_sent += 1
-        self._queue_extra_sensors(io, time_usec)
+        if self.extra_writers:
+            self._queue_extra_sensors(io, time_usec)
         if self.lidar is not None:
             self._queue_obstacles(io)
         self.link.flush()
@@ -305,7 +333,7 @@ class Px4Controller(Component):
         if answer is not None:
             self.answers += 1
             self._take(answer.controls)
-        io["controls"].write(self.last_controls)
+        views["controls"].write(self.last_controls)
         if self.finish_when is not None and self.finish_when.is_set():
             if not self.lockstep:
                 raise self._no_answer(time_usec, "the run was asked to end")

@@ -16,6 +16,7 @@ import logging
 import re
 import select
 import socket
+import struct
 import time
 from collections import deque
 
@@ -37,6 +38,24 @@ _V2, _V1 = 0xFD, 0xFE
 _HEADER = {_V2: 10, _V1: 6}
 _CRC = 2
 _SIGNATURE = 13
+#: PX4's answer, read straight from its frame: its class in the dialect gives the id, payload layout and CRC_EXTRA.
+_ANSWER = mavlink.MAVLink_hil_actuator_controls_message
+_ANSWER_PAYLOAD = struct.Struct(_ANSWER.unpacker.format)
+_ANSWER_CRC_EXTRA = bytes([_ANSWER.crc_extra])
+
+
+class ActuatorAnswer:
+    """A ``HIL_ACTUATOR_CONTROLS`` as the exchange uses it, unpacked without pymavlink's message object."""
+
+    __slots__ = ("time_usec", "flags", "controls", "mode")
+
+    def __init__(self, payload: bytes):
+        values = _ANSWER_PAYLOAD.unpack(payload)
+        self.time_usec, self.flags, self.controls, self.mode = values[0], values[1], values[2:18], values[18]
+
+    @staticmethod
+    def get_type() -> str:
+        return "HIL_ACTUATOR_CONTROLS"
 
 
 class FrameReader:
@@ -61,6 +80,13 @@ class FrameReader:
 
     def feed(self, data: bytes) -> list:
         """Every whole message in the stream so far; a cut frame waits for the rest."""
+        if not self.buffer and len(data) > _HEADER[_V2] and data[0] == _V2 and len(data) == _HEADER[_V2] + data[1] + _CRC \
+                and data[2] == 0 and data[7] == _ANSWER.id and data[8] == 0 and data[9] == 0:
+            # The usual case: the data is exactly one unsigned answer frame.
+            status, message, _ = self._answer_at(data, 0, _HEADER[_V2], data[1], len(data))
+            if status == "ok":
+                self._in_garbage = False
+                return [message]
         self.buffer += data
         buf = self.buffer
         messages = []
@@ -117,11 +143,23 @@ class FrameReader:
             return "bad", None, 0
         if len(buf) - start < size:
             return "short", None, 0
+        if msgid == _ANSWER.id and magic == _V2 and size == header + length + _CRC:
+            return self._answer_at(buf, start, header, length, size)
         try:
             message = self.mav.decode(bytearray(buf[start : start + size]))
         except mavlink.MAVError:
             return "bad", None, 0
         return "ok", message, size
+
+    @staticmethod
+    def _answer_at(buf: bytearray, start: int, header: int, length: int, size: int):
+        """The answer frame at ``start``: its CRC checked with the dialect's x25crc, its payload unpacked."""
+        crc = mavlink.x25crc(bytes(buf[start + 1 : start + header + length]))
+        crc.accumulate(_ANSWER_CRC_EXTRA)
+        if crc.crc != buf[start + size - 2] | buf[start + size - 1] << 8:
+            return "bad", None, 0
+        payload = bytes(buf[start + header : start + header + length]).ljust(_ANSWER_PAYLOAD.size, b"\x00")
+        return "ok", ActuatorAnswer(payload), size
 
     def _valid_frame_after(self, buf: bytearray, start: int) -> bool:
         """True when a complete frame with a good CRC starts after ``start`` (so the one at ``start`` is fake)."""
@@ -146,6 +184,8 @@ class MavlinkLink:
         self.sent = 0
         self.received = 0
         self.connect_wait_s = 0.0
+        #: Wall time [s] spent blocked waiting for PX4's bytes: PX4's share of a tick (and the OS's), not Nexus's.
+        self.wait_s = 0.0
 
     @property
     def bad_messages(self) -> int:
@@ -206,6 +246,12 @@ class MavlinkLink:
     def queue(self, message) -> None:
         """Hold ``message`` for the next :meth:`flush`: a tick's messages leave in one write."""
         self.outbox.append(message.pack(self.mav))
+        self.mav.seq = (self.mav.seq + 1) % 256  # as MAVLink.send does: PX4 counts the gaps as losses
+        self.sent += 1
+
+    def queue_frame(self, frame: bytes) -> None:
+        """Hold a packed frame (:class:`nexus.px4.packer.FramePacker`) for the next :meth:`flush`."""
+        self.outbox.append(frame)
         self.sent += 1
 
     def flush(self) -> None:
@@ -231,14 +277,27 @@ class MavlinkLink:
                 raise LinkClosedError(f"PX4 link to {self.peer}: send failed ({error.strerror}); PX4 went away") from error
 
     def _read_available(self, wait: float) -> None:
-        """Read what has arrived, waiting up to ``wait`` [s] for the first byte."""
-        readable, _, _ = select.select([self.connection], [], [], max(wait, 0.0))
-        if not readable:
-            return
+        """Read what has arrived, waiting up to ``wait`` [s] for the first byte.
+
+        The read is tried first: on a busy machine PX4 often answered while this process was
+        still in its send, and then one system call is enough.
+        """
         try:
             data = self.connection.recv(65536)
         except (BlockingIOError, InterruptedError):
-            return
+            if wait <= 0.0:
+                return
+            began = time.perf_counter()
+            readable, _, _ = select.select([self.connection], [], [], wait)
+            self.wait_s += time.perf_counter() - began
+            if not readable:
+                return
+            try:
+                data = self.connection.recv(65536)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as error:
+                raise LinkClosedError(f"PX4 link to {self.peer} broke: {error.strerror}") from error
         except OSError as error:
             raise LinkClosedError(f"PX4 link to {self.peer} broke: {error.strerror}") from error
         if not data:

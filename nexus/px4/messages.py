@@ -31,19 +31,20 @@ def sensor_fields(imu_new: bool, mag_new: bool, baro_new: bool) -> int:
     return (ACCEL_BITS | GYRO_BITS if imu_new else 0) | (MAG_BITS if mag_new else 0) | (BARO_BITS if baro_new else 0)
 
 
-def hil_sensor(mav, time_usec: int, imu, mag, baro, fields: int, sensor_id: int = 0):
-    return mav.hil_sensor_encode(
-        time_usec,
-        float(imu.accel[0]), float(imu.accel[1]), float(imu.accel[2]),
-        float(imu.gyro[0]), float(imu.gyro[1]), float(imu.gyro[2]),
-        float(mag.field[0]) * TESLA_TO_GAUSS, float(mag.field[1]) * TESLA_TO_GAUSS, float(mag.field[2]) * TESLA_TO_GAUSS,
-        float(baro.pressure) * PA_TO_HPA,
-        0.0,
-        float(baro.pressure_altitude),
-        float(baro.temperature) - KELVIN_OFFSET,
-        fields,
-        sensor_id,
+def hil_sensor_args(time_usec: int, accel, gyro, field_tesla, pressure_pa: float, pressure_altitude: float,
+                    temperature_k: float, fields: int, sensor_id: int = 0) -> tuple:
+    """HIL_SENSOR's encoder arguments from SI values (accel [m/s²], gyro [rad/s], field [T], pressure [Pa], [m], [K])."""
+    return (
+        time_usec, accel[0], accel[1], accel[2], gyro[0], gyro[1], gyro[2],
+        field_tesla[0] * TESLA_TO_GAUSS, field_tesla[1] * TESLA_TO_GAUSS, field_tesla[2] * TESLA_TO_GAUSS,
+        pressure_pa * PA_TO_HPA, 0.0, pressure_altitude, temperature_k - KELVIN_OFFSET, fields, sensor_id,
     )
+
+
+def hil_sensor(mav, time_usec: int, imu, mag, baro, fields: int, sensor_id: int = 0):
+    return mav.hil_sensor_encode(*hil_sensor_args(
+        time_usec, [float(v) for v in imu.accel], [float(v) for v in imu.gyro], [float(v) for v in mag.field],
+        float(baro.pressure), float(baro.pressure_altitude), float(baro.temperature), fields, sensor_id))
 
 
 def course_over_ground(north: float, east: float) -> int:
@@ -53,31 +54,34 @@ def course_over_ground(north: float, east: float) -> int:
     return int(round(math.degrees(math.atan2(east, north)) * 100.0)) % 36000
 
 
-def hil_gps(mav, time_usec: int, gps, gps_id: int = 0):
-    vn, ve, vd = (float(v) for v in gps.velocity)
-    return mav.hil_gps_encode(
-        time_usec,
-        int(gps.fix_type),
-        int(round(float(gps.latitude) * 1e7)),
-        int(round(float(gps.longitude) * 1e7)),
-        int(round(float(gps.altitude) * 1000.0)),
-        int(round(float(gps.eph) * 100.0)),
-        int(round(float(gps.epv) * 100.0)),
+def hil_gps_args(time_usec: int, fix_type: int, latitude: float, longitude: float, altitude: float, eph: float,
+                 epv: float, velocity_ned, satellites: int, gps_id: int = 0) -> tuple:
+    """HIL_GPS's encoder arguments from [deg], [m] and [m/s] values."""
+    vn, ve, vd = (float(v) for v in velocity_ned)
+    return (
+        time_usec, int(fix_type),
+        int(round(latitude * 1e7)), int(round(longitude * 1e7)), int(round(altitude * 1000.0)),
+        int(round(eph * 100.0)), int(round(epv * 100.0)),
         int(round(math.hypot(vn, ve) * 100.0)),
         int(round(vn * 100.0)), int(round(ve * 100.0)), int(round(vd * 100.0)),
-        course_over_ground(vn, ve),
-        int(gps.satellites),
-        gps_id,
+        course_over_ground(vn, ve), int(satellites), gps_id,
     )
 
 
-def hil_state_quaternion(mav, time_usec: int, attitude_wxyz, rates_frd, lat_lon_alt, velocity_ned, specific_force_frd):
+def hil_gps(mav, time_usec: int, gps, gps_id: int = 0):
+    return mav.hil_gps_encode(*hil_gps_args(
+        time_usec, int(gps.fix_type), float(gps.latitude), float(gps.longitude), float(gps.altitude), float(gps.eph),
+        float(gps.epv), gps.velocity, int(gps.satellites), gps_id))
+
+
+def hil_state_quaternion_args(time_usec: int, attitude_wxyz, rates_frd, lat_lon_alt, velocity_ned,
+                               specific_force_frd) -> tuple:
     """Ground truth: attitude FRD->NED (w, x, y, z), rates [rad/s], lat/lon [deg], alt [m], velocity [m/s], force [m/s²]."""
     lat, lon, alt = lat_lon_alt
     vn, ve, vd = (float(v) for v in velocity_ned)
     mg = [int(round(float(f) / STANDARD_GRAVITY * 1000.0)) for f in specific_force_frd]
     speed = int(round(math.sqrt(vn * vn + ve * ve + vd * vd) * 100.0))
-    return mav.hil_state_quaternion_encode(
+    return (
         time_usec,
         [float(q) for q in attitude_wxyz],
         float(rates_frd[0]), float(rates_frd[1]), float(rates_frd[2]),
@@ -86,6 +90,11 @@ def hil_state_quaternion(mav, time_usec: int, attitude_wxyz, rates_frd, lat_lon_
         speed, speed,
         *mg,
     )
+
+
+def hil_state_quaternion(mav, time_usec: int, attitude_wxyz, rates_frd, lat_lon_alt, velocity_ned, specific_force_frd):
+    return mav.hil_state_quaternion_encode(*hil_state_quaternion_args(
+        time_usec, attitude_wxyz, rates_frd, lat_lon_alt, velocity_ned, specific_force_frd))
 
 
 def xyzw_to_wxyz(q) -> np.ndarray:
