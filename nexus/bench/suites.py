@@ -14,6 +14,7 @@ SUITES: dict[str, str] = {
     "host": "nexus.bench.host",
     "worlds": "nexus.bench.worlds",
     "render": "nexus.bench.render",
+    "sweep": "nexus.bench.sweep",
 }
 
 DEFAULT_SUITE = "flight"

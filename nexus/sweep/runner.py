@@ -196,7 +196,9 @@ def _fly_all(spec, points: list[Point], options: SweepOptions, cluster, say) -> 
     pending: dict = {}
     started = time.perf_counter()
     if todo:  # start the workers together (each imports Nexus and Warp once), not one per finished point
-        ray.get([ray.remote(warm).options(num_cpus=options.cpus_per_run).remote()
+        first = todo[0].config.as_dict()
+        ray.get([ray.remote(warm).options(num_cpus=options.cpus_per_run,
+                                          num_gpus=1 if _uses_gpu(todo[0]) else 0).remote(first)
                  for _ in range(min(parallel, len(todo)))])
         result.workers_start_s = time.perf_counter() - started
         started = time.perf_counter()

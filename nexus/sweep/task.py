@@ -42,11 +42,27 @@ def _ready_warp() -> None:
         _warp_ready = True
 
 
-def warm() -> int:
-    """Import the flight code and initialise Warp in this worker; its pid (so a sweep starts workers at once)."""
+def warm(config: dict | None = None) -> int:
+    """Ready this worker before its first point; returns its pid.
+
+    Imports the flight code, initialises Warp and, given a point's configuration, builds that flight once
+    (with the PID controller, one world, nothing flown) so the Warp modules are loaded: a sweep starts its
+    workers together and their first points do not each pay for it. A build that fails here is left to
+    the point to report.
+    """
     import nexus.run  # noqa: F401
 
     _ready_warp()
+    if config is not None:
+        from nexus.flight import RunConfig, build_flight
+
+        try:
+            options = replace(RunConfig.from_dict(config), controller="pid", controller_options={}, worlds=1,
+                              vary=None)
+            flight = build_flight(options, start_render=False)
+            flight.loop.close()
+        except Exception as error:  # noqa: BLE001
+            logging.getLogger("nexus").debug("warm-up build failed: %s", error)
     return os.getpid()
 
 
