@@ -174,13 +174,15 @@ def assemble(
     mission: str = "scene",
     worlds: int = 1,
     solver: str = "mujoco",
+    requires_grad: bool = False,
 ) -> Vehicle:
     """Load the files, then build every component the vehicle's prims declare (``worlds`` copies of the plant)."""
     if controller not in CONTROLLERS:
         raise BuildError(f"unknown controller '{controller}'; choose one of {', '.join(CONTROLLERS)}")
     if mission not in MISSIONS:
         raise BuildError(f"unknown mission '{mission}'; choose one of {', '.join(MISSIONS)}")
-    plant, stage, scene_stage = load_plant(vehicle, scene, device, worlds=worlds, solver=solver)
+    plant, stage, scene_stage = load_plant(vehicle, scene, device, worlds=worlds, solver=solver,
+                                           requires_grad=requires_grad)
     if decimal_year is not None:
         plant.decimal_year = float(decimal_year)
     physics = Physics(plant, substeps=substeps)

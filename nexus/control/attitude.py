@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import warp as wp
 
+from nexus.plant.safe_math import cos_of_scaled_angle
+
 
 @wp.func
 def wrap_angle(angle: float) -> float:
@@ -50,7 +52,7 @@ def attitude_error_rates(attitude: wp.quat, goal: wp.quat, gain: wp.vec3, yaw_we
     heading = canonical(wp.quat_inverse(tilt_only) * goal)
     w = wp.clamp(heading[3], -1.0, 1.0)
     z = wp.clamp(heading[2], -1.0, 1.0)
-    weighted = wp.quat(0.0, 0.0, wp.sin(yaw_weight * wp.asin(z)), wp.cos(yaw_weight * wp.acos(w)))
+    weighted = wp.quat(0.0, 0.0, wp.sin(yaw_weight * wp.asin(z)), cos_of_scaled_angle(yaw_weight, w))
     target = tilt_only * weighted
     error = canonical(wp.quat_inverse(attitude) * target)
     roll_pitch = 0.5 * (gain[0] + gain[1])

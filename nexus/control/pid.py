@@ -41,6 +41,7 @@ import warp as wp
 
 from nexus.control.attitude import attitude_error_rates, attitude_from_thrust_axis, wrap_angle
 from nexus.control.mixer import command_for_thrust, quad_x_thrusts
+from nexus.plant.safe_math import angle_of_cosine, safe_sqrt
 from nexus.core import Component
 from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative
@@ -159,19 +160,28 @@ PID_SPEC = Spec(
 
 
 @wp.func
+def bounded_axis(value: float, limit: float, gain: float) -> float:
+    """One axis of :func:`bounded`."""
+    if gain > 0.0:
+        bound = limit / gain
+        return wp.clamp(value, -bound, bound)
+    return value
+
+
+@wp.func
 def bounded(value: wp.vec3, limit: float, gain: wp.vec3) -> wp.vec3:
-    """The integral ``value`` clipped so each ``gain[i]·value[i]`` stays within ±``limit``."""
-    out = value
-    for i in range(3):
-        if gain[i] > 0.0:
-            bound = limit / gain[i]
-            out[i] = wp.clamp(value[i], -bound, bound)
-    return out
+    """The integral ``value`` clipped so each ``gain[i]·value[i]`` stays within ±``limit``.
+
+    Built as a new vector rather than by writing components of a copy (``out = value; out[i] = ...``),
+    whose adjoint in Warp 1.19 hands the gradient to ``value`` twice.
+    """
+    return wp.vec3(bounded_axis(value[0], limit, gain[0]), bounded_axis(value[1], limit, gain[1]),
+                   bounded_axis(value[2], limit, gain[2]))
 
 
 @wp.func
 def limit_speed(velocity: wp.vec3, horizontal: float, vertical: float) -> wp.vec3:
-    speed = wp.sqrt(velocity[0] * velocity[0] + velocity[1] * velocity[1])
+    speed = safe_sqrt(velocity[0] * velocity[0] + velocity[1] * velocity[1])
     scale = float(1.0)
     if speed > horizontal:
         scale = horizontal / speed
@@ -182,8 +192,8 @@ def limit_speed(velocity: wp.vec3, horizontal: float, vertical: float) -> wp.vec
 def thrust_axis(acceleration: wp.vec3, gravity: float, max_tilt: float) -> wp.vec3:
     """Unit body z (down through the belly, NED) that points thrust along the acceleration goal, tilt limited."""
     axis = wp.normalize(wp.vec3(-acceleration[0], -acceleration[1], gravity))
-    horizontal = wp.sqrt(axis[0] * axis[0] + axis[1] * axis[1])
-    if wp.acos(wp.clamp(axis[2], -1.0, 1.0)) > max_tilt and horizontal > 1.0e-6:
+    horizontal = safe_sqrt(axis[0] * axis[0] + axis[1] * axis[1])
+    if angle_of_cosine(wp.clamp(axis[2], -1.0, 1.0)) > max_tilt and horizontal > 1.0e-6:
         s = wp.sin(max_tilt) / horizontal
         axis = wp.vec3(axis[0] * s, axis[1] * s, wp.cos(max_tilt))
     return axis

@@ -24,6 +24,7 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Param, Relation, Spec, positive
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.plant import Plant, Rotor
+from nexus.plant.safe_math import safe_sqrt
 
 #: Keys of the ESC's command parameters (the motor's parameters go to Newton's actuator, see loading.py).
 COMMAND_KEYS = ("channel", "min_speed", "max_speed", "thrust_model_factor", "tau_up", "tau_down")
@@ -87,7 +88,7 @@ def lagged_speed(
     """The rotor speed target [rad/s] after the thrust model and the lag, from the command ``u_raw``."""
     u = wp.clamp(u_raw, 0.0, 1.0)
     thrust = (1.0 - thrust_model_factor) * u + thrust_model_factor * u * u
-    commanded = wp.max(min_speed, max_speed * wp.sqrt(thrust))
+    commanded = wp.max(min_speed, max_speed * safe_sqrt(thrust))
     if u <= 0.0:
         commanded = 0.0  # disarmed or cut: the motor stops
     tau = tau_up
@@ -113,6 +114,7 @@ def esc_command(
     lag_scale: wp.array(dtype=wp.float32),
     rotors: wp.int32,
     dofs_per_world: wp.int32,
+    speed_in: wp.array(dtype=wp.float32),
     speed: wp.array(dtype=wp.float32),
     target_qd: wp.array(dtype=wp.float32),
     feedforward: wp.array(dtype=wp.float32),
@@ -121,7 +123,7 @@ def esc_command(
     r = rotor + world * rotors
     d = dof + world * dofs_per_world
     lag = lag_scale[world]
-    lagged = lagged_speed(controls[world, channel], speed[r], min_speed, max_speed, thrust_model_factor, tau_up * lag,
+    lagged = lagged_speed(controls[world, channel], speed_in[r], min_speed, max_speed, thrust_model_factor, tau_up * lag,
                           tau_down * lag, dt)
     speed[r] = lagged
     target_qd[d] = spin * lagged
@@ -145,17 +147,21 @@ def esc_command_all(
     lag_scale: wp.array(dtype=wp.float32),
     rotors: wp.int32,
     dofs_per_world: wp.int32,
+    speed_in: wp.array(dtype=wp.float32),
     speed: wp.array(dtype=wp.float32),
     target_qd: wp.array(dtype=wp.float32),
     feedforward: wp.array(dtype=wp.float32),
 ):
-    """Every ESC of a plant in one launch, one thread per ESC and world (same arithmetic as ``esc_command``)."""
+    """Every ESC of a plant in one launch, one thread per ESC and world (same arithmetic as ``esc_command``).
+
+    The lagged speed is read from ``speed_in`` and written to ``speed``: a run passes the plant's one
+    array as both, a differentiable rollout one array per tick (:mod:`nexus.diff`)."""
     world, i = wp.tid()
     r = rotor[i] + world * rotors
     d = dof[i] + world * dofs_per_world
     lag = lag_scale[world]
     lagged = lagged_speed(
-        controls[world, channel[i]], speed[r], min_speed[i], max_speed[i], thrust_model_factor[i], tau_up[i] * lag,
+        controls[world, channel[i]], speed_in[r], min_speed[i], max_speed[i], thrust_model_factor[i], tau_up[i] * lag,
         tau_down[i] * lag, dt
     )
     speed[r] = lagged
@@ -229,7 +235,7 @@ class Esc(Component):
             self._controls_ptr = io["controls"].ptr
             wp.launch(
                 esc_command_all, dim=(self.plant.worlds, len(self.fused[0])),
-                inputs=[io["controls"], *self.fused, self.dt, *self._strides],
+                inputs=[io["controls"], *self.fused, self.dt, *self._strides, self.plant.esc_speed],
                 outputs=[self.plant.esc_speed, control.joint_target_qd, control.joint_act],
                 device=io.device,
             )
@@ -245,7 +251,7 @@ class Esc(Component):
             inputs=[
                 io["controls"], esc["channel"], rotor.index, rotor.dof, float(rotor.spin), esc["min_speed"],
                 esc["max_speed"], esc["thrust_model_factor"], esc["tau_up"], esc["tau_down"],
-                rotor.torque_coefficient, self.dt, *self._strides,
+                rotor.torque_coefficient, self.dt, *self._strides, self.plant.esc_speed,
             ],
             outputs=[self.plant.esc_speed, control.joint_target_qd, control.joint_act],
             device=io.device,

@@ -99,13 +99,15 @@ def _replicated(builder: newton.ModelBuilder, worlds: int) -> newton.ModelBuilde
     return many
 
 
-def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worlds: int = 1, solver: str = "mujoco"):
+def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worlds: int = 1, solver: str = "mujoco",
+               requires_grad: bool = False):
     """Resolve, check and load a vehicle into a scene. Returns ``(plant, vehicle_stage, scene_stage)``.
 
     With ``worlds`` > 1 the model holds that many copies of scene and vehicle, one Newton
     world each; every index the plant keeps (bodies, joints, rotors) is world 0's, and world
     ``w``'s is it plus ``w`` times the per-world count (``Plant.bodies_per_world`` ...).
-    ``solver`` is ``mujoco`` or ``featherstone`` (:mod:`nexus.plant.solvers`).
+    ``solver`` is ``mujoco`` or ``featherstone`` (:mod:`nexus.plant.solvers`); ``requires_grad`` gives the
+    model's arrays gradients (a differentiable rollout, :mod:`nexus.diff`).
     """
     vehicle_path = resolve_asset("vehicle", vehicle)
     scene_path = resolve_asset("scene", scene)
@@ -181,7 +183,7 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worl
         builder = _replicated(builder, worlds)
     try:
         with newton_messages_to_nexus(str(vehicle_path)):
-            model = builder.finalize(device=device)
+            model = builder.finalize(device=device, requires_grad=requires_grad)
     except Exception as error:
         raise BuildError(f"Newton could not build a model from {vehicle_path} in {scene_path}: {error}") from error
     gravity = float(np.linalg.norm(model.gravity.numpy().reshape(-1, 3)[0]))

@@ -1,0 +1,115 @@
+"""The parameters a rollout differentiates: where each lives on the device, and its name.
+
+A parameter is one scalar the user names (``pid.kp_z``, ``mass``, ``rotor2.kt``)
+that lives in one or more elements of a device array with ``requires_grad``.
+Several elements when it is shared: a vehicle's mass is one number, but each
+world has its own copy in Newton's ``body_mass``; the ESC time constant is one
+number set on four ESCs. Setting a parameter writes every element; its
+gradient is the sum of theirs (the chain rule through a shared value).
+
+Names (units in brackets):
+
+* ``pid.<gain>.<axis>``: each gain of the cascade, ``<gain>`` one of
+  ``position_p`` [1/s], ``velocity_p`` [1/s], ``velocity_i`` [1/s²],
+  ``velocity_d`` [-], ``attitude_p`` [1/s], ``rate_p`` [s/rad], ``rate_i``
+  [1/rad], ``rate_d`` [s²/rad]; ``<axis>`` ``x``, ``y``, ``z`` (also ``roll``,
+  ``pitch``, ``yaw``). Short names: ``pid.kp_z`` (position P, z), ``pid.kd_z``
+  (velocity P, z: the altitude loop's damping), ``pid.ki_z`` (velocity I, z),
+  ``pid.kp_yaw`` (attitude P, yaw), ``pid.kd_yaw`` (rate P, yaw).
+* ``mass`` [kg]: the base body's mass. ``inertia.xx``, ``inertia.yy``,
+  ``inertia.zz`` [kg·m²]: its principal inertia (body frame).
+* ``rotor<i>.kt`` [N/(rad/s)²]: rotor i's thrust coefficient (1-based).
+* ``esc.tau_up``, ``esc.tau_down`` [s]: every ESC's lag time constants.
+* ``init.x``, ``init.y``, ``init.z`` [m, world ENU], ``init.vx``, ``init.vy``,
+  ``init.vz`` [m/s, world ENU]: the base's initial position and velocity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import warp as wp
+
+from nexus.core.errors import BuildError
+
+PID_GAINS = ("position_p", "velocity_p", "velocity_i", "velocity_d", "attitude_p", "rate_p", "rate_i", "rate_d")
+AXES = {"x": 0, "y": 1, "z": 2, "roll": 0, "pitch": 1, "yaw": 2}
+#: Short names for the gains an altitude or heading tune touches most.
+PID_ALIASES = {"pid.kp_z": "pid.position_p.z", "pid.kd_z": "pid.velocity_p.z", "pid.ki_z": "pid.velocity_i.z",
+               "pid.kp_yaw": "pid.attitude_p.yaw", "pid.kd_yaw": "pid.rate_p.yaw"}
+
+
+@dataclass
+class Slot:
+    """Where one parameter lives: elements of ``array`` (flat indices), read and written through ``get``/``put``.
+
+    ``get(host)`` reads the parameter's value from a host copy of the array and
+    ``put(host, value)`` writes it; ``grad(host_grad)`` sums its elements' gradients.
+    """
+
+    name: str
+    array: wp.array
+    get: Callable[[np.ndarray], float]
+    put: Callable[[np.ndarray, float], None]
+    grad: Callable[[np.ndarray], float]
+    unit: str
+
+
+def canonical(name: str) -> str:
+    """The full name of a parameter (short PID names resolved)."""
+    return PID_ALIASES.get(name, name)
+
+
+def element_slot(name: str, array: wp.array, indices: list[tuple], unit: str) -> Slot:
+    """A parameter shared by the elements ``indices`` of ``array`` (each a tuple of NumPy indices)."""
+
+    def get(host):
+        return float(host[indices[0]])
+
+    def put(host, value):
+        for index in indices:
+            host[index] = value
+
+    def grad(host):
+        return float(sum(float(host[index]) for index in indices))
+
+    return Slot(name, array, get, put, grad, unit)
+
+
+def pid_slot(name: str, params: wp.array, gain: str, axis: int) -> Slot:
+    """A gain of the one ``PidParams`` struct the kernel reads (its field ``gain``, component ``axis``)."""
+
+    def get(host):
+        return float(host[0][gain][axis])
+
+    def put(host, value):
+        host[0][gain][axis] = value
+
+    def grad(host):
+        return float(host[0][gain][axis])
+
+    return Slot(name, params, get, put, grad, "")
+
+
+def known_names(rotors: int) -> list[str]:
+    """Every parameter name a rollout of a vehicle with ``rotors`` rotors knows (full names)."""
+    names = [f"pid.{gain}.{axis}" for gain in PID_GAINS for axis in ("x", "y", "z")]
+    names += ["mass", "inertia.xx", "inertia.yy", "inertia.zz"]
+    names += [f"rotor{i + 1}.kt" for i in range(rotors)]
+    names += ["esc.tau_up", "esc.tau_down"]
+    names += [f"init.{v}" for v in ("x", "y", "z", "vx", "vy", "vz")]
+    return names
+
+
+def unknown_parameter(name: str, rotors: int) -> BuildError:
+    return BuildError(
+        f"unknown parameter '{name}'; name one of pid.<gain>.<axis> (gains {', '.join(PID_GAINS)}; axes x, y, z), "
+        f"{', '.join(PID_ALIASES)}, mass, inertia.xx|yy|zz, rotor1..{rotors}.kt, esc.tau_up, esc.tau_down, "
+        "init.x|y|z|vx|vy|vz"
+    )
+
+
+__all__ = ["AXES", "PID_ALIASES", "PID_GAINS", "Slot", "canonical", "element_slot", "known_names", "pid_slot",
+           "unknown_parameter"]

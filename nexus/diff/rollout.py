@@ -1,0 +1,410 @@
+"""The differentiable rollout: the PID flight's kernels over T ticks, one state per tick, on a ``wp.Tape``.
+
+Each tick runs what the eager ring runs, in ring order and with the same
+kernels, on arrays of its own:
+
+    ESC (``esc_command_all``) -> propellers (``propeller_wrench_all``) -> rotor servos
+    (Newton's actuators) -> ``SolverFeatherstone.step`` -> step-average body acceleration
+    -> ``publish_body`` -> IMU (``sample_imu``) -> truth estimator -> PID (``pid_control``)
+
+Tick k reads state k and writes state k + 1 (plant state, ESC speeds, PID
+integrators, sensor schedules and IMU bias, the controls row), so no array
+is written twice and the tape can carry every gradient back. Scratch arrays
+that Newton's servos and Featherstone reuse every step (its mass matrix and
+Cholesky factor, the servos' force buffers) are also given one copy per tick:
+a kernel's adjoint re-reads its inputs, and a reused buffer would hold the
+last step's values by then.
+
+What differs from a run: no clock or guidance stage (times and setpoints are
+tables fixed before the tape, since no parameter changes them), no ground
+contact (start in the air: contact forces are not differentiated), no
+magnetometer, barometer or GPS (nothing in the PID ring reads them), and no
+record. The components are the vehicle's own, built and prepared by an eager
+:class:`~nexus.core.Loop`, so their parameters, seeds and reset values are a
+run's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import warp as wp
+
+from nexus.assembly import assemble
+from nexus.control.pid import PidController, PidState, pid_control
+from nexus.core import Loop
+from nexus.core.errors import BuildError
+from nexus.diff.losses import ENERGY_TRACKING_WEIGHT, LOSSES, add_power_loss, add_tracking_loss
+from nexus.diff.params import (
+    AXES, PID_GAINS, Slot, canonical, element_slot, known_names, pid_slot, unknown_parameter,
+)
+from nexus.diff.references import Reference, reference_for
+from nexus.diff.refusals import refuse_undifferentiable
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.estimation.truth import TruthEstimator, truth_estimate
+from nexus.guidance.setpoint import Setpoint
+from nexus.plant.body_state import BodyState
+from nexus.plant.esc import Esc, esc_command_all
+from nexus.plant.frames import attitude_ned_frd_np, yaw_ned_np
+from nexus.plant.hover import command_for_speed, hover_speed
+from nexus.plant.physics import publish_body
+from nexus.plant.propeller import Propeller, propeller_wrench_all
+from nexus.plant.solvers import step_average_acceleration
+from nexus.roles import FLIGHT_RULES
+from nexus.sensors.imu import Imu, sample_imu
+from nexus.sensors.samples import ImuSample
+
+#: Height of the start above the ground [m] unless a rollout asks for another: in the air, clear of contact.
+DEFAULT_START_HEIGHT = 1.0
+
+
+class Trajectory:
+    """A rollout's per-tick values as NumPy arrays, leading axes (tick, world).
+
+    ``position`` [m, NED from the start], ``velocity`` [m/s, NED], ``attitude``
+    (FRD->NED quaternion x, y, z, w), ``rates`` [rad/s, FRD], ``controls`` (the
+    first four ESC commands written by the PID), ``speed`` [rad/s] (each ESC's
+    lagged speed), ``accel`` and ``gyro`` (the IMU's samples [m/s², rad/s, FRD]),
+    ``goal`` [m, NED] and ``yaw_goal`` [rad].
+    """
+
+    def __init__(self, rollout: Rollout):
+        est = np.stack([a.numpy() for a in rollout.estimates])
+        self.position = np.array(est["position"])
+        self.velocity = np.array(est["velocity"])
+        self.attitude = np.array(est["attitude"])
+        self.rates = np.array(est["rates"])
+        self.controls = np.stack([a.numpy()[:, :4] for a in rollout.controls[1:]])
+        self.speed = np.stack([a.numpy().reshape(rollout.worlds, -1) for a in rollout.speeds[1:]])
+        imu = np.stack([a.numpy() for a in rollout.imu_samples])
+        self.accel = np.array(imu["accel"])
+        self.gyro = np.array(imu["gyro"])
+        self.goal = rollout.reference.position
+        self.yaw_goal = rollout.reference.yaw
+
+
+class Rollout:
+    """``ticks`` ticks of the PID flight on Featherstone, differentiable with respect to named parameters.
+
+    ``worlds`` copies fly at once (each from its own start: ``start_offsets``
+    [m, world ENU], one row per world, added to the start); a loss is their mean.
+    ``loss`` names the reference the vehicle follows and the loss measured
+    (:data:`nexus.diff.losses.LOSSES`); ``reference`` replaces the table.
+    ``noise`` False zeroes the IMU's noise; True draws it from the run's
+    ``seed`` (the gradient is then of that one noise realisation).
+    ``controller`` and ``solver`` exist to be refused: only ``pid`` on
+    ``featherstone`` is differentiable.
+    """
+
+    def __init__(
+        self,
+        ticks: int,
+        *,
+        worlds: int = 1,
+        vehicle: str = "astro_max_base",
+        scene: str = "empty",
+        tick_hz: float = 250.0,
+        loss: str = "altitude",
+        reference: Reference | None = None,
+        start_height: float = DEFAULT_START_HEIGHT,
+        start_offsets=None,
+        noise: bool = False,
+        seed: int = 0,
+        device: str = "cpu",
+        controller: str = "pid",
+        solver: str = "featherstone",
+    ):
+        if isinstance(ticks, bool) or not isinstance(ticks, int) or ticks < 1:
+            raise BuildError(f"a rollout needs a whole number of ticks, 1 or more; got {ticks!r}")
+        if isinstance(worlds, bool) or not isinstance(worlds, int) or worlds < 1:
+            raise BuildError(f"a rollout needs a whole number of worlds, 1 or more; got {worlds!r}")
+        if loss not in LOSSES:
+            raise BuildError(f"--loss {loss}: unknown loss; choose one of {', '.join(LOSSES)}")
+        if not start_height > 0.2:
+            raise BuildError(f"start height {start_height} m: a rollout starts in the air (no contact is "
+                             "differentiated); give more than 0.2 m")
+        refuse_undifferentiable(solver, controller, vehicle, scene, device)
+        self.ticks, self.worlds, self.loss_name, self.noise, self.device = ticks, worlds, loss, bool(noise), device
+        self.vehicle = assemble(vehicle, scene, device=device, worlds=worlds, solver="featherstone", requires_grad=True)
+        # Built (checked, allocated, prepared) but never ticked: the rollout runs its kernels itself.
+        self.loop = Loop(self.vehicle.components, device=device, tick_hz=tick_hz, seed=seed, mode="eager",
+                         rules=FLIGHT_RULES, worlds=worlds)
+        self.loop.build()
+        self.dt = self.loop.dt_ns * 1e-9
+        reference = reference or reference_for(loss, ticks, self.dt)
+        if len(reference.position) != ticks or len(reference.yaw) != ticks:
+            raise BuildError(f"the reference holds {len(reference.position)} ticks for a rollout of {ticks}")
+        self._find_components()
+        self._start_state(start_height, start_offsets)
+        #: The goals as flown: the reference's headings are relative to the start heading.
+        self.reference = Reference(np.asarray(reference.position, dtype=np.float64),
+                                   np.asarray(reference.yaw, dtype=np.float64) + self.start_heading)
+        self._allocate()
+        self._slots = self._make_slots()
+        self.tape: wp.Tape | None = None
+        self.loss = wp.zeros(1, dtype=float, device=device, requires_grad=True)
+
+    # -- set-up ----------------------------------------------------------------------------
+
+    def _find_components(self) -> None:
+        comps = self.loop.components
+        self.plant = self.vehicle.plant
+        self.physics = self.vehicle.physics
+        self.pid = next(c for c in comps if isinstance(c, PidController))
+        self.esc = next(c for c in comps if isinstance(c, Esc))
+        self.propeller = next(c for c in comps if isinstance(c, Propeller))
+        self.estimator = next(c for c in comps if isinstance(c, TruthEstimator))
+        self.imu = next((c for c in comps if isinstance(c, Imu) and c.body == "base"), None)
+        if self.esc.leader is not self.esc or self.propeller.leader is not self.propeller:
+            raise BuildError(f"{self.plant.vehicle_path}: the rollout drives the ESCs and propellers as one launch "
+                             "each; this vehicle's do not fuse (they read different controls or share a body)")
+        for array in (self.pid.params, self.esc.fused[7], self.esc.fused[8], self.propeller.fused[3]):
+            array.requires_grad = True
+
+    def _start_state(self, height: float, offsets) -> None:
+        """Hover ``height`` [m] above the origin (plus each world's offset), rotors at hover speed."""
+        plant, n = self.plant, self.worlds
+        start = np.zeros((n, 3))
+        start[:, 2] = height
+        if offsets is not None:
+            offsets = np.asarray(offsets, dtype=np.float64)
+            if offsets.shape != (n, 3):
+                raise BuildError(f"start offsets of shape {offsets.shape}: give one (x, y, z) row [m] per world, "
+                                 f"shape ({n}, 3)")
+            start = start + offsets
+        self.start = start
+        self.hover_speed = hover_speed(plant)
+        self.hover_command = command_for_speed(plant, self.hover_speed)
+        plant.reset(base_position=start, rotor_speed=self.hover_speed)
+        plant.ned_origin.assign(start.astype(np.float32))
+        base_rotation = plant.state.body_q.numpy()[plant.base][3:]
+        #: The base's heading at the start [rad, NED] (the vehicle file's front points east: π/2).
+        self.start_heading = float(yaw_ned_np(attitude_ned_frd_np(base_rotation)))
+
+    def _allocate(self) -> None:
+        """One array per tick for everything a tick writes; tables for time and setpoints."""
+        model, n, t, dev = self.plant.model, self.worlds, self.ticks, self.device
+        plant = self.plant
+        self.states = [model.state(requires_grad=True) for _ in range(t + 1)]
+        wp.copy(self.states[0].joint_q, plant.state.joint_q)
+        wp.copy(self.states[0].joint_qd, plant.state.joint_qd)
+        self.initial_q = wp.clone(plant.state.joint_q)
+        self.initial_qd = wp.clone(plant.state.joint_qd)
+        self.sim_controls = [model.control(requires_grad=True) for _ in range(t)]
+        rotors = len(plant.rotors)
+        self.speeds = [wp.zeros(n * rotors, dtype=float, device=dev, requires_grad=True) for _ in range(t + 1)]
+        self.speeds[0].assign(np.full(n * rotors, self.hover_speed, dtype=np.float32))
+        self.qdd = [wp.zeros(model.body_count, dtype=wp.spatial_vector, device=dev, requires_grad=True)
+                    for _ in range(t)]
+        self.bodies = [wp.zeros(n, dtype=BodyState, device=dev, requires_grad=True) for _ in range(t)]
+        self.estimates = [wp.zeros(n, dtype=PoseTwist, device=dev, requires_grad=True) for _ in range(t)]
+        self.imu_samples = [wp.zeros(n, dtype=ImuSample, device=dev, requires_grad=True) for _ in range(t)]
+        self.pid_states = [wp.zeros((n, 1), dtype=PidState, device=dev, requires_grad=True) for _ in range(t + 1)]
+        self.controls = [wp.zeros((n, 16), dtype=float, device=dev, requires_grad=True) for _ in range(t + 1)]
+        first = np.zeros((n, 16), dtype=np.float32)
+        first[:, :rotors] = self.hover_command
+        self.controls[0].assign(first)
+        self.truth_schedules = [wp.zeros((n, 3), dtype=wp.int64, device=dev) for _ in range(t + 1)]
+        self.imu_schedules = [wp.zeros((n, 3), dtype=wp.int64, device=dev) for _ in range(t + 1)]
+        bias = self.loop.states.of(self.imu)["bias"] if self.imu is not None else None
+        self.imu_bias = [wp.zeros((n, 2), dtype=wp.vec3, device=dev, requires_grad=True) for _ in range(t + 1)]
+        if bias is not None:
+            wp.copy(self.imu_bias[0], bias)
+        # The clock's values for ticks 1 .. t (tick k+1 is the k-th of the rollout), as the clock kernel writes them.
+        count = np.arange(1, t + 1, dtype=np.int64)
+        now_ns = count * self.loop.dt_ns
+        self.tick_table = wp.array(np.repeat(count[:, None], n, 1), dtype=wp.int64, device=dev)
+        self.time_ns_table = wp.array(np.repeat(now_ns[:, None], n, 1), dtype=wp.int64, device=dev)
+        self.time_table = wp.array(np.repeat((now_ns.astype(np.float64) / 1.0e9)[:, None], n, 1), dtype=wp.float64,
+                                   device=dev)
+        goals = []
+        for k in range(t):
+            for _ in range(n):
+                s = Setpoint()
+                s.position = wp.vec3(*(float(x) for x in self.reference.position[k]))
+                s.yaw = float(self.reference.yaw[k])
+                goals.append(s)
+        self.setpoint_table = wp.array(goals, dtype=Setpoint, device=dev).reshape((t, n))
+        self.armed = wp.ones(n, dtype=wp.int32, device=dev)
+        # Newton's per-step scratch, one copy per tick (see the module doc).
+        solver = plant.solver
+        self._solver_scratch = [{name: wp.zeros_like(getattr(solver, name), requires_grad=True)
+                                 for name in ("M", "J", "P", "H", "L")} for _ in range(t)]
+        self._servo_scratch = [[(wp.zeros_like(a._computed_forces, requires_grad=True),
+                                 wp.zeros_like(a._applied_forces, requires_grad=True)) for a in plant.actuators]
+                               for _ in range(t)]
+
+    def _make_slots(self) -> dict[str, Slot]:
+        plant, n = self.plant, self.worlds
+        slots: dict[str, Slot] = {}
+        for gain in PID_GAINS:
+            for axis in ("x", "y", "z"):
+                name = f"pid.{gain}.{axis}"
+                slots[name] = pid_slot(name, self.pid.params, gain, AXES[axis])
+        model = plant.model
+        bases = [plant.base + w * plant.bodies_per_world for w in range(n)]
+        slots["mass"] = element_slot("mass", model.body_mass, [(b,) for b in bases], "kg")
+        for i, axis in enumerate(("xx", "yy", "zz")):
+            slots[f"inertia.{axis}"] = element_slot(f"inertia.{axis}", model.body_inertia, [(b, i, i) for b in bases],
+                                                    "kg m^2")
+        for i in range(len(plant.rotors)):
+            slots[f"rotor{i + 1}.kt"] = element_slot(f"rotor{i + 1}.kt", self.propeller.fused[3], [(i,)],
+                                                     "N/(rad/s)^2")
+        rotors = range(len(plant.rotors))
+        slots["esc.tau_up"] = element_slot("esc.tau_up", self.esc.fused[7], [(i,) for i in rotors], "s")
+        slots["esc.tau_down"] = element_slot("esc.tau_down", self.esc.fused[8], [(i,) for i in rotors], "s")
+        q0 = plant._base_coord
+        d0 = plant._base_dof
+        for i, axis in enumerate("xyz"):
+            coords = [(q0 + w * plant.coords_per_world + i,) for w in range(n)]
+            dofs = [(d0 + w * plant.dofs_per_world + i,) for w in range(n)]
+            slots[f"init.{axis}"] = element_slot(f"init.{axis}", self.initial_q, coords, "m")
+            slots[f"init.v{axis}"] = element_slot(f"init.v{axis}", self.initial_qd, dofs, "m/s")
+        return slots
+
+    # -- parameters ------------------------------------------------------------------------
+
+    def slot(self, name: str) -> Slot:
+        found = self._slots.get(canonical(name))
+        if found is None:
+            raise unknown_parameter(name, len(self.plant.rotors))
+        return found
+
+    @property
+    def parameter_names(self) -> list[str]:
+        return known_names(len(self.plant.rotors))
+
+    def get(self, name: str) -> float:
+        """A parameter's current value (world 0's where each world holds a copy)."""
+        slot = self.slot(name)
+        return slot.get(slot.array.numpy())
+
+    def set(self, name: str, value: float) -> None:
+        """Set a parameter everywhere it lives (every world, every ESC it is shared by)."""
+        slot = self.slot(name)
+        host = slot.array.numpy().copy()
+        slot.put(host, float(value))
+        slot.array.assign(host)
+        if slot.array is self.plant.model.body_mass or slot.array is self.plant.model.body_inertia:
+            self.plant.solver._update_body_inertial_buffers()
+
+    def gradient(self, name: str) -> float:
+        """d loss / d parameter after :meth:`backward` (the sum over the elements that share it)."""
+        slot = self.slot(name)
+        if slot.array.grad is None:
+            return 0.0
+        return slot.grad(slot.array.grad.numpy())
+
+    # -- running ---------------------------------------------------------------------------
+
+    def forward(self, record: bool = False) -> float:
+        """Run the ticks (on a new tape when ``record``) and the loss; returns the loss."""
+        if self.tape is not None:
+            self.tape.zero()
+        self.tape = wp.Tape() if record else None
+        self.loss.zero_()
+        if record:
+            with self.tape:
+                self._run()
+        else:
+            self._run()
+        return float(self.loss.numpy()[0])
+
+    def backward(self) -> None:
+        """Carry the loss back to every parameter (after ``forward(record=True)``)."""
+        if self.tape is None:
+            raise RuntimeError("backward() needs forward(record=True) first")
+        self.tape.backward(loss=self.loss)
+
+    def value_and_gradients(self, names) -> tuple[float, dict[str, float]]:
+        """The loss and its gradient with respect to each of ``names``."""
+        for name in names:
+            self.slot(name)
+        value = self.forward(record=True)
+        self.backward()
+        return value, {name: self.gradient(name) for name in names}
+
+    def trajectory(self) -> Trajectory:
+        """The last forward run's values per tick, on the host."""
+        return Trajectory(self)
+
+    def _run(self) -> None:
+        plant, solver, model = self.plant, self.plant.solver, self.plant.model
+        # On the tape: the derived inertia (from mass and inertia) and the start state's bodies.
+        solver._update_body_inertial_buffers()
+        s0 = self.states[0]
+        wp.copy(s0.joint_q, self.initial_q)
+        wp.copy(s0.joint_qd, self.initial_qd)
+        import newton  # noqa: PLC0415
+
+        newton.eval_fk(model, s0.joint_q, s0.joint_qd, s0)
+        for k in range(self.ticks):
+            self._tick(k)
+            self._add_loss(k)
+
+    def _tick(self, k: int) -> None:
+        plant, solver, dev, n = self.plant, self.plant.solver, self.device, self.worlds
+        state, after, control = self.states[k], self.states[k + 1], self.sim_controls[k]
+        rotors = len(plant.rotors)
+        dt_sub = self.physics.dt_sub
+        state.body_f.zero_()
+        control.joint_f.zero_()
+        esc = self.esc
+        wp.launch(esc_command_all, dim=(n, rotors),
+                  inputs=[self.controls[k], *esc.fused, esc.dt, *esc._strides, self.speeds[k]],
+                  outputs=[self.speeds[k + 1], control.joint_target_qd, control.joint_act], device=dev)
+        prop = self.propeller
+        wp.launch(propeller_wrench_all, dim=(n, rotors),
+                  inputs=[state.joint_qd, state.body_q, *prop.fused, *prop._strides, self.time_ns_table[k],
+                          prop._variation],
+                  outputs=[state.body_f], device=dev)
+        for actuator, (computed, applied) in zip(plant.actuators, self._servo_scratch[k]):
+            actuator._computed_forces, actuator._applied_forces = computed, applied
+            actuator.step(state, control, dt=dt_sub)
+        for name, array in self._solver_scratch[k].items():
+            setattr(solver, name, array)
+        solver.step(state, after, control, None, dt_sub)
+        wp.launch(step_average_acceleration, model_bodies(plant),
+                  inputs=[state.body_qd, after.body_qd, 1.0 / (dt_sub * self.physics.substeps)],
+                  outputs=[self.qdd[k]], device=dev)
+        wp.launch(publish_body, n,
+                  inputs=[after.body_q, after.body_qd, self.qdd[k], plant.model.body_com, plant.base,
+                          plant.bodies_per_world, 1],
+                  outputs=[self.bodies[k]], device=dev)
+        times = (self.time_table[k], self.time_ns_table[k])
+        if self.imu is not None:
+            imu = self.imu
+            noise = imu._noise_args if self.noise else [wp.vec3(0.0), wp.vec3(0.0), 0.0, 0.0]
+            wp.launch(sample_imu, n,
+                      inputs=[self.bodies[k], *times, self.tick_table[k], wp.int64(imu.period_ns),
+                              self.imu_schedules[k], self.imu_schedules[k + 1], imu.gravity, imu.mount, *noise,
+                              imu.seeds, imu.noise_scale, self.imu_bias[k], self.imu_bias[k + 1]],
+                      outputs=[self.imu_samples[k]], device=dev)
+        est = self.estimator
+        wp.launch(truth_estimate, n,
+                  inputs=[self.bodies[k], plant.ned_origin, *times, wp.int64(est.period_ns), self.truth_schedules[k],
+                          self.truth_schedules[k + 1]],
+                  outputs=[self.estimates[k]], device=dev)
+        pid = self.pid
+        wp.launch(pid_control, dim=n,
+                  inputs=[self.estimates[k], self.setpoint_table[k], self.armed, pid.params, self.pid_states[k],
+                          float(pid.dt), pid.rotor_count],
+                  outputs=[self.pid_states[k + 1], self.controls[k + 1]], device=dev)
+
+    def _add_loss(self, k: int) -> None:
+        scale = 1.0 / (self.ticks * self.worlds)
+        kind = {"altitude": 0, "yaw": 1, "figure8": 2, "energy": 2}[self.loss_name]
+        weight = ENERGY_TRACKING_WEIGHT if self.loss_name == "energy" else 1.0
+        wp.launch(add_tracking_loss, self.worlds,
+                  inputs=[self.estimates[k], self.setpoint_table[k], kind, scale * weight], outputs=[self.loss],
+                  device=self.device)
+        if self.loss_name == "energy":
+            wp.launch(add_power_loss, self.worlds,
+                      inputs=[self.speeds[k + 1], self.esc.fused[9], len(self.plant.rotors), scale],
+                      outputs=[self.loss], device=self.device)
+
+
+def model_bodies(plant) -> int:
+    return plant.model.body_count
+
+
+__all__ = ["DEFAULT_START_HEIGHT", "Rollout", "Trajectory"]
