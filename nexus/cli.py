@@ -222,6 +222,9 @@ def _flown(out: Path) -> str:
                    "a fixed sim tick (the clock holds until PX4 has it), and end the run after it.")
 @click.option("--px4-mission-url", default="udpin:127.0.0.1:14540", show_default=True,
               help="Where the mission commander listens for PX4's MAVLink.")
+@click.option("--px4-settle", is_flag=True,
+              help="With --controller px4 and PX4 on this machine: after each answer also wait until PX4's process is "
+                   "idle (its threads outside lockstep finish each step; slow, for reproducibility measurements).")
 @click.option("--view", "live_view", is_flag=True,
               help="Show the flight live in the browser while it flies (afterwards: `nexus view OUT`).")
 @click.option("--view-port", type=click.IntRange(0, 65535), default=8080, show_default=True,
@@ -234,7 +237,7 @@ def _flown(out: Path) -> str:
               help="Fly world I of the run in folder RUN alone, with its seed branch and drawn values (its other "
                    "settings come from RUN/run.json); its record matches that world's rows bit for bit on a CPU.")
 @click.pass_context
-def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, view_port, view_host, px4_instance, world_of,
+def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, px4_settle, live_view, view_port, view_host, px4_instance, world_of,
         **flight):
     """Fly a vehicle in a scene and record the flight (or many: --worlds N)."""
     from dataclasses import replace
@@ -258,6 +261,10 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
         options.check()
     if px4_mission and options.controller != "px4":
         raise click.UsageError("--px4-mission needs --controller px4")
+    if px4_settle and options.controller != "px4":
+        raise click.UsageError("--px4-settle needs --controller px4")
+    if px4_settle:
+        options.controller_options["settle"] = True
     if px4_instance is not None:
         from nexus.px4.instance import instance_options
 

@@ -4,8 +4,10 @@ Two flights of the same mission against real PX4 are bit-identical only as far
 as PX4's threads interleave the same way. This says where they part: the
 first tick at which any column of the two records differs (every bit, NaN
 included), and, given PX4's logs of the two flights, for each logged topic
-the first sample whose fields differ (every bit) or that one log lacks, with
-its PX4 time and the sim tick that time belongs to. Topics are listed by
+the first PX4 time, among the times both logs hold a sample of it, at which
+the samples' fields differ (every bit), with the sim tick that time belongs
+to (the logger starts at its own moment in each run and logs some topics at
+an interval, so samples are matched by their timestamps). Topics are listed by
 that time, so the first line names where PX4 itself first diverged.
 """
 
@@ -32,7 +34,8 @@ class TopicDifference:
 
     topic: str
     samples: int
-    #: Index of the first differing sample, its PX4 time [µs], and the first field that differs there.
+    #: Index (in log A) of the first differing sample among the times both logs hold, its PX4 time [µs],
+    #: and the first field that differs there; ``samples``: how many times both logs hold.
     index: int | None = None
     time_usec: int | None = None
     field: str | None = None
@@ -90,38 +93,37 @@ def _topics(path: Path) -> dict[str, dict[str, np.ndarray]]:
     return {f"{d.name}[{d.multi_id}]": d.data for d in log.data_list}
 
 
+def _first_difference(x: dict, y: dict) -> tuple[int | None, int | None, str | None, int]:
+    """(index in A, PX4 time [µs], field) of the first sample whose fields differ among the times both
+    logs hold, and how many times they share. The logger starts at its own moment and logs some topics
+    at an interval, so samples are matched by their timestamps, not by their place in the log."""
+    stamps_x, stamps_y = x["timestamp"], y["timestamp"]
+    common, in_x, in_y = np.intersect1d(stamps_x, stamps_y, assume_unique=False, return_indices=True)
+    first = None
+    for field in sorted(set(x) | set(y)):
+        if field not in x or field not in y or x[field].dtype != y[field].dtype:
+            return (int(in_x[0]) if len(common) else 0), (int(common[0]) if len(common) else None), field, len(common)
+        differing = np.flatnonzero(np.any(_bits(x[field][in_x]) != _bits(y[field][in_y]), axis=1)) if len(common) else []
+        if len(differing) and (first is None or differing[0] < first[0]):
+            first = (int(differing[0]), field)
+    if first is None:
+        return None, None, None, len(common)
+    return int(in_x[first[0]]), int(common[first[0]]), first[1], len(common)
+
+
 def compare_ulogs(path_a: Path, path_b: Path) -> list[TopicDifference]:
     """Every topic of either log, the differing ones first, by the PX4 time they part at."""
     a, b = _topics(path_a), _topics(path_b)
     out = []
     for topic in sorted(set(a) | set(b)):
         if topic not in b or topic not in a:
-            data = a.get(topic) or b.get(topic)
-            stamps = data.get("timestamp", np.zeros(1, dtype=np.uint64))
+            data = a[topic] if topic in a else b[topic]
+            stamps = data.get("timestamp", np.zeros(0, dtype=np.uint64))
             out.append(TopicDifference(topic, 0, 0, int(stamps[0]) if len(stamps) else None, None,
                                        "A" if topic in a else "B"))
             continue
-        x, y = a[topic], b[topic]
-        n = min(len(x.get("timestamp", [])), len(y.get("timestamp", [])))
-        result = TopicDifference(topic, n)
-        for field in sorted(set(x) | set(y)):
-            if field not in x or field not in y:
-                candidate = 0
-            elif x[field].dtype != y[field].dtype:
-                candidate = 0
-            else:
-                differing = np.flatnonzero(np.any(_bits(x[field][:n]) != _bits(y[field][:n]), axis=1)) if n else []
-                if len(differing) == 0:
-                    continue
-                candidate = int(differing[0])
-            if result.index is None or candidate < result.index:
-                result.index, result.field = candidate, field
-        if result.index is None and len(x["timestamp"]) != len(y["timestamp"]):
-            result.index, result.field = n, "(one log has more samples)"
-        if result.index is not None:
-            stamps = x["timestamp"] if result.index < len(x["timestamp"]) else y["timestamp"]
-            result.time_usec = int(stamps[min(result.index, len(stamps) - 1)])
-        out.append(result)
+        index, time_usec, field, shared = _first_difference(a[topic], b[topic])
+        out.append(TopicDifference(topic, shared, index, time_usec, field))
     return sorted(out, key=lambda r: (r.index is None, r.time_usec if r.time_usec is not None else 0, r.topic))
 
 
@@ -159,10 +161,10 @@ def px4_compare(run_a, run_b, ulogs, show_all):
     click.echo(f"PX4 logs: {len(topics)} topics, {len(topics) - len(differing)} identical, {len(differing)} differ")
     for t in topics if show_all else differing:
         if t.index is None:
-            click.echo(f"  {t.topic}: identical ({t.samples} samples)")
+            click.echo(f"  {t.topic}: identical at the {t.samples} times both logs hold")
         elif t.only_in is not None:
             click.echo(f"  {t.topic}: only in log {t.only_in}")
         else:
             tick = int(np.ceil(t.time_usec / tick_us)) if t.time_usec is not None else None
-            click.echo(f"  {t.topic}: first differs at sample {t.index}, PX4 time {t.time_usec * 1e-6:.6f} s "
-                       f"(tick {tick}), field {t.field}")
+            click.echo(f"  {t.topic}: first differs at PX4 time {t.time_usec * 1e-6:.6f} s (tick {tick}), field "
+                       f"{t.field} (sample {t.index} of log A; {t.samples} times in both logs)")

@@ -76,7 +76,7 @@ class ApiLink:
         self.datagrams = 0
         self.kernel_drops = 0
         self.sequence_gaps = 0
-        self._last_seq: dict[tuple[int, int], int] = {}
+        self._last_seq: dict[int, int] = {}
 
     def close(self) -> None:
         self.sock.close()
@@ -109,7 +109,8 @@ class ApiLink:
         select.select([self.sock], [], [], max(seconds, 0.0))
 
     def _count_gap(self, message) -> None:
-        key = (message.get_srcSystem(), message.get_srcComponent())
+        # One counter per sending system: a MAVLink channel numbers every message it sends, whatever its component.
+        key = message.get_srcSystem()
         seq = message.get_seq()
         last = self._last_seq.get(key)
         if last is not None:

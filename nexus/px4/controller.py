@@ -111,6 +111,7 @@ class Px4Controller(Component):
         obstacle_band: float = obstacles.DEFAULT_BAND,
         boot_patience: float = BOOT_PATIENCE_S,
         mission: dict | None = None,
+        settle: bool = False,
     ):
         super().__init__(name)
         self.plant = plant
@@ -120,6 +121,12 @@ class Px4Controller(Component):
         #: ``answer_timeout`` of wall time; else the run fails (it would fly on zero controls).
         self.first_answer_s = first_answer_s
         self.boot_patience = boot_patience
+        #: In lockstep too, wait after each answer until PX4's process is idle: PX4's threads outside its
+        #: lockstep (commander, navigator, MAVLink) then finish each step before the next (slow; for
+        #: reproducibility measurements). Needs PX4's process to be visible.
+        self.settle = settle
+        self.settle_waits = 0
+        self.settle_wall_s = 0.0
         self.boot_started: tuple[int, float] | None = None  # (time_usec, wall [s])
         #: PX4's process tree, when it can be seen (boot ticks wait until it is idle), and boot counts.
         self.peer_process = None
@@ -257,6 +264,7 @@ class Px4Controller(Component):
             "lockstep": self.lockstep, "gps_sent": self.gps_sent, "heartbeats": self.heartbeats,
             "boot_ticks": self.boot_ticks, "first_answer_tick": self.first_answer_tick,
             "boot_wall_s": round(self.boot_wall_s, 3), "boot_waits_for_idle": self.peer_process is not None,
+            **({"settle_waits": self.settle_waits, "settle_wall_s": round(self.settle_wall_s, 3)} if self.settle else {}),
             "sensor_messages_sent": dict(self.extra_sent),
             **({"obstacle_sweeps": self.obstacle_sweeps, "obstacle_messages": self.obstacle_messages}
                if self.lidar is not None else {}),
@@ -440,6 +448,8 @@ class Px4Controller(Component):
                 continue
             # PX4 stamps its answer with the time of the sensor message it answers.
             if message.time_usec == time_usec:
+                if self.settle and self.peer_process is not None:
+                    self._settle(deadline)
                 return message
             newest = message.time_usec
             if message.time_usec < time_usec:
@@ -448,6 +458,14 @@ class Px4Controller(Component):
             else:
                 future += 1
                 self.future_answers += 1
+
+    def _settle(self, deadline: float) -> None:
+        """Wait until no thread of PX4's process runs (or the answer's deadline passes)."""
+        began = time.monotonic()
+        while not self.peer_process.idle(tree=False) and time.monotonic() < deadline:
+            pass
+        self.settle_waits += 1
+        self.settle_wall_s += time.monotonic() - began
 
     def _timeout(self, time_usec: int, seen: Counter, past: int, future: int, newest) -> Exception:
         waited = f"for the HIL_ACTUATOR_CONTROLS stamped {time_usec} µs (sim time {time_usec * 1e-6:.3f} s)"

@@ -83,11 +83,11 @@ class PeerProcess:
                 continue
         return pids
 
-    def running_threads(self) -> int:
-        """Threads of the tree that are running or runnable (R) or in a disk wait (D) right now."""
+    def running_threads(self, tree: bool = True) -> int:
+        """Threads of the tree (or of the process alone) running or runnable (R) or in a disk wait (D) now."""
         self.scans += 1
         running = 0
-        for pid in self._tree():
+        for pid in self._tree() if tree else [self.pid]:
             try:
                 tasks = list((PROC / str(pid) / "task").iterdir())
             except OSError:
@@ -105,9 +105,9 @@ class PeerProcess:
     def alive(self) -> bool:
         return (PROC / str(self.pid)).exists()
 
-    def idle(self) -> bool:
-        """Every thread of the tree asleep, in two scans ``RESCAN_S`` apart."""
-        if self.running_threads():
+    def idle(self, tree: bool = True) -> bool:
+        """Every thread of the tree (or of the process alone) asleep, in two scans ``RESCAN_S`` apart."""
+        if self.running_threads(tree):
             return False
         time.sleep(RESCAN_S)
-        return self.running_threads() == 0
+        return self.running_threads(tree) == 0

@@ -54,6 +54,10 @@ def test_ulog_topics_part_at_the_first_differing_sample(tmp_path):
     assert (topic.topic, topic.index, topic.time_usec, topic.field) == ("probe[0]", 1, 8000, "x")
     (same,) = compare_ulogs(a, a)
     assert same.index is None and same.samples == 3
+    # A log that starts later (the logger's own start) is compared at the times both hold.
+    late = ulog(tmp_path / "late.ulg", [(8000, 2.0), (12000, 3.0)])
+    (aligned,) = compare_ulogs(a, late)
+    assert aligned.index is None and aligned.samples == 2
 
 
 def test_the_command_prints_both(runs, tmp_path):
@@ -62,7 +66,7 @@ def test_the_command_prints_both(runs, tmp_path):
     result = CliRunner().invoke(main, ["px4", "compare", str(runs["a"]), str(runs["c"]), "--ulog", str(a), str(b)])
     assert result.exit_code == 0, result.output
     assert "records differ: first at tick 1 (0.004 s sim)" in result.output
-    assert "probe[0]: first differs at sample 1, PX4 time 0.008000 s (tick 2), field x" in result.output
+    assert "probe[0]: first differs at PX4 time 0.008000 s (tick 2), field x (sample 1 of log A" in result.output
     same = CliRunner().invoke(main, ["px4", "compare", str(runs["a"]), str(runs["b"])])
     assert "records identical: 25 ticks" in same.output
 
