@@ -518,6 +518,7 @@ from nexus.commands.runs import runs  # noqa: E402
 from nexus.commands.render_peer import render_peer  # noqa: E402
 from nexus.commands.px4_compare import px4_compare  # noqa: E402
 from nexus.commands.sweep import sweep  # noqa: E402
+from nexus.commands.optimize import optimize  # noqa: E402
 
 main.add_command(plot)
 main.add_command(view)
@@ -525,6 +526,7 @@ main.add_command(runs)
 main.add_command(render_peer)
 px4.add_command(px4_compare)
 main.add_command(sweep)
+main.add_command(optimize)
 
 
 if __name__ == "__main__":

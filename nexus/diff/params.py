@@ -58,8 +58,12 @@ class Slot:
 
 
 def canonical(name: str) -> str:
-    """The full name of a parameter (short PID names resolved)."""
-    return PID_ALIASES.get(name, name)
+    """The full name of a parameter: short PID names resolved, roll/pitch/yaw as x/y/z."""
+    name = PID_ALIASES.get(name, name)
+    parts = name.split(".")
+    if len(parts) == 3 and parts[0] == "pid" and parts[2] in AXES:
+        parts[2] = "xyz"[AXES[parts[2]]]
+    return ".".join(parts)
 
 
 def element_slot(name: str, array: wp.array, indices: list[tuple], unit: str) -> Slot:

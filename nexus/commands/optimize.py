@@ -1,0 +1,199 @@
+"""``nexus optimize``: tune vehicle parameters with Adam on the differentiable rollout, then fly the result.
+
+The rollout (:mod:`nexus.diff`) flies the loss's reference on Featherstone;
+each step takes the loss and its gradient and moves the parameters. Adam
+works on the logarithm of each parameter (every tuned value is positive), so
+a step of ``--lr`` 0.15 changes a gain by about 15 % whatever its scale.
+
+The tuned values go where a vehicle file can take them: a USD layer that
+sublayers the vehicle and overrides only the tuned attributes
+(``tuned.usda``), plus ``tuned.json``. The starting values get a layer too
+(``start.usda``), and both fly the normal captured MuJoCo mission
+(``--mission short``), so the report sets the tuned flight's errors next to
+the starting values'.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import click
+import numpy as np
+
+from nexus.core.errors import BuildError
+
+#: Parameters a vehicle file holds (and so a tuned layer can write), by prefix.
+TUNABLE = ("pid.", "rotor", "esc.")
+
+
+def layer_attributes(rollout, names: list[str]) -> dict[str, object]:
+    """``"<prim> <attribute>"`` -> value for each tuned parameter's USD attribute (its current value)."""
+    from nexus.control.pid import PID_SPEC  # noqa: PLC0415
+    from nexus.diff.params import canonical  # noqa: PLC0415
+
+    attributes: dict[str, object] = {}
+    params = rollout.pid.params.numpy()[0]
+    for name in (canonical(n) for n in names):
+        if name.startswith("pid."):
+            gain = name.split(".")[1]
+            key = f"{rollout.pid.name} {PID_SPEC.param(gain).attr}"
+            attributes[key] = [float(x) for x in params[gain]]
+        elif name.startswith("rotor"):
+            index = int(name[len("rotor"):].split(".")[0]) - 1
+            prop = next(c for c in rollout.loop.components if getattr(c, "rotor", None) is rollout.plant.rotors[index]
+                        and type(c).__name__ == "Propeller")
+            attributes[f"{prop.name} nexus:thrustCoefficient"] = float(rollout.get(name))
+        elif name in ("esc.tau_up", "esc.tau_down"):
+            attr = "nexus:motor:timeConstantUp" if name == "esc.tau_up" else "nexus:motor:timeConstantDown"
+            for esc in (c for c in rollout.loop.components if type(c).__name__ == "Esc"):
+                attributes[f"{esc.name} {attr}"] = float(rollout.get(name))
+    return attributes
+
+
+def check_names(names: list[str], rollout) -> list[str]:
+    """The names, each known to the rollout and held by the vehicle file (one-line errors otherwise)."""
+    for name in names:
+        rollout.slot(name)
+        if not name.startswith(TUNABLE):
+            raise BuildError(f"--params {name}: optimize tunes what a vehicle file holds (pid.*, rotor<i>.kt, "
+                             "esc.tau_up, esc.tau_down); differentiate other parameters with nexus.diff.Rollout")
+    return names
+
+
+def adam(rollout, names: list[str], steps: int, lr: float, echo) -> list[dict]:
+    """Adam on log(parameter); returns one row per step (loss, gradient norm, values) before each update."""
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    theta = np.log([rollout.get(n) for n in names])
+    m = np.zeros_like(theta)
+    v = np.zeros_like(theta)
+    rows = []
+    for step in range(steps + 1):
+        loss, grads = rollout.value_and_gradients(names)
+        values = np.exp(theta)
+        g = np.array([grads[n] for n in names]) * values  # d loss / d log p = p · d loss / d p
+        norm = float(np.linalg.norm(g))
+        rows.append({"step": step, "loss": loss, "grad_norm": norm, **dict(zip(names, values.tolist()))})
+        done = int(30 * step / max(steps, 1))
+        echo(f"[{'#' * done}{' ' * (30 - done)}] step {step:3d}/{steps}  loss {loss:.6g}  |grad| {norm:.3g}  "
+             + "  ".join(f"{n}={x:.4g}" for n, x in zip(names, values)))
+        if step == steps or not math.isfinite(loss) or not np.all(np.isfinite(g)):
+            break
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        m_hat = m / (1 - beta1 ** (step + 1))
+        v_hat = v / (1 - beta2 ** (step + 1))
+        theta = theta - lr * m_hat / (np.sqrt(v_hat) + eps)
+        for n, x in zip(names, np.exp(theta)):
+            rollout.set(n, float(x))
+    best = min(rows, key=lambda row: row["loss"])
+    for n in names:
+        rollout.set(n, best[n])
+    return rows
+
+
+def flight_errors(out: Path) -> dict:
+    """How the mission went: its end, and the height error [m] while armed (RMS and largest)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    info = json.loads((out / "run.json").read_text())
+    table = pq.read_table(out / "record.parquet")
+    z = table.column("estimate.position[2]").to_numpy()
+    goal = table.column("setpoint.position[2]").to_numpy()
+    armed = table.column("armed").to_numpy() != 0
+    error = np.abs(z - goal)[armed]
+    return {"exit_reason": info.get("exit_reason"), "sim_time_s": info.get("sim_time_s"),
+            "altitude_rms_m": float(np.sqrt(np.mean(error ** 2))) if error.size else None,
+            "altitude_max_m": float(error.max()) if error.size else None}
+
+
+def fly(vehicle: str, scene: str, out: Path) -> dict:
+    """The normal captured MuJoCo mission (short) with ``vehicle``; its errors."""
+    from nexus.flight import RunConfig  # noqa: PLC0415
+    from nexus.run import run_flight  # noqa: PLC0415
+
+    run_flight(RunConfig(vehicle=vehicle, scene=scene, mission="short", device="cpu"), "cpu", out, duration=12.0,
+               progress=False, overwrite=True)
+    return flight_errors(out)
+
+
+def write_curve(rows: list[dict], out: Path) -> None:
+    """The loss per step as CSV and PNG."""
+    with open(out / "loss.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.semilogy([r["step"] for r in rows], [r["loss"] for r in rows], marker="o")
+    ax.set_xlabel("Adam step")
+    ax.set_ylabel("loss")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out / "loss.png", dpi=110)
+    plt.close(fig)
+
+
+@click.command()
+@click.option("--params", "params", required=True, help="Comma-separated parameters, e.g. pid.kp_z,pid.kd_z.")
+@click.option("--loss", type=click.Choice(("altitude", "yaw", "figure8", "energy")), default="altitude",
+              show_default=True, help="What the rollout measures (docs/differentiable.md).")
+@click.option("--steps", type=click.IntRange(min=1), default=30, show_default=True, help="Adam steps.")
+@click.option("--detune", type=click.FloatRange(min=0.0, min_open=True), default=1.0, show_default=True,
+              help="Start from the vehicle's values times this factor.")
+@click.option("--lr", type=click.FloatRange(min=0.0, min_open=True), default=0.15, show_default=True,
+              help="Adam's step on log(parameter).")
+@click.option("--duration", type=click.FloatRange(min=0.0, min_open=True), default=2.0, show_default=True,
+              help="Rollout length [s].")
+@click.option("--vehicle", default="astro_max_base", show_default=True)
+@click.option("--scene", default="empty", show_default=True)
+@click.option("--no-fly", is_flag=True, help="Tune only; do not fly the mission afterwards.")
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="Folder for the results.")
+@click.pass_context
+def optimize(ctx, params, loss, steps, detune, lr, duration, vehicle, scene, no_fly, out):
+    """Tune parameters on the differentiable rollout (Adam), write them as a USD layer, fly the mission."""
+    from nexus.core.warp_setup import init_warp  # noqa: PLC0415
+    from nexus.diff import Rollout  # noqa: PLC0415
+    from nexus.sweep.overrides import write_overrides  # noqa: PLC0415
+
+    init_warp(bool((ctx.obj or {}).get("verbose", False)))
+    names = [n.strip() for n in params.split(",") if n.strip()]
+    if not names:
+        raise click.UsageError("--params: name at least one parameter, e.g. pid.kp_z")
+    out = Path(out)
+    try:
+        ticks = int(round(duration * 250.0))
+        rollout = Rollout(ticks, loss=loss, vehicle=vehicle, scene=scene)
+        check_names(names, rollout)
+        for name in names:
+            rollout.set(name, rollout.get(name) * detune)
+        out.mkdir(parents=True, exist_ok=True)
+        start = {name: rollout.get(name) for name in names}
+        (out / "start").mkdir(exist_ok=True)
+        start_vehicle, _ = write_overrides(out / "start", vehicle, scene, layer_attributes(rollout, names))
+        click.echo(f"nexus optimize: {', '.join(names)} on the {loss} loss, {ticks} ticks, {steps} Adam steps")
+        rows = adam(rollout, names, steps, lr, click.echo)
+        tuned = {name: rollout.get(name) for name in names}
+        (out / "tuned").mkdir(exist_ok=True)
+        tuned_vehicle, _ = write_overrides(out / "tuned", vehicle, scene, layer_attributes(rollout, names))
+    except BuildError as error:
+        raise click.UsageError(str(error)) from None
+    write_curve(rows, out)
+    first, best = rows[0]["loss"], min(r["loss"] for r in rows)
+    result = {"params": names, "loss": loss, "start": start, "tuned": tuned, "loss_start": first, "loss_tuned": best,
+              "layers": {"start": str(start_vehicle), "tuned": str(tuned_vehicle)}}
+    click.echo(f"loss {first:.6g} -> {best:.6g} ({100 * (1 - best / first):.1f} % lower); tuned layer {tuned_vehicle}")
+    if not no_fly:
+        result["flight_start"] = fly(start_vehicle, scene, out / "flight_start")
+        result["flight_tuned"] = fly(tuned_vehicle, scene, out / "flight_tuned")
+        for label in ("start", "tuned"):
+            f = result[f"flight_{label}"]
+            click.echo(f"{label:5s} values, MuJoCo short mission: {f['exit_reason']} at {f['sim_time_s']:.2f} s, "
+                       f"altitude error RMS {f['altitude_rms_m']:.3f} m, max {f['altitude_max_m']:.3f} m")
+    (out / "tuned.json").write_text(json.dumps(result, indent=2))
