@@ -15,6 +15,7 @@ SUITES: dict[str, str] = {
     "worlds": "nexus.bench.worlds",
     "render": "nexus.bench.render",
     "sweep": "nexus.bench.sweep",
+    "diff": "nexus.bench.diff",
 }
 
 DEFAULT_SUITE = "flight"

@@ -382,6 +382,31 @@ class Rollout:
         self.backward()
         return value, {name: self.gradient(name) for name in names}
 
+    def bytes_per_tick(self) -> float:
+        """Memory the rollout keeps per tick [bytes]: every per-tick array and its gradient, averaged."""
+        per_tick = [*self.states, *self.sim_controls, *self.speeds, *self.qdd, *self.bodies, *self.estimates,
+                    *self.imu_samples, *self.pid_states, *self.controls, *self.truth_schedules, *self.imu_schedules,
+                    *self.imu_bias]
+        for scratch in self._solver_scratch:
+            per_tick += list(scratch.values())
+        for servos in self._servo_scratch:
+            per_tick += [a for pair in servos for a in pair]
+        seen: dict[int, int] = {}
+
+        def count(a) -> None:
+            if isinstance(a, wp.array) and a.ptr is not None and a.ptr not in seen:
+                seen[a.ptr] = a.capacity
+                if a.grad is not None:
+                    count(a.grad)
+
+        for item in per_tick:
+            if isinstance(item, wp.array):
+                count(item)
+            else:  # a Newton State or Control: its arrays, Featherstone's per-state ones included
+                for value in vars(item).values():
+                    count(value)
+        return sum(seen.values()) / self.ticks
+
     def trajectory(self) -> Trajectory:
         """The last forward run's values per tick, on the host."""
         return Trajectory(self)
