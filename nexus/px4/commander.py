@@ -55,6 +55,8 @@ class LockstepCommander:
         self.holds = 0
         self.hold_wall_s = 0.0
         self.clock_mismatches = 0
+        #: Commands that went out after the tick they were due on (their condition arrived late).
+        self.late_commands = 0
         self.refused: tuple[Command, int] | None = None
 
     def close(self) -> None:
@@ -67,6 +69,12 @@ class LockstepCommander:
         command = self.plan.due(time_usec)
         if command is not None:
             command.sent_tick = tick
+            if time_usec - command.due_usec >= time_usec - previous_usec:
+                # Due before this tick: the condition it waited for arrived late, so its tick is not reproducible.
+                self.late_commands += 1
+                log.warning("mission: %s was due at %.3f s but could go only at %.3f s (PX4 reported what it "
+                            "waits for late); its tick may differ between runs", command.name, command.due_usec * 1e-6,
+                            time_usec * 1e-6)
             self._send_and_hold(command, previous_usec)
 
     def finished(self, time_usec: int) -> bool:
@@ -87,8 +95,8 @@ class LockstepCommander:
         if self.refused is not None and time_usec >= self.refused[1] + usec(REFUSAL_GRACE_S):
             command = self.refused[0]
             said = self.plan.statustexts_after(command)
-            hint = ("; PX4's preflight checks refused it: fix what PX4 names, or arm later (the mission arms "
-                    f"{self.plan.arm_delay_s:g} s after PX4 sets its home)") if command.label == "arm" else ""
+            hint = ("; PX4's preflight checks refused it: fix what PX4 names, or arm later (the mission arms at "
+                    f"{self.plan.arm_at_s:g} s of sim time)") if command.label == "arm" else ""
             raise CommandRefusedError(
                 f"PX4 refused {command.name}, sent on tick {command.sent_tick} ({command.sent_usec * 1e-6:.3f} s sim): "
                 f"{result_name(command.result)} ({command.result}); PX4 said: "
@@ -152,4 +160,5 @@ class LockstepCommander:
     def stats(self) -> dict:
         report = self.plan.summarise()
         return {**report.__dict__, "holds": self.holds, "hold_wall_s": round(self.hold_wall_s, 3),
-                "clock_mismatches": self.clock_mismatches, "api_link": self.link.stats()}
+                "clock_mismatches": self.clock_mismatches, "late_commands": self.late_commands,
+                "api_link": self.link.stats()}

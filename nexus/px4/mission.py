@@ -1,20 +1,28 @@
-"""The built-in PX4 mission: take off, sweep yaw, land, each command due at a time in PX4's clock.
+"""The built-in PX4 mission: take off, sweep yaw, land, each command due at a fixed time of PX4's clock.
 
-Every command is due at a time [µs] of PX4's clock, which lockstep makes the
-sim clock: a fixed delay after the previous command, or after a condition PX4
-reported. A condition holds from the PX4 *stamp* of the first message that
-shows it (``HOME_POSITION.time_usec``, ``time_boot_ms``; a message without a
-stamp takes the newest stamp before it in PX4's stream), never from when the
-message happened to arrive, so a slow socket cannot move a command:
+Every command is due at a fixed time [µs] of PX4's clock, which lockstep makes
+the sim clock: a fixed delay after the previous command went, the first at
+``arm_at_s``. What PX4 reports over MAVLink only *gates* a command: the arm
+needs a home position (a good EKF), the first yaw the takeoff altitude, the
+end of the mission PX4 disarmed. A gate is nearly always open long before its
+command is due; one still shut makes the command wait for it, and the command
+then goes on the first tick after PX4's message arrived, a tick that is not
+reproducible (the commander warns and counts it). Times are never taken from
+PX4's messages: PX4 sends them from a thread outside its lockstep, at moments
+that differ run to run (its stream rates are scaled by a factor it measures),
+so a command timed from a message's arrival or stamp would differ too.
 
-* arm: ``arm_delay_s`` after PX4 set its home position (a good EKF);
-* takeoff: ``takeoff_delay_s`` after the arm command (PX4 disarms a vehicle
-  that does not take off within COM_DISARM_PRFLT, 10 s);
-* each yaw of the sweep (``DO_REPOSITION`` over home, yaw in radians, as PX4
-  reads it): ``hold_s`` after PX4 reported the takeoff altitude, then
-  ``yaw_hold_s`` after the previous yaw;
-* land: ``yaw_hold_s`` after the last yaw; the mission is over
-  ``end_delay_s`` after PX4 reported itself disarmed.
+Defaults (the mission of the earlier, wall-clock commander, made fixed):
+
+* arm at 6 s (PX4 reported home at 2.2 to 2.7 s in our flights and refuses to
+  arm until its heading estimate has settled);
+* takeoff 1 s later (PX4 disarms a vehicle that does not take off within
+  COM_DISARM_PRFLT, 10 s), to ``altitude``;
+* the yaws of the sweep (``DO_REPOSITION`` over home, yaw in radians, as PX4
+  reads it): the first ``climb_s`` + ``hold_s`` after the takeoff (PX4 climbed
+  2.5 m in about 7.5 s), each next ``yaw_hold_s`` later;
+* land ``yaw_hold_s`` after the last yaw; the mission is over ``land_s`` after
+  the landing (PX4 landed and disarmed about 8.5 s after NAV_LAND).
 
 :class:`MissionPlan` only decides; :mod:`nexus.px4.commander` sends its
 commands from inside the lockstep loop (and holds the clock until PX4 has
@@ -138,32 +146,31 @@ def usec(seconds: float) -> int:
 
 
 class MissionPlan:
-    """Decides which command is due when, from what PX4 reported; sends nothing itself."""
+    """Decides which command is due when; sends nothing itself."""
 
     def __init__(self, *, altitude: float = 2.5, hold_s: float = 4.0, yaw_sweep_deg: tuple[float, ...] = (90.0, -90.0, 0.0),
-                 yaw_hold_s: float = 8.0, arm_delay_s: float = 3.0, takeoff_delay_s: float = 1.0,
-                 end_delay_s: float = 1.0, climb_limit_s: float = 60.0, land_limit_s: float = 90.0):
+                 yaw_hold_s: float = 8.0, arm_at_s: float = 6.0, takeoff_delay_s: float = 1.0, climb_s: float = 8.0,
+                 land_s: float = 12.0, gate_limit_s: float = 60.0):
         self.altitude, self.hold_s, self.yaw_sweep_deg, self.yaw_hold_s = altitude, hold_s, tuple(yaw_sweep_deg), yaw_hold_s
-        self.arm_delay_s, self.takeoff_delay_s, self.end_delay_s = arm_delay_s, takeoff_delay_s, end_delay_s
-        self.climb_limit_s, self.land_limit_s = climb_limit_s, land_limit_s
+        self.arm_at_s, self.takeoff_delay_s, self.climb_s, self.land_s = arm_at_s, takeoff_delay_s, climb_s, land_s
+        #: PX4 time [s] a shut gate may keep a command waiting past its due time before the mission fails.
+        self.gate_limit_s = gate_limit_s
         self.report = MissionReport(commanded_altitude_m=altitude)
         #: PX4's clock as its stream shows it: the newest stamp seen [µs].
         self.stream_usec = 0
         self.armed = False
         self.home = None
-        self.home_usec: int | None = None
         self.position = None
         self.attitude = None
         self.highest = 0.0
+        self.reached = False
+        self.landed = False
         self.commands: list[Command] = []
-        self.pending: Command | None = None
         #: (stamp [µs], text) of PX4's STATUSTEXTs.
         self.statustexts: list[tuple[int, str]] = []
-        self.phase = "home"
-        #: PX4 time [µs] of the condition the current phase waits for, and the time the mission is over.
-        self.waiting_since: int | None = None
-        self.over_usec: int | None = None
         self.start_heading_deg = 0.0
+        self.over_usec: int | None = None
+        self.pending: Command | None = Command("arm", MAV_CMD_COMPONENT_ARM_DISARM, usec(arm_at_s), (1.0,))
 
     # -- what PX4 reports -----------------------------------------------------------------------
 
@@ -174,22 +181,24 @@ class MissionPlan:
             self.stream_usec = max(self.stream_usec, int(stamp) * 1000)
         if kind == "HEARTBEAT" and message.get_srcComponent() == AUTOPILOT_COMPONENT:
             armed = bool(message.base_mode & MAV_MODE_FLAG_SAFETY_ARMED)
-            if self.phase == "landing" and self.armed and not armed:
-                self._disarmed(self.stream_usec)
+            if self.armed and not armed and any(c.label == "land" for c in self.commands) and not self.landed:
+                self.landed = True
+                self.report.landed_disarmed = True
+                self.report.mission_time_s = (self.stream_usec - usec(self.report.time_to_arm_s or 0.0)) * 1e-6
             self.armed = armed
         elif kind == "GLOBAL_POSITION_INT":
             self.position = message
             altitude = message.relative_alt * 1e-3
-            if self.phase in ("climb", "hold", "yaw"):
+            if any(c.label == "takeoff" for c in self.commands) and not any(c.label == "land" for c in self.commands):
                 self.highest = max(self.highest, altitude)
-            if self.phase == "climb" and altitude > self.altitude - 0.3:
-                self._reached(int(message.time_boot_ms) * 1000, altitude)
+                if not self.reached and altitude > self.altitude - 0.3:
+                    self.reached = True
+                    self.report.reached_altitude_m = altitude
         elif kind == "ATTITUDE":
             self.attitude = message
         elif kind == "HOME_POSITION" and self.home is None:
             self.home = message
-            self.home_usec = int(getattr(message, "time_usec", 0) or 0) or self.stream_usec
-            self.report.time_to_home_s = self.home_usec * 1e-6
+            self.report.time_to_home_s = max(int(getattr(message, "time_usec", 0) or 0), self.stream_usec) * 1e-6
             q = list(getattr(message, "q", [0.0] * 4))
             self.start_heading_deg = quaternion_yaw_deg(q) if any(q) else math.nan
         elif kind == "COMMAND_ACK":
@@ -200,62 +209,68 @@ class MissionPlan:
         elif kind == "STATUSTEXT":
             self.statustexts.append((self.stream_usec, message.text))
 
-    def _reached(self, stamp: int, altitude: float) -> None:
-        self.report.reached_altitude_m = altitude
-        self.phase = "hold"
-        self._schedule_yaw(0, stamp + usec(self.hold_s))
-
-    def _disarmed(self, stamp: int) -> None:
-        self.report.landed_disarmed = True
-        self.report.mission_time_s = (stamp - usec(self.report.time_to_arm_s or 0.0)) * 1e-6
-        self.phase = "over"
-        self.over_usec = stamp + usec(self.end_delay_s)
-
     # -- what is due --------------------------------------------------------------------------
 
+    def _gate(self, command: Command) -> str | None:
+        """What ``command`` still waits for (None: nothing)."""
+        if command.label == "arm" and self.home is None:
+            return "a home position (HOME_POSITION: a good EKF)"
+        if command.label == self._first_yaw_label() and not self.reached:
+            return f"the takeoff altitude ({self.altitude - 0.3:.1f} m in GLOBAL_POSITION_INT)"
+        if command.label == "end" and not self.landed:
+            return "PX4 disarmed after the landing (HEARTBEAT)"
+        return None
+
+    def _first_yaw_label(self) -> str:
+        return f"yaw {self.yaw_sweep_deg[0]:+.0f} deg" if self.yaw_sweep_deg else "land"
+
     def due(self, now_usec: int) -> Command | None:
-        """The command due at PX4 time ``now_usec`` (once), or None; raises when PX4 is too slow."""
-        if self.phase == "home" and self.home is not None:
-            self.phase = "arm"
-            self.pending = Command("arm", MAV_CMD_COMPONENT_ARM_DISARM, self.home_usec + usec(self.arm_delay_s), (1.0,))
-        if self.phase == "climb" and now_usec - self.waiting_since > usec(self.climb_limit_s):
-            raise MissionError(f"PX4 did not reach {self.altitude - 0.3:.1f} m within {self.climb_limit_s:.0f} s of "
-                               f"its time after the takeoff (at {self.position.relative_alt * 1e-3 if self.position else 0.0:.2f} m)")
-        if self.phase == "landing" and now_usec - self.waiting_since > usec(self.land_limit_s):
-            raise MissionError(f"PX4 did not land and disarm within {self.land_limit_s:.0f} s of its time after NAV_LAND")
+        """The command due at PX4 time ``now_usec`` (once), or None; raises when a gate stays shut too long."""
         command = self.pending
         if command is None or now_usec < command.due_usec:
             return None
+        waiting_for = self._gate(command)
+        if waiting_for is not None:
+            if now_usec - command.due_usec > usec(self.gate_limit_s):
+                raise MissionError(f"the mission's {command.label} was due at {command.due_usec * 1e-6:.1f} s, but "
+                                   f"PX4 sent no sign of {waiting_for} within {self.gate_limit_s:.0f} s after it")
+            return None
         self.pending = None
+        if command.label == "end":
+            self.over_usec = now_usec
+            return None
         command.sent_usec = now_usec
         command.texts_before = len(self.statustexts)
         self.commands.append(command)
-        self._after(command, now_usec)
+        self._after(command)
         return command
 
-    def _after(self, command: Command, now_usec: int) -> None:
-        """What the plan waits for once ``command`` went out."""
+    def _after(self, command: Command) -> None:
+        """The next command, due a fixed time after ``command`` went (its due time, unless a gate held it)."""
+        due = command.sent_usec
         home_amsl = self.home.altitude * 1e-3
+        yaws = [c for c in self.commands if c.label.startswith("yaw")]
         if command.label == "arm":
-            self.report.time_to_arm_s = now_usec * 1e-6
-            self.pending = Command("takeoff", MAV_CMD_NAV_TAKEOFF, now_usec + usec(self.takeoff_delay_s),
+            self.report.time_to_arm_s = command.sent_usec * 1e-6
+            self.pending = Command("takeoff", MAV_CMD_NAV_TAKEOFF, due + usec(self.takeoff_delay_s),
                                    (0.0, 0.0, 0.0, math.nan, math.nan, math.nan, home_amsl + self.altitude))
         elif command.label == "takeoff":
-            self.phase, self.waiting_since = "climb", now_usec
+            self._next_yaw(0, due + usec(self.climb_s + self.hold_s))
         elif command.label.startswith("yaw"):
             self._note_held_yaw()
-            index = len([c for c in self.commands if c.label.startswith("yaw")])
-            self.phase = "yaw"
-            if index < len(self.yaw_sweep_deg):
-                self._schedule_yaw(index, now_usec + usec(self.yaw_hold_s))
+            if len(yaws) < len(self.yaw_sweep_deg):
+                self._next_yaw(len(yaws), due + usec(self.yaw_hold_s))
             else:
-                self.pending = Command("land", MAV_CMD_NAV_LAND, now_usec + usec(self.yaw_hold_s), ())
+                self.pending = Command("land", MAV_CMD_NAV_LAND, due + usec(self.yaw_hold_s), ())
         elif command.label == "land":
             self._note_held_yaw()
             self.report.max_altitude_m = self.highest
-            self.phase, self.waiting_since = "landing", now_usec
+            self.pending = Command("end", 0, due + usec(self.land_s), ())
 
-    def _schedule_yaw(self, index: int, due_usec: int) -> None:
+    def _next_yaw(self, index: int, due_usec: int) -> None:
+        if index >= len(self.yaw_sweep_deg):
+            self.pending = Command("land", MAV_CMD_NAV_LAND, due_usec, ())
+            return
         heading = self.start_heading_deg
         if math.isnan(heading):  # a HOME_POSITION without its orientation: the heading PX4 estimated last
             heading = math.degrees(self.attitude.yaw) if self.attitude is not None else 0.0
@@ -265,9 +280,8 @@ class MissionPlan:
         self.pending = Command(
             f"yaw {self.yaw_sweep_deg[index]:+.0f} deg", MAV_CMD_DO_REPOSITION, due_usec,
             (-1.0, float(MAV_DO_REPOSITION_FLAGS_CHANGE_MODE), 0.0, math.radians(yaw), home.latitude, home.longitude,
-             home.altitude * 1e-3 + self.altitude), as_int=True,
+             home.altitude * 1e-3 + self.altitude), as_int=True, yaw_deg=yaw,
         )
-        self.pending.yaw_deg = yaw
 
     def _note_held_yaw(self) -> None:
         """The yaw PX4 held at the end of the previous yaw's hold (for the report only)."""
@@ -285,7 +299,7 @@ class MissionPlan:
         """What PX4 said (STATUSTEXT) since ``command`` went out."""
         return [text for _, text in self.statustexts[command.texts_before:]]
 
-    def summarise(self, ticks: dict | None = None) -> MissionReport:
+    def summarise(self) -> MissionReport:
         """The report, with each command's times (and, in the loop, its tick)."""
         self.report.commands = [
             {"name": c.name, "due_s": c.due_usec * 1e-6, "sent_s": c.sent_usec * 1e-6, "tick": c.sent_tick,

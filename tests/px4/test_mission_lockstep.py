@@ -20,9 +20,10 @@ from nexus.run import run_flight
 from tests.px4.test_lockstep import HOVER, boots_then, px4_flight
 
 TICK_US = 4000
-#: A short mission: home at 0.2 s (the toy's), arm 0.3 s later, takeoff 0.2 s after that, 1 m, short holds.
-PLAN = {"altitude": 1.0, "hold_s": 0.3, "yaw_hold_s": 0.3, "arm_delay_s": 0.3, "takeoff_delay_s": 0.2,
-        "end_delay_s": 0.2}
+#: A short mission: arm at 0.5 s (the toy reports home at 0.2 s), takeoff 0.2 s later to 1 m, the first yaw
+#: 1.3 s after the takeoff (the toy climbs at 1 m/s), the others and the landing 0.3 s apart, the end 1.5 s after.
+PLAN = {"altitude": 1.0, "hold_s": 0.3, "yaw_hold_s": 0.3, "arm_at_s": 0.5, "takeoff_delay_s": 0.2, "climb_s": 1.0,
+        "land_s": 1.5}
 ARM, TAKEOFF, REPOSITION, LAND = 400, 22, 192, 21
 
 
@@ -55,15 +56,17 @@ def test_the_mission_flies_to_the_end_and_ends_the_run(mission):
     assert summary.exit_reason == "done"
     report = run_info(out)["controller_stats"]["mission"]
     assert report["landed_disarmed"] and [c["result"] for c in report["commands"]] == [0] * 6
+    # Every command went on its due tick (none waited for a late condition) and PX4 took each at the tick before.
+    assert report["late_commands"] == 0 and report["clock_mismatches"] == 0
     assert [c for c, _, _ in toy.commands] == [ARM, TAKEOFF, REPOSITION, REPOSITION, REPOSITION, LAND]
 
 
 def test_each_command_goes_on_its_due_tick_while_px4s_clock_stands_still(mission):
     out, _, px4, toy = mission
     commands = run_info(out)["controller_stats"]["mission"]["commands"]
-    # Home was set at 0.2 s (stamped so by the toy): arm due 0.3 s later, at 0.5 s = tick 125
-    # (tick k sends time_usec 4000·k); the takeoff 0.2 s after the arm, at 0.7 s = tick 175.
-    assert [c["tick"] for c in commands[:2]] == [125, 175]
+    # The arm is due at 0.5 s = tick 125 (tick k sends time_usec 4000·k; the toy reported home at
+    # 0.2 s), the takeoff 0.2 s later at 0.7 s = tick 175, the first yaw 1.3 s after that, at tick 500.
+    assert [c["tick"] for c in commands[:3]] == [125, 175, 500]
     for command, (_, clock_us, _) in zip(commands, toy.commands):
         # The command left before its tick's HIL_SENSOR and PX4 had it before that message:
         # its clock still stood at the tick before.
@@ -124,6 +127,15 @@ def test_a_flood_of_udp_traffic_does_not_lose_an_acknowledgement(tmp_path):
     assert summary.exit_reason == "done" and [c["result"] for c in stats["commands"]] == [0] * 6
     assert stats["api_link"]["kernel_drops"] == 0 and stats["api_link"]["sequence_gaps"] == 0
     assert stats["api_link"]["datagrams"] > 6 * 3000
+
+
+def test_a_gate_still_shut_at_the_due_tick_makes_the_command_wait_and_is_counted(tmp_path, caplog):
+    # The toy reports home only at 0.8 s, after the arm's due time (0.5 s): the arm waits for it and
+    # goes on the first tick after the message arrived, warned about as not reproducible.
+    summary, _, toy = fly_mission(tmp_path, api={"home_at_s": 0.8})
+    report = run_info(tmp_path)["controller_stats"]["mission"]
+    assert summary.exit_reason == "done" and report["late_commands"] == 1
+    assert report["commands"][0]["tick"] > 200 and "may differ between runs" in caplog.text
 
 
 def test_a_small_receive_buffer_drops_the_flood_and_says_so(tmp_path, monkeypatch):
