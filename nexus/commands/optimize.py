@@ -53,14 +53,12 @@ def layer_attributes(rollout, names: list[str]) -> dict[str, object]:
     return attributes
 
 
-def check_names(names: list[str], rollout) -> list[str]:
-    """The names, each known to the rollout and held by the vehicle file (one-line errors otherwise)."""
+def check_tunable(names: list[str]) -> None:
+    """Each name is one a vehicle file holds (a one-line error otherwise), checked before anything is built."""
     for name in names:
-        rollout.slot(name)
         if not name.startswith(TUNABLE):
             raise BuildError(f"--params {name}: optimize tunes what a vehicle file holds (pid.*, rotor<i>.kt, "
                              "esc.tau_up, esc.tau_down); differentiate other parameters with nexus.diff.Rollout")
-    return names
 
 
 def adam(rollout, names: list[str], steps: int, lr: float, echo) -> list[dict]:
@@ -168,9 +166,11 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, vehicle, scene, no_
         raise click.UsageError("--params: name at least one parameter, e.g. pid.kp_z")
     out = Path(out)
     try:
+        check_tunable(names)
         ticks = int(round(duration * 250.0))
         rollout = Rollout(ticks, loss=loss, vehicle=vehicle, scene=scene)
-        check_names(names, rollout)
+        for name in names:
+            rollout.slot(name)  # an unknown name: one line listing the known ones
         for name in names:
             rollout.set(name, rollout.get(name) * detune)
         out.mkdir(parents=True, exist_ok=True)
