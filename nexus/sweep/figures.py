@@ -7,7 +7,10 @@ and the setpoint while armed (a landing goal below the ground counts as
 ground level), the landing error [m] (horizontal distance from the last
 setpoint at the end), the time to done [s] (the sim time of a run its mission
 ended; NaN otherwise) and the real-time factor. A run without a setpoint (PX4
-flies its own mission) has NaN errors.
+flies its own mission) has NaN errors. A run of many worlds (``--worlds N``
+with a variation file) reads its ``summary.parquet`` instead: the worst
+world's figures, the time to done of the last world (NaN unless every world
+ended by its mission) and ``worlds_failed``.
 """
 
 from __future__ import annotations
@@ -67,6 +70,28 @@ def errors_from_record(folder: Path, info: dict) -> dict:
     }
 
 
+def figures_from_summary(folder: Path) -> dict | None:
+    """A run of many worlds (its ``summary.parquet``): the worst world's figures, and how many worlds failed."""
+    path = Path(folder) / "summary.parquet"
+    if not path.is_file():
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception:  # noqa: BLE001 (a damaged summary: no figures)
+        return None
+
+    def worst(name: str) -> float:
+        values = np.asarray(table.column(name).to_numpy(zero_copy_only=False), dtype=np.float64)
+        return float(np.nanmax(values)) if np.isfinite(values).any() else math.nan
+
+    reasons = table.column("exit_reason").to_pylist()
+    return {"max_altitude_error": worst("max_altitude_error"), "max_yaw_error": worst("max_yaw_error"),
+            "landing_error": worst("landing_error"), "worlds_failed": reasons.count("failed"),
+            "done_time": worst("done_time") if all(r == "done" for r in reasons) else math.nan}
+
+
 def run_figures(folder: Path) -> dict:
     """The row figures of the run in ``folder``: status, exit reason, error, ticks, sim and wall time, the errors."""
     info = run_info(folder)
@@ -78,5 +103,6 @@ def run_figures(folder: Path) -> dict:
         "flight_wall_s": info.get("wall_time_s"), "rtf": info.get("real_time_factor"),
     }
     row["done_time"] = float(info.get("sim_time_s") or math.nan) if info.get("exit_reason") == "done" else math.nan
-    row.update(errors_from_record(folder, info))
+    many = figures_from_summary(folder)
+    row.update(many if many is not None else errors_from_record(folder, info))
     return row

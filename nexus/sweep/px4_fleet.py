@@ -89,7 +89,7 @@ def end_leftovers(folder: Path) -> list[int]:
         return ended
     for entry in entries:
         pgid, cmdline = entry.get("pgid"), entry.get("cmdline")
-        leader = _cmdline(pgid) if isinstance(pgid, int) else None
+        leader = (_cmdline(pgid) if isinstance(pgid, int) else None) or None  # a zombie's cmdline reads empty
         if isinstance(pgid, int) and pgid > 1 and leader in (cmdline, None):
             _end_group(pgid, grace_s=1.0)
             ended.append(pgid)

@@ -12,9 +12,12 @@ once, and keeps ``DIR`` resumable:
   and flown again; nothing from a half-written folder is counted;
 * a worker that dies is retried by Ray up to ``max_retries`` times, then the
   point is recorded as failed (``worker-died``) and the sweep goes on;
-* Ctrl-C (or SIGTERM) cancels the points in flight (their runs end as
-  ``interrupted`` and stop their PX4), ends any PX4 a dead worker left
-  behind, writes sweep.parquet for what finished, and re-raises.
+* Ctrl-C (or SIGTERM) cancels the points in flight with Ray's cancel (a
+  KeyboardInterrupt in each task, taken between Python bytecodes: a flying
+  run ends as ``interrupted`` and stops its PX4), force-cancels what has not
+  ended 10 s later (a run blocked in one call, such as waiting for PX4 to
+  connect; its folder is then a killed run), ends any PX4 a killed worker
+  left behind, writes sweep.parquet for what finished, and re-raises.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ SWEEP_FILE = "sweep.json"
 RUNS = "runs"
 #: Statuses of a run that ended by itself: --resume keeps these.
 ENDED = ("finished", "failed")
+#: Seconds cancelled runs get to end by themselves before their workers are killed [s].
+CANCEL_GRACE_S = 10.0
 #: Worker deaths Ray retries per point before the point is recorded as failed.
 DEFAULT_RETRIES = 2
 
@@ -128,26 +133,6 @@ def _ended_row(point: Point, folder: Path) -> dict | None:
     return row
 
 
-def _interrupt_run(folder: Path) -> None:
-    """SIGINT to the process flying the run in ``folder`` (its run.json's pid, on this machine).
-
-    Ray's cancel reaches a task only between Python bytecodes; a run blocked waiting (for PX4 to connect)
-    takes a signal at once, ends as ``interrupted`` and stops its PX4 on the way out.
-    """
-    import os
-    import signal
-
-    from nexus.sweep.figures import run_info
-
-    info = run_info(folder)
-    pid = (info or {}).get("pid")
-    if info and info.get("status") == "running" and isinstance(pid, int) and pid > 1:
-        try:
-            os.kill(pid, signal.SIGINT)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
 def _uses_gpu(point: Point) -> bool:
     return str(point.config.device).startswith("cuda")
 
@@ -172,7 +157,7 @@ def _fly_all(spec, points: list[Point], options: SweepOptions, cluster, say) -> 
     import ray
 
     from nexus.sweep.px4_fleet import end_leftovers
-    from nexus.sweep.task import fly_point, unpack, warm
+    from nexus.sweep.task import Gate, fly_point, unpack, warm
 
     out = Path(options.out)
     parameters = varied_keys(spec)
@@ -197,9 +182,12 @@ def _fly_all(spec, points: list[Point], options: SweepOptions, cluster, say) -> 
     started = time.perf_counter()
     if todo:  # start the workers together (each imports Nexus and Warp once), not one per finished point
         first = todo[0].config.as_dict()
+        count = min(parallel, len(todo), int(cluster.gpus) if _uses_gpu(todo[0]) else len(todo))
+        gate = ray.remote(num_cpus=0)(Gate).remote()
         ray.get([ray.remote(warm).options(num_cpus=options.cpus_per_run,
-                                          num_gpus=1 if _uses_gpu(todo[0]) else 0).remote(first)
-                 for _ in range(min(parallel, len(todo)))])
+                                          num_gpus=1 if _uses_gpu(todo[0]) else 0).remote(first, gate, count)
+                 for _ in range(max(count, 1))])
+        ray.kill(gate)
         result.workers_start_s = time.perf_counter() - started
         started = time.perf_counter()
 
@@ -240,13 +228,12 @@ def _fly_all(spec, points: list[Point], options: SweepOptions, cluster, say) -> 
     except KeyboardInterrupt:
         bar.close()
         say(f"stopping: cancelling {len(pending)} runs in flight...")
-        for ref, point in pending.items():
-            if cluster.local:
-                _interrupt_run(out / RUNS / point.id)
+        for ref in pending:  # KeyboardInterrupt in each task: its run ends as interrupted and stops its PX4
             ray.cancel(ref, force=False)
-        ray.wait(list(pending), num_returns=len(pending), timeout=15.0)
+        ray.wait(list(pending), num_returns=len(pending), timeout=CANCEL_GRACE_S)
         for ref in pending:
             ray.cancel(ref, force=True)
+        ray.wait(list(pending), num_returns=len(pending), timeout=5.0)
         for point in by_id.values():
             end_leftovers(out / RUNS / point.id)
         result.rows = [rows[p.id] for p in points if p.id in rows]

@@ -7,7 +7,8 @@ sweep file), ``status`` and ``exit_reason`` of its run, ``error``, ``wall_s``
 ``sim_time_s``, ``ticks``, ``rtf``, the figures of :mod:`nexus.sweep.figures`,
 ``folder`` (``runs/<id>``, relative to DIR), ``host``, ``resumed`` (taken
 from an earlier session by ``--resume``, not flown again), and for PX4 points
-``px4_instance`` (K) and ``ulog`` (PX4's log of the flight, in the run folder).
+``px4_instance`` (K) and ``ulog`` (PX4's log of the flight, in the run folder);
+for a point of many worlds, ``worlds_failed`` (its figures are the worst world's).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from nexus.sweep.figures import FIGURES
 SWEEP_TABLE = "sweep.parquet"
 #: Columns after the parameters, in order.
 RESULT_COLUMNS = ("status", "exit_reason", "error", "wall_s", "flight_wall_s", "sim_time_s", "ticks",
-                  *(name for name, _ in FIGURES), "folder", "host", "resumed", "px4_instance", "ulog")
+                  *(name for name, _ in FIGURES), "folder", "host", "resumed", "px4_instance", "ulog", "worlds_failed")
 #: Statuses of a point whose run did what it was asked.
 OK_STATUSES = ("finished",)
 
@@ -56,7 +57,7 @@ def write_table(folder: Path, parameters: list[str], rows: list[dict]) -> Path:
     for name in RESULT_COLUMNS:
         if name in floats:
             columns[name] = pa.array([_number(r.get(name)) for r in rows], type=pa.float64())
-        elif name in ("ticks", "px4_instance"):
+        elif name in ("ticks", "px4_instance", "worlds_failed"):
             columns[name] = pa.array([r.get(name) for r in rows], type=pa.int64())
         elif name == "resumed":
             columns[name] = pa.array([bool(r.get(name)) for r in rows], type=pa.bool_())

@@ -42,8 +42,11 @@ def _ready_warp() -> None:
         _warp_ready = True
 
 
-def warm(config: dict | None = None) -> int:
+def warm(config: dict | None = None, gate=None, workers: int = 1) -> int:
     """Ready this worker before its first point; returns its pid.
+
+    With ``gate`` (a :class:`Gate` actor), it waits until ``workers`` warm-ups arrived, so Ray starts that
+    many workers rather than warming one worker twice.
 
     Imports the flight code, initialises Warp and, given a point's configuration, builds that flight once
     (with the PID controller, one world, nothing flown) so the Warp modules are loaded: a sweep starts its
@@ -63,7 +66,27 @@ def warm(config: dict | None = None) -> int:
             flight.loop.close()
         except Exception as error:  # noqa: BLE001
             logging.getLogger("nexus").debug("warm-up build failed: %s", error)
+    if gate is not None:  # hold this worker until every warm-up has one of its own
+        import ray
+
+        ray.get(gate.arrive.remote())
+        deadline = time.monotonic() + 600.0
+        while ray.get(gate.count.remote()) < workers and time.monotonic() < deadline:
+            time.sleep(0.1)
     return os.getpid()
+
+
+class Gate:
+    """Counts the warm-ups that arrived (a Ray actor in a sweep), so each one holds its worker until all did."""
+
+    def __init__(self):
+        self.arrived = 0
+
+    def arrive(self) -> None:
+        self.arrived += 1
+
+    def count(self) -> int:
+        return self.arrived
 
 
 def clear_folder(folder: Path) -> None:

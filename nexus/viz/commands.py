@@ -29,7 +29,9 @@ def plot(run_folder: Path, out: Path | None, ulog: Path | None, world: int | Non
     if is_sweep(run_folder):
         report = write_sweep_report(run_folder, out=out)
     else:
-        report = write_report(run_folder, out=out, ulog=ulog, world=world)
+        from nexus.viz.sweep_report import px4_ulog
+
+        report = write_report(run_folder, out=out, ulog=ulog or px4_ulog(run_folder), world=world)
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
     click.echo(f"figures: {', '.join(str(p) for p in report.figures.values())}")

@@ -26,6 +26,15 @@ FIGURES = (("max_altitude_error", "max altitude error", "m"), ("max_yaw_error", 
            ("landing_error", "landing error", "m"), ("done_time", "time to done", "s"), ("rtf", "real-time factor", "-"))
 
 
+def px4_ulog(folder: Path) -> Path | None:
+    """PX4's ULog of a sweep point's flight (``px4/px4.json`` names it), for ``nexus plot`` to overlay; else None."""
+    try:
+        name = json.loads((Path(folder) / "px4" / "px4.json").read_text()).get("ulog")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return Path(folder) / name if name and (Path(folder) / name).is_file() else None
+
+
 def is_sweep(folder: Path) -> bool:
     return (Path(folder) / "sweep.parquet").is_file()
 

@@ -14,10 +14,9 @@ FAKE_PX4 = Path(__file__).with_name("fake_px4.py")
 
 @pytest.fixture(scope="session")
 def ray_cpus():
-    """Ray with 2 CPUs on 127.0.0.1, shared by the sweep tests; the sweep uses it as it is."""
+    """Ray with 2 CPUs, no dashboard, shared by the sweep tests; the sweep uses it as it is."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
-             logging_level="warning")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="warning")
     yield 2
     ray.shutdown()
 

@@ -125,3 +125,36 @@ def test_random_draws_are_seeded_and_their_ids_are_their_configuration(tmp_path)
     assert [p.id for p in first] == [p.id for p in second]
     assert len({p.id for p in first}) == len(first)
     assert all(0 <= p.values["seed"] <= 1000 and p.config.tick_hz in (250.0, 500.0) for p in first)
+
+
+def test_a_cluster_run_sends_its_files_back_to_the_sweep_folder(tmp_path, ray_cpus):
+    # ship: as on a cluster whose workers do not share this disk: the run is written in the worker's scratch
+    # folder and its files come back through Ray into DIR/runs/<id>/; nothing is left in the scratch folder.
+    import tempfile
+
+    path = write_sweep(tmp_path, '[run]\nmission = "short"\nduration = 0.3\ndevice = "cpu"\n[grid]\n'
+                                 '"/vehicle/controller nexus:hoverThrust" = [0.572]\n')
+    before = set(os.listdir(tempfile.gettempdir()))
+    result = run_sweep(path, SweepOptions(out=tmp_path / "sweep", ship=True, progress=False))
+    folder = tmp_path / "sweep" / result.rows[0]["folder"]
+    assert result.failed == 0
+    assert {"run.json", "record.parquet", "run.log"} <= set(whole_files(folder))
+    assert (folder / "vehicle.usda").is_file() and (folder / "point.json").is_file()
+    assert pq.read_table(folder / "record.parquet").num_rows == 75  # 0.3 s at 250 Hz
+    left = {n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("nexus-sweep-")}
+    assert not left
+
+
+def test_a_variation_file_per_point_with_worlds_per_run(tmp_path, ray_cpus):
+    # Two variation files, two worlds per run: each point is a many-world run, its row the worst world's figures.
+    (tmp_path / "light.toml").write_text("mass = 4.9\n")
+    (tmp_path / "heavy.toml").write_text("mass = 5.2\n")
+    path = write_sweep(tmp_path, '[run]\nmission = "short"\nduration = 0.5\ndevice = "cpu"\nworlds = 2\n'
+                                 '[grid]\nvary = ["light.toml", "heavy.toml"]\n')
+    result = run_sweep(path, SweepOptions(out=tmp_path / "sweep", progress=False))
+    assert result.failed == 0
+    for row in pq.read_table(tmp_path / "sweep" / "sweep.parquet").to_pylist():
+        summary = pq.read_table(tmp_path / "sweep" / row["folder"] / "summary.parquet").to_pylist()
+        assert [world["vary.mass"] for world in summary] == [4.9 if "light" in row["vary"] else 5.2] * 2
+        assert row["worlds_failed"] == 0
+        assert row["max_altitude_error"] == max(world["max_altitude_error"] for world in summary)
