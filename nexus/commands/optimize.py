@@ -149,12 +149,14 @@ def write_curve(rows: list[dict], out: Path) -> None:
               help="Adam's step on log(parameter).")
 @click.option("--duration", type=click.FloatRange(min=0.0, min_open=True), default=2.0, show_default=True,
               help="Rollout length [s].")
+@click.option("--window", type=click.IntRange(min=1), default=None,
+              help="Truncate back-propagation to windows of this many ticks (default: the whole rollout).")
 @click.option("--vehicle", default="astro_max_base", show_default=True)
 @click.option("--scene", default="empty", show_default=True)
 @click.option("--no-fly", is_flag=True, help="Tune only; do not fly the mission afterwards.")
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Folder for the results.")
 @click.pass_context
-def optimize(ctx, params, loss, steps, detune, lr, duration, vehicle, scene, no_fly, out):
+def optimize(ctx, params, loss, steps, detune, lr, duration, window, vehicle, scene, no_fly, out):
     """Tune parameters on the differentiable rollout (Adam), write them as a USD layer, fly the mission."""
     from nexus.core.warp_setup import init_warp  # noqa: PLC0415
     from nexus.diff import Rollout  # noqa: PLC0415
@@ -168,7 +170,7 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, vehicle, scene, no_
     try:
         check_tunable(names)
         ticks = int(round(duration * 250.0))
-        rollout = Rollout(ticks, loss=loss, vehicle=vehicle, scene=scene)
+        rollout = Rollout(ticks, loss=loss, vehicle=vehicle, scene=scene, window=window)
         for name in names:
             rollout.slot(name)  # an unknown name: one line listing the known ones
         for name in names:

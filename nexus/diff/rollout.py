@@ -93,7 +93,10 @@ class Rollout:
     ``seed`` (the gradient is then of that one noise realisation).
     ``controller`` and ``solver`` exist to be refused: only ``pid`` on
     ``featherstone`` is differentiable. ``capture`` replays graphs after the
-    first run (see :meth:`forward`).
+    first run (see :meth:`forward`). ``window`` truncates back-propagation
+    through time: a loss term's gradient reaches back at most to the start of
+    its window of that many ticks (against gradients that grow over long
+    horizons); None goes through the whole rollout.
     """
 
     def __init__(
@@ -114,6 +117,7 @@ class Rollout:
         controller: str = "pid",
         solver: str = "featherstone",
         capture: bool = True,
+        window: int | None = None,
     ):
         if isinstance(ticks, bool) or not isinstance(ticks, int) or ticks < 1:
             raise BuildError(f"a rollout needs a whole number of ticks, 1 or more; got {ticks!r}")
@@ -124,7 +128,14 @@ class Rollout:
         if not start_height > 0.2:
             raise BuildError(f"start height {start_height} m: a rollout starts in the air (no contact is "
                              "differentiated); give more than 0.2 m")
+        if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
+            raise BuildError(f"--window {window!r}: give a whole number of ticks, 1 or more (or none: the whole rollout)")
         refuse_undifferentiable(solver, controller, vehicle, scene, device)
+        #: Truncated back-propagation: the gradient of a loss term goes back at most to the start of its
+        #: window of ``window`` ticks (None: through the whole rollout).
+        self.truncate = window is not None and window < ticks
+        self.window = window if self.truncate else ticks
+        self.tapes: list[wp.Tape] = []
         self.ticks, self.worlds, self.loss_name, self._noise, self.device = ticks, worlds, loss, bool(noise), device
         self.vehicle = assemble(vehicle, scene, device=device, worlds=worlds, solver="featherstone", requires_grad=True)
         # Built (checked, allocated, prepared) but never ticked: the rollout runs its kernels itself.
@@ -339,12 +350,25 @@ class Rollout:
 
     def _execute(self, record: bool) -> None:
         self.loss.zero_()
-        if record:
-            self.tape = wp.Tape()
-            with self.tape:
-                self._run()
-        else:
-            self._run()
+        if not record:
+            self._start()
+            for k in range(self.ticks):
+                self._tick(k)
+                self._add_loss(k)
+            return
+        # One tape per window (the whole rollout without ``window``), so backward() can cut the
+        # gradient at a window's first tick.
+        self.tapes = []
+        for first in range(0, self.ticks, self.window):
+            tape = wp.Tape()
+            with tape:
+                if first == 0:
+                    self._start()
+                for k in range(first, min(first + self.window, self.ticks)):
+                    self._tick(k)
+                    self._add_loss(k)
+            self.tapes.append(tape)
+        self.tape = self.tapes[0]
 
     def backward(self) -> None:
         """Carry the loss back to every parameter (after ``forward(record=True)``); gradients start from zero."""
@@ -361,10 +385,22 @@ class Rollout:
             self._backward()
 
     def _backward(self) -> None:
-        self.tape.zero()
+        for tape in self.tapes:
+            tape.zero()
         for array in self._grad_roots():
             array.grad.zero_()
-        self.tape.backward(loss=self.loss)
+        for index in range(len(self.tapes) - 1, -1, -1):
+            self.tapes[index].backward(loss=self.loss)
+            if self.truncate and index > 0:
+                self._cut(index * self.window)
+
+    def _cut(self, k: int) -> None:
+        """Drop the gradient that reached tick ``k``'s carried state, so it goes no further back."""
+        carried = [*vars(self.states[k]).values(), self.speeds[k], self.pid_states[k], self.controls[k],
+                   self.imu_bias[k]]
+        for array in carried:
+            if isinstance(array, wp.array) and array.grad is not None:
+                array.grad.zero_()
 
     def _grad_roots(self) -> list[wp.array]:
         """Arrays the tape reads but no recorded launch writes (parameters, the model): their gradients
@@ -411,19 +447,15 @@ class Rollout:
         """The last forward run's values per tick, on the host."""
         return Trajectory(self)
 
-    def _run(self) -> None:
-        plant, solver, model = self.plant, self.plant.solver, self.plant.model
-        # On the tape: the derived inertia (from mass and inertia) and the start state's bodies.
-        solver._update_body_inertial_buffers()
+    def _start(self) -> None:
+        """On the tape: the derived inertia (from mass and inertia) and the start state's bodies."""
+        import newton  # noqa: PLC0415
+
+        self.plant.solver._update_body_inertial_buffers()
         s0 = self.states[0]
         wp.copy(s0.joint_q, self.initial_q)
         wp.copy(s0.joint_qd, self.initial_qd)
-        import newton  # noqa: PLC0415
-
-        newton.eval_fk(model, s0.joint_q, s0.joint_qd, s0)
-        for k in range(self.ticks):
-            self._tick(k)
-            self._add_loss(k)
+        newton.eval_fk(self.plant.model, s0.joint_q, s0.joint_qd, s0)
 
     def _tick(self, k: int) -> None:
         plant, solver, dev, n = self.plant, self.plant.solver, self.device, self.worlds
