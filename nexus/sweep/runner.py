@@ -145,6 +145,9 @@ def run_sweep(spec_path: Path, options: SweepOptions, say=print) -> SweepResult:
     out = Path(options.out)
     cluster = connect(options.address, options.parallel, options.dashboard)
     try:
+        if cluster.gpus < 1 and any(_uses_gpu(p) for p in points):
+            raise SweepError(f"{spec_path}: points with device cuda need a GPU, and the Ray cluster has none; "
+                             "fly them with device = \"cpu\" or on a cluster with GPUs")
         out.mkdir(parents=True, exist_ok=True)
         (out / RUNS).mkdir(exist_ok=True)
         _write_sweep_file(out, spec, points)

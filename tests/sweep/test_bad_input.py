@@ -101,3 +101,12 @@ def test_an_unreachable_ray_address_is_one_line_and_exit_2(tmp_path):
     assert done.returncode == 2, done.stderr
     assert len(errors) == 1 and "--address ray://127.0.0.1:9: cannot reach a Ray cluster" in errors[0]
     assert not (tmp_path / "out" / "runs").exists()
+
+
+def test_cuda_points_on_a_cluster_without_a_gpu_are_refused(tmp_path, ray_cpus):
+    from nexus.sweep.runner import run_sweep
+
+    path = write_sweep(tmp_path, '[run]\nmission = "short"\ndevice = "cuda"\n[grid]\nseed = [0]\n')
+    with pytest.raises(SweepError, match="need a GPU, and the Ray cluster has none"):
+        run_sweep(path, SweepOptions(out=tmp_path / "out", progress=False))
+    assert not (tmp_path / "out" / "runs").exists()
