@@ -6,7 +6,7 @@ hundred datagrams per second of sim time, thousands per second of wall time at
 10x real time; a commander that reads only now and then loses them to a full
 receive buffer, acknowledgements among them. This endpoint asks for a large
 receive buffer, is drained on every tick, and counts what the kernel dropped
-(Linux's ``SO_RXQ_OVFL``) and the gaps in each sender's MAVLink sequence.
+(Linux's ``SO_RXQ_OVFL``).
 """
 
 from __future__ import annotations
@@ -71,12 +71,9 @@ class ApiLink:
         self.buffer_bytes = sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
         self.peer: tuple | None = None
         self.target_system = 0
-        #: Datagrams read, datagrams the kernel dropped on a full buffer, and messages missing
-        #: from PX4's MAVLink sequence numbers (lost anywhere on the way).
+        #: Datagrams read, and datagrams the kernel dropped on a full buffer.
         self.datagrams = 0
         self.kernel_drops = 0
-        self.sequence_gaps = 0
-        self._last_seq: dict[int, int] = {}
 
     def close(self) -> None:
         self.sock.close()
@@ -99,7 +96,6 @@ class ApiLink:
             for message in self.parser.parse_buffer(data) or []:
                 if message.get_type() == "BAD_DATA":
                     continue
-                self._count_gap(message)
                 if not self.target_system and message.get_type() == "HEARTBEAT" and message.get_srcComponent() == 1:
                     self.target_system = message.get_srcSystem()
                 messages.append(message)
@@ -107,15 +103,6 @@ class ApiLink:
     def wait(self, seconds: float) -> None:
         """Block up to ``seconds`` [s, wall] for a datagram."""
         select.select([self.sock], [], [], max(seconds, 0.0))
-
-    def _count_gap(self, message) -> None:
-        # One counter per sending system: a MAVLink channel numbers every message it sends, whatever its component.
-        key = message.get_srcSystem()
-        seq = message.get_seq()
-        last = self._last_seq.get(key)
-        if last is not None:
-            self.sequence_gaps += (seq - last - 1) % 256
-        self._last_seq[key] = seq
 
     # -- sending ---------------------------------------------------------------------------
 
@@ -127,5 +114,5 @@ class ApiLink:
 
     def stats(self) -> dict:
         return {"datagrams": self.datagrams, "kernel_drops": self.kernel_drops if self.counts_drops else None,
-                "sequence_gaps": self.sequence_gaps, "receive_buffer_bytes": self.buffer_bytes}
+                "receive_buffer_bytes": self.buffer_bytes}
 

@@ -38,6 +38,7 @@ tick and the clock holds until PX4 has it (:mod:`nexus.px4.commander`).
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections import Counter
 
@@ -81,6 +82,10 @@ FIRST_ANSWER_S = 30.0
 #: Wall time [s] a boot tick waits for PX4's answer when PX4's idleness cannot be seen (PX4 on
 #: another machine, or a scripted peer in this process) before the clock moves on.
 BOOT_PATIENCE_S = 0.05
+#: Wall time [s] PX4's process must stay asleep, every thread of it, before a boot tick moves on: long
+#: enough that a thread waking from a short wall-clock sleep during the start-up is seen (boot ticks are
+#: few, about ten against real PX4, so this costs a fraction of a second).
+BOOT_QUIET_S = 0.02
 
 SAMPLES = (("imu", ImuSample), ("mag", MagSample), ("baro", BaroSample), ("gps", GpsSample))
 #: The host signal a lidar writes (nexus.sensors.lidar): its sweeps become PX4's obstacle data.
@@ -152,8 +157,8 @@ class Px4Controller(Component):
         #: Ground truth goes out at most this often [µs] (PX4 asks for 5000 on connecting).
         self.truth_interval_usec = 0
         self.last_truth_usec = None
-        #: Answers stamped before the tick they arrived in (only around the free-run's end,
-        #: for a PX4 that keeps up), and stamped after it (never, for a PX4 in lockstep).
+        #: Answers stamped before the tick they arrived in (only at the boot's end, when a boot tick
+        #: moved on before PX4 answered it), and stamped after it (never, for a PX4 in lockstep).
         self.stale_answers = 0
         self.future_answers = 0
         #: Answers whose controls were not finite: all of them, and the current run of them.
@@ -395,7 +400,8 @@ class Px4Controller(Component):
                 if message is None:
                     if time.monotonic() >= patience:
                         break
-                    if self.peer_process is not None and self.peer_process.idle() and not self.link.poll_pending():
+                    if self.peer_process is not None and self.peer_process.idle(quiet_s=BOOT_QUIET_S) \
+                            and not self.link.poll_pending():
                         self.boot_idle_waits += 1
                         break
                     continue
@@ -435,7 +441,7 @@ class Px4Controller(Component):
     def _await_answer(self, time_usec: int):
         """Wait for the answer stamped with this tick's time [µs]; count and skip any other."""
         deadline = time.monotonic() + self.answer_timeout
-        seen: Counter = Counter()
+        seen: Counter | None = None  # what else came meanwhile, made only when something did
         past = future = 0
         newest = None
         while True:
@@ -443,6 +449,7 @@ class Px4Controller(Component):
             if message is None:
                 raise self._timeout(time_usec, seen, past, future, newest)
             if message.get_type() != "HIL_ACTUATOR_CONTROLS":
+                seen = seen if seen is not None else Counter()
                 seen[message.get_type()] += 1
                 self._note(message)
                 continue
@@ -467,7 +474,7 @@ class Px4Controller(Component):
         self.settle_waits += 1
         self.settle_wall_s += time.monotonic() - began
 
-    def _timeout(self, time_usec: int, seen: Counter, past: int, future: int, newest) -> Exception:
+    def _timeout(self, time_usec: int, seen: Counter | None, past: int, future: int, newest) -> Exception:
         waited = f"for the HIL_ACTUATOR_CONTROLS stamped {time_usec} µs (sim time {time_usec * 1e-6:.3f} s)"
         if past or future:
             return WrongStampsError(
@@ -476,7 +483,7 @@ class Px4Controller(Component):
                 "does not follow HIL_SENSOR's time_usec: is PX4 built with lockstep, and is it the only "
                 "simulator client on this port?"
             )
-        others = ", ".join(f"{count} {kind}" for kind, count in sorted(seen.items())) or "nothing at all"
+        others = ", ".join(f"{count} {kind}" for kind, count in sorted((seen or {}).items())) or "nothing at all"
         return AnswerTimeoutError(
             f"PX4 sent no HIL_ACTUATOR_CONTROLS within {self.answer_timeout:g} s (lockstep stalled {waited}; "
             f"it sent {others} meanwhile); is PX4 still running? raise --px4-answer-timeout if it is only slow"
@@ -484,11 +491,11 @@ class Px4Controller(Component):
 
     def _take(self, controls) -> None:
         """Use an answer's controls, or keep the last ones if they are unusable (and count it)."""
-        row = np.asarray(controls, dtype=np.float32)
-        if row.shape == (CONTROLS_WIDTH,) and np.all(np.isfinite(row)):
-            self.last_controls = row
+        if len(controls) == CONTROLS_WIDTH and all(map(math.isfinite, controls)):
+            self.last_controls = np.array(controls, dtype=np.float32)
             self.bad_answers_in_a_row = 0
             return
+        row = np.asarray(controls, dtype=np.float32)
         self.bad_answers += 1
         self.bad_answers_in_a_row += 1
         self.last_bad_controls = row.tolist()

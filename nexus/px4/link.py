@@ -154,8 +154,7 @@ class FrameReader:
     @staticmethod
     def _answer_at(buf: bytearray, start: int, header: int, length: int, size: int):
         """The answer frame at ``start``: its CRC checked with the dialect's x25crc, its payload unpacked."""
-        crc = mavlink.x25crc(bytes(buf[start + 1 : start + header + length]))
-        crc.accumulate(_ANSWER_CRC_EXTRA)
+        crc = mavlink.x25crc(bytes(buf[start + 1 : start + header + length]) + _ANSWER_CRC_EXTRA)
         if crc.crc != buf[start + size - 2] | buf[start + size - 1] << 8:
             return "bad", None, 0
         payload = bytes(buf[start + header : start + header + length]).ljust(_ANSWER_PAYLOAD.size, b"\x00")

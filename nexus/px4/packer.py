@@ -59,9 +59,8 @@ class FramePacker:
         header = _HEADER.pack(MAGIC_V2, len(payload), 0, 0, mav.seq, mav.srcSystem, mav.srcComponent,
                               self.id & 0xFFFF, self.id >> 16)
         mav.seq = (mav.seq + 1) % 256
-        crc = mavlink.x25crc(header[1:] + payload)
-        crc.accumulate(self.crc_extra)
-        return header + payload + _CRC.pack(crc.crc)
+        # x25 runs byte by byte, so CRC_EXTRA can ride along in the one call.
+        return header + payload + _CRC.pack(mavlink.x25crc(header[1:] + payload + self.crc_extra).crc)
 
 
 def packers(mav, *message_classes) -> list[FramePacker]:

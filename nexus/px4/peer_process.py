@@ -105,9 +105,15 @@ class PeerProcess:
     def alive(self) -> bool:
         return (PROC / str(self.pid)).exists()
 
-    def idle(self, tree: bool = True) -> bool:
-        """Every thread of the tree (or of the process alone) asleep, in two scans ``RESCAN_S`` apart."""
+    def idle(self, tree: bool = True, quiet_s: float = RESCAN_S) -> bool:
+        """Every thread of the tree (or of the process alone) asleep in every scan over ``quiet_s`` [s]
+        (at least two scans): a thread that wakes from a short wall-clock sleep within it counts as busy."""
         if self.running_threads(tree):
             return False
-        time.sleep(RESCAN_S)
-        return self.running_threads(tree) == 0
+        until = time.monotonic() + quiet_s
+        while True:
+            time.sleep(RESCAN_S)
+            if self.running_threads(tree):
+                return False
+            if time.monotonic() >= until:
+                return True

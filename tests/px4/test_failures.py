@@ -36,7 +36,7 @@ def test_a_px4_that_never_answers_fails_the_run(tmp_path):
 
 
 def test_a_run_shorter_than_the_first_answer_bound_still_fails_when_px4_never_answered(tmp_path):
-    # The same silent PX4, but the run's duration (1 s) ends before the 30 s free-run bound: the
+    # The same silent PX4, but the run's duration (1 s) ends before the 30 s boot bound: the
     # run reaches its end having flown on zero controls throughout, which is still no success.
     with pytest.raises(NoAnswerError, match=r"never answered HIL_ACTUATOR_CONTROLS in 1\.0 s of sim .*reached its end"):
         fly_with(lambda port: ScriptedPx4(port, lambda n: None), tmp_path, seconds=1.0, boot_patience=0.005)
@@ -58,7 +58,7 @@ def test_a_run_asked_to_end_before_px4_ever_answered_fails(tmp_path):
 def test_non_finite_answers_end_the_run_after_50_in_a_row(tmp_path):
     # Good rows for messages 3..40, NaN from 41 on. The run keeps the last good row and stops
     # on the 50th unusable answer in a row, instead of flying on stale controls. (The good
-    # stretch is long so that the free-run, which lasts until the first answer is seen, has
+    # stretch is long so that the boot, which lasts until the first answer is seen, has
     # ended before the NaNs start, however late the peer thread is scheduled.)
     script = lambda n: None if n <= 2 else (ROW if n <= 40 else [math.nan] * 16)  # noqa: E731
     with pytest.raises(BadActuatorsError, match="50 HIL_ACTUATOR_CONTROLS in a row with non-finite"):
@@ -82,7 +82,7 @@ def test_a_few_non_finite_answers_are_counted_and_warned_once(tmp_path, caplog):
 
 @pytest.mark.parametrize("shift_us, past, future", [(-TICK_US, 1, 0), (10**9, 0, 1)])
 def test_wrongly_stamped_answers_are_counted_and_named(tmp_path, shift_us, past, future):
-    # From the 100th message on (well after the free-run has ended, however slowly the peer
+    # From the 100th message on (well after the boot has ended, however slowly the peer
     # thread is scheduled) PX4 answers with the stamp one tick early (past) or 1000 s
     # late (future). Each wait then sees one wrong answer and times out; the error says PX4
     # is answering with the wrong stamps (not "is PX4 still running?") and counts both kinds.
@@ -94,7 +94,7 @@ def test_wrongly_stamped_answers_are_counted_and_named(tmp_path, shift_us, past,
     assert info["exit_reason"] == "px4-wrong-stamps" and "still running" not in info["error"]
     stats = info["controller_stats"]
     # The wrong answer of the last wait is counted (the error's own counts, matched above, are exact).
-    # Stale answers also include those the peer thread still had in flight when the free-run ended,
+    # Stale answers also include those the peer thread still had in flight when the boot ended,
     # as in any run: 1 to 4 of them on a loaded 2-core machine, so only the lower bound is the script's.
     assert stats["future_answers"] == future and stats["stale_answers"] >= past
     assert info["ticks"] == 99

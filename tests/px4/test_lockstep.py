@@ -185,7 +185,7 @@ def test_no_tick_advances_before_the_peers_first_answer(tmp_path):
 
 
 def test_the_sim_does_not_advance_while_px4_withholds_its_answer(tmp_path):
-    # The answer to message 100 is held back: by then the run is in lockstep (the free-run ends
+    # The answer to message 100 is held back: by then the run is in lockstep (the boot ends
     # at the first answer, to message 3, a few ticks at most after it was sent).
     script = boots_then([HOVER] * 4, silent=2)
     held = lambda n: "hold" if n == 100 else script(n)  # noqa: E731

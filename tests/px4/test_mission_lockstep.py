@@ -125,7 +125,7 @@ def test_a_flood_of_udp_traffic_does_not_lose_an_acknowledgement(tmp_path):
     summary, px4, toy = fly_mission(tmp_path, api={"flood": 3000})
     stats = run_info(tmp_path)["controller_stats"]["mission"]
     assert summary.exit_reason == "done" and [c["result"] for c in stats["commands"]] == [0] * 6
-    assert stats["api_link"]["kernel_drops"] == 0 and stats["api_link"]["sequence_gaps"] == 0
+    assert stats["api_link"]["kernel_drops"] == 0
     assert stats["api_link"]["datagrams"] > 6 * 3000
 
 
@@ -145,5 +145,4 @@ def test_a_small_receive_buffer_drops_the_flood_and_says_so(tmp_path, monkeypatc
     with pytest.raises(CommandUnacknowledgedError, match=r"never acknowledged MAV_CMD_COMPONENT_ARM_DISARM \(arm\)"):
         fly_mission(tmp_path, api={"flood": 3000}, answer_timeout=0.5)
     stats = run_info(tmp_path)["controller_stats"]["mission"]["api_link"]
-    # (MAVLink's 8-bit sequence numbers see a loss only modulo 256.)
-    assert stats["kernel_drops"] > 1000 and stats["sequence_gaps"] > 0
+    assert stats["kernel_drops"] > 1000
