@@ -146,3 +146,34 @@ def test_a_small_receive_buffer_drops_the_flood_and_says_so(tmp_path, monkeypatc
         fly_mission(tmp_path, api={"flood": 3000}, answer_timeout=0.5)
     stats = run_info(tmp_path)["controller_stats"]["mission"]["api_link"]
     assert stats["kernel_drops"] > 1000
+
+
+def test_nexus_px4_mission_flies_the_same_plan_as_an_ordinary_client(tmp_path):
+    # `nexus px4 mission` beside a sim without --px4-mission: the same plan, each command sent when
+    # PX4's stream shows its time has come, without holding the clock (so no fixed ticks).
+    import socket
+    import threading
+
+    from nexus.px4.mission import Px4Mission
+
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    mission = Px4Mission(f"udpin:127.0.0.1:{port}", say=lambda text: None, timeout_s=60.0, **PLAN)
+    done = threading.Event()
+    runner = threading.Thread(target=lambda: (mission.run(), done.set()), daemon=True)
+    runner.start()
+    flight, px4 = px4_flight(finish_when=done, boot_patience=0.5)
+    toy = ScriptedApi(port)
+    peer = ScriptedPx4(px4.link.port, boots_then([HOVER] * 4, silent=3), api=toy)
+    peer.start()
+    try:
+        summary = run_flight(flight.options, "cpu", tmp_path, 8.0, progress=False, flight=flight)
+    finally:
+        peer.stop.set()
+        peer.join(timeout=5)
+    runner.join(10.0)
+    assert summary.exit_reason == "done" and mission.report.landed_disarmed
+    assert [c for c, _, _ in toy.commands] == [ARM, TAKEOFF, REPOSITION, REPOSITION, REPOSITION, LAND]
+    assert [c["result"] for c in mission.report.commands] == [0] * 6
