@@ -103,8 +103,6 @@ def expand(spec: SweepSpec) -> list[Point]:
         if px4 is not None and config.controller != "px4":
             raise SweepError(f"{spec.path}: [px4] is given but the point {values} flies controller "
                              f"{config.controller!r}; set controller = \"px4\" in [run]")
-        if config.controller == "px4" and px4 is None and "port" not in config.controller_options:
-            pass  # a PX4 the user starts by hand, on the port controller_options gives (default 4560)
         pid = point_id(config.as_dict(), attributes, px4)
         points.setdefault(pid, Point(pid, values, config, attributes, px4))
     if not points:
@@ -114,10 +112,6 @@ def expand(spec: SweepSpec) -> list[Point]:
 
 def varied_keys(spec: SweepSpec) -> list[str]:
     return [a.key for a in spec.axes]
-
-
-def attribute_axes(spec: SweepSpec) -> list[Axis]:
-    return [a for a in spec.axes if a.is_attribute]
 
 
 def check_attribute_values(spec: SweepSpec, points: list[Point]) -> None:
