@@ -166,7 +166,7 @@ class RunConfig:
             )
         hints = typing.get_type_hints(cls)
         for name, value in data.items():
-            if not _is_a(value, hints[name]):
+            if not fits_type(value, hints[name]):
                 raise ConfigError(
                     f"{source}: options.{name} is {value!r}, which is not of type {_type_text(hints[name])}; "
                     "restore the value the run wrote"
@@ -176,10 +176,10 @@ class RunConfig:
         return cls(**values)
 
 
-def _is_a(value: Any, hint: Any) -> bool:
-    """Whether a JSON value fits a field's type hint (an int fits a float; a bool is not a number)."""
+def fits_type(value: Any, hint: Any) -> bool:
+    """Whether a JSON or TOML value fits a field's type hint (an int fits a float; a bool is not a number)."""
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        return any(_is_a(value, part) for part in typing.get_args(hint))
+        return any(fits_type(value, part) for part in typing.get_args(hint))
     if hint is type(None):
         return value is None
     if hint is bool:

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from nexus.core.errors import BuildError
+from nexus.flight import fits_type
 
 #: A sweep of more points than this needs ``--yes`` (a typo in a grid multiplies quickly).
 MAX_POINTS_WITHOUT_YES = 1000
@@ -137,23 +138,6 @@ def _hints() -> dict[str, Any]:
     return typing.get_type_hints(RunConfig)
 
 
-def fits(value: Any, hint: Any) -> bool:
-    """Whether a TOML value fits a RunConfig field's type (an int fits a float; a bool is no number)."""
-    import types
-
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        return any(fits(value, part) for part in typing.get_args(hint))
-    if hint is type(None):
-        return value is None
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, typing.get_origin(hint) or hint)
-
-
 def type_text(hint: Any) -> str:
     import types
 
@@ -174,7 +158,7 @@ def _choices(name: str) -> tuple[str, ...] | None:
 def check_field_value(path: Path, where: str, name: str, value: Any) -> Any:
     """A RunConfig field's value from the file, type-checked (an int for a float field becomes a float)."""
     hint = _hints()[name]
-    if not fits(value, hint):
+    if not fits_type(value, hint):
         raise _fail(path, f"{where}: {name} = {value!r} is not of type {type_text(hint)}")
     choices = _choices(name)
     if choices is not None and value not in choices:
@@ -272,9 +256,9 @@ def parse(path: str | Path) -> SweepSpec:
         mode = "random"
         table = data["random"]
         count, random_seed = table.get("count"), table.get("random_seed", 0)
-        if not fits(count, int) or count < 1:
+        if not fits_type(count, int) or count < 1:
             raise _fail(path, f"[random]: count = {count!r}: give the number of points to draw, 1 or more")
-        if not fits(random_seed, int) or random_seed < 0:
+        if not fits_type(random_seed, int) or random_seed < 0:
             raise _fail(path, f"[random]: random_seed = {random_seed!r}: give a whole number, 0 or more")
         for key, spec in table.items():
             if key in RANDOM_KEYS:
@@ -311,9 +295,9 @@ def _check_draw(path: Path, key: str, spec: Any, axis: Axis, known: dict) -> dic
         raise _fail(path, f"{where}: {key}: low and high must be numbers with low <= high (got {low!r}, {high!r})")
     if not axis.is_attribute:
         hint = _hints()[key]
-        if fits(low, int) and fits(high, int) and fits(0, hint):
+        if fits_type(low, int) and fits_type(high, int) and fits_type(0, hint):
             pass  # whole-number field: drawn inclusive
-        elif not fits(0.5, hint):
+        elif not fits_type(0.5, hint):
             raise _fail(path, f"{where}: {key} is of type {type_text(hint)}; draw it from whole-number bounds "
                               "or from a list of values")
     return {"low": low, "high": high}
@@ -357,7 +341,7 @@ def _px4(path: Path, table: dict) -> Px4Settings:
                               "no shell), e.g. [\"python3\", \"fly.py\", \"{mavlink_url}\"]")
         settings.command = list(command)
     if "boot_timeout" in table:
-        if not fits(table["boot_timeout"], float) or table["boot_timeout"] <= 0:
+        if not fits_type(table["boot_timeout"], float) or table["boot_timeout"] <= 0:
             raise _fail(path, "[px4]: boot_timeout must be a positive number of seconds")
         settings.boot_timeout = float(table["boot_timeout"])
     return settings
