@@ -153,6 +153,7 @@ class Rollout:
                                    np.asarray(reference.yaw, dtype=np.float64) + self.start_heading)
         self._allocate()
         self._slots = self._make_slots()
+        self._grads_of_ticks: list[wp.array] = []
         self.tape: wp.Tape | None = None
         self.loss = wp.zeros(1, dtype=float, device=device, requires_grad=True)
         #: Replay captured graphs after the first run (False: launch kernel by kernel every time).
@@ -328,12 +329,14 @@ class Rollout:
     def forward(self, record: bool = False) -> float:
         """Run the ticks and the loss (recorded on the tape when ``record``); returns the loss.
 
-        The first run of each kind launches kernel by kernel (it also lets Featherstone allocate its
-        per-state arrays); later runs replay a graph captured from the same launches (CPU and CUDA),
+        A taped run launches kernel by kernel. The first plain run does too (it also lets Featherstone
+        allocate its per-state arrays); later plain runs replay a graph captured from the same launches,
         which costs a fraction of the Python launch overhead and gives the same bits on the CPU.
         """
         key = "tape" if record else "plain"
-        if not self.capture or record:  # measured: a tape recorded under capture gave wrong gradients
+        # A taped run is never captured: measured, the gradients of a tape recorded while capturing
+        # differed from the eager tape's (the loss was the same); not understood yet (docs/differentiable.md).
+        if not self.capture or record:
             self._execute(record)
         elif key not in self._graphs and key not in self._warm:
             self._execute(record)
@@ -343,7 +346,6 @@ class Rollout:
                 with wp.ScopedCapture(device=self.device) as capture:
                     self._execute(record)
                 self._graphs[key] = capture.graph
-                self._graphs.pop("backward", None)  # a new tape: its backward graph is captured afresh
             wp.capture_launch(self._graphs[key])
         self._recorded = record
         return float(self.loss.numpy()[0])
@@ -374,20 +376,15 @@ class Rollout:
         """Carry the loss back to every parameter (after ``forward(record=True)``); gradients start from zero."""
         if not self._recorded or self.tape is None:
             raise RuntimeError("backward() needs forward(record=True) first")
-        if False:  # see forward(): the taped run is not captured
-            if "backward" not in self._graphs:
-                self._backward()  # fills the tape's list of gradients, which the captured zeroing needs
-                with wp.ScopedCapture(device=self.device) as capture:
-                    self._backward()
-                self._graphs["backward"] = capture.graph
-            wp.capture_launch(self._graphs["backward"])
-        else:
-            self._backward()
+        self._backward()
 
     def _backward(self) -> None:
+        # Every gradient from zero: a tape zeroes only the adjoints it has handed out, and an array a
+        # kernel adds into (a body's wrench) keeps its gradient after a backward pass.
         for tape in self.tapes:
             tape.zero()
-        for array in self._grad_roots():
+        self._grads_of_ticks = [a for a in self._tick_arrays() if a.grad is not None]
+        for array in [*self._grad_roots(), *self._grads_of_ticks]:
             array.grad.zero_()
         for index in range(len(self.tapes) - 1, -1, -1):
             self.tapes[index].backward(loss=self.loss)
@@ -418,8 +415,9 @@ class Rollout:
         self.backward()
         return value, {name: self.gradient(name) for name in names}
 
-    def bytes_per_tick(self) -> float:
-        """Memory the rollout keeps per tick [bytes]: every per-tick array and its gradient, averaged."""
+    def _tick_arrays(self) -> list[wp.array]:
+        """Every per-tick array (Newton's states and controls with Featherstone's per-state arrays, signals,
+        component state, scratch), each once."""
         per_tick = [*self.states, *self.sim_controls, *self.speeds, *self.qdd, *self.bodies, *self.estimates,
                     *self.imu_samples, *self.pid_states, *self.controls, *self.truth_schedules, *self.imu_schedules,
                     *self.imu_bias]
@@ -427,21 +425,19 @@ class Rollout:
             per_tick += list(scratch.values())
         for servos in self._servo_scratch:
             per_tick += [a for pair in servos for a in pair]
-        seen: dict[int, int] = {}
-
-        def count(a) -> None:
-            if isinstance(a, wp.array) and a.ptr is not None and a.ptr not in seen:
-                seen[a.ptr] = a.capacity
-                if a.grad is not None:
-                    count(a.grad)
-
+        arrays: dict[int, wp.array] = {}
         for item in per_tick:
-            if isinstance(item, wp.array):
-                count(item)
-            else:  # a Newton State or Control: its arrays, Featherstone's per-state ones included
-                for value in vars(item).values():
-                    count(value)
-        return sum(seen.values()) / self.ticks
+            for value in ([item] if isinstance(item, wp.array) else vars(item).values()):
+                if isinstance(value, wp.array) and value.ptr is not None:
+                    arrays.setdefault(value.ptr, value)
+        return list(arrays.values())
+
+    def bytes_per_tick(self) -> float:
+        """Memory the rollout keeps per tick [bytes]: every per-tick array and its gradient, averaged."""
+        total = 0
+        for array in self._tick_arrays():
+            total += array.capacity + (array.grad.capacity if array.grad is not None else 0)
+        return total / self.ticks
 
     def trajectory(self) -> Trajectory:
         """The last forward run's values per tick, on the host."""
