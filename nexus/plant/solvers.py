@@ -39,6 +39,10 @@ def check_solver(name: str) -> str:
     return name
 
 
+#: How a refusal names each solver.
+SOLVER_NAMES = {"mujoco": "MuJoCo", "featherstone": "Newton's Featherstone solver"}
+
+
 def make_solver(name: str, model: newton.Model, vehicle_path: Path, nconmax: int | None = None):
     """The Newton solver ``name`` for ``model``; a solver's refusal becomes one BuildError line."""
     check_solver(name)
@@ -51,9 +55,11 @@ def make_solver(name: str, model: newton.Model, vehicle_path: Path, nconmax: int
             return newton.solvers.SolverFeatherstone(model)
     except Exception as error:
         what = " ".join(str(error).split()) or type(error).__name__
+        solver = SOLVER_NAMES.get(name, name)
+        naming = " (MuJoCo names a body by its prim path with '/' as '_')" if name == "mujoco" else ""
         raise BuildError(
-            f"{vehicle_path}: the {name} solver refused the vehicle's model: {what}; check the masses, inertias "
-            "and joints of the bodies it names (MuJoCo names a body by its prim path with '/' as '_')"
+            f"{vehicle_path}: {solver} refused the vehicle's model: {what}; check the masses, inertias "
+            f"and joints of the bodies it names{naming}"
         ) from error
 
 
