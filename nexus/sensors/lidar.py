@@ -124,7 +124,6 @@ class Lidar(RenderSensor):
         self.min_range, self.max_range = float(min_range), float(max_range)
         self.range_noise, self.dropout = float(range_noise), float(dropout)
         self._first_tick: int | None = None  # the tick the first sweep started at
-        self._sweep_view = None  # a NumPy view of the sweep's poses (CPU), made once
 
     def view_spec(self) -> ViewSpec:
         return ViewSpec(self.name, "lidar", self.columns, self.channels, self.vertical_fov, self.body_index,
@@ -163,14 +162,6 @@ class Lidar(RenderSensor):
         done = (self._last_tick - self._first_tick + 1) % self.sweep_ticks
         return self._last_tick + self.sweep_ticks - done
 
-    def _sweep_poses(self) -> np.ndarray:
-        """The kept poses of the sweep that ends now, (ticks, worlds, 7), copied."""
-        if self.sweep_poses.device.is_cpu:
-            if self._sweep_view is None:
-                self._sweep_view = self.sweep_poses.numpy()
-            return np.array(self._sweep_view, dtype=np.float32, copy=True)
-        return self.sweep_poses.numpy()
-
     def _run(self, io) -> None:
         # The poses of each tick of a sweep are kept on the device; the sweep is submitted at its last tick.
         tick = int(io["tick"].read_all().max())
@@ -180,7 +171,8 @@ class Lidar(RenderSensor):
             self._first_tick = tick
         if (tick - self._first_tick + 1) % self.sweep_ticks == 0:
             first = tick - (self.sweep_ticks - 1)
-            poses = np.ascontiguousarray(self._sweep_poses()[self.column_tick].transpose(1, 0, 2))  # (worlds, C, 7)
+            at_ticks = self.host_copy(self.sweep_poses)  # (ticks, worlds, 7)
+            poses = np.ascontiguousarray(at_ticks[self.column_tick].transpose(1, 0, 2))  # (worlds, columns, 7)
             ticket = self.hub.submit(self.name, self.body_poses(), poses)
             # Tick j of the sweep is at now - (T - 1 - j) ticks [ns]; each column is at its tick's time [s].
             tick_ns = now_ns - (self.sweep_ticks - 1 - np.arange(self.sweep_ticks, dtype=np.int64)) * self.dt_ns

@@ -55,7 +55,7 @@ class RenderSensor(Sensor):
         self._last_tick: int | None = None  # the tick the stage last ran at, and its time [ns]
         self._last_ns = 0
         self.frames = 0
-        self._body_q_array = self._body_q_view = None  # the state's array and its NumPy view (CPU)
+        self._views: dict[int, tuple] = {}  # id of a CPU array -> (the array, its NumPy view), made once
 
     @classmethod
     def from_prim(cls, prim, values, ctx, **extra):
@@ -136,18 +136,19 @@ class RenderSensor(Sensor):
         self._next_due_ns += self.period_ns if self.period_ns > 0 else self.dt_ns
         return True
 
-    def body_poses(self) -> np.ndarray:
-        """Every body's pose in every world, (bodies, 7) [m, quaternion xyzw], copied.
+    def host_copy(self, array) -> np.ndarray:
+        """A float32 copy of ``array`` on the host; on the CPU through a NumPy view of the array's own memory,
+        made once per array (making the view costs more than the copy)."""
+        if not array.device.is_cpu:
+            return np.asarray(array.numpy(), dtype=np.float32)
+        kept = self._views.get(id(array))
+        if kept is None or kept[0] is not array:
+            kept = self._views[id(array)] = (array, array.numpy())
+        return np.array(kept[1], dtype=np.float32, copy=True)
 
-        On the CPU through a NumPy view of the state's own memory, made once (as a host stage's
-        ports are): making the view costs more than the copy.
-        """
-        body_q = self.plant.state.body_q
-        if body_q.device.is_cpu:
-            if self._body_q_array is not body_q:
-                self._body_q_array, self._body_q_view = body_q, body_q.numpy()
-            return np.array(self._body_q_view, dtype=np.float32, copy=True)
-        return np.array(body_q.numpy(), dtype=np.float32, copy=True)
+    def body_poses(self) -> np.ndarray:
+        """Every body's pose in every world, (bodies, 7) [m, quaternion xyzw], copied."""
+        return self.host_copy(self.plant.state.body_q)
 
     def submit(self, tick: int) -> tuple[int, object]:
         """Ask for this tick's frame: (the hub's ticket, what :meth:`finish` needs besides the frame)."""
