@@ -72,8 +72,7 @@ def _sequential(device: str, folder: Path) -> float:
 
 
 def run(device: str = "cpu") -> dict:
-    import ray
-
+    from nexus.sweep.cluster import connect
     from nexus.sweep.runner import SweepOptions, run_sweep
 
     workers = os.cpu_count() or 1
@@ -81,8 +80,7 @@ def run(device: str = "cpu") -> dict:
         folder = Path(tmp)
         sequential_s = _sequential(device, folder)
         started = time.perf_counter()
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, logging_level="warning")
+        cluster = connect(None, workers)  # the sweep's own local Ray instance (loopback only), kept for both sweeps
         ray_start_s = time.perf_counter() - started
         try:
             seeds = ", ".join(str(s) for s in range(RUNS))
@@ -99,7 +97,7 @@ def run(device: str = "cpu") -> dict:
                                                 f'[px4]\nbinary = "{binary}"\nmission = "none"\n'),
                             SweepOptions(out=folder / "px4", progress=False))
         finally:
-            ray.shutdown()
+            cluster.close()
     failed = swept.failed + px4.failed
     result = {
         "suite": "sweep",

@@ -1,25 +1,38 @@
 """Ray for a sweep: a private local instance, or the cluster the user names.
 
 Without an address, the sweep starts its own Ray instance sized to this
-machine (or ``--parallel``), with no dashboard unless asked (Ray's dashboard
-and job API are how exposed clusters were taken over), the dashboard (when
-asked for) on 127.0.0.1, usage statistics off, and Ray's token
-authentication on (Ray's default for a new local instance since 2.5x; a
-``RAY_AUTH_MODE=disabled`` in the environment is warned about), and stops it
-when the sweep ends. Ray 2.60 cannot be told to keep its own gRPC servers on the loopback
-interface: ``ray.init`` replaces a node address of 127.0.0.1 by the
-machine's address, and the GCS, raylet and workers listen on every
-interface (measured with ``ss -ltnp``); the token is what refuses other
-machines. docs/sweeps.md says how to keep a cluster private.
+machine (or ``--parallel``) that listens on the loopback interface only, with
+no dashboard unless asked (Ray's dashboard and job API are how exposed
+clusters were taken over), the dashboard (when asked for) on 127.0.0.1, usage
+statistics off, and Ray's token authentication on (Ray's default for a new
+local instance since 2.5x; a ``RAY_AUTH_MODE=disabled`` in the environment is
+warned about), and stops it when the sweep ends.
+
+Loopback only: Ray's GCS, raylet (node manager and object manager), worker
+and driver gRPC servers and its runtime-env agent listen on 127.0.0.1 when the
+node's address is 127.0.0.1, and on every interface otherwise. ``ray.init``
+replaces a node address of 127.0.0.1 (``_node_ip_address="127.0.0.1"``
+included; ``RAY_NODE_IP_ADDRESS`` is not read) by the machine's address unless
+``ray._private.ray_constants.ENABLE_RAY_CLUSTER`` is false, which on Linux
+only ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` at Ray's import sets (its other
+use is ``ray start`` refusing to join a cluster). So :func:`connect` turns that
+flag off for the one ``ray.init`` call (Ray may be imported already) and
+checks the node address afterwards: anything but a loopback address is a
+warning. Measured with ``ss -ltnp`` on Ray 2.60 (docs/sweeps.md): before,
+every Ray listener on ``*`` (and the runtime-env agent on the machine's
+address); now all on ``[::ffff:127.0.0.1]`` / ``127.0.0.1``, no UDP.
+tests/sweep/test_cluster.py checks it through /proc.
+
 With ``--address`` (``auto``, ``HOST:PORT`` or ``ray://HOST:PORT``) it joins
 that cluster and leaves it running. A Ray instance already started in this
-process (a test's ``ray.init(num_cpus=2)``) is used as it is.
+process by its own ``ray.init`` is used as it was started.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from nexus.sweep.spec import SweepError
@@ -53,6 +66,36 @@ def _import_ray():
     return ray
 
 
+#: Node addresses whose Ray servers bind the loopback interface only.
+LOOPBACK = ("127.0.0.1", "::1")
+
+
+@contextmanager
+def _loopback_node():
+    """Let ``ray.init`` keep 127.0.0.1 as the node address (see the module's docstring)."""
+    try:
+        from ray._private import ray_constants
+    except ImportError:
+        ray_constants = None
+    if not hasattr(ray_constants, "ENABLE_RAY_CLUSTER"):  # another Ray: connect's check after ray.init warns
+        yield
+        return
+    before = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = before
+
+
+def node_address(ray) -> str | None:
+    """The address the local Ray node was started with (its servers' bind address), or None when unknown."""
+    try:
+        return ray._private.worker.global_worker.node.node_ip_address
+    except AttributeError:
+        return None
+
+
 def connect(address: str | None, parallel: int | None, dashboard: bool = False, gpus: int | None = None) -> Cluster:
     """Start or join Ray; a cluster that cannot be reached is a one-line :class:`SweepError`."""
     ray = _import_ray()
@@ -65,11 +108,16 @@ def connect(address: str | None, parallel: int | None, dashboard: bool = False, 
         try:
             if os.environ.get("RAY_AUTH_MODE", "").lower() == "disabled":
                 log.warning("RAY_AUTH_MODE=disabled: the sweep's Ray instance takes connections without a token "
-                            "on every interface of this machine; unset it to keep Ray's token authentication")
-            ray.init(num_cpus=cpus, num_gpus=gpus, include_dashboard=dashboard, dashboard_host="127.0.0.1",
-                     log_to_driver=False, logging_level="warning")
+                            "from any process on this machine; unset it to keep Ray's token authentication")
+            with _loopback_node():
+                ray.init(num_cpus=cpus, num_gpus=gpus, include_dashboard=dashboard, dashboard_host="127.0.0.1",
+                         log_to_driver=False, logging_level="warning")
         except Exception as error:  # noqa: BLE001 (Ray raises many kinds)
             raise SweepError(f"could not start a local Ray instance: {type(error).__name__}: {error}") from None
+        node = node_address(ray)
+        if node not in LOOPBACK:
+            log.warning("the sweep's Ray instance runs on node address %s, not 127.0.0.1: its servers listen on every "
+                        "interface of this machine (Ray's token authentication is what refuses other machines)", node)
         resources = ray.cluster_resources()
         return Cluster(True, resources.get("CPU", float(cpus)), resources.get("GPU", 0.0), local=True)
     try:

@@ -1,24 +1,25 @@
 """One local Ray instance of 2 CPUs for every sweep test (starting and stopping one costs about 4 s)."""
 
-import os
 import stat
 import sys
 from pathlib import Path
 
 import pytest
 
-ray = pytest.importorskip("ray")
+pytest.importorskip("ray")
 
 FAKE_PX4 = Path(__file__).with_name("fake_px4.py")
 
 
 @pytest.fixture(scope="session")
 def ray_cpus():
-    """Ray with 2 CPUs, no dashboard, shared by the sweep tests; the sweep uses it as it is."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="warning")
+    """Ray with 2 CPUs, no dashboard, started as a sweep starts its own (loopback only), shared by the sweep
+    tests; the sweep uses it as it is."""
+    from nexus.sweep.cluster import connect
+
+    cluster = connect(None, 2)
     yield 2
-    ray.shutdown()
+    cluster.close()
 
 
 @pytest.fixture
