@@ -370,13 +370,18 @@ class Loop:
         return self._after(1)
 
     def _after(self, ticks: int) -> bool:
-        if self._watch_done_flag and not self._finish_requested and bool(self._done_now().all()):
+        if self._watch_done_flag and not self._finish_requested and self._all_done():
             self._finish_requested = True
             # Each world's clock stopped at the tick that ended it; the run lasted as long as the last.
             self.ticks = int(self._tick_buffer.numpy().max())
             return True
         self.ticks += ticks
         return self._finish_requested
+
+    def _all_done(self) -> bool:
+        """Whether every world has ended (one world: its flag read as a number, no NumPy reduction)."""
+        flags = self._done_now()
+        return flags.item(0) != 0 if flags.size == 1 else bool(flags.all())
 
     def _done_now(self):
         """The done flags as they are now (on the CPU, the view made once)."""

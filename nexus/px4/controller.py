@@ -52,11 +52,12 @@ from nexus.plant.body_state import BodyState
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
 from nexus.px4 import messages, obstacles
+from nexus.px4.gather import STAMPS, Px4Row, gather_px4_row
 from nexus.px4.errors import AnswerTimeoutError, BadActuatorsError, NoAnswerError, WrongStampsError
 from nexus.px4.host_views import HostView
 from nexus.px4.link import DEFAULT_HOST, DEFAULT_PORT, MavlinkLink
 from nexus.px4.packer import FramePacker
-from nexus.px4.truth import GroundTruth
+from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef
 from nexus.px4.peer_process import PeerProcess
 from nexus.sensors.lidar import Lidar, PointCloud
 
@@ -147,7 +148,9 @@ class Px4Controller(Component):
         self.exchanges = 0
         self.answers = 0
         self.gps_sent = 0
-        self.last_sample_time = {name: None for name, _ in SAMPLES}
+        #: The IMU, mag, baro and GPS sample times [s] last sent (a new time is a new sample).
+        self.last_sample_time = [None] * len(SAMPLES)
+        self._row_fresh = False
         self.last_exchange_usec = 0
         #: NumPy views of each host stage's signals and the frame packers, made on the first tick.
         self.truth_views: dict | None = None
@@ -191,6 +194,8 @@ class Px4Controller(Component):
         # Every lidar's sweeps (an empty list on a vehicle without one), found like the sensors above.
         sample_reads += (Read(LIDAR_SIGNAL, list[PointCloud]),)
         return [
+            # One row of everything PX4 gets this tick, gathered in the graph before the host stages.
+            Stage("px4_row", "control", self._gather, reads=(Read("body/base", BodyState, (1,)), *sample_reads[:4])),
             Stage("truth", "control", self._truth, reads=truth_reads, host=True),
             Stage(
                 "exchange", "control", self._exchange,
@@ -211,8 +216,16 @@ class Px4Controller(Component):
             url = options.pop("url", DEFAULT_URL)
             self.commander = LockstepCommander(MissionPlan(**options), url, self.answer_timeout)
         self.gravity = self.plant.gravity
+        origin = self.plant.origin
+        self._row_constants = (
+            wp.float64(self.gravity), wp.vec3d(*geodetic_to_ecef(origin.latitude, origin.longitude, origin.altitude)),
+            wp.mat33d(*enu_to_ecef_rotation(origin.latitude, origin.longitude).ravel()), wp.float64(origin.altitude))
+        self.row = wp.zeros(1, dtype=Px4Row, device=ctx.device)
+        self.row_view = HostView(_PortOf(self.row))
         for cls, port in self.extra_sensors.items():
-            self.extra_writers[port.signal] = [c for c in ctx.components if isinstance(c, cls)]
+            writers = [c for c in ctx.components if isinstance(c, cls)]
+            if writers:  # a signal no component writes has nothing to send
+                self.extra_writers[port.signal] = writers
         lidars = [c for c in ctx.components if isinstance(c, Lidar)]
         if lidars:
             self._prepare_obstacles(lidars)
@@ -281,6 +294,11 @@ class Px4Controller(Component):
 
     # -- stages ------------------------------------------------------------------------
 
+    def _gather(self, io) -> None:
+        wp.launch(gather_px4_row, dim=1, inputs=[io["body/base"], io["imu"], io["mag"], io["baro"], io["gps"],
+                                                 self.plant.ned_origin, *self._row_constants],
+                  outputs=[self.row], device=io.device)
+
     def _truth(self, io) -> None:
         if self.link.connection is None:
             self.link.accept(self.connect_timeout)
@@ -292,13 +310,12 @@ class Px4Controller(Component):
         if self.last_truth_usec is not None and time_usec - self.last_truth_usec < self.truth_interval_usec:
             return
         self.last_truth_usec = time_usec
-        body = views["body/base"]
-        body.refresh()
-        attitude, rates, lat_lon_alt, velocity, force = self.ground_truth.fields(
-            body.value("pose"), body.value("velocity"), body.value("angular_velocity"), body.value("accel"))
+        row = self.row_view
+        row.refresh()
+        self._row_fresh = True  # the exchange, next, reads the same row
         # Leaves with the exchange's sensor message, in one write.
-        self.link.queue_frame(self.packers["truth"].pack(*messages.hil_state_quaternion_args(
-            time_usec, attitude, rates, lat_lon_alt, velocity, force)))
+        self.link.queue_frame(self.packers["truth"].pack_wire(time_usec, *row.value("truth_floats"),
+                                                              *row.value("truth_ints")))
 
     def _make_views(self, io, stage: str) -> dict:
         """A stage's signals as NumPy views made once; on the first call also the packers and the truth's constants."""
@@ -307,9 +324,6 @@ class Px4Controller(Component):
         setattr(self, f"{stage}_views", views)
         if self.packers:
             return views
-        origin = HostView(_PortOf(self.plant.ned_origin))
-        origin.refresh()
-        self.ground_truth = GroundTruth(self.plant.origin, origin.host[0].tolist(), self.gravity)
         mav = self.link.mav
         self.packers = {"truth": FramePacker(mavlink.MAVLink_hil_state_quaternion_message, mav),
                         "sensor": FramePacker(mavlink.MAVLink_hil_sensor_message, mav),
@@ -321,17 +335,21 @@ class Px4Controller(Component):
         time_usec = views["time_ns"].values() // 1000
         if self.commander is not None and self.lockstep:
             self.commander.step(self.exchanges + 1, time_usec, self.last_exchange_usec)
-        imu, mag, baro, gps = views["imu"], views["mag"], views["baro"], views["gps"]
-        for view in (imu, mag, baro, gps):
-            view.refresh()
+        row = self.row_view
+        if not self._row_fresh:
+            row.refresh()
+        self._row_fresh = False
+        sensor = row.value("sensor")
         last = self.last_sample_time
-        stamps = imu.value("time"), mag.value("time"), baro.value("time"), gps.value("time")
-        new_imu, new_mag, new_baro, new_gps = (stamp != last[name] for stamp, name in zip(stamps, last))
-        last["imu"], last["mag"], last["baro"], last["gps"] = stamps
-        self.link.queue_frame(self.packers["sensor"].pack(*messages.hil_sensor_args(
-            time_usec, imu.value("accel"), imu.value("gyro"), mag.value("field"), baro.value("pressure"),
-            baro.value("pressure_altitude"), baro.value("temperature"), messages.sensor_fields(new_imu, new_mag, new_baro))))
+        stamps = sensor[STAMPS]
+        new_imu, new_mag, new_baro, new_gps = (stamp != previous for stamp, previous in zip(stamps, last))
+        self.last_sample_time = stamps
+        # HIL_SENSOR's fields, already in PX4's units: accel, gyro, mag, abs and diff pressure, altitude, temperature.
+        self.link.queue_frame(self.packers["sensor"].pack_wire(
+            time_usec, *sensor[:10], 0.0, sensor[10], sensor[11], messages.sensor_fields(new_imu, new_mag, new_baro), 0))
         if new_gps:
+            gps = views["gps"]
+            gps.refresh()
             self.link.queue_frame(self.packers["gps"].pack(*messages.hil_gps_args(
                 time_usec, gps.value("fix_type"), gps.value("latitude"), gps.value("longitude"), gps.value("altitude"),
                 gps.value("eph"), gps.value("epv"), gps.value("velocity"), gps.value("satellites"))))
@@ -492,8 +510,9 @@ class Px4Controller(Component):
 
     def _take(self, controls) -> None:
         """Use an answer's controls, or keep the last ones if they are unusable (and count it)."""
-        if len(controls) == CONTROLS_WIDTH and all(map(math.isfinite, controls)):
-            self.last_controls = np.array(controls, dtype=np.float32)
+        # A sum of floats is finite exactly when each is (16 float32 values cannot overflow a double).
+        if len(controls) == CONTROLS_WIDTH and math.isfinite(sum(controls)):
+            self.last_controls[:] = controls
             self.bad_answers_in_a_row = 0
             return
         row = np.asarray(controls, dtype=np.float32)

@@ -23,6 +23,7 @@ from collections import deque
 from pymavlink.dialects.v20 import common as mavlink
 
 from nexus.px4.errors import ConnectTimeoutError, LinkClosedError, LinkError, PortBusyError
+from nexus.px4.packer import x25
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "LinkError", "MavlinkLink", "FrameReader"]
 
@@ -42,6 +43,11 @@ _SIGNATURE = 13
 _ANSWER = mavlink.MAVLink_hil_actuator_controls_message
 _ANSWER_PAYLOAD = struct.Struct(_ANSWER.unpacker.format)
 _ANSWER_CRC_EXTRA = bytes([_ANSWER.crc_extra])
+#: Longest single blocking read [s] (the socket's SO_RCVTIMEO): a wait longer than this reads in slices
+#: of it, each ending as soon as bytes arrive; shorter waits (the boot's) use select.
+RECEIVE_SLICE_S = 0.05
+_TIMEVAL = struct.Struct("@ll")
+_DONTWAIT = socket.MSG_DONTWAIT
 
 
 class ActuatorAnswer:
@@ -153,9 +159,9 @@ class FrameReader:
 
     @staticmethod
     def _answer_at(buf: bytearray, start: int, header: int, length: int, size: int):
-        """The answer frame at ``start``: its CRC checked with the dialect's x25crc, its payload unpacked."""
-        crc = mavlink.x25crc(bytes(buf[start + 1 : start + header + length]) + _ANSWER_CRC_EXTRA)
-        if crc.crc != buf[start + size - 2] | buf[start + size - 1] << 8:
+        """The answer frame at ``start``: its CRC checked (x25 with the dialect's CRC_EXTRA), its payload unpacked."""
+        if x25(bytes(buf[start + 1 : start + header + length]) + _ANSWER_CRC_EXTRA) \
+                != buf[start + size - 2] | buf[start + size - 1] << 8:
             return "bad", None, 0
         payload = bytes(buf[start + header : start + header + length]).ljust(_ANSWER_PAYLOAD.size, b"\x00")
         return "ok", ActuatorAnswer(payload), size
@@ -225,7 +231,11 @@ class MavlinkLink:
                 "(PX4_SIM_MODEL=none_iris ./bin/px4) or raise --px4-connect-timeout"
             ) from None
         connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        connection.setblocking(False)
+        # Blocking, with the kernel's own receive time-out: a wait for PX4's answer is one recv call that
+        # sleeps until the bytes come (no failed read and select first); reads that must not wait and
+        # every send pass MSG_DONTWAIT.
+        connection.setblocking(True)
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _TIMEVAL.pack(0, int(RECEIVE_SLICE_S * 1e6)))
         self.connection = connection
         #: Wall time [s] the run waited for PX4 to connect: part of its wall time, not of its flight.
         self.connect_wait_s = time.monotonic() - began
@@ -265,11 +275,11 @@ class MavlinkLink:
         self.flush()
 
     def _write(self, data: bytes) -> None:
-        """Write all of ``data`` (the socket is non-blocking: wait while its buffer is full)."""
+        """Write all of ``data`` (each send without waiting; select while the socket's buffer is full)."""
         view = memoryview(data)
         while view:
             try:
-                view = view[self.connection.send(view):]
+                view = view[self.connection.send(view, _DONTWAIT):]
             except (BlockingIOError, InterruptedError):
                 select.select([], [self.connection], [], 1.0)
             except OSError as error:
@@ -278,25 +288,24 @@ class MavlinkLink:
     def _read_available(self, wait: float) -> None:
         """Read what has arrived, waiting up to ``wait`` [s] for the first byte.
 
-        The read is tried first: on a busy machine PX4 often answered while this process was
-        still in its send, and then one system call is enough.
+        A wait of at least :data:`RECEIVE_SLICE_S` (the lockstep's wait for an answer) is one blocking
+        ``recv`` bounded by the socket's receive time-out: it returns as soon as bytes arrive, and a
+        slice that passes without any just returns (the caller's deadline decides). Shorter waits try a
+        read first (PX4 often answered while this process was still in its send), then select.
         """
         try:
-            data = self.connection.recv(65536)
+            if wait >= RECEIVE_SLICE_S:
+                began = time.perf_counter()
+                try:
+                    data = self.connection.recv(65536)
+                finally:
+                    self.wait_s += time.perf_counter() - began
+            else:
+                data = self._read_short(wait)
+                if data is None:
+                    return
         except (BlockingIOError, InterruptedError):
-            if wait <= 0.0:
-                return
-            began = time.perf_counter()
-            readable, _, _ = select.select([self.connection], [], [], wait)
-            self.wait_s += time.perf_counter() - began
-            if not readable:
-                return
-            try:
-                data = self.connection.recv(65536)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as error:
-                raise LinkClosedError(f"PX4 link to {self.peer} broke: {error.strerror}") from error
+            return
         except OSError as error:
             raise LinkClosedError(f"PX4 link to {self.peer} broke: {error.strerror}") from error
         if not data:
@@ -308,6 +317,18 @@ class MavlinkLink:
                         "later ones are counted in the run's controller_stats")
         self.received += len(messages)
         self.inbox.extend(messages)
+
+    def _read_short(self, wait: float) -> bytes | None:
+        """Bytes that have arrived, or that arrive within ``wait`` [s]; None when none did."""
+        try:
+            return self.connection.recv(65536, _DONTWAIT)
+        except (BlockingIOError, InterruptedError):
+            if wait <= 0.0:
+                return None
+        began = time.perf_counter()
+        readable, _, _ = select.select([self.connection], [], [], wait)
+        self.wait_s += time.perf_counter() - began
+        return self.connection.recv(65536, _DONTWAIT) if readable else None
 
     def poll(self) -> list:
         """Every message that has arrived, without waiting."""

@@ -8,7 +8,7 @@ from pymavlink.dialects.v20 import common as mavlink
 
 from nexus.px4 import messages
 from nexus.px4.link import FrameReader
-from nexus.px4.packer import FramePacker
+from nexus.px4.packer import FramePacker, x25
 
 SENSOR = messages.hil_sensor_args(4000, [0.1, -0.2, -9.81], [0.01, 0.0, -0.03], [2.1e-5, 1.0e-6, 4.3e-5], 95598.0,
                                   488.0, 284.978, 0x1FFF)
@@ -42,3 +42,13 @@ def test_packed_frames_parse_back_with_their_values():
     answer = parsed[3]
     assert answer.time_usec == 12_000 and answer.mode == 129 and answer.flags == 1
     assert np.float32(answer.controls[0]) == np.float32(0.5722) and list(answer.controls[4:]) == [0.0] * 12
+
+
+def test_x25_is_mavlinks_checksum():
+    # CRC-16/MCRF4XX's catalogue check value: the checksum of the ASCII digits 1 to 9.
+    assert x25(b"123456789") == 0x6F91
+    assert x25(b"") == 0xFFFF
+    rng = np.random.default_rng(7)
+    for length in range(0, 300, 7):
+        data = rng.integers(0, 256, length, dtype=np.uint8).tobytes()
+        assert x25(data) == mavlink.x25crc(data).crc, length
