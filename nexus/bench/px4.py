@@ -6,9 +6,9 @@ process of its own, which answers every sensor message at once with a hover
 row. The figures are therefore Nexus's own cost, not PX4's: real PX4 adds its
 compute on top and is measured separately (docs/px4.md).
 
-* ``exchange_us``: wall time of the two PX4 host stages (``truth`` and
-  ``exchange``: packing, the socket round trip, parsing the answer) per tick,
-  timed around the stages' own calls **inside real ticks** of the ring, so each
+* ``exchange_us``: wall time of the PX4 host stage (``exchange``: the ground
+  truth and sensor frames packed, the socket round trip, the answer parsed)
+  per tick, timed around the stage's own calls **inside real ticks** of the ring, so each
   call does what it does in a flight: ground truth every other tick, a GPS fix
   every 25th, new mag and baro samples at their rates. ``messages_per_tick``
   says how many messages those calls sent per tick. ``exchange_own_us`` is
@@ -166,7 +166,7 @@ def run(device: str = "cpu") -> dict:
 
 def table(result: dict) -> list[tuple[str, str]]:
     return [
-        ("PX4 host stages per tick, inside real ticks [µs]", f"{result['exchange_us']:.0f}"),
+        ("PX4 host stage per tick, inside real ticks [µs]", f"{result['exchange_us']:.0f}"),
         ("  of which Nexus's own work (CPU time of the sim's thread) [µs]", f"{result['exchange_own_us']:.0f}"),
         ("  of which off the CPU (the peer, waking it) [µs]", f"{result['exchange_wait_us']:.0f}"),
         ("  messages sent per tick", f"{result['messages_per_tick']:.2f}"),

