@@ -47,6 +47,8 @@ _ANSWER_CRC_EXTRA = bytes([_ANSWER.crc_extra])
 #: of it, each ending as soon as bytes arrive; shorter waits (the boot's) use select.
 RECEIVE_SLICE_S = 0.05
 _TIMEVAL = struct.Struct("@ll")
+#: Longest single wait in accept [s] while PX4 has not connected.
+ACCEPT_SLICE_S = 0.2
 _DONTWAIT = socket.MSG_DONTWAIT
 
 
@@ -221,15 +223,20 @@ class MavlinkLink:
         if self.server is None:
             self.listen()
         log.info("waiting for PX4 to connect on tcp %s:%d (up to %g s)...", self.host, self.port, timeout)
-        self.server.settimeout(timeout)
+        # In slices: Python acts on a signal, or on an exception another thread raises in this one (Ray's
+        # cancel of a sweep's run), only between calls, so one long accept would keep a cancelled run waiting.
+        self.server.settimeout(min(timeout, ACCEPT_SLICE_S))
         began = time.monotonic()
-        try:
-            connection, self.peer = self.server.accept()
-        except socket.timeout:
-            raise ConnectTimeoutError(
-                f"PX4 did not connect to tcp {self.host}:{self.port} within {timeout:g} s; start PX4 SITL "
-                "(PX4_SIM_MODEL=none_iris ./bin/px4) or raise --px4-connect-timeout"
-            ) from None
+        while True:
+            try:
+                connection, self.peer = self.server.accept()
+                break
+            except socket.timeout:
+                if time.monotonic() - began >= timeout:
+                    raise ConnectTimeoutError(
+                        f"PX4 did not connect to tcp {self.host}:{self.port} within {timeout:g} s; start PX4 SITL "
+                        "(PX4_SIM_MODEL=none_iris ./bin/px4) or raise --px4-connect-timeout"
+                    ) from None
         connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         # Blocking, with the kernel's own receive time-out: a wait for PX4's answer is one recv call that
         # sleeps until the bytes come (no failed read and select first); reads that must not wait and

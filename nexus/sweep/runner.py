@@ -15,8 +15,9 @@ once, and keeps ``DIR`` resumable:
 * Ctrl-C (or SIGTERM) cancels the points in flight with Ray's cancel (a
   KeyboardInterrupt in each task, taken between Python bytecodes: a flying
   run ends as ``interrupted`` and stops its PX4), force-cancels what has not
-  ended 10 s later (a run blocked in one call, such as waiting for PX4 to
-  connect; its folder is then a killed run), ends any PX4 a killed worker
+  ended 10 s later (a run stuck in one call; its folder is then a killed run;
+  the PX4 link waits in slices of at most 0.2 s, so a run waiting for PX4 is
+  not one), ends any PX4 a killed worker
   left behind, writes sweep.parquet for what finished, and re-raises.
 """
 
