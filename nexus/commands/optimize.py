@@ -11,6 +11,11 @@ sublayers the vehicle and overrides only the tuned attributes
 (``start.usda``), and both fly the normal captured MuJoCo mission
 (``--mission short``), so the report sets the tuned flight's errors next to
 the starting values'.
+
+``--window`` truncates back-propagation through time; ``--checkpoint`` keeps
+a checkpoint every that many ticks and runs the ticks between them again in
+the backward pass (the same gradient with less memory; ``auto``, the default,
+does so when keeping every tick would pass ``--memory-budget``).
 """
 
 from __future__ import annotations
@@ -59,6 +64,22 @@ def check_tunable(names: list[str]) -> None:
         if not name.startswith(TUNABLE):
             raise BuildError(f"--params {name}: optimize tunes what a vehicle file holds (pid.*, rotor<i>.kt, "
                              "esc.tau_up, esc.tau_down); differentiate other parameters with nexus.diff.Rollout")
+
+
+def parse_checkpoint(text: str) -> int | str | None:
+    """``--checkpoint``: a whole number of ticks, ``auto`` or ``off``."""
+    text = text.strip().lower()
+    if text == "auto":
+        return "auto"
+    if text in ("off", "none"):
+        return None
+    try:
+        every = int(text)
+    except ValueError:
+        every = 0
+    if every < 1:
+        raise BuildError(f"--checkpoint {text}: give a whole number of ticks, 1 or more, 'auto' or 'off'")
+    return every
 
 
 def adam(rollout, names: list[str], steps: int, lr: float, echo) -> list[dict]:
@@ -151,12 +172,20 @@ def write_curve(rows: list[dict], out: Path) -> None:
               help="Rollout length [s].")
 @click.option("--window", type=click.IntRange(min=1), default=None,
               help="Truncate back-propagation to windows of this many ticks (default: the whole rollout).")
+@click.option("--checkpoint", "checkpoint", default="auto", show_default=True,
+              help="Keep a checkpoint every this many ticks and recompute the ticks between them in the backward "
+                   "pass (the same gradient, less memory); 'off' keeps every tick; 'auto' checkpoints every "
+                   "ceil(sqrt(ticks)) ticks when keeping every tick would pass --memory-budget.")
+@click.option("--memory-budget", "memory_budget", type=click.FloatRange(min=0.0, min_open=True), default=None,
+              help="Memory [MB] the rollout may hold before --checkpoint auto checkpoints (default: a quarter of "
+                   "the memory available).")
 @click.option("--vehicle", default="astro_max_base", show_default=True)
 @click.option("--scene", default="empty", show_default=True)
 @click.option("--no-fly", is_flag=True, help="Tune only; do not fly the mission afterwards.")
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Folder for the results.")
 @click.pass_context
-def optimize(ctx, params, loss, steps, detune, lr, duration, window, vehicle, scene, no_fly, out):
+def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint, memory_budget, vehicle, scene, no_fly,
+             out):
     """Tune parameters on the differentiable rollout (Adam), write them as a USD layer, fly the mission."""
     from nexus.core.warp_setup import init_warp  # noqa: PLC0415
     from nexus.diff import Rollout  # noqa: PLC0415
@@ -169,8 +198,10 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, vehicle, sc
     out = Path(out)
     try:
         check_tunable(names)
+        every = parse_checkpoint(checkpoint)
         ticks = int(round(duration * 250.0))
-        rollout = Rollout(ticks, loss=loss, vehicle=vehicle, scene=scene, window=window)
+        rollout = Rollout(ticks, loss=loss, vehicle=vehicle, scene=scene, window=window, checkpoint=every,
+                          memory_budget=None if memory_budget is None else memory_budget * 1e6)
         for name in names:
             rollout.slot(name)  # an unknown name: one line listing the known ones
         for name in names:
@@ -180,6 +211,10 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, vehicle, sc
         (out / "start").mkdir(exist_ok=True)
         start_vehicle, _ = write_overrides(out / "start", vehicle, scene, layer_attributes(rollout, names))
         click.echo(f"nexus optimize: {', '.join(names)} on the {loss} loss, {ticks} ticks, {steps} Adam steps")
+        kept = (f"checkpoint every {rollout.checkpoint} ticks" if rollout.checkpoint else "every tick kept")
+        click.echo(f"memory: {kept}: {rollout.bytes_held() / 1e6:.2f} MB of arrays ({rollout.bytes_per_tick():,.0f} "
+                   f"bytes a tick), about {rollout.memory_estimate() / 1e6:.0f} MB with their objects and the tape "
+                   f"(every tick kept: {rollout.full_bytes / 1e6:.2f} MB, about {rollout.full_memory / 1e6:.0f} MB)")
         rows = adam(rollout, names, steps, lr, click.echo)
         tuned = {name: rollout.get(name) for name in names}
         (out / "tuned").mkdir(exist_ok=True)
@@ -189,7 +224,9 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, vehicle, sc
     write_curve(rows, out)
     first, best = rows[0]["loss"], min(r["loss"] for r in rows)
     result = {"params": names, "loss": loss, "start": start, "tuned": tuned, "loss_start": first, "loss_tuned": best,
-              "layers": {"start": str(start_vehicle), "tuned": str(tuned_vehicle)}}
+              "layers": {"start": str(start_vehicle), "tuned": str(tuned_vehicle)}, "ticks": ticks,
+              "window": window, "checkpoint": rollout.checkpoint, "bytes_held": rollout.bytes_held(),
+              "memory_estimate": rollout.memory_estimate()}
     click.echo(f"loss {first:.6g} -> {best:.6g} ({100 * (1 - best / first):.1f} % lower); tuned layer {tuned_vehicle}")
     if not no_fly:
         result["flight_start"] = fly(start_vehicle, scene, out / "flight_start")

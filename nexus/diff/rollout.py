@@ -15,6 +15,14 @@ Cholesky factor, the servos' force buffers) are also given one copy per tick:
 a kernel's adjoint re-reads its inputs, and a reused buffer would hold the
 last step's values by then.
 
+With ``checkpoint=k`` the rollout keeps one segment of k ticks' arrays (reused
+segment after segment) and, at every k-th tick, a checkpoint of the state a
+tick carries to the next (plant state, ESC speeds, PID state, controls row,
+sensor schedules, IMU bias). The backward pass re-runs each segment from its
+checkpoint on a fresh tape, last segment first, and hands the adjoint that
+reached the segment's first tick to the previous segment's last: the same
+kernels on the same inputs, so the same gradient bit for bit on the CPU.
+
 What differs from a run: no clock or guidance stage (times and setpoints are
 tables fixed before the tape, since no parameter changes them), no ground
 contact (start in the air: contact forces are not differentiated), no
@@ -25,6 +33,10 @@ run's.
 """
 
 from __future__ import annotations
+
+import logging
+import math
+import os
 
 import numpy as np
 import warp as wp
@@ -56,6 +68,50 @@ from nexus.sensors.samples import ImuSample
 #: Height of the start above the ground [m] unless a rollout asks for another: in the air, clear of contact.
 DEFAULT_START_HEIGHT = 1.0
 
+#: With ``checkpoint="auto"`` and no ``memory_budget``, a rollout checkpoints when keeping every tick would take
+#: more than this fraction of the memory available (the device's free memory; on the CPU, MemAvailable).
+DEFAULT_MEMORY_FRACTION = 0.25
+
+#: Names of a tick's carried state kept at each checkpoint (the plant state's arrays a tick reads before
+#: writing them, then the rollout's own): enough to run the next ticks again bit for bit.
+CHECKPOINTED_STATE = ("joint_q", "joint_qd", "body_q", "body_qd")
+
+log = logging.getLogger("nexus")
+
+
+def available_memory(device: str) -> int:
+    """Bytes free for a rollout on ``device``: the GPU's free memory, or the host's MemAvailable."""
+    dev = wp.get_device(device)
+    if dev.is_cuda:
+        return int(dev.free_memory)
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+
+
+#: Host memory a Warp array costs besides its data [bytes]: its Python object and allocation (measured on the CPU,
+#: Warp 1.19: 1.99 kB an array, 3.93 kB with its gradient). A tick's arrays are small (20.5 kB of data in about 90
+#: arrays and gradients), so on the CPU this, not the data, is most of what a kept tick costs.
+ARRAY_OVERHEAD_BYTES = 2000
+#: Host memory the tape costs per tick recorded [bytes]: its launches' records (measured 36.7 kB a tick while
+#: recording) and the backward pass's (15.1 kB), on the CPU over 2,500 ticks.
+TAPE_BYTES_PER_TICK = 52_000
+
+
+def array_bytes(array: wp.array) -> int:
+    """An array's bytes and its gradient's."""
+    return array.capacity + (array.grad.capacity if array.grad is not None else 0)
+
+
+def array_memory(array: wp.array) -> int:
+    """An array's and its gradient's bytes with their objects' overhead (:data:`ARRAY_OVERHEAD_BYTES` each)."""
+    return array_bytes(array) + ARRAY_OVERHEAD_BYTES * (1 + (array.grad is not None))
+
 
 class Trajectory:
     """A rollout's per-tick values as NumPy arrays, leading axes (tick, world).
@@ -68,14 +124,13 @@ class Trajectory:
     """
 
     def __init__(self, rollout: Rollout):
-        est = np.stack([a.numpy() for a in rollout.estimates])
+        est, imu, controls, speed = rollout._history()
         self.position = np.array(est["position"])
         self.velocity = np.array(est["velocity"])
         self.attitude = np.array(est["attitude"])
         self.rates = np.array(est["rates"])
-        self.controls = np.stack([a.numpy()[:, :4] for a in rollout.controls[1:]])
-        self.speed = np.stack([a.numpy().reshape(rollout.worlds, -1) for a in rollout.speeds[1:]])
-        imu = np.stack([a.numpy() for a in rollout.imu_samples])
+        self.controls = controls[:, :, :4]
+        self.speed = speed
         self.accel = np.array(imu["accel"])
         self.gyro = np.array(imu["gyro"])
         self.goal = rollout.reference.position
@@ -97,6 +152,15 @@ class Rollout:
     through time: a loss term's gradient reaches back at most to the start of
     its window of that many ticks (against gradients that grow over long
     horizons); None goes through the whole rollout.
+
+    ``checkpoint`` k keeps one segment of k ticks' arrays and a checkpoint of
+    the carried state every k ticks instead of every tick's arrays; the
+    backward pass runs each segment again from its checkpoint (the same
+    gradient and trajectory, bit for bit on the CPU, for about 1 + 1/(number
+    of segments) forward passes more). None keeps every tick. ``"auto"``
+    checkpoints every ⌈√ticks⌉ ticks when keeping every tick would take more
+    than ``memory_budget`` bytes (default: :data:`DEFAULT_MEMORY_FRACTION` of
+    the memory available), and logs that it does.
     """
 
     def __init__(
@@ -118,6 +182,8 @@ class Rollout:
         solver: str = "featherstone",
         capture: bool = True,
         window: int | None = None,
+        checkpoint: int | str | None = "auto",
+        memory_budget: float | None = None,
     ):
         if isinstance(ticks, bool) or not isinstance(ticks, int) or ticks < 1:
             raise BuildError(f"a rollout needs a whole number of ticks, 1 or more; got {ticks!r}")
@@ -130,6 +196,12 @@ class Rollout:
                              "differentiated); give more than 0.2 m")
         if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
             raise BuildError(f"--window {window!r}: give a whole number of ticks, 1 or more (or none: the whole rollout)")
+        if checkpoint not in ("auto", None) and (isinstance(checkpoint, bool) or not isinstance(checkpoint, int)
+                                                  or checkpoint < 1):
+            raise BuildError(f"--checkpoint {checkpoint!r}: give a whole number of ticks, 1 or more, 'auto' or "
+                             "none (keep every tick)")
+        if memory_budget is not None and not memory_budget > 0:
+            raise BuildError(f"--memory-budget {memory_budget!r}: give a number of bytes above 0")
         refuse_undifferentiable(solver, controller, vehicle, scene, device)
         #: Truncated back-propagation: the gradient of a loss term goes back at most to the start of its
         #: window of ``window`` ticks (None: through the whole rollout).
@@ -151,11 +223,25 @@ class Rollout:
         #: The goals as flown: the reference's headings are relative to the start heading.
         self.reference = Reference(np.asarray(reference.position, dtype=np.float64),
                                    np.asarray(reference.yaw, dtype=np.float64) + self.start_heading)
+        one_tick = arrays_in([self._boundary_arrays(True), self._step_arrays()])
+        #: What keeping every tick would hold [bytes]: one tick's arrays (and gradients) times the ticks.
+        self.full_bytes = sum(array_bytes(a) for a in one_tick) * ticks
+        #: What keeping every tick would cost in memory [bytes], estimated: the arrays' data, their objects, the tape
+        #: (see :data:`ARRAY_OVERHEAD_BYTES`); what ``checkpoint="auto"`` compares with the budget.
+        self.full_memory = (sum(array_memory(a) for a in one_tick) + TAPE_BYTES_PER_TICK) * ticks
+        #: Checkpoint every this many ticks (None: every tick's arrays are kept).
+        self.checkpoint = self._choose_checkpoint(checkpoint, memory_budget)
+        #: Ticks per segment: the arrays kept are one segment's, reused segment after segment.
+        self.segment = self.checkpoint or ticks
         self._allocate()
         self._slots = self._make_slots()
         self._grads_of_ticks: list[wp.array] = []
         self.tape: wp.Tape | None = None
+        #: The forward pass's tapes still valid for backward(): (first tick, tape, loss array) per window.
+        self._kept: list[tuple[int, wp.Tape, wp.array]] | None = None
         self.loss = wp.zeros(1, dtype=float, device=device, requires_grad=True)
+        # Loss terms of a segment run again in backward() go here (the loss is not counted twice).
+        self._replay_loss = wp.zeros(1, dtype=float, device=device, requires_grad=True)
         #: Replay captured graphs after the first run (False: launch kernel by kernel every time).
         self.capture = bool(capture)
         self._graphs: dict[str, object] = {}
@@ -199,33 +285,91 @@ class Rollout:
         #: The base's heading at the start [rad, NED] (the vehicle file's front points east: π/2).
         self.start_heading = float(yaw_ned_np(attitude_ned_frd_np(base_rotation)))
 
+    def _choose_checkpoint(self, checkpoint, budget: float | None) -> int | None:
+        """The checkpoint interval asked for, or the automatic one (see the class doc); None: keep every tick."""
+        if checkpoint is None:
+            return None
+        if checkpoint != "auto":
+            return checkpoint if checkpoint < self.ticks else None
+        limit = budget if budget is not None else DEFAULT_MEMORY_FRACTION * available_memory(self.device)
+        every = math.isqrt(self.ticks - 1) + 1  # ⌈√ticks⌉
+        if self.full_memory <= limit or every >= self.ticks:
+            return None
+        source = "the memory budget" if budget is not None else \
+            f"{DEFAULT_MEMORY_FRACTION:.0%} of the memory available on {self.device}"
+        log.info("rollout of %d ticks: keeping every tick would take about %.1f MB (%.1f MB of arrays), more than "
+                 "%s (%.1f MB); checkpointing every %d ticks", self.ticks, self.full_memory / 1e6,
+                 self.full_bytes / 1e6, source, limit / 1e6, every)
+        return every
+
+    def _boundary_arrays(self, augmented: bool) -> dict:
+        """New arrays for what one tick hands the next: the Newton state (with Featherstone's per-state arrays
+        when a tick writes it), ESC speeds, PID state, controls row, sensor schedules, IMU bias."""
+        model, n, dev = self.plant.model, self.worlds, self.device
+        state = model.state(requires_grad=True)
+        if augmented:
+            # What Featherstone's step allocates on the state it writes (on the first step otherwise), allocated
+            # now so that the bytes are counted from the start.
+            self.plant.solver._allocate_state_aux_vars(model, state, True)
+        return {
+            "state": state,
+            "speeds": wp.zeros(n * len(self.plant.rotors), dtype=float, device=dev, requires_grad=True),
+            "pid_states": wp.zeros((n, 1), dtype=PidState, device=dev, requires_grad=True),
+            "controls": wp.zeros((n, 16), dtype=float, device=dev, requires_grad=True),
+            "truth_schedules": wp.zeros((n, 3), dtype=wp.int64, device=dev),
+            "imu_schedules": wp.zeros((n, 3), dtype=wp.int64, device=dev),
+            "imu_bias": wp.zeros((n, 2), dtype=wp.vec3, device=dev, requires_grad=True),
+        }
+
+    def _step_arrays(self) -> dict:
+        """New arrays that one tick writes and the next does not read: Newton's control, the step-average
+        acceleration, body, estimate, IMU sample, and Newton's per-step scratch (see the module doc)."""
+        model, n, dev, solver = self.plant.model, self.worlds, self.device, self.plant.solver
+        return {
+            "sim_controls": model.control(requires_grad=True),
+            "qdd": wp.zeros(model.body_count, dtype=wp.spatial_vector, device=dev, requires_grad=True),
+            "bodies": wp.zeros(n, dtype=BodyState, device=dev, requires_grad=True),
+            "estimates": wp.zeros(n, dtype=PoseTwist, device=dev, requires_grad=True),
+            "imu_samples": wp.zeros(n, dtype=ImuSample, device=dev, requires_grad=True),
+            "solver_scratch": {name: wp.zeros_like(getattr(solver, name), requires_grad=True)
+                               for name in ("M", "J", "P", "H", "L")},
+            "servo_scratch": [(wp.zeros_like(a._computed_forces, requires_grad=True),
+                               wp.zeros_like(a._applied_forces, requires_grad=True)) for a in self.plant.actuators],
+        }
+
     def _allocate(self) -> None:
-        """One array per tick for everything a tick writes; tables for time and setpoints."""
+        """One segment's arrays (every tick's without checkpointing), the checkpoints, tables for time and
+        setpoints."""
         model, n, t, dev = self.plant.model, self.worlds, self.ticks, self.device
         plant = self.plant
-        self.states = [model.state(requires_grad=True) for _ in range(t + 1)]
+        slots = self.segment
+        # Slot i of a segment: tick first + i reads boundary i and writes boundary i + 1 and step i.
+        boundaries = [self._boundary_arrays(augmented=i > 0) for i in range(slots + 1)]
+        steps = [self._step_arrays() for _ in range(slots)]
+        self.states = [b["state"] for b in boundaries]
+        self.speeds = [b["speeds"] for b in boundaries]
+        self.pid_states = [b["pid_states"] for b in boundaries]
+        self.controls = [b["controls"] for b in boundaries]
+        self.truth_schedules = [b["truth_schedules"] for b in boundaries]
+        self.imu_schedules = [b["imu_schedules"] for b in boundaries]
+        self.imu_bias = [b["imu_bias"] for b in boundaries]
+        self.sim_controls = [s["sim_controls"] for s in steps]
+        self.qdd = [s["qdd"] for s in steps]
+        self.bodies = [s["bodies"] for s in steps]
+        self.estimates = [s["estimates"] for s in steps]
+        self.imu_samples = [s["imu_samples"] for s in steps]
+        self._solver_scratch = [s["solver_scratch"] for s in steps]
+        self._servo_scratch = [s["servo_scratch"] for s in steps]
         wp.copy(self.states[0].joint_q, plant.state.joint_q)
         wp.copy(self.states[0].joint_qd, plant.state.joint_qd)
         self.initial_q = wp.clone(plant.state.joint_q)
         self.initial_qd = wp.clone(plant.state.joint_qd)
-        self.sim_controls = [model.control(requires_grad=True) for _ in range(t)]
         rotors = len(plant.rotors)
-        self.speeds = [wp.zeros(n * rotors, dtype=float, device=dev, requires_grad=True) for _ in range(t + 1)]
         self.speeds[0].assign(np.full(n * rotors, self.hover_speed, dtype=np.float32))
-        self.qdd = [wp.zeros(model.body_count, dtype=wp.spatial_vector, device=dev, requires_grad=True)
-                    for _ in range(t)]
-        self.bodies = [wp.zeros(n, dtype=BodyState, device=dev, requires_grad=True) for _ in range(t)]
-        self.estimates = [wp.zeros(n, dtype=PoseTwist, device=dev, requires_grad=True) for _ in range(t)]
-        self.imu_samples = [wp.zeros(n, dtype=ImuSample, device=dev, requires_grad=True) for _ in range(t)]
-        self.pid_states = [wp.zeros((n, 1), dtype=PidState, device=dev, requires_grad=True) for _ in range(t + 1)]
-        self.controls = [wp.zeros((n, 16), dtype=float, device=dev, requires_grad=True) for _ in range(t + 1)]
         first = np.zeros((n, 16), dtype=np.float32)
         first[:, :rotors] = self.hover_command
         self.controls[0].assign(first)
-        self.truth_schedules = [wp.zeros((n, 3), dtype=wp.int64, device=dev) for _ in range(t + 1)]
-        self.imu_schedules = [wp.zeros((n, 3), dtype=wp.int64, device=dev) for _ in range(t + 1)]
         bias = self.loop.states.of(self.imu)["bias"] if self.imu is not None else None
-        self.imu_bias = [wp.zeros((n, 2), dtype=wp.vec3, device=dev, requires_grad=True) for _ in range(t + 1)]
         if bias is not None:
             wp.copy(self.imu_bias[0], bias)
         # The clock's values for ticks 1 .. t (tick k+1 is the k-th of the rollout), as the clock kernel writes them.
@@ -244,13 +388,21 @@ class Rollout:
                 goals.append(s)
         self.setpoint_table = wp.array(goals, dtype=Setpoint, device=dev).reshape((t, n))
         self.armed = wp.ones(n, dtype=wp.int32, device=dev)
-        # Newton's per-step scratch, one copy per tick (see the module doc).
-        solver = plant.solver
-        self._solver_scratch = [{name: wp.zeros_like(getattr(solver, name), requires_grad=True)
-                                 for name in ("M", "J", "P", "H", "L")} for _ in range(t)]
-        self._servo_scratch = [[(wp.zeros_like(a._computed_forces, requires_grad=True),
-                                 wp.zeros_like(a._applied_forces, requires_grad=True)) for a in plant.actuators]
-                               for _ in range(t)]
+        #: Checkpoint s: the carried values at tick s · checkpoint (values only, no gradients). The first holds
+        #: the start (the state arrays are set again by the start on the tape).
+        self._checkpoints: list[list[wp.array]] = []
+        #: Per-tick copies of what the trajectory reports (a segment's arrays are reused): estimate, IMU sample,
+        #: controls row and ESC speeds written by each tick; none without checkpointing.
+        self._history_arrays: list[wp.array] = []
+        if self.checkpoint:
+            count = len(self._segments())
+            self._checkpoints = [[wp.zeros(a.shape, dtype=a.dtype, device=dev) for a in self._checkpointed(0)]
+                                 for _ in range(count)]
+            self._save(0, 0)
+            self._history_arrays = [wp.zeros(t * n, dtype=PoseTwist, device=dev),
+                                    wp.zeros(t * n, dtype=ImuSample, device=dev),
+                                    wp.zeros(t * n * 16, dtype=float, device=dev),
+                                    wp.zeros(t * n * rotors, dtype=float, device=dev)]
 
     def _make_slots(self) -> dict[str, Slot]:
         plant, n = self.plant, self.worlds
@@ -350,54 +502,128 @@ class Rollout:
         self._recorded = record
         return float(self.loss.numpy()[0])
 
+    def _segments(self) -> list[tuple[int, int]]:
+        """(first tick, end tick) of each segment: one for the whole rollout without checkpointing."""
+        return [(first, min(first + self.segment, self.ticks)) for first in range(0, self.ticks, self.segment)]
+
     def _execute(self, record: bool) -> None:
         self.loss.zero_()
-        if not record:
-            self._start()
-            for k in range(self.ticks):
-                self._tick(k)
-                self._add_loss(k)
-            return
-        # One tape per window (the whole rollout without ``window``), so backward() can cut the
-        # gradient at a window's first tick.
-        self.tapes = []
-        for first in range(0, self.ticks, self.window):
-            tape = wp.Tape()
-            with tape:
+        self._kept = None
+        segments = self._segments()
+        for index, (first, end) in enumerate(segments):
+            if self.checkpoint:
+                self._restore(index)
+            if record and index == len(segments) - 1:
+                # The last segment (the whole rollout without checkpointing) on tapes that backward() uses
+                # as they are; the segments before it are run again from their checkpoints.
+                self._kept = self._record(first, end, self.loss, history=True)
+            else:
                 if first == 0:
                     self._start()
-                for k in range(first, min(first + self.window, self.ticks)):
-                    self._tick(k)
-                    self._add_loss(k)
-            self.tapes.append(tape)
-        self.tape = self.tapes[0]
+                for k in range(first, end):
+                    self._tick(k, k - first, history=True)
+                    self._add_loss(k, k - first, self.loss)
+            if self.checkpoint and index + 1 < len(segments):
+                self._save(index + 1, end - first)
+        self.tapes = [tape for _, tape, _ in self._kept or []]
+        self.tape = self.tapes[0] if self.tapes else None
+
+    def _record(self, first: int, end: int, loss: wp.array, history: bool) -> list[tuple[int, wp.Tape, wp.array]]:
+        """Ticks ``first`` .. ``end`` - 1 of one segment on tapes, one per window (so backward() can cut the
+        gradient at a window's first tick); (first tick, tape, loss array) each."""
+        pieces = []
+        start = first
+        while start < end:
+            stop = min(end, (start // self.window + 1) * self.window)
+            tape = wp.Tape()
+            with tape:
+                if start == 0:
+                    self._start()
+                for k in range(start, stop):
+                    self._tick(k, k - first, history)
+                    self._add_loss(k, k - first, loss)
+            pieces.append((start, tape, loss))
+            start = stop
+        return pieces
 
     def backward(self) -> None:
         """Carry the loss back to every parameter (after ``forward(record=True)``); gradients start from zero."""
-        if not self._recorded or self.tape is None:
+        if not self._recorded:
             raise RuntimeError("backward() needs forward(record=True) first")
         self._backward()
 
     def _backward(self) -> None:
+        kept = self._kept
+        if self.checkpoint:
+            self._kept = None  # the segment's arrays will hold the first segment's ticks by the end
         # Every gradient from zero: a tape zeroes only the adjoints it has handed out, and an array a
         # kernel adds into (a body's wrench) keeps its gradient after a backward pass.
-        for tape in self.tapes:
+        for _, tape, _ in kept or []:
             tape.zero()
         self._grads_of_ticks = [a for a in self._tick_arrays() if a.grad is not None]
         for array in [*self._grad_roots(), *self._grads_of_ticks]:
             array.grad.zero_()
-        for index in range(len(self.tapes) - 1, -1, -1):
-            self.tapes[index].backward(loss=self.loss)
-            if self.truncate and index > 0:
-                self._cut(index * self.window)
+        segments = self._segments()
+        for index in range(len(segments) - 1, -1, -1):
+            first, end = segments[index]
+            if index == len(segments) - 1 and kept is not None:
+                pieces = kept
+            else:
+                # Hand the segment the adjoint that reached the next segment's first tick, then run it again
+                # from its checkpoint on fresh tapes (its loss terms into a scratch loss). In that order: a
+                # wp.copy on a tape copies the gradient too (the start's copy would overwrite boundary 0's).
+                if index < len(segments) - 1:
+                    self._carry(end - first)
+                self._restore(index)
+                pieces = self._record(first, end, self._replay_loss, history=False)
+            for start, tape, loss in reversed(pieces):
+                tape.backward(loss=loss)
+                if self.truncate and start > 0 and start % self.window == 0:
+                    self._cut(start - first)
 
-    def _cut(self, k: int) -> None:
-        """Drop the gradient that reached tick ``k``'s carried state, so it goes no further back."""
-        carried = [*vars(self.states[k]).values(), self.speeds[k], self.pid_states[k], self.controls[k],
-                   self.imu_bias[k]]
-        for array in carried:
-            if isinstance(array, wp.array) and array.grad is not None:
+    def _carried(self, i: int) -> list[tuple[str, wp.array]]:
+        """Boundary ``i``'s arrays whose adjoint goes on to the tick before: the Newton state's, ESC speeds,
+        PID state, controls row, IMU bias (the schedules are integers)."""
+        state = [(name, a) for name, a in vars(self.states[i]).items()
+                 if isinstance(a, wp.array) and a.grad is not None]
+        return [*state, ("speeds", self.speeds[i]), ("pid_states", self.pid_states[i]),
+                ("controls", self.controls[i]), ("imu_bias", self.imu_bias[i])]
+
+    def _carry(self, i: int) -> None:
+        """Before a segment's backward pass: the adjoint left at boundary 0 by the segment after it goes to
+        boundary ``i`` (this segment's last); every other gradient of the segment's arrays starts from zero."""
+        given = dict(self._carried(0))
+        kept = set()
+        for name, array in self._carried(i):
+            if name in given:
+                wp.copy(array.grad, given[name].grad)
+            else:
+                array.grad.zero_()  # Featherstone's per-state arrays: no tick reads those of the state it starts from
+            kept.add(array.grad.ptr)
+        for array in self._tick_arrays():
+            if array.grad is not None and array.grad.ptr not in kept:
                 array.grad.zero_()
+
+    def _checkpointed(self, i: int) -> list[wp.array]:
+        """Boundary ``i``'s arrays a checkpoint keeps: what the next tick reads before writing."""
+        state = self.states[i]
+        return [*(getattr(state, name) for name in CHECKPOINTED_STATE), self.speeds[i], self.pid_states[i],
+                self.controls[i], self.truth_schedules[i], self.imu_schedules[i], self.imu_bias[i]]
+
+    def _save(self, index: int, i: int) -> None:
+        """Checkpoint ``index`` <- boundary ``i`` (values only)."""
+        for kept, array in zip(self._checkpoints[index], self._checkpointed(i)):
+            wp.copy(kept, array)
+
+    def _restore(self, index: int) -> None:
+        """Boundary 0 <- checkpoint ``index`` (values only: the checkpoint has no gradient to copy)."""
+        for kept, array in zip(self._checkpoints[index], self._checkpointed(0)):
+            wp.copy(array, kept)
+
+    def _cut(self, i: int) -> None:
+        """Drop the gradient that reached boundary ``i``'s carried state, so it goes no further back."""
+        for _, array in self._carried(i):
+            array.grad.zero_()
 
     def _grad_roots(self) -> list[wp.array]:
         """Arrays the tape reads but no recorded launch writes (parameters, the model): their gradients
@@ -416,32 +642,46 @@ class Rollout:
         return value, {name: self.gradient(name) for name in names}
 
     def _tick_arrays(self) -> list[wp.array]:
-        """Every per-tick array (Newton's states and controls with Featherstone's per-state arrays, signals,
-        component state, scratch), each once."""
+        """Every per-tick array of the segment (of the rollout without checkpointing): Newton's states and
+        controls with Featherstone's per-state arrays, signals, component state, scratch; each once."""
         per_tick = [*self.states, *self.sim_controls, *self.speeds, *self.qdd, *self.bodies, *self.estimates,
                     *self.imu_samples, *self.pid_states, *self.controls, *self.truth_schedules, *self.imu_schedules,
-                    *self.imu_bias]
-        for scratch in self._solver_scratch:
-            per_tick += list(scratch.values())
-        for servos in self._servo_scratch:
-            per_tick += [a for pair in servos for a in pair]
-        arrays: dict[int, wp.array] = {}
-        for item in per_tick:
-            for value in ([item] if isinstance(item, wp.array) else vars(item).values()):
-                if isinstance(value, wp.array) and value.ptr is not None:
-                    arrays.setdefault(value.ptr, value)
-        return list(arrays.values())
+                    *self.imu_bias, *self._solver_scratch, *self._servo_scratch]
+        return arrays_in(per_tick)
+
+    def bytes_held(self) -> int:
+        """Memory the rollout holds for its ticks [bytes]: the per-tick arrays kept (one segment's with
+        checkpointing) and their gradients, the checkpoints, the trajectory's copies, the time and setpoint
+        tables."""
+        return sum(array_bytes(a) for a in self._held_arrays())
 
     def bytes_per_tick(self) -> float:
-        """Memory the rollout keeps per tick [bytes]: every per-tick array and its gradient, averaged."""
-        total = 0
-        for array in self._tick_arrays():
-            total += array.capacity + (array.grad.capacity if array.grad is not None else 0)
-        return total / self.ticks
+        """:meth:`bytes_held` over the ticks [bytes]."""
+        return self.bytes_held() / self.ticks
+
+    def memory_estimate(self) -> int:
+        """Memory the rollout costs for its ticks [bytes], estimated: :meth:`bytes_held` with the arrays' objects
+        and the tape of the ticks recorded at once (a segment's with checkpointing), as for ``full_memory``."""
+        return sum(array_memory(a) for a in self._held_arrays()) + TAPE_BYTES_PER_TICK * self.segment
+
+    def _held_arrays(self) -> list[wp.array]:
+        tables = [self.tick_table, self.time_ns_table, self.time_table, self.setpoint_table]
+        return [*self._tick_arrays(), *(a for kept in self._checkpoints for a in kept), *self._history_arrays, *tables]
 
     def trajectory(self) -> Trajectory:
         """The last forward run's values per tick, on the host."""
         return Trajectory(self)
+
+    def _history(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Estimates, IMU samples, controls rows (tick, world, 16) and ESC speeds (tick, world, rotor) of the
+        last forward run."""
+        t, n = self.ticks, self.worlds
+        if self._history_arrays:
+            est, imu, controls, speeds = (a.numpy() for a in self._history_arrays)
+            return est.reshape(t, n), imu.reshape(t, n), controls.reshape(t, n, 16), speeds.reshape(t, n, -1)
+        return (np.stack([a.numpy() for a in self.estimates]), np.stack([a.numpy() for a in self.imu_samples]),
+                np.stack([a.numpy() for a in self.controls[1:]]),
+                np.stack([a.numpy().reshape(n, -1) for a in self.speeds[1:]]))
 
     def _start(self) -> None:
         """On the tape: the derived inertia (from mass and inertia) and the start state's bodies."""
@@ -453,70 +693,102 @@ class Rollout:
         wp.copy(s0.joint_qd, self.initial_qd)
         newton.eval_fk(self.plant.model, s0.joint_q, s0.joint_qd, s0)
 
-    def _tick(self, k: int) -> None:
+    def _tick(self, k: int, i: int, history: bool = False) -> None:
+        """Tick ``k`` of the rollout on slot ``i`` of the segment's arrays (``i`` = ``k`` without checkpointing);
+        ``history`` copies what the trajectory reports (with checkpointing)."""
         plant, solver, dev, n = self.plant, self.plant.solver, self.device, self.worlds
-        state, after, control = self.states[k], self.states[k + 1], self.sim_controls[k]
+        state, after, control = self.states[i], self.states[i + 1], self.sim_controls[i]
         rotors = len(plant.rotors)
         dt_sub = self.physics.dt_sub
         state.body_f.zero_()
         control.joint_f.zero_()
         esc = self.esc
         wp.launch(esc_command_all, dim=(n, rotors),
-                  inputs=[self.controls[k], *esc.fused, esc.dt, *esc._strides, self.speeds[k]],
-                  outputs=[self.speeds[k + 1], control.joint_target_qd, control.joint_act], device=dev)
+                  inputs=[self.controls[i], *esc.fused, esc.dt, *esc._strides, self.speeds[i]],
+                  outputs=[self.speeds[i + 1], control.joint_target_qd, control.joint_act], device=dev)
         prop = self.propeller
         wp.launch(propeller_wrench_all, dim=(n, rotors),
                   inputs=[state.joint_qd, state.body_q, *prop.fused, *prop._strides, self.time_ns_table[k],
                           prop._variation],
                   outputs=[state.body_f], device=dev)
-        for actuator, (computed, applied) in zip(plant.actuators, self._servo_scratch[k]):
+        for actuator, (computed, applied) in zip(plant.actuators, self._servo_scratch[i]):
             actuator._computed_forces, actuator._applied_forces = computed, applied
             actuator.step(state, control, dt=dt_sub)
-        for name, array in self._solver_scratch[k].items():
+        for name, array in self._solver_scratch[i].items():
             setattr(solver, name, array)
         solver.step(state, after, control, None, dt_sub)
         wp.launch(step_average_acceleration, model_bodies(plant),
                   inputs=[state.body_qd, after.body_qd, 1.0 / (dt_sub * self.physics.substeps)],
-                  outputs=[self.qdd[k]], device=dev)
+                  outputs=[self.qdd[i]], device=dev)
         wp.launch(publish_body, n,
-                  inputs=[after.body_q, after.body_qd, self.qdd[k], plant.model.body_com, plant.base,
+                  inputs=[after.body_q, after.body_qd, self.qdd[i], plant.model.body_com, plant.base,
                           plant.bodies_per_world, 1],
-                  outputs=[self.bodies[k]], device=dev)
+                  outputs=[self.bodies[i]], device=dev)
         times = (self.time_table[k], self.time_ns_table[k])
         if self.imu is not None:
             imu = self.imu
             noise = imu._noise_args if self.noise else [wp.vec3(0.0), wp.vec3(0.0), 0.0, 0.0]
             wp.launch(sample_imu, n,
-                      inputs=[self.bodies[k], *times, self.tick_table[k], wp.int64(imu.period_ns),
-                              self.imu_schedules[k], self.imu_schedules[k + 1], imu.gravity, imu.mount, *noise,
-                              imu.seeds, imu.noise_scale, self.imu_bias[k], self.imu_bias[k + 1]],
-                      outputs=[self.imu_samples[k]], device=dev)
+                      inputs=[self.bodies[i], *times, self.tick_table[k], wp.int64(imu.period_ns),
+                              self.imu_schedules[i], self.imu_schedules[i + 1], imu.gravity, imu.mount, *noise,
+                              imu.seeds, imu.noise_scale, self.imu_bias[i], self.imu_bias[i + 1]],
+                      outputs=[self.imu_samples[i]], device=dev)
         est = self.estimator
         wp.launch(truth_estimate, n,
-                  inputs=[self.bodies[k], plant.ned_origin, *times, wp.int64(est.period_ns), self.truth_schedules[k],
-                          self.truth_schedules[k + 1]],
-                  outputs=[self.estimates[k]], device=dev)
+                  inputs=[self.bodies[i], plant.ned_origin, *times, wp.int64(est.period_ns), self.truth_schedules[i],
+                          self.truth_schedules[i + 1]],
+                  outputs=[self.estimates[i]], device=dev)
         pid = self.pid
         wp.launch(pid_control, dim=n,
-                  inputs=[self.estimates[k], self.setpoint_table[k], self.armed, pid.params, self.pid_states[k],
+                  inputs=[self.estimates[i], self.setpoint_table[k], self.armed, pid.params, self.pid_states[i],
                           float(pid.dt), pid.rotor_count],
-                  outputs=[self.pid_states[k + 1], self.controls[k + 1]], device=dev)
+                  outputs=[self.pid_states[i + 1], self.controls[i + 1]], device=dev)
+        if history and self._history_arrays:
+            estimates, samples, controls, speeds = self._history_arrays
+            wp.copy(estimates, self.estimates[i], dest_offset=k * n, count=n)
+            wp.copy(samples, self.imu_samples[i], dest_offset=k * n, count=n)
+            wp.copy(controls, self.controls[i + 1], dest_offset=k * n * 16, count=n * 16)
+            wp.copy(speeds, self.speeds[i + 1], dest_offset=k * n * rotors, count=n * rotors)
 
-    def _add_loss(self, k: int) -> None:
+    def _add_loss(self, k: int, i: int, loss: wp.array) -> None:
         scale = 1.0 / (self.ticks * self.worlds)
         kind = {"altitude": 0, "yaw": 1, "figure8": 2, "energy": 2}[self.loss_name]
         weight = ENERGY_TRACKING_WEIGHT if self.loss_name == "energy" else 1.0
         wp.launch(add_tracking_loss, self.worlds,
-                  inputs=[self.estimates[k], self.setpoint_table[k], kind, scale * weight], outputs=[self.loss],
+                  inputs=[self.estimates[i], self.setpoint_table[k], kind, scale * weight], outputs=[loss],
                   device=self.device)
         if self.loss_name == "energy":
             wp.launch(add_power_loss, self.worlds,
-                      inputs=[self.speeds[k + 1], self.esc.fused[9], len(self.plant.rotors), scale],
-                      outputs=[self.loss], device=self.device)
+                      inputs=[self.speeds[i + 1], self.esc.fused[9], len(self.plant.rotors), scale],
+                      outputs=[loss], device=self.device)
+
+
+def arrays_in(items) -> list[wp.array]:
+    """The Warp arrays in ``items`` (arrays, Newton states and controls, dicts, lists and tuples of them), each
+    once."""
+    found: dict[int, wp.array] = {}
+
+    def visit(item) -> None:
+        if isinstance(item, wp.array):
+            if item.ptr is not None:
+                found.setdefault(item.ptr, item)
+        elif isinstance(item, dict):
+            for value in item.values():
+                visit(value)
+        elif isinstance(item, (list, tuple)):
+            for value in item:
+                visit(value)
+        elif hasattr(item, "__dict__"):
+            for value in vars(item).values():
+                if isinstance(value, wp.array):
+                    visit(value)
+
+    visit(items)
+    return list(found.values())
 
 
 def model_bodies(plant) -> int:
     return plant.model.body_count
 
 
-__all__ = ["DEFAULT_START_HEIGHT", "Rollout", "Trajectory"]
+__all__ = ["DEFAULT_MEMORY_FRACTION", "DEFAULT_START_HEIGHT", "Rollout", "Trajectory", "available_memory"]
