@@ -92,6 +92,8 @@ BOOT_PATIENCE_S = 0.05
 #: answered a tick later than the others; with 100 ms, 3 in 3 answered on the same tick (docs/px4.md).
 BOOT_QUIET_S = 0.1
 
+#: HIL_SENSOR's ``fields_updated`` bits of a new IMU sample.
+ACCEL_GYRO_BITS = messages.ACCEL_BITS | messages.GYRO_BITS
 SAMPLES = (("imu", ImuSample), ("mag", MagSample), ("baro", BaroSample), ("gps", GpsSample))
 #: The host signal a lidar writes (nexus.sensors.lidar): its sweeps become PX4's obstacle data.
 LIDAR_SIGNAL = "lidar"
@@ -316,6 +318,7 @@ class Px4Controller(Component):
     def _make_views(self, io) -> dict:
         """The exchange's signals as NumPy views made once, and the frame packers."""
         self.views = views = {name: HostView(io[name]) for name in ("time_ns", "controls", "gps")}
+        self._time_ns = views["time_ns"].host  # the clock's time [ns], read as one number each tick
         mav = self.link.mav
         self.packers = {"truth": FramePacker(mavlink.MAVLink_hil_state_quaternion_message, mav),
                         "sensor": FramePacker(mavlink.MAVLink_hil_sensor_message, mav),
@@ -326,7 +329,8 @@ class Px4Controller(Component):
         if self.link.connection is None:
             self._connect()
         views = self.views or self._make_views(io)
-        time_usec = views["time_ns"].values() // 1000
+        views["time_ns"].refresh()
+        time_usec = self._time_ns.item(0) // 1000
         row = self.row_view
         row.refresh()
         # Leaves with the sensor message, in one write.
@@ -336,11 +340,13 @@ class Px4Controller(Component):
         sensor = row.value("sensor")
         last = self.last_sample_time
         stamps = sensor[STAMPS]
-        new_imu, new_mag, new_baro, new_gps = (stamp != previous for stamp, previous in zip(stamps, last))
+        fields = ((ACCEL_GYRO_BITS if stamps[0] != last[0] else 0) | (messages.MAG_BITS if stamps[1] != last[1] else 0)
+                  | (messages.BARO_BITS if stamps[2] != last[2] else 0))
+        new_gps = stamps[3] != last[3]
         self.last_sample_time = stamps
         # HIL_SENSOR's fields, already in PX4's units: accel, gyro, mag, abs and diff pressure, altitude, temperature.
         self.link.queue_frame(self.packers["sensor"].pack_wire(
-            time_usec, *sensor[:10], 0.0, sensor[10], sensor[11], messages.sensor_fields(new_imu, new_mag, new_baro), 0))
+            time_usec, *sensor[:10], 0.0, sensor[10], sensor[11], fields, 0))
         if new_gps:
             gps = views["gps"]
             gps.refresh()
@@ -506,7 +512,7 @@ class Px4Controller(Component):
         """Use an answer's controls, or keep the last ones if they are unusable (and count it)."""
         # A sum of floats is finite exactly when each is (16 float32 values cannot overflow a double).
         if len(controls) == CONTROLS_WIDTH and math.isfinite(sum(controls)):
-            self.last_controls[:] = controls
+            self.last_controls = controls  # a tuple of Python floats, written to the float32 row each tick
             self.bad_answers_in_a_row = 0
             return
         row = np.asarray(controls, dtype=np.float32)

@@ -47,6 +47,13 @@ _ANSWER_CRC_EXTRA = bytes([_ANSWER.crc_extra])
 #: of it, each ending as soon as bytes arrive; shorter waits (the boot's) use select.
 RECEIVE_SLICE_S = 0.05
 _TIMEVAL = struct.Struct("@ll")
+#: A wait for an answer first polls, without sleeping, until this long [s] after the send, while the peer's
+#: answers have been coming that soon (:attr:`MavlinkLink.answer_latency_s`): a thread that sleeps is woken
+#: tens of microseconds after the bytes arrive on a virtual machine, about as long as such a peer takes.
+#: A slower peer (real PX4 takes hundreds of microseconds) gets no polling: it would only take a core from it.
+POLL_WINDOW_S = 100e-6
+#: Weight of the newest answer in the running mean of the answer latency.
+LATENCY_WEIGHT = 0.1
 #: Longest single wait in accept [s] while PX4 has not connected.
 ACCEPT_SLICE_S = 0.2
 _DONTWAIT = socket.MSG_DONTWAIT
@@ -193,6 +200,10 @@ class MavlinkLink:
         self.connect_wait_s = 0.0
         #: Wall time [s] spent blocked waiting for PX4's bytes: PX4's share of a tick (and the OS's), not Nexus's.
         self.wait_s = 0.0
+        #: When the last write went out (``time.perf_counter``), and a running mean of how long the first
+        #: bytes after a write took to come [s] (starting above the polling window: no polling until measured).
+        self.sent_at = 0.0
+        self.answer_latency_s = 1.0
 
     @property
     def bad_messages(self) -> int:
@@ -275,6 +286,7 @@ class MavlinkLink:
             data = b"".join(self.outbox)
             self.outbox.clear()
             self._write(data)
+            self.sent_at = time.perf_counter()
 
     def send(self, message) -> None:
         """Send one message (and any queued before it) now."""
@@ -295,18 +307,25 @@ class MavlinkLink:
     def _read_available(self, wait: float) -> None:
         """Read what has arrived, waiting up to ``wait`` [s] for the first byte.
 
-        A wait of at least :data:`RECEIVE_SLICE_S` (the lockstep's wait for an answer) is one blocking
-        ``recv`` bounded by the socket's receive time-out: it returns as soon as bytes arrive, and a
-        slice that passes without any just returns (the caller's deadline decides). Shorter waits try a
+        A wait of at least :data:`RECEIVE_SLICE_S` (the lockstep's wait for an answer) polls first while
+        the peer answers within :data:`POLL_WINDOW_S`, then is one blocking ``recv`` bounded by the
+        socket's receive time-out: it returns as soon as bytes arrive, and a slice that passes without
+        any just returns (the caller's deadline decides). Shorter waits try a
         read first (PX4 often answered while this process was still in its send), then select.
         """
         try:
             if wait >= RECEIVE_SLICE_S:
                 began = time.perf_counter()
                 try:
-                    data = self.connection.recv(65536)
+                    data = self._poll_briefly(began) if self.answer_latency_s < POLL_WINDOW_S else None
+                    if data is None:
+                        data = self.connection.recv(65536)
                 finally:
-                    self.wait_s += time.perf_counter() - began
+                    now = time.perf_counter()
+                    self.wait_s += now - began
+                if self.sent_at:
+                    self.answer_latency_s += LATENCY_WEIGHT * (now - self.sent_at - self.answer_latency_s)
+                    self.sent_at = 0.0
             else:
                 data = self._read_short(wait)
                 if data is None:
@@ -324,6 +343,18 @@ class MavlinkLink:
                         "later ones are counted in the run's controller_stats")
         self.received += len(messages)
         self.inbox.extend(messages)
+
+    def _poll_briefly(self, now: float) -> bytes | None:
+        """Bytes that arrive before the polling window after the last write closes, read without sleeping."""
+        until = self.sent_at + POLL_WINDOW_S
+        recv = self.connection.recv
+        while True:
+            try:
+                return recv(65536, _DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                if now >= until:
+                    return None
+                now = time.perf_counter()
 
     def _read_short(self, wait: float) -> bytes | None:
         """Bytes that have arrived, or that arrive within ``wait`` [s]; None when none did."""
