@@ -17,11 +17,14 @@ answer goes out.
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 import time
 from collections.abc import Callable
 
 from pymavlink.dialects.v20 import common as mavlink
+
+from nexus.px4.packer import x25
 
 
 class ScriptedPx4(threading.Thread):
@@ -116,6 +119,7 @@ class ScriptedPx4(threading.Thread):
 
 
 HIL_SENSOR_ID = 107
+_TIME = struct.Struct("<Q")
 HIL_ACTUATOR_CONTROLS_ID = 93
 MAVLINK2_MAGIC = 0xFD
 MAVLINK2_HEADER = 10
@@ -124,9 +128,9 @@ MAVLINK2_HEADER = 10
 class AnswerTemplate:
     """One HIL_ACTUATOR_CONTROLS frame packed once; per answer only its time and checksum change.
 
-    The checksum is computed as the dialect's own packer does: the dialect
-    module's ``x25crc`` over the frame after its start byte (header and
-    payload), then the message's CRC_EXTRA, both taken from the dialect
+    The checksum is computed as the dialect's own packer does: MAVLink's x25
+    (:func:`nexus.px4.packer.x25`) over the frame after its start byte (header
+    and payload), then the message's CRC_EXTRA, taken from the dialect
     (``mavlink_map[93]``) rather than copied, so they cannot drift apart.
     """
 
@@ -134,16 +138,14 @@ class AnswerTemplate:
         self.frame = bytearray(mav.hil_actuator_controls_encode(1, [float(x) for x in row], 129, 1).pack(mav))
         self.length = self.frame[1]
         self.crc_extra = mavlink.mavlink_map[HIL_ACTUATOR_CONTROLS_ID].crc_extra
+        self.crc_extra_byte = bytes([self.crc_extra])
         if self.frame[0] != MAVLINK2_MAGIC or self.frame[2] != 0:
             raise ValueError("the answer template must be an unsigned MAVLink 2 frame")
 
     def answer(self, time_usec: int) -> bytes:
-        import struct
-
         struct.pack_into("<Q", self.frame, MAVLINK2_HEADER, time_usec)  # time_usec is the payload's first field
-        crc = mavlink.x25crc(bytes(self.frame[1 : MAVLINK2_HEADER + self.length]))
-        crc.accumulate(bytes([self.crc_extra]))
-        struct.pack_into("<H", self.frame, MAVLINK2_HEADER + self.length, crc.crc)
+        end = MAVLINK2_HEADER + self.length
+        struct.pack_into("<H", self.frame, end, x25(bytes(self.frame[1:end]) + self.crc_extra_byte))
         return bytes(self.frame)
 
 
@@ -154,8 +156,6 @@ def answer_at_once(port: int, row) -> None:
     message's ``time_usec`` (its payload's first 8 bytes) without decoding the
     rest: the benchmark's stand-in for a PX4 that takes no time.
     """
-    import struct
-
     mav = mavlink.MAVLink(None, srcSystem=1, srcComponent=1)
     sock = socket.create_connection(("127.0.0.1", port), timeout=30.0)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -172,23 +172,22 @@ def answer_at_once(port: int, row) -> None:
             return
         if not data:
             return
-        buffer += data
+        buffer = buffer + data if buffer else data
         replies = []
-        while len(buffer) >= MAVLINK2_HEADER + 2:
-            if buffer[0] != MAVLINK2_MAGIC:
-                buffer = buffer[1:]
+        at, end = 0, len(buffer)
+        while end - at >= MAVLINK2_HEADER + 2:
+            if buffer[at] != MAVLINK2_MAGIC:
+                at += 1
                 continue
-            length = buffer[1]
-            size = MAVLINK2_HEADER + length + 2 + (13 if buffer[2] & 0x01 else 0)
-            if len(buffer) < size:
+            size = MAVLINK2_HEADER + buffer[at + 1] + 2 + (13 if buffer[at + 2] & 0x01 else 0)
+            if end - at < size:
                 break
-            msgid = buffer[7] | buffer[8] << 8 | buffer[9] << 16
-            if msgid == HIL_SENSOR_ID:
-                (time_usec,) = struct.unpack_from("<Q", buffer, MAVLINK2_HEADER)
-                replies.append(template.answer(time_usec))
-            buffer = buffer[size:]
+            if buffer[at + 7] == HIL_SENSOR_ID and buffer[at + 8] == 0 and buffer[at + 9] == 0:
+                replies.append(template.answer(_TIME.unpack_from(buffer, at + MAVLINK2_HEADER)[0]))
+            at += size
+        buffer = buffer[at:]
         if replies:
-            sock.sendall(b"".join(replies))
+            sock.sendall(replies[0] if len(replies) == 1 else b"".join(replies))
 
 
 def main(argv=None) -> None:
