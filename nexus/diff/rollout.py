@@ -13,7 +13,9 @@ is written twice and the tape can carry every gradient back. Scratch arrays
 that Newton's servos and Featherstone reuse every step (its mass matrix and
 Cholesky factor, the servos' force buffers) are also given one copy per tick:
 a kernel's adjoint re-reads its inputs, and a reused buffer would hold the
-last step's values by then.
+last step's values by then. For the same reason the applied wrench, which
+Featherstone's step overwrites in place, is written back before that step's
+adjoint (:meth:`Rollout._public_wrench_restorer`).
 
 With ``checkpoint=k`` the rollout keeps one segment of k ticks' arrays (reused
 segment after segment) and, at every k-th tick, a checkpoint of the state a
@@ -247,6 +249,8 @@ class Rollout:
         self._graphs: dict[str, object] = {}
         self._warm: set[str] = set()
         self._recorded = False
+        #: The tape the ticks are being recorded on (None when not recording).
+        self._taping: wp.Tape | None = None
 
     # -- set-up ----------------------------------------------------------------------------
 
@@ -328,6 +332,8 @@ class Rollout:
         return {
             "sim_controls": model.control(requires_grad=True),
             "qdd": wp.zeros(model.body_count, dtype=wp.spatial_vector, device=dev, requires_grad=True),
+            # The wrench the step reads, kept for its adjoint (see _public_wrench_restorer): no gradient.
+            "applied_wrench": wp.zeros(model.body_count, dtype=wp.spatial_vector, device=dev),
             "bodies": wp.zeros(n, dtype=BodyState, device=dev, requires_grad=True),
             "estimates": wp.zeros(n, dtype=PoseTwist, device=dev, requires_grad=True),
             "imu_samples": wp.zeros(n, dtype=ImuSample, device=dev, requires_grad=True),
@@ -355,6 +361,7 @@ class Rollout:
         self.imu_bias = [b["imu_bias"] for b in boundaries]
         self.sim_controls = [s["sim_controls"] for s in steps]
         self.qdd = [s["qdd"] for s in steps]
+        self.applied_wrench = [s["applied_wrench"] for s in steps]
         self.bodies = [s["bodies"] for s in steps]
         self.estimates = [s["estimates"] for s in steps]
         self.imu_samples = [s["imu_samples"] for s in steps]
@@ -536,12 +543,16 @@ class Rollout:
         while start < end:
             stop = min(end, (start // self.window + 1) * self.window)
             tape = wp.Tape()
-            with tape:
-                if start == 0:
-                    self._start()
-                for k in range(start, stop):
-                    self._tick(k, k - first, history)
-                    self._add_loss(k, k - first, loss)
+            self._taping = tape
+            try:
+                with tape:
+                    if start == 0:
+                        self._start()
+                    for k in range(start, stop):
+                        self._tick(k, k - first, history)
+                        self._add_loss(k, k - first, loss)
+            finally:
+                self._taping = None
             pieces.append((start, tape, loss))
             start = stop
         return pieces
@@ -644,9 +655,9 @@ class Rollout:
     def _tick_arrays(self) -> list[wp.array]:
         """Every per-tick array of the segment (of the rollout without checkpointing): Newton's states and
         controls with Featherstone's per-state arrays, signals, component state, scratch; each once."""
-        per_tick = [*self.states, *self.sim_controls, *self.speeds, *self.qdd, *self.bodies, *self.estimates,
-                    *self.imu_samples, *self.pid_states, *self.controls, *self.truth_schedules, *self.imu_schedules,
-                    *self.imu_bias, *self._solver_scratch, *self._servo_scratch]
+        per_tick = [*self.states, *self.sim_controls, *self.speeds, *self.qdd, *self.applied_wrench, *self.bodies,
+                    *self.estimates, *self.imu_samples, *self.pid_states, *self.controls, *self.truth_schedules,
+                    *self.imu_schedules, *self.imu_bias, *self._solver_scratch, *self._servo_scratch]
         return arrays_in(per_tick)
 
     def bytes_held(self) -> int:
@@ -716,7 +727,12 @@ class Rollout:
             actuator.step(state, control, dt=dt_sub)
         for name, array in self._solver_scratch[i].items():
             setattr(solver, name, array)
+        if self._taping is not None:
+            wp.copy(self.applied_wrench[i], state.body_f)  # no gradient: not on the tape
         solver.step(state, after, control, None, dt_sub)
+        if self._taping is not None:
+            self._taping.record_func(self._public_wrench_restorer(self.applied_wrench[i], after, control),
+                                     [after.body_f_ext])
         wp.launch(step_average_acceleration, model_bodies(plant),
                   inputs=[state.body_qd, after.body_qd, 1.0 / (dt_sub * self.physics.substeps)],
                   outputs=[self.qdd[i]], device=dev)
@@ -749,6 +765,34 @@ class Rollout:
             wp.copy(samples, self.imu_samples[i], dest_offset=k * n, count=n)
             wp.copy(controls, self.controls[i + 1], dest_offset=k * n * 16, count=n * 16)
             wp.copy(speeds, self.speeds[i + 1], dest_offset=k * n * rotors, count=n * rotors)
+
+    def _public_wrench_restorer(self, applied: wp.array, after, control):
+        """What the tape runs, in the backward pass, just before the adjoints of the step that wrote ``after``:
+        the applied wrenches put back into Featherstone's ``body_f_ext`` as the step read them.
+
+        Featherstone's ``eval_rigid_tau`` (Newton 1.8) reads each body's applied wrench (world frame, at the
+        centre of mass) from ``body_f_ext`` and writes the solve-frame wrench over it. Warp's adjoint of a
+        kernel runs the kernel's forward code again first, so it read the converted wrench: the moment arm's
+        adjoint (``cross(x_com, force)``) used minus the force, and the gradient of every rotor's moment with
+        respect to the body's pose had the wrong sign. The wrench is rebuilt as the step built it: ``applied``
+        (the state's ``body_f``, copied before the step, because the propellers' adjoint rewrites ``body_f``
+        in the backward pass), then the free joints' ``joint_f``. The same bits as the forward pass read.
+        """
+        from newton._src.solvers.featherstone.kernels import (  # noqa: PLC0415
+            accumulate_free_distance_joint_f_to_body_force,
+        )
+
+        model = self.plant.model
+        wrench = after.body_f_ext
+
+        def restore() -> None:
+            wp.copy(wrench, applied)
+            if model.joint_count:
+                wp.launch(accumulate_free_distance_joint_f_to_body_force, model.joint_count,
+                          inputs=[model.joint_type, model.joint_child, model.joint_qd_start, control.joint_f],
+                          outputs=[wrench], device=self.device)
+
+        return restore
 
     def _add_loss(self, k: int, i: int, loss: wp.array) -> None:
         scale = 1.0 / (self.ticks * self.worlds)

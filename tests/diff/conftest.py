@@ -6,6 +6,8 @@ from nexus.diff import Rollout
 
 #: 2 s at 250 Hz: hover 0.4 s, climb 1 m in 1 s, hover.
 TICKS = 500
+#: 1 s of the figure eight at 250 Hz.
+EIGHT_TICKS = 250
 
 
 @pytest.fixture(scope="session")
@@ -18,3 +20,9 @@ def climb():
 def turn():
     """Hover and turn the heading 30 degrees (yaw loss)."""
     return Rollout(TICKS, loss="yaw")
+
+
+@pytest.fixture(scope="session")
+def eight():
+    """The first second of the horizontal figure eight (figure8 loss), gains as the vehicle file gives them."""
+    return Rollout(EIGHT_TICKS, loss="figure8")
