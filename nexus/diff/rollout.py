@@ -493,8 +493,10 @@ class Rollout:
         which costs a fraction of the Python launch overhead and gives the same bits on the CPU.
         """
         key = "tape" if record else "plain"
-        # A taped run is never captured: measured, the gradients of a tape recorded while capturing
-        # differed from the eager tape's (the loss was the same); not understood yet (docs/differentiable.md).
+        # A taped run is not captured. A tape recorded while capturing once gave other gradients than the
+        # eager tape; since the step's wrench is restored before its adjoint (_public_wrench_restorer) the
+        # two agree bit for bit (docs/differentiable.md, "Replays"), but the backward pass still runs kernel
+        # by kernel, so capturing the forward alone would save little of a taped call's time.
         if not self.capture or record:
             self._execute(record)
         elif key not in self._graphs and key not in self._warm:
