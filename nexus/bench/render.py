@@ -127,12 +127,13 @@ def run(device: str = "cpu") -> dict:
     with tempfile.TemporaryDirectory(prefix="nexus-bench-render-") as folder:
         folder = Path(folder)
         rays = rays_per_second(device)
+        vehicle = str(bench_vehicle(folder))
         rounds = []
         for k in range(ROUNDS):
             (folder / f"plain{k}").mkdir()
             (folder / f"camera{k}").mkdir()
             plain = _fly(RunConfig(), device, folder / f"plain{k}")
-            camera = _fly(RunConfig(vehicle=str(bench_vehicle(folder))), device, folder / f"camera{k}")
+            camera = _fly(RunConfig(vehicle=vehicle), device, folder / f"camera{k}")
             rounds.append((camera["wall_s"] / (1.2 * max(camera["render_s"], plain["wall_s"])), plain, camera))
     ratio, plain, camera = min(rounds, key=lambda r: r[0])
     result = {

@@ -92,8 +92,6 @@ BOOT_PATIENCE_S = 0.05
 #: answered a tick later than the others; with 100 ms, 3 in 3 answered on the same tick (docs/px4.md).
 BOOT_QUIET_S = 0.1
 
-#: HIL_SENSOR's ``fields_updated`` bits of a new IMU sample.
-ACCEL_GYRO_BITS = messages.ACCEL_BITS | messages.GYRO_BITS
 SAMPLES = (("imu", ImuSample), ("mag", MagSample), ("baro", BaroSample), ("gps", GpsSample))
 #: The host signal a lidar writes (nexus.sensors.lidar): its sweeps become PX4's obstacle data.
 LIDAR_SIGNAL = "lidar"
@@ -191,16 +189,18 @@ class Px4Controller(Component):
         self.obstacle_messages = 0
 
     def stages(self) -> list[Stage]:
-        sample_reads = tuple(Read(name, dtype, (1,)) for name, dtype in SAMPLES)
-        sample_reads += tuple(Read(port.signal, list[port.dtype], (1,)) for port in self.extra_sensors.values())
-        # Every lidar's sweeps (an empty list on a vehicle without one), found like the sensors above.
-        sample_reads += (Read(LIDAR_SIGNAL, list[PointCloud]),)
+        samples = {name: Read(name, dtype, (1,)) for name, dtype in SAMPLES}
+        # The exchange reads the row, and on its own only the GPS fix (every 25th tick), the sensors that send
+        # their own message, and every lidar's sweeps (an empty list on a vehicle without one).
+        exchange_reads = (Read("time_ns", wp.int64, (1,)), samples["gps"],
+                          *(Read(port.signal, list[port.dtype], (1,)) for port in self.extra_sensors.values()),
+                          Read(LIDAR_SIGNAL, list[PointCloud]))
         return [
             # One row of everything PX4 gets this tick, gathered in the graph before the host stages.
-            Stage("px4_row", "control", self._gather, reads=(Read("body/base", BodyState, (1,)), *sample_reads[:4])),
+            Stage("px4_row", "control", self._gather, reads=(Read("body/base", BodyState, (1,)), *samples.values())),
             Stage(
                 "exchange", "control", self._exchange,
-                reads=(Read("time_ns", wp.int64, (1,)), Read("body/base", BodyState, (1,)), *sample_reads),
+                reads=exchange_reads,
                 writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True),),
                 host=True,
             ),
@@ -318,7 +318,6 @@ class Px4Controller(Component):
     def _make_views(self, io) -> dict:
         """The exchange's signals as NumPy views made once, and the frame packers."""
         self.views = views = {name: HostView(io[name]) for name in ("time_ns", "controls", "gps")}
-        self._time_ns = views["time_ns"].host  # the clock's time [ns], read as one number each tick
         mav = self.link.mav
         self.packers = {"truth": FramePacker(mavlink.MAVLink_hil_state_quaternion_message, mav),
                         "sensor": FramePacker(mavlink.MAVLink_hil_sensor_message, mav),
@@ -330,7 +329,7 @@ class Px4Controller(Component):
             self._connect()
         views = self.views or self._make_views(io)
         views["time_ns"].refresh()
-        time_usec = self._time_ns.item(0) // 1000
+        time_usec = views["time_ns"].values() // 1000
         row = self.row_view
         row.refresh()
         # Leaves with the sensor message, in one write.
@@ -340,8 +339,7 @@ class Px4Controller(Component):
         sensor = row.value("sensor")
         last = self.last_sample_time
         stamps = sensor[STAMPS]
-        fields = ((ACCEL_GYRO_BITS if stamps[0] != last[0] else 0) | (messages.MAG_BITS if stamps[1] != last[1] else 0)
-                  | (messages.BARO_BITS if stamps[2] != last[2] else 0))
+        fields = messages.sensor_fields(stamps[0] != last[0], stamps[1] != last[1], stamps[2] != last[2])
         new_gps = stamps[3] != last[3]
         self.last_sample_time = stamps
         # HIL_SENSOR's fields, already in PX4's units: accel, gyro, mag, abs and diff pressure, altitude, temperature.

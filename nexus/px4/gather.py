@@ -22,7 +22,7 @@ from __future__ import annotations
 import warp as wp
 
 from nexus.plant.body_state import BodyState
-from nexus.plant.frames import Q_NED_ENU
+from nexus.plant.frames import Q_FLU_FRD, Q_NED_ENU
 from nexus.px4.messages import KELVIN_OFFSET, PA_TO_HPA, STANDARD_GRAVITY, TESLA_TO_GAUSS
 from nexus.sensors.geodesy import ecef_to_latitude_longitude
 from nexus.sensors.samples import BaroSample, ImuSample, MagSample, GpsSample
@@ -38,7 +38,7 @@ vec7d = wp.types.vector(length=7, dtype=wp.float64)
 vec11i = wp.types.vector(length=11, dtype=wp.int32)
 
 _Q_NED_ENU = wp.constant(wp.quatd(*Q_NED_ENU))
-_Q_FLU_FRD = wp.constant(wp.quatd(1.0, 0.0, 0.0, 0.0))
+_Q_FLU_FRD = wp.constant(wp.quatd(*Q_FLU_FRD))
 _GAUSS_PER_TESLA = wp.constant(wp.float64(TESLA_TO_GAUSS))
 _HPA_PER_PA = wp.constant(wp.float64(PA_TO_HPA))
 _KELVIN_OFFSET = wp.constant(wp.float64(KELVIN_OFFSET))

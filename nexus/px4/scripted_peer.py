@@ -21,6 +21,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 
 from pymavlink.dialects.v20 import common as mavlink
 
@@ -50,6 +51,16 @@ class ScriptedPx4(threading.Thread):
 
     def release(self) -> None:
         self.released.set()
+
+    @contextmanager
+    def running(self):
+        """Start the peer, and stop it and wait for its thread on the way out, whatever happened inside."""
+        self.start()
+        try:
+            yield self
+        finally:
+            self.stop.set()
+            self.join(timeout=5)
 
     def _answer(self, time_usec: int, row) -> None:
         message = self.mav.hil_actuator_controls_encode(time_usec, [float(x) for x in row], 129, 1)

@@ -20,12 +20,8 @@ def flown(tmp_path_factory):
     px4 = flight.vehicle.controller
     # Like PX4: silent for 10 sensor messages, then a climb command every tick.
     peer = ScriptedPx4(px4.link.port, lambda n: None if n <= 10 else [0.7] * 4 + [0.0] * 12)
-    peer.start()
-    try:
+    with peer.running():
         summary = run_flight(flight.options, "cpu", folder / "run", 1.0, progress=False, flight=flight)
-    finally:
-        peer.stop.set()
-        peer.join(timeout=5)
     return folder / "run", summary, px4, peer
 
 

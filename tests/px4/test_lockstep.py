@@ -35,12 +35,8 @@ def boots_then(row, silent=10):
 def fly_with(peer_factory, tmp_path, seconds=1.0, **link):
     flight, px4 = px4_flight(**link)
     peer = peer_factory(px4.link.port)
-    peer.start()
-    try:
+    with peer.running():
         summary = run_flight(flight.options, "cpu", tmp_path, seconds, progress=False, flight=flight)
-    finally:
-        peer.stop.set()
-        peer.join(timeout=5)
     return summary, px4, peer
 
 

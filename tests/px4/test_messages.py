@@ -51,17 +51,15 @@ def fly_one_tick(vehicle, sensors, **placement):
     parts = [c for c in vehicle.components if not isinstance(c, Sensor) and c is not vehicle.controller]
     loop = Loop([*parts, *sensors, px4], device="cpu").build()
     peer = ScriptedPx4(px4.link.port, lambda n: None)  # silent, as PX4 is while it boots: no waiting
-    peer.start()
-    try:
-        place(vehicle, **placement)
-        loop.tick()
-        deadline = time.monotonic() + 10.0
-        while not peer.of_type("HIL_SENSOR") and time.monotonic() < deadline:
-            time.sleep(0.01)
-    finally:
-        loop.close()
-        peer.stop.set()
-        peer.join(timeout=5)
+    with peer.running():
+        try:
+            place(vehicle, **placement)
+            loop.tick()
+            deadline = time.monotonic() + 10.0
+            while not peer.of_type("HIL_SENSOR") and time.monotonic() < deadline:
+                time.sleep(0.01)
+        finally:
+            loop.close()
     return peer
 
 

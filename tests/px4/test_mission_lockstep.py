@@ -32,12 +32,8 @@ def fly_mission(out, seconds=8.0, api=None, answer_timeout=5.0, silent=3):
     flight, px4 = px4_flight(mission=mission, answer_timeout=answer_timeout, boot_patience=0.5)
     toy = ScriptedApi(px4.commander.link.port, **(api or {}))
     peer = ScriptedPx4(px4.link.port, boots_then([HOVER] * 4, silent=silent), api=toy)
-    peer.start()
-    try:
+    with peer.running():
         summary = run_flight(flight.options, "cpu", out, seconds, progress=False, flight=flight)
-    finally:
-        peer.stop.set()
-        peer.join(timeout=5)
     return summary, px4, toy
 
 
@@ -167,12 +163,8 @@ def test_nexus_px4_mission_flies_the_same_plan_as_an_ordinary_client(tmp_path):
     flight, px4 = px4_flight(finish_when=done, boot_patience=0.5)
     toy = ScriptedApi(port)
     peer = ScriptedPx4(px4.link.port, boots_then([HOVER] * 4, silent=3), api=toy)
-    peer.start()
-    try:
+    with peer.running():
         summary = run_flight(flight.options, "cpu", tmp_path, 8.0, progress=False, flight=flight)
-    finally:
-        peer.stop.set()
-        peer.join(timeout=5)
     runner.join(10.0)
     assert summary.exit_reason == "done" and mission.report.landed_disarmed
     assert [c for c, _, _ in toy.commands] == [ARM, TAKEOFF, REPOSITION, REPOSITION, REPOSITION, LAND]

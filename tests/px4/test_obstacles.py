@@ -173,12 +173,8 @@ def flown(tmp_path_factory):
     write = px4.link._write
     px4.link._write = lambda data: (writes.append(bytes(data)), write(data))[1]
     peer = ScriptedPx4(px4.link.port, lambda n: None if n <= 10 else [0.0] * 16)
-    peer.start()
-    try:
+    with peer.running():
         summary = run_flight(flight.options, "cpu", out, 1.0, progress=False, flight=flight)
-    finally:
-        peer.stop.set()
-        peer.join(timeout=5)
     parser = mavlink.MAVLink(None)
     parsed = [parser.parse_buffer(data) or [] for data in writes]
     return out, summary, px4, peer, parsed, flight

@@ -230,12 +230,8 @@ def test_plot_of_a_px4_run_shows_its_lockstep_counters(tmp_path):
     link = {"host": "127.0.0.1", "port": 0, "connect_timeout": 10.0, "answer_timeout": 5.0}
     flight = build_flight(RunConfig(controller="px4", controller_options=link), "cpu")
     peer = ScriptedPx4(flight.vehicle.controller.link.port, lambda n: None if n <= 10 else [0.7] * 4 + [0.0] * 12)
-    peer.start()
-    try:
+    with peer.running():
         run_flight(flight.options, "cpu", tmp_path / "px4", 1.0, progress=False, flight=flight)
-    finally:
-        peer.stop.set()
-        peer.join(timeout=5)
     result = plot_in_process(tmp_path / "px4")
     assert result.exit_code == 0, result.output
     page = (tmp_path / "px4" / "report.html").read_text()
