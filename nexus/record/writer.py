@@ -57,7 +57,8 @@ class RecordWriter:
 
     Before a replay of ``k`` ticks call :meth:`make_room` (``k``): it drains
     when those ticks could overwrite rows not yet drained, or when
-    ``drain_every_s`` [s] of wall time have passed since the last drain; after
+    ``drain_every_s`` [s] of wall time (:data:`DRAIN_EVERY_S` unless given)
+    have passed since the last drain; after
     it, call :meth:`add` with the ticks it ran. :meth:`after_tick` does both
     for one tick. :meth:`close` drains what is left; it is safe to call after
     a failure. ``on_drain(ticks_written, rows_written)`` runs after each drain
@@ -70,12 +71,13 @@ class RecordWriter:
     """
 
     def __init__(self, path: Path, recorder: Recorder, *, on_drain: Callable[[int, int], None] | None = None,
-                 drain_every_s: float = DRAIN_EVERY_S,
+                 drain_every_s: float | None = None,
                  shield: Callable[[], ContextManager] = nullcontext):
         self.path = Path(path)
         self.recorder = recorder
         self.on_drain = on_drain
-        self.drain_every_s = drain_every_s
+        #: Read here, not bound as a default: a test that needs drains only when the table is full sets the module's.
+        self.drain_every_s = DRAIN_EVERY_S if drain_every_s is None else drain_every_s
         self.shield = shield
         self.pending = 0
         #: Ticks drained so far (a tick of many worlds, or one not recorded, is still one tick).

@@ -23,7 +23,12 @@ HOLD = RunConfig(controller="hold", record_capacity=32)
 
 
 def refuse_parts_after(monkeypatch, whole: int, code: int = errno.ENOSPC):
-    """Part files past the first ``whole`` fail with ``code`` (ENOSPC: a full disk), after writing half their bytes."""
+    """Part files past the first ``whole`` fail with ``code`` (ENOSPC: a full disk), after writing half their bytes.
+
+    Drains come only when the table is full, never on the wall clock (a slow machine's first
+    replays can take the 2 s that otherwise start a drain of fewer ticks).
+    """
+    monkeypatch.setattr(writer_module, "DRAIN_EVERY_S", 1e9)
     real = writer_module.write_atomic
     calls = []
 
