@@ -189,6 +189,7 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
     """Tune parameters on the differentiable rollout (Adam), write them as a USD layer, fly the mission."""
     from nexus.core.warp_setup import init_warp  # noqa: PLC0415
     from nexus.diff import Rollout  # noqa: PLC0415
+    from nexus.diff.rollout import TAPED_CAPTURE_PAYS_FROM  # noqa: PLC0415
     from nexus.sweep.overrides import write_overrides  # noqa: PLC0415
 
     init_warp(bool((ctx.obj or {}).get("verbose", False)))
@@ -200,8 +201,10 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
         check_tunable(names)
         every = parse_checkpoint(checkpoint)
         ticks = int(round(duration * 250.0))
+        # steps + 1 taped calls (the last measures the final values): replayed as graphs where that pays.
         rollout = Rollout(ticks, loss=loss, vehicle=vehicle, scene=scene, window=window, checkpoint=every,
-                          memory_budget=None if memory_budget is None else memory_budget * 1e6)
+                          memory_budget=None if memory_budget is None else memory_budget * 1e6,
+                          capture_tape=steps + 1 >= TAPED_CAPTURE_PAYS_FROM)
         for name in names:
             rollout.slot(name)  # an unknown name: one line listing the known ones
         for name in names:

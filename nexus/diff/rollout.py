@@ -78,7 +78,23 @@ DEFAULT_MEMORY_FRACTION = 0.25
 #: writing them, then the rollout's own): enough to run the next ticks again bit for bit.
 CHECKPOINTED_STATE = ("joint_q", "joint_qd", "body_q", "body_qd")
 
+#: Taped runs (and backward passes) made kernel by kernel before the next is captured as a graph. On the CPU a
+#: capture is slow: Warp records each launch's arguments from Python (53,700 µs a tick for the taped forward and
+#: the backward pass of a 2,500-tick rollout, against 9,600 µs kernel by kernel and 310 µs replayed), so a rollout
+#: that is called once or twice never pays for one; from about the eighth call on the graphs have paid for
+#: themselves. ``nexus optimize`` captures only where its steps reach that far (:data:`TAPED_CAPTURE_PAYS_FROM`).
+EAGER_TAPED_RUNS = 2
+#: Calls of a taped rollout from which capturing its graphs saves time on the CPU (see :data:`EAGER_TAPED_RUNS`).
+TAPED_CAPTURE_PAYS_FROM = 8
+
 log = logging.getLogger("nexus")
+
+
+@wp.kernel
+def copy_floats(source: wp.array(dtype=float), target: wp.array(dtype=float)):
+    """``target`` <- ``source`` on the tape, with a kernel's adjoint (see :meth:`Rollout._start`)."""
+    i = wp.tid()
+    target[i] = source[i]
 
 
 def available_memory(device: str) -> int:
@@ -149,8 +165,10 @@ class Rollout:
     ``noise`` False zeroes the IMU's noise; True draws it from the run's
     ``seed`` (the gradient is then of that one noise realisation).
     ``controller`` and ``solver`` exist to be refused: only ``pid`` on
-    ``featherstone`` is differentiable. ``capture`` replays graphs after the
-    first run (see :meth:`forward`). ``window`` truncates back-propagation
+    ``featherstone`` is differentiable. ``capture`` replays the plain forward
+    as a graph after its first run; ``capture_tape`` (default: as ``capture``)
+    replays the taped forward and the backward pass as graphs from their third
+    call (see :meth:`forward`). ``window`` truncates back-propagation
     through time: a loss term's gradient reaches back at most to the start of
     its window of that many ticks (against gradients that grow over long
     horizons); None goes through the whole rollout.
@@ -183,6 +201,7 @@ class Rollout:
         controller: str = "pid",
         solver: str = "featherstone",
         capture: bool = True,
+        capture_tape: bool | None = None,
         window: int | None = None,
         checkpoint: int | str | None = "auto",
         memory_budget: float | None = None,
@@ -246,8 +265,11 @@ class Rollout:
         self._replay_loss = wp.zeros(1, dtype=float, device=device, requires_grad=True)
         #: Replay captured graphs after the first run (False: launch kernel by kernel every time).
         self.capture = bool(capture)
+        #: Replay the taped forward and the backward pass as graphs from the third taped call on.
+        self.capture_tape = self.capture if capture_tape is None else bool(capture_tape)
         self._graphs: dict[str, object] = {}
-        self._warm: set[str] = set()
+        #: Runs made kernel by kernel so far, by kind (plain, tape, backward).
+        self._eager_runs: dict[str, int] = {}
         self._recorded = False
         #: The tape the ticks are being recorded on (None when not recording).
         self._taping: wp.Tape | None = None
@@ -448,7 +470,7 @@ class Rollout:
     def noise(self, value: bool) -> None:
         self._noise = bool(value)
         self._graphs.clear()
-        self._warm.clear()
+        self._eager_runs.clear()
 
     # -- parameters ------------------------------------------------------------------------
 
@@ -488,28 +510,38 @@ class Rollout:
     def forward(self, record: bool = False) -> float:
         """Run the ticks and the loss (recorded on the tape when ``record``); returns the loss.
 
-        A taped run launches kernel by kernel. The first plain run does too (it also lets Featherstone
-        allocate its per-state arrays); later plain runs replay a graph captured from the same launches,
-        which costs a fraction of the Python launch overhead and gives the same bits on the CPU.
+        With ``capture`` the first plain run launches kernel by kernel (and lets Featherstone allocate
+        its per-state arrays); the second is captured as a graph and later ones replay it. With
+        ``capture_tape`` the taped run and :meth:`backward` do the same from their third call (see
+        :data:`EAGER_TAPED_RUNS`). A replay costs a fraction of the Python launch overhead and gives
+        the same bits on the CPU.
         """
         key = "tape" if record else "plain"
-        # A taped run is not captured. A tape recorded while capturing once gave other gradients than the
-        # eager tape; since the step's wrench is restored before its adjoint (_public_wrench_restorer) the
-        # two agree bit for bit (docs/differentiable.md, "Replays"), but the backward pass still runs kernel
-        # by kernel, so capturing the forward alone would save little of a taped call's time.
-        if not self.capture or record:
-            self._execute(record)
-        elif key not in self._graphs and key not in self._warm:
-            self._execute(record)
-            self._warm.add(key)
-        else:
-            if key not in self._graphs:
-                with wp.ScopedCapture(device=self.device) as capture:
-                    self._execute(record)
-                self._graphs[key] = capture.graph
-            wp.capture_launch(self._graphs[key])
+        self._run(key, lambda: self._execute(record), self.capture_tape if record else self.capture)
         self._recorded = record
         return float(self.loss.numpy()[0])
+
+    def _run(self, key: str, work, capture: bool) -> None:
+        """``work()`` kernel by kernel at first; then captured once as the graph ``key`` and replayed from then on.
+
+        The taped forward and the backward pass are two graphs: the backward graph walks the tapes that
+        the taped forward's capture recorded (the ones :attr:`tapes` holds from then on), over the same
+        arrays the forward graph writes, so replaying the two in turn is a taped run and its backward
+        pass (bit for bit on the CPU: ``tests/diff/test_captured_gradients.py``).
+        """
+        eager = self._eager_runs.get(key, 0)
+        if not capture or (key not in self._graphs and eager < (1 if key == "plain" else EAGER_TAPED_RUNS)):
+            work()
+            self._eager_runs[key] = eager + 1
+            return
+        if key not in self._graphs:
+            if key != "plain":  # seconds on the CPU: say why this call takes longer than the last
+                log.info("capturing the %s of the %d-tick rollout as a graph (once: later calls replay it)",
+                         "taped forward" if key == "tape" else "backward pass", self.ticks)
+            with wp.ScopedCapture(device=self.device) as graph:
+                work()
+            self._graphs[key] = graph.graph
+        wp.capture_launch(self._graphs[key])
 
     def _segments(self) -> list[tuple[int, int]]:
         """(first tick, end tick) of each segment: one for the whole rollout without checkpointing."""
@@ -563,7 +595,7 @@ class Rollout:
         """Carry the loss back to every parameter (after ``forward(record=True)``); gradients start from zero."""
         if not self._recorded:
             raise RuntimeError("backward() needs forward(record=True) first")
-        self._backward()
+        self._run("backward", self._backward, self.capture_tape)
 
     def _backward(self) -> None:
         kept = self._kept
@@ -702,8 +734,11 @@ class Rollout:
 
         self.plant.solver._update_body_inertial_buffers()
         s0 = self.states[0]
-        wp.copy(s0.joint_q, self.initial_q)
-        wp.copy(s0.joint_qd, self.initial_qd)
+        # A kernel, not wp.copy: the adjoint Warp 1.19 records for a taped wp.copy gave wrong gradients when
+        # the backward pass was captured on the CPU (every tick's earlier adjoints changed); a kernel's adjoint
+        # captures like any other launch.
+        for start, initial in ((s0.joint_q, self.initial_q), (s0.joint_qd, self.initial_qd)):
+            wp.launch(copy_floats, start.shape[0], inputs=[initial], outputs=[start], device=self.device)
         newton.eval_fk(self.plant.model, s0.joint_q, s0.joint_qd, s0)
 
     def _tick(self, k: int, i: int, history: bool = False) -> None:
