@@ -28,13 +28,12 @@ def calls(rollout: Rollout) -> list[tuple[float, dict[str, float]]]:
 
 @pytest.mark.parametrize("loss, options", [
     ("altitude", {}),
-    ("figure8", {}),
-    ("altitude", {"checkpoint": 16}),
-    ("altitude", {"window": 25}),
-], ids=["altitude", "figure8", "checkpointed", "window"])
+    ("figure8", {"window": 12}),
+    ("altitude", {"checkpoint": 12}),
+], ids=["altitude", "figure8-windowed", "checkpointed"])
 def test_replayed_graphs_give_the_eager_tapes_loss_and_gradients_bit_for_bit(loss, options):
-    eager = Rollout(60, loss=loss, capture=False, **options)
-    captured = Rollout(60, loss=loss, **options)
+    eager = Rollout(32, loss=loss, capture=False, **options)
+    captured = Rollout(32, loss=loss, **options)
     expected, got = calls(eager), calls(captured)
     assert set(captured._graphs) == {"tape", "backward"}  # the last two calls replayed both graphs
     for (value, grads), (value_c, grads_c) in zip(expected, got):
@@ -43,14 +42,8 @@ def test_replayed_graphs_give_the_eager_tapes_loss_and_gradients_bit_for_bit(los
     # The gradients moved with the parameters (a replay that ignored the new values would repeat one).
     assert len({grads["pid.kd_z"] for _, grads in got}) == len(CALLS)
     assert all(grads[name] != 0.0 for _, grads in got for name in ("pid.kp_z", "mass", "rotor1.kt"))
-
-
-def test_a_plain_forward_between_taped_calls_leaves_the_graphs_valid():
-    eager = Rollout(40, loss="altitude", capture=False)
-    captured = Rollout(40, loss="altitude")
+    # A plain forward (its own graph) between taped calls changes nothing the taped graphs replay.
     for rollout in (eager, captured):
-        for _ in range(3):
-            rollout.value_and_gradients(NAMES)
-            rollout.forward()
-            rollout.forward()
+        rollout.forward()
+        rollout.forward()
     assert captured.value_and_gradients(NAMES) == eager.value_and_gradients(NAMES)
