@@ -37,6 +37,13 @@ def _best(call, repeats: int = 3) -> float:
     return best
 
 
+def _check_captured(rollout, kinds=("plain", "tape", "backward")) -> None:
+    """The replayed figures must be replays: a rollout that ran kernel by kernel instead would pass for one."""
+    missing = set(kinds) - rollout.captured
+    if missing:
+        raise RuntimeError(f"the diff suite's rollout did not capture its {', '.join(sorted(missing))} graph(s)")
+
+
 def run(device: str = "cpu", ticks: int = TICKS) -> dict:
     from nexus.diff import Rollout  # noqa: PLC0415
 
@@ -48,10 +55,11 @@ def run(device: str = "cpu", ticks: int = TICKS) -> dict:
     _, grads = rollout.value_and_gradients(NAMES)
     # The same rollout with its graphs: the plain forward, the taped forward and the backward pass, each
     # run once kernel by kernel, captured on its second run and replayed from the third.
-    rollout.capture = True
+    rollout.capture = rollout.capture_tape = True
     for _ in range(2):
         rollout.forward()
         rollout.value_and_gradients(NAMES)
+    _check_captured(rollout)
     replay_s = _best(rollout.forward)
     captured_forward_s = _best(lambda: rollout.forward(record=True))
     captured_backward_s = _best(rollout.backward)
@@ -60,9 +68,10 @@ def run(device: str = "cpu", ticks: int = TICKS) -> dict:
     checkpointed = Rollout(ticks, loss="altitude", device=device, checkpoint=every, capture=False)
     _, checkpointed_grads = checkpointed.value_and_gradients(NAMES)
     both_s = _best(lambda: checkpointed.value_and_gradients(NAMES))
-    checkpointed.capture = True
+    checkpointed.capture = checkpointed.capture_tape = True
     for _ in range(2):
         checkpointed.value_and_gradients(NAMES)
+    _check_captured(checkpointed, ("tape", "backward"))
     captured_both_s = _best(lambda: checkpointed.value_and_gradients(NAMES))
     _, checkpointed_captured_grads = checkpointed.value_and_gradients(NAMES)
     per_tick = 1e6 / ticks

@@ -521,6 +521,11 @@ class Rollout:
         self._recorded = record
         return float(self.loss.numpy()[0])
 
+    @property
+    def captured(self) -> set[str]:
+        """The kinds of run replayed as graphs so far, among ``plain``, ``tape`` and ``backward``."""
+        return set(self._graphs)
+
     def _run(self, key: str, work, capture: bool) -> None:
         """``work()`` kernel by kernel at first; then captured once as the graph ``key`` and replayed from then on.
 
