@@ -218,6 +218,10 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
         click.echo(f"memory: {kept}: {rollout.bytes_held() / 1e6:.2f} MB of arrays ({rollout.bytes_per_tick():,.0f} "
                    f"bytes a tick), about {rollout.memory_estimate() / 1e6:.0f} MB with their objects and the tape "
                    f"(every tick kept: {rollout.full_bytes / 1e6:.2f} MB, about {rollout.full_memory / 1e6:.0f} MB)")
+        graphs = rollout.graph_memory_estimate()
+        if graphs:  # captured at step 2: the steps after it replay them
+            click.echo(f"graphs: the taped rollout and its backward pass are captured at step 2 and replayed after; "
+                       f"about {graphs / 1e6:.0f} MB more")
         rows = adam(rollout, names, steps, lr, click.echo)
         tuned = {name: rollout.get(name) for name in names}
         (out / "tuned").mkdir(exist_ok=True)
