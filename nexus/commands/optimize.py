@@ -189,7 +189,7 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
     """Tune parameters on the differentiable rollout (Adam), write them as a USD layer, fly the mission."""
     from nexus.core.warp_setup import init_warp  # noqa: PLC0415
     from nexus.diff import Rollout  # noqa: PLC0415
-    from nexus.diff.rollout import TAPED_CAPTURE_PAYS_FROM  # noqa: PLC0415
+    from nexus.diff.rollout import EAGER_TAPED_RUNS, TAPED_CAPTURE_PAYS_FROM  # noqa: PLC0415
     from nexus.sweep.overrides import write_overrides  # noqa: PLC0415
 
     init_warp(bool((ctx.obj or {}).get("verbose", False)))
@@ -219,9 +219,9 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
                    f"bytes a tick), about {rollout.memory_estimate() / 1e6:.0f} MB with their objects and the tape "
                    f"(every tick kept: {rollout.full_bytes / 1e6:.2f} MB, about {rollout.full_memory / 1e6:.0f} MB)")
         graphs = rollout.graph_memory_estimate()
-        if graphs:  # captured at step 2: the steps after it replay them
-            click.echo(f"graphs: the taped rollout and its backward pass are captured at step 2 and replayed after; "
-                       f"about {graphs / 1e6:.0f} MB more")
+        if graphs:  # steps count from 0: the step after the eager runs captures, the steps after it replay
+            click.echo(f"graphs: the taped rollout and its backward pass are captured at step {EAGER_TAPED_RUNS} and "
+                       f"replayed after; about {graphs / 1e6:.0f} MB more")
         rows = adam(rollout, names, steps, lr, click.echo)
         tuned = {name: rollout.get(name) for name in names}
         (out / "tuned").mkdir(exist_ok=True)

@@ -130,10 +130,11 @@ class ScriptedPx4(threading.Thread):
 
 
 HIL_SENSOR_ID = 107
-_TIME = struct.Struct("<Q")
 HIL_ACTUATOR_CONTROLS_ID = 93
 MAVLINK2_MAGIC = 0xFD
 MAVLINK2_HEADER = 10
+#: A message's ``time_usec``, the first field of both payloads here.
+_TIME = struct.Struct("<Q")
 
 
 class AnswerTemplate:
@@ -148,15 +149,14 @@ class AnswerTemplate:
     def __init__(self, mav, row):
         self.frame = bytearray(mav.hil_actuator_controls_encode(1, [float(x) for x in row], 129, 1).pack(mav))
         self.length = self.frame[1]
-        self.crc_extra = mavlink.mavlink_map[HIL_ACTUATOR_CONTROLS_ID].crc_extra
-        self.crc_extra_byte = bytes([self.crc_extra])
+        self.crc_extra = bytes([mavlink.mavlink_map[HIL_ACTUATOR_CONTROLS_ID].crc_extra])
         if self.frame[0] != MAVLINK2_MAGIC or self.frame[2] != 0:
             raise ValueError("the answer template must be an unsigned MAVLink 2 frame")
 
     def answer(self, time_usec: int) -> bytes:
-        struct.pack_into("<Q", self.frame, MAVLINK2_HEADER, time_usec)  # time_usec is the payload's first field
+        _TIME.pack_into(self.frame, MAVLINK2_HEADER, time_usec)  # time_usec is the payload's first field
         end = MAVLINK2_HEADER + self.length
-        struct.pack_into("<H", self.frame, end, x25(bytes(self.frame[1:end]) + self.crc_extra_byte))
+        struct.pack_into("<H", self.frame, end, x25(bytes(self.frame[1:end]) + self.crc_extra))
         return bytes(self.frame)
 
 
