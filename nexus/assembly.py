@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nexus.control import registry
+from nexus.control.registry import DEFAULT_CONTROLLER, ControllerOptions
 from nexus.core import Component
 from nexus.core.errors import BuildError
 from nexus.plant.loading import load_plant
@@ -26,12 +28,9 @@ from nexus.schemas.reader import read_prim
 
 log = logging.getLogger("nexus")
 
-#: Controller choices for ``--controller``.
-CONTROLLERS = ("pid", "px4", "hold", "mpc", "policy")
-DEFAULT_CONTROLLER = "pid"
+#: The controllers (``--controller``'s choices, whether each reads a setpoint or brings its own estimator) are
+#: registered beside their classes: :mod:`nexus.control.registry`.
 CONTROLLER_APIS = ("NexusPidControllerAPI",)
-#: Controllers that read a guidance's setpoint: only their runs get the scene's mission.
-SETPOINT_CONTROLLERS = ("pid", "mpc", "policy")
 MISSION_APIS = ("NexusMissionAPI",)
 #: ``--mission`` choices: the scene's own profile, or the same mission shortened to under 10 s.
 MISSIONS = ("scene", "short")
@@ -105,9 +104,7 @@ class Vehicle:
     skipped: list[str] = field(default_factory=list)
 
 
-#: Controllers that fly their own estimator and take no setpoint: the vehicle's
-#: estimator prims are left out of their rings.
-OWN_ESTIMATOR_CONTROLLERS = ("px4",)
+#: The vehicle's estimator prims, left out of the rings of controllers that bring their own.
 ESTIMATOR_APIS = ("NexusTruthEstimatorAPI",)
 
 
@@ -133,35 +130,6 @@ def _missions(scene, ctx: PrimContext, mission: str) -> list[Component]:
     return found
 
 
-def _controller(name: str, prim, path: str, ctx: PrimContext, options: dict) -> Component:
-    plant = ctx.plant
-    if name == "pid":
-        if prim is None:
-            raise BuildError(f"{ctx.path}: --controller pid needs a prim with NexusPidControllerAPI (its gains)")
-        from nexus.control.pid import PidController
-
-        return PidController.from_prim(prim, read_prim(prim, PidController.spec, ctx.path), ctx)
-    if name == "hold":
-        from nexus.control.hold import HoldControls
-
-        return HoldControls(path)
-    if name == "px4":
-        from nexus.px4.controller import Px4Controller
-
-        return Px4Controller(path, plant, **options)
-    if name in ("mpc", "policy"):  # both fly on the PID prim's attitude and rate gains, or read its path
-        if prim is None:
-            raise BuildError(f"{ctx.path}: --controller {name} needs a prim with NexusPidControllerAPI (its attitude and rate gains)")
-        if name == "mpc":
-            from nexus.control.mpc import build_mpc
-
-            return build_mpc(prim, ctx, **options)
-        from nexus.control.policy import build_policy
-
-        return build_policy(prim, ctx, **options)
-    raise BuildError(f"unknown controller '{name}'; choose one of {', '.join(CONTROLLERS)}")
-
-
 def assemble(
     vehicle: str | Path,
     scene: str | Path,
@@ -170,15 +138,19 @@ def assemble(
     controller: str = DEFAULT_CONTROLLER,
     substeps: int = 1,
     decimal_year: float | None = None,
-    controller_options: dict | None = None,
+    controller_options: ControllerOptions | dict | None = None,
     mission: str = "scene",
     worlds: int = 1,
     solver: str = "mujoco",
     requires_grad: bool = False,
 ) -> Vehicle:
-    """Load the files, then build every component the vehicle's prims declare (``worlds`` copies of the plant)."""
-    if controller not in CONTROLLERS:
-        raise BuildError(f"unknown controller '{controller}'; choose one of {', '.join(CONTROLLERS)}")
+    """Load the files, then build every component the vehicle's prims declare (``worlds`` copies of the plant).
+
+    ``controller`` is a registered controller's name (:mod:`nexus.control.registry`); ``controller_options``
+    its options, typed or as a table (None: its defaults).
+    """
+    entry = registry.get(controller)
+    options = entry.make_options(controller_options)
     if mission not in MISSIONS:
         raise BuildError(f"unknown mission '{mission}'; choose one of {', '.join(MISSIONS)}")
     plant, stage, scene_stage = load_plant(vehicle, scene, device, worlds=worlds, solver=solver,
@@ -195,7 +167,7 @@ def assemble(
             if api in CONTROLLER_APIS:
                 controller_prim = prim
                 continue
-            if api in ESTIMATOR_APIS and controller in OWN_ESTIMATOR_CONTROLLERS:
+            if api in ESTIMATOR_APIS and entry.own_estimator:
                 continue
             try:
                 component = build_component(api, prim, ctx)
@@ -204,10 +176,10 @@ def assemble(
                 continue
             if component is not None:
                 components.append(component)
-    if controller in SETPOINT_CONTROLLERS:
+    if entry.reads_setpoint:
         components += _missions(scene_stage, ctx, mission)
     controller_path = str(controller_prim.GetPath()) if controller_prim else f"{stage.GetDefaultPrim().GetPath()}/controller"
-    chosen = _controller(controller, controller_prim, controller_path, ctx, controller_options or {})
+    chosen = entry.build(controller_prim, controller_path, ctx, options)
     components.append(chosen)
     if skipped:
         log.warning("no component for these prims in this version of Nexus; skipped: %s", ", ".join(skipped))

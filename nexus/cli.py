@@ -108,9 +108,8 @@ def _resolve(device: str, verbose: bool) -> str:
 
 def _flight_options(f):
     """The options shared by ``run`` and ``plan``; their defaults are :class:`nexus.flight.RunConfig`'s."""
-    from nexus.assembly import CONTROLLERS, MISSIONS
+    from nexus.assembly import MISSIONS
     from nexus.flight import RECORD_MODES, RENDER_MODES, RunConfig
-    from nexus.px4.link import DEFAULT_HOST, DEFAULT_PORT
 
     default = RunConfig()
     decorators = [
@@ -120,8 +119,8 @@ def _flight_options(f):
                      help="Scene name (a file in scenes/) or path to a .usda file."),
         click.option("--device", type=click.Choice(DEVICE_CHOICES), default=default.device, show_default=True,
                      help="auto takes the GPU when one is present."),
-        click.option("--controller", type=click.Choice(CONTROLLERS), default=default.controller, show_default=True,
-                     help="What writes the controls."),
+        click.option("--controller", type=_Controllers(), default=default.controller, show_default=True,
+                     help="What writes the controls (docs/controllers.md; one of your own: --plugin MODULE)."),
         click.option("--seed", type=click.IntRange(min=0), default=default.seed, show_default=True,
                      help="Seed of every random stream."),
         click.option("--tick-hz", type=click.FloatRange(min=1.0, max=10000.0), default=default.tick_hz, show_default=True,
@@ -134,15 +133,7 @@ def _flight_options(f):
                      help="Launch stage by stage instead of replaying graphs (debugging)."),
         click.option("--mission", type=click.Choice(MISSIONS), default=default.mission, show_default=True,
                      help="With --controller pid: the scene's mission, or the same mission shortened to under 10 s."),
-        click.option("--policy", type=click.Path(dir_okay=False), default=None,
-                     help="With --controller policy: the model, ONNX (.onnx) or TorchScript (.pt, needs torch) (default: the PID imitation Nexus ships)."),
-        click.option("--px4-host", default=DEFAULT_HOST, show_default=True, help="PX4 link: address to listen on."),
-        click.option("--px4-port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True,
-                     help="PX4 link: TCP port PX4 connects to (4560 + instance)."),
-        click.option("--px4-connect-timeout", type=click.FloatRange(min=0.1), default=_px4_default("connect_timeout"),
-                     show_default=True, help="PX4 link: how long to wait for PX4 to connect [s]."),
-        click.option("--px4-answer-timeout", type=click.FloatRange(min=0.01), default=_px4_default("answer_timeout"),
-                     show_default=True, help="PX4 link: how long to wait for each actuator answer in lockstep [s]."),
+        *(_controller_option(owner, f, hint) for owner, f, hint in _controller_flags()),
         click.option("--worlds", type=int, default=default.worlds, show_default=True,
                      help="Vehicles flown at once, one Newton world each, in one graph (docs/worlds.md)."),
         click.option("--vary", type=click.Path(dir_okay=False), default=default.vary,
@@ -155,38 +146,102 @@ def _flight_options(f):
         click.option("--render", type=click.Choice(RENDER_MODES), default=default.render, show_default=True,
                      help="Where cameras and lidars render: peer (a process of its own, overlapping the loop), "
                           "inline (this process), auto (peer on the CPU, inline on a GPU)."),
+        click.option("--plugin", "plugins", multiple=True, is_eager=True, callback=_import_plugins, metavar="MODULE",
+                     help="Import MODULE before anything else (repeatable): a module of your own that registers a "
+                          "controller (docs/controllers.md); run.json lists it."),
     ]
     for decorator in reversed(decorators):
         f = decorator(f)
     return f
 
 
+class _Controllers(click.Choice):
+    """``--controller``'s choices: the registered controllers, read when the option is used (after ``--plugin``)."""
+
+    def __init__(self):
+        super().__init__(())
+
+    @property
+    def choices(self):
+        from nexus.control import registry
+
+        return registry.names()
+
+    @choices.setter
+    def choices(self, value):
+        pass
+
+
+def _import_plugins(ctx, param, modules):
+    from nexus.control import registry
+    from nexus.core.errors import BuildError
+
+    try:
+        registry.import_plugins(modules)
+    except BuildError as error:
+        raise click.BadParameter(str(error), ctx=ctx, param=param) from None
+    return modules
+
+
+def _controller_flags() -> list:
+    """``(controller, field, type hint)`` of each option of Nexus's own controllers that has a flag."""
+    import typing
+    from dataclasses import fields
+
+    from nexus.control import registry
+
+    found = []
+    for entry in registry.controllers(builtin_only=True).values():
+        hints = typing.get_type_hints(entry.options)
+        found += [(entry.name, f, hints[f.name]) for f in fields(entry.options) if f.metadata.get("flag")]
+    return found
+
+
+def _dest(f) -> str:
+    return f.metadata["flag"].lstrip("-").replace("-", "_")
+
+
+def _controller_option(owner: str, f, hint):
+    """The click option of a controller's option field (its flag, help, default and bounds)."""
+    meta = f.metadata
+    if hint is bool:
+        return click.option(meta["flag"], _dest(f), is_flag=True, default=f.default, help=meta["help"])
+    lo, hi = meta.get("minimum"), meta.get("maximum")
+    if meta.get("path"):
+        kind = click.Path(dir_okay=False)
+    elif hint is int:
+        kind = click.IntRange(lo, hi) if lo is not None or hi is not None else int
+    elif hint is float:
+        kind = click.FloatRange(lo, hi) if lo is not None or hi is not None else float
+    else:
+        kind = str
+    return click.option(meta["flag"], _dest(f), type=kind, default=f.default, show_default=f.default is not None,
+                        help=meta["help"])
+
+
 def _default_durations() -> dict[str, float]:
-    from nexus.flight import DEFAULT_DURATIONS_S
+    from nexus.control import registry
 
-    return DEFAULT_DURATIONS_S
-
-
-def _px4_default(name: str):
-    """The PX4 controller's own default for its keyword argument ``name`` (written once, there)."""
-    import inspect
-
-    from nexus.px4.controller import Px4Controller
-
-    return inspect.signature(Px4Controller.__init__).parameters[name].default
+    return {name: entry.duration_s for name, entry in registry.controllers(builtin_only=True).items()}
 
 
-def _options(controller, px4_host, px4_port, px4_connect_timeout, px4_answer_timeout, policy=None, **flight):
-    """The :class:`~nexus.flight.RunConfig` of the options ``_flight_options`` adds (and ``--duration``)."""
+def _options(ctx, controller, **flight):
+    """The :class:`~nexus.flight.RunConfig` of the options ``_flight_options`` adds (and ``--duration``).
+
+    A controller's option given on the command line for another controller is refused.
+    """
+    from nexus.control import registry
     from nexus.flight import RunConfig
 
-    controller_options = {}
-    if controller == "px4":
-        controller_options = {"host": px4_host, "port": px4_port, "connect_timeout": px4_connect_timeout,
-                              "answer_timeout": px4_answer_timeout}
-    if controller == "policy" and policy:
-        controller_options = {"model": policy}
-    return RunConfig(controller=controller, controller_options=controller_options, **flight)
+    chosen = {}
+    for owner, f, _ in _controller_flags():
+        value = flight.pop(_dest(f))
+        if owner == controller:
+            chosen[f.name] = value
+        elif ctx.get_parameter_source(_dest(f)) == click.core.ParameterSource.COMMANDLINE:
+            raise click.UsageError(f"{f.metadata['flag']} needs --controller {owner}")
+    options = registry.get(controller).options(**chosen)
+    return RunConfig(controller=controller, controller_options=options, plugins=list(flight.pop("plugins")), **flight)
 
 
 def _files_in(out: Path) -> str:
@@ -222,9 +277,6 @@ def _flown(out: Path) -> str:
                    "a fixed sim tick (the clock holds until PX4 has it), and end the run after it.")
 @click.option("--px4-mission-url", default="udpin:127.0.0.1:14540", show_default=True,
               help="Where the mission commander listens for PX4's MAVLink.")
-@click.option("--px4-settle", is_flag=True,
-              help="With --controller px4 and PX4 on this machine: after each answer also wait until PX4's process is "
-                   "idle (its threads outside lockstep finish each step; slow, for reproducibility measurements).")
 @click.option("--view", "live_view", is_flag=True,
               help="Show the flight live in the browser while it flies (afterwards: `nexus view OUT`).")
 @click.option("--view-port", type=click.IntRange(0, 65535), default=8080, show_default=True,
@@ -237,7 +289,7 @@ def _flown(out: Path) -> str:
               help="Fly world I of the run in folder RUN alone, with its seed branch and drawn values (its other "
                    "settings come from RUN/run.json); its record matches that world's rows bit for bit on a CPU.")
 @click.pass_context
-def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, px4_settle, live_view, view_port, view_host, px4_instance, world_of,
+def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, view_port, view_host, px4_instance, world_of,
         **flight):
     """Fly a vehicle in a scene and record the flight (or many: --worlds N)."""
     from dataclasses import replace
@@ -257,14 +309,10 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, px4_settle, li
         if ctx.get_parameter_source("device") == click.core.ParameterSource.COMMANDLINE:
             options = replace(options, device=flight["device"])
     else:
-        options = _options(**flight)
+        options = _options(ctx, **flight)
         options.check()
     if px4_mission and options.controller != "px4":
         raise click.UsageError("--px4-mission needs --controller px4")
-    if px4_settle and options.controller != "px4":
-        raise click.UsageError("--px4-settle needs --controller px4")
-    if px4_settle:
-        options.controller_options["settle"] = True
     if px4_instance is not None:
         from nexus.px4.instance import instance_options
 
@@ -278,7 +326,7 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, px4_settle, li
 
         watch = LiveWatch(view_host, view_port, say=lambda line: click.echo(line, err=True))
     prepare_out(out, overwrite)
-    commander = _start_mission(options, px4_mission_url) if px4_mission else None
+    options, commander = _start_mission(options, px4_mission_url) if px4_mission else (options, None)
     click.echo(f"nexus run: {options.vehicle} in {options.scene} on {warp_device}, controller {options.controller}, "
                f"seed {options.seed} -> {out}", err=True)
     click.echo("building (the first run compiles kernels: minutes on a CPU; later runs take seconds)...", err=True)
@@ -325,7 +373,7 @@ def plan(ctx, details, **flight):
     """Print the stage plan of a run without flying it."""
     from nexus.flight import build_flight
 
-    options = _options(**flight)
+    options = _options(ctx, **flight)
     warp_device = _resolve(options.device, ctx.obj["verbose"])
     logging.getLogger("nexus").setLevel(logging.WARNING)
     built = build_flight(options, warp_device, start_render=False)  # the plan needs no render peer
@@ -456,15 +504,18 @@ class _LoopMission:
         (out / "mission.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
 
 
-def _start_mission(options, url: str) -> _LoopMission:
+def _start_mission(options, url: str):
+    """The run's options with PX4's built-in mission flown from inside the loop, and its reporter."""
+    from dataclasses import replace
+
     from nexus.px4.api_link import ApiLinkError, parse_url
 
     try:
         parse_url(url)  # a malformed URL is refused before anything is written
     except ApiLinkError as error:
         raise click.BadParameter(str(error), param_hint="--px4-mission-url") from None
-    options.controller_options["mission"] = {"url": url}
-    return _LoopMission(url)
+    options = replace(options, controller_options=replace(options.controller_options, mission={"url": url}))
+    return options, _LoopMission(url)
 
 
 @main.group()

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from nexus.assembly import DEFAULT_CONTROLLER, Vehicle, assemble
+from nexus.control import registry
+from nexus.control.registry import ControllerOptions
 from nexus.core import Component, Loop
 from nexus.core.device import resolve_device
 from nexus.core.errors import BuildError
@@ -23,23 +25,11 @@ from nexus.core.loop import DEFAULT_TICK_HZ, tick_ns
 from nexus.record.recorder import Recorder
 from nexus.roles import FLIGHT_RULES
 
-#: Sim time a run flies unless its configuration gives a ``duration`` [s], by controller: a PID
-#: run's mission ends it sooner (this caps it), a PX4 run waits for PX4's own mission, and a hold
-#: run has nothing to end it.
-DEFAULT_DURATIONS_S = {"pid": 60.0, "px4": 300.0, "hold": 10.0, "mpc": 60.0, "policy": 60.0}
-
-
 #: ``--record`` choices.
 RECORD_MODES = ("full", "summary")
-#: Controllers that fly one world only, and why.
-SINGLE_WORLD_CONTROLLERS = {
-    "px4": "one PX4 SITL instance flies one vehicle (several PX4 instances come with PX4 fleets)",
-    "mpc": "the MPC solves one vehicle's problem on the host each tick, and N of them in turn would run N times "
-           "slower than one; a batched solve is not built",
-}
 #: RunConfig fields a run.json from before them lacks, with the value such a run flew with.
 ADDED_LATER = {"worlds": 1, "vary": None, "record_every": 1, "record_mode": "full", "first_world": 0,
-               "render": "auto", "solver": "mujoco"}
+               "render": "auto", "solver": "mujoco", "plugins": []}
 
 
 #: ``--render``: where the ray-traced sensors render (``auto``: a peer process on the CPU, inline on a GPU).
@@ -56,8 +46,10 @@ class ConfigError(BuildError):
 class RunConfig:
     """Everything that decides what a run computes (the wall clock decides nothing), with its defaults.
 
-    ``duration`` None flies the controller's default (:data:`DEFAULT_DURATIONS_S`);
-    ``device`` is ``auto``, ``cpu``, ``cuda`` or a Warp name such as ``cuda:1``.
+    ``duration`` None flies the controller's default (its registration's ``duration_s``:
+    :mod:`nexus.control.registry`); ``device`` is ``auto``, ``cpu``, ``cuda`` or a Warp name such as
+    ``cuda:1``. ``controller_options`` may be given as a table (a dict): it becomes the controller's typed
+    options when the configuration is made, after ``plugins`` are imported.
     """
 
     vehicle: str = "astro_max_base"
@@ -65,8 +57,8 @@ class RunConfig:
     controller: str = DEFAULT_CONTROLLER
     #: ``scene`` flies the scene's mission; ``short`` the same mission in under 10 s.
     mission: str = "scene"
-    #: Keyword arguments of the controller (PX4: host, port, connect_timeout, answer_timeout).
-    controller_options: dict = field(default_factory=dict)
+    #: The controller's typed options (its registration's options class: PX4's host, port, timeouts, ...).
+    controller_options: ControllerOptions = field(default_factory=dict)
     seed: int = 0
     #: Control tick rate [Hz]; one tick is ``dt`` [s].
     tick_hz: float = DEFAULT_TICK_HZ
@@ -99,6 +91,14 @@ class RunConfig:
     render: str = "auto"
     #: The physics solver: ``mujoco`` or ``featherstone`` (differentiable; :mod:`nexus.plant.solvers`).
     solver: str = "mujoco"
+    #: Modules imported before the run is built (each may register a controller); ``run.json`` lists them
+    #: when there are any, and a sweep's workers import them before building.
+    plugins: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.plugins = list(self.plugins)
+        registry.import_plugins(self.plugins)
+        self.controller_options = registry.get(self.controller).make_options(self.controller_options)
 
     @property
     def dt_ns(self) -> int:
@@ -115,7 +115,7 @@ class RunConfig:
         """The sim time this run flies at most [s]: ``duration``, or the controller's default."""
         if self.duration is not None:
             return float(self.duration)
-        return DEFAULT_DURATIONS_S.get(self.controller, DEFAULT_DURATIONS_S[DEFAULT_CONTROLLER])
+        return registry.get(self.controller).duration_s
 
     def check(self) -> None:
         """Refuse settings that cannot fly together, before anything is built (one-line errors)."""
@@ -130,14 +130,19 @@ class RunConfig:
             raise BuildError(f"--render {self.render}: choose one of {', '.join(RENDER_MODES)}")
         if self.record_mode not in RECORD_MODES:
             raise BuildError(f"--record {self.record_mode}: choose one of {', '.join(RECORD_MODES)}")
-        if self.worlds > 1 and self.controller in SINGLE_WORLD_CONTROLLERS:
+        single_world = registry.get(self.controller).single_world
+        if self.worlds > 1 and single_world:
+            many = [c.name for c in registry.controllers().values() if c.reads_setpoint and not c.single_world]
             raise BuildError(f"--controller {self.controller} --worlds {self.worlds}: "
-                             f"{SINGLE_WORLD_CONTROLLERS[self.controller]}; fly --worlds 1, or --controller pid or policy")
+                             f"{single_world}; fly --worlds 1, or --controller {' or '.join(many)}")
 
     def as_dict(self) -> dict:
         """The configuration as JSON-ready values (what ``run.json`` holds under ``options``)."""
         values = {f.name: getattr(self, f.name) for f in fields(self)}
-        values["controller_options"] = dict(self.controller_options)
+        values["controller_options"] = self.controller_options.as_dict()
+        values["plugins"] = list(self.plugins)
+        if not self.plugins:  # a run without plugins writes what it wrote before them (and keeps its sweep point id)
+            del values["plugins"]
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in values.items()}
 
     @classmethod
@@ -165,15 +170,17 @@ class RunConfig:
                 "it was written by another version or edited: rerun the flight with this version"
             )
         hints = typing.get_type_hints(cls)
+        hints["controller_options"] = Mapping  # a table here: the controller's options class reads it
         for name, value in data.items():
             if not fits_type(value, hints[name]):
                 raise ConfigError(
                     f"{source}: options.{name} is {value!r}, which is not of type {_type_text(hints[name])}; "
                     "restore the value the run wrote"
                 )
-        values = dict(data)
-        values["controller_options"] = dict(values["controller_options"])
-        return cls(**values)
+        try:
+            return cls(**data)
+        except BuildError as error:  # a plugin that cannot be imported, a controller or option it does not know
+            raise ConfigError(f"{source}: {error}") from None
 
 
 def fits_type(value: Any, hint: Any) -> bool:

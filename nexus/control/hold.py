@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
+from nexus.control.registry import register
 from nexus.core import Component, Stage, Write
 from nexus.plant.controls import CONTROLS_WIDTH
 
@@ -52,3 +53,10 @@ class HoldControls(Component):
 
     def _run(self, io) -> None:
         wp.copy(io["controls"], self.held)
+
+
+def _build(prim, path: str, ctx, options) -> HoldControls:
+    return HoldControls(path)
+
+
+register("hold", _build, help="open loop: holds a controls row (zeros) set from the host", duration_s=10.0)

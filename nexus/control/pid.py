@@ -48,7 +48,8 @@ from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
 from nexus.plant.controls import CONTROLS_WIDTH
-from nexus.schemas.reader import read_connections, shown, where
+from nexus.control.registry import register
+from nexus.schemas.reader import read_connections, read_prim, shown, where
 
 
 @wp.struct
@@ -431,6 +432,18 @@ class PidController(Component):
             outputs=[io.state_out["pid"], io["controls"]],
             device=io.device,
         )
+
+
+
+def _build(prim, path: str, ctx, options) -> PidController:
+    """``--controller pid``: the controller the vehicle's ``NexusPidControllerAPI`` prim declares."""
+    if prim is None:
+        raise BuildError(f"{ctx.path}: --controller pid needs a prim with NexusPidControllerAPI (its gains)")
+    return PidController.from_prim(prim, read_prim(prim, PidController.spec, ctx.path), ctx)
+
+
+register("pid", _build, help="the cascaded PID of the vehicle's NexusPidControllerAPI prim", reads_setpoint=True,
+         duration_s=60.0)
 
 
 __all__ = ["PID_SPEC", "PID_STATE", "PidController", "PidGains", "PidParams", "PidState", "device_params", "pid_control"]

@@ -44,11 +44,14 @@ import logging
 import math
 import time
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import warp as wp
 from pymavlink.dialects.v20 import common as mavlink
 
+from nexus.control.registry import ControllerOptions, option, register
 from nexus.core import Component, Read, Stage, Write
 from nexus.schemas.catalog import component_class, index
 from nexus.plant.body_state import BodyState
@@ -91,6 +94,8 @@ BOOT_PATIENCE_S = 0.05
 #: about ten against real PX4, so this costs about a second). With 20 ms, 1 boot in 6 against real PX4
 #: answered a tick later than the others; with 100 ms, 3 in 3 answered on the same tick (docs/px4.md).
 BOOT_QUIET_S = 0.1
+#: How long the link waits for PX4 to connect, and for each actuator answer in lockstep [s wall].
+CONNECT_TIMEOUT_S, ANSWER_TIMEOUT_S = 120.0, 5.0
 
 SAMPLES = (("imu", ImuSample), ("mag", MagSample), ("baro", BaroSample), ("gps", GpsSample))
 #: The host signal a lidar writes (nexus.sensors.lidar): its sweeps become PX4's obstacle data.
@@ -114,8 +119,8 @@ class Px4Controller(Component):
         *,
         host: str = DEFAULT_HOST,
         port: int = DEFAULT_PORT,
-        connect_timeout: float = 120.0,
-        answer_timeout: float = 5.0,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
+        answer_timeout: float = ANSWER_TIMEOUT_S,
         first_answer_s: float = FIRST_ANSWER_S,
         finish_when=None,
         obstacle_band: float = obstacles.DEFAULT_BAND,
@@ -538,3 +543,36 @@ class Px4Controller(Component):
             log.debug("PX4 asked: COMMAND_LONG %d", message.command)
         else:
             log.debug("PX4 sent %s, not used", kind)
+
+
+@dataclass(frozen=True)
+class Px4Options(ControllerOptions):
+    """``--controller px4``'s options: :class:`Px4Controller`'s keyword arguments (the link ones always recorded)."""
+
+    host: str = option(DEFAULT_HOST, "PX4 link: address to listen on.", flag="--px4-host", always=True)
+    port: int = option(DEFAULT_PORT, "PX4 link: TCP port PX4 connects to (4560 + instance).", flag="--px4-port",
+                       minimum=0, maximum=65535, always=True)
+    connect_timeout: float = option(CONNECT_TIMEOUT_S, "PX4 link: how long to wait for PX4 to connect [s].",
+                                    flag="--px4-connect-timeout", minimum=0.1, always=True)
+    answer_timeout: float = option(ANSWER_TIMEOUT_S, "PX4 link: how long to wait for each actuator answer in "
+                                   "lockstep [s].", flag="--px4-answer-timeout", minimum=0.01, always=True)
+    settle: bool = option(False, "With --controller px4 and PX4 on this machine: after each answer also wait until "
+                          "PX4's process is idle (its threads outside lockstep finish each step; slow, for "
+                          "reproducibility measurements).", flag="--px4-settle")
+    first_answer_s: float = option(FIRST_ANSWER_S, "Sim time [s] within which PX4 must answer once after boot.")
+    obstacle_band: float = option(obstacles.DEFAULT_BAND, "Elevation band [rad] of the lidar returns sent as obstacles (±).")
+    boot_patience: float = option(BOOT_PATIENCE_S, "Wall time [s] a boot tick waits for an answer when PX4's "
+                                  "idleness cannot be seen.")
+    #: ``{"url": ...}``: fly the built-in mission from inside the lockstep loop (``nexus run --px4-mission``).
+    mission: dict | None = option(None, "The built-in mission flown from inside the loop: {url = MAVLink URL}.")
+    finish_when: Callable | None = option(None, "A callable; the run ends once it returns True (a sweep's PX4 "
+                                          "command or mission).", recorded=False)
+
+
+def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:
+    return Px4Controller(path, ctx.plant, **options.keywords())
+
+
+register("px4", _build, help="PX4 SITL in lockstep over a MAVLink TCP link (its own estimator)", options=Px4Options,
+         own_estimator=True, duration_s=300.0,
+         single_world="one PX4 SITL instance flies one vehicle (several PX4 instances come with PX4 fleets)")

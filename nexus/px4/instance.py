@@ -21,7 +21,7 @@ import fcntl
 import os
 import socket
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 #: The simulator link of instance 0 [TCP port]; instance K adds K.
@@ -185,11 +185,11 @@ def instance_options(ctx, options, k: int, mission_url: str):
         raise click.UsageError("--px4-instance needs --controller px4")
     instance = Px4Instance(k)
     given = click.core.ParameterSource.COMMANDLINE
-    if ctx.get_parameter_source("px4_port") == given and options.controller_options.get("port") != instance.sim_port:
-        raise click.UsageError(f"--px4-port {options.controller_options.get('port')} and --px4-instance {k} "
+    if ctx.get_parameter_source("px4_port") == given and options.controller_options.port != instance.sim_port:
+        raise click.UsageError(f"--px4-port {options.controller_options.port} and --px4-instance {k} "
                                f"(port {instance.sim_port}) disagree; give one of them")
     if ctx.get_parameter_source("px4_mission_url") == given and mission_url != instance.mavlink_url:
         raise click.UsageError(f"--px4-mission-url {mission_url} and --px4-instance {k} ({instance.mavlink_url}) "
                                "disagree; give one of them")
-    options.controller_options["port"] = instance.sim_port
+    options = replace(options, controller_options=replace(options.controller_options, port=instance.sim_port))
     return options, instance.mavlink_url

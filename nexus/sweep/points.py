@@ -87,15 +87,17 @@ def expand(spec: SweepSpec) -> list[Point]:
     from nexus.core.errors import BuildError
     from nexus.flight import RunConfig
 
-    base = RunConfig(**spec.base)
+    try:
+        base = RunConfig(**spec.base)
+    except BuildError as error:  # its controller_options table, read by the controller's options class
+        raise SweepError(f"{spec.path}: [run]: {error}") from None
     points: dict[str, Point] = {}
     px4 = spec.px4.as_dict() if spec.px4 else None
     for values in combinations(spec):
         fields = {k: v for k, v in values.items() if not k.startswith("/")}
         attributes = {k: v for k, v in values.items() if k.startswith("/")}
-        config = replace(base, **fields)
-        config.controller_options = dict(config.controller_options)
         try:
+            config = replace(base, **fields)
             config.check()
             config.dt_ns  # noqa: B018 (a tick rate that is no whole number of nanoseconds is refused here)
         except BuildError as error:

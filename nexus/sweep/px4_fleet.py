@@ -158,8 +158,11 @@ class Px4Flight:
         if Path(rootfs).is_dir():
             argv.append(str(rootfs))
         self.px4 = self._spawn(argv, env, self.workdir, self.workdir / "px4.out")
-        options = {**config.controller_options, **instance.controller_options()}
-        options.setdefault("connect_timeout", float(self.settings.get("boot_timeout", 60.0)))
+        from nexus.px4.controller import CONNECT_TIMEOUT_S  # noqa: PLC0415
+
+        options = replace(config.controller_options, **instance.controller_options())
+        if options.connect_timeout == CONNECT_TIMEOUT_S:  # not set by the sweep file: PX4's boot timeout
+            options = replace(options, connect_timeout=float(self.settings.get("boot_timeout", 60.0)))
         command = self.settings.get("command")
         if command:
             if not self.allow_commands:
@@ -169,9 +172,9 @@ class Px4Flight:
             cmd_env = {**os.environ, "NEXUS_MAVLINK_URL": instance.mavlink_url, "NEXUS_PX4_INSTANCE": str(instance.k)}
             self.command = self._spawn(argv, cmd_env, self.folder, self.folder / "command.log")
             threading.Thread(target=self._watch_command, daemon=True).start()
-            options["finish_when"] = self.done
+            options = replace(options, finish_when=self.done)
         elif self.settings.get("mission", "nexus") == "nexus" and _mission_in_loop():
-            options["mission"] = {"url": instance.mavlink_url}  # flown from inside the lockstep loop
+            options = replace(options, mission={"url": instance.mavlink_url})  # flown from inside the lockstep loop
         elif self.settings.get("mission", "nexus") == "nexus":
             from nexus.px4.mission import Px4Mission
 
@@ -179,7 +182,7 @@ class Px4Flight:
                                       stop=threading.Event())
             self.mission_thread = threading.Thread(target=self._fly_mission, daemon=True)
             self.mission_thread.start()
-            options["finish_when"] = self.done
+            options = replace(options, finish_when=self.done)
         log.info("PX4 instance %d: %s (simulator TCP %d, MAVLink %s)", instance.k, " ".join(argv[:1]),
                  instance.sim_port, instance.mavlink_url)
         return replace(config, controller_options=options)

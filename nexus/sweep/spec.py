@@ -57,10 +57,10 @@ PX4_KEYS = ("binary", "model", "rootfs", "params", "env", "mission", "command", 
 PX4_MISSIONS = ("nexus", "none")
 #: RunConfig fields whose string value is a path when it looks like one.
 PATH_FIELDS = ("vehicle", "scene", "vary")
-#: RunConfig fields with a fixed set of values, and where the set is written.
-CHOICES = {"controller": ("nexus.assembly", "CONTROLLERS"), "mission": ("nexus.assembly", "MISSIONS"),
+#: RunConfig fields with a fixed set of values, and where the set is written (a function: called).
+CHOICES = {"controller": ("nexus.control.registry", "names"), "mission": ("nexus.assembly", "MISSIONS"),
            "device": ("nexus.core.device", "DEVICE_CHOICES"), "record_mode": ("nexus.flight", "RECORD_MODES"),
-           "render": ("nexus.flight", "RENDER_MODES")}
+           "render": ("nexus.flight", "RENDER_MODES"), "solver": ("nexus.plant.solvers", "SOLVERS")}
 
 
 class SweepError(BuildError):
@@ -152,12 +152,18 @@ def _choices(name: str) -> tuple[str, ...] | None:
     if name not in CHOICES:
         return None
     module, attr = CHOICES[name]
-    return tuple(getattr(importlib.import_module(module), attr))
+    found = getattr(importlib.import_module(module), attr)
+    return tuple(found() if callable(found) else found)
 
 
 def check_field_value(path: Path, where: str, name: str, value: Any) -> Any:
-    """A RunConfig field's value from the file, type-checked (an int for a float field becomes a float)."""
+    """A RunConfig field's value from the file, type-checked (an int for a float field becomes a float).
+
+    ``controller_options`` is a table here; the controller's options class checks it when the points are made.
+    """
     hint = _hints()[name]
+    if name == "controller_options":
+        hint = dict
     if not fits_type(value, hint):
         raise _fail(path, f"{where}: {name} = {value!r} is not of type {type_text(hint)}")
     choices = _choices(name)
@@ -231,6 +237,15 @@ def parse(path: str | Path) -> SweepSpec:
             raise _fail(path, f"{name} must be a table ([{name}])")
     known = _run_fields()
     base = {}
+    plugins = data.get("run", {}).get("plugins", [])
+    if not isinstance(plugins, list):
+        raise _fail(path, f"[run]: plugins = {plugins!r}: give a list of module names, e.g. [\"my_controllers\"]")
+    try:
+        from nexus.control.registry import import_plugins  # noqa: PLC0415
+
+        import_plugins(plugins, "[run] plugins")  # first: a plugin may register a controller the file names
+    except BuildError as error:
+        raise _fail(path, str(error)) from None
     for key, value in data.get("run", {}).items():
         if key not in known:
             _axis(path, "[run]", key, known)  # raises with the list of fields

@@ -24,6 +24,7 @@ from nexus.control.mpc.attitude_loop import AttitudeGoal, attitude_loop
 from nexus.control.mixer import PITCH, ROLL, YAW
 from nexus.control.mpc.model import STATE_SIZE, QuadModel, model_from_plant
 from nexus.control.mpc.solver import MpcSettings, RtiSolver, attitudes_for
+from nexus.control.registry import register
 from nexus.control.pid import PID_SPEC, PID_STATE, PidGains, PidParams, device_params
 from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError, RunError
@@ -213,3 +214,16 @@ def build_mpc(prim, ctx, **options) -> MpcController:
     speeds = (ctx.plant.esc_speed, np.array([r.index for r in rotors]), np.array([r.thrust_coefficient for r in rotors]))
     return MpcController(path, model_from_plant(ctx.plant, here), gains, MpcSettings(**options), connections,
                          rotor_speeds=speeds)
+
+
+def _build(prim, path: str, ctx, options: MpcSettings) -> MpcController:
+    if prim is None:
+        raise BuildError(f"{ctx.path}: --controller mpc needs a prim with NexusPidControllerAPI (its attitude and "
+                         "rate gains)")
+    return build_mpc(prim, ctx, **options.keywords())
+
+
+register("mpc", _build, help="model-predictive control of a tracking scene's reference (host solve, device attitude "
+         "loop)", options=MpcSettings, reads_setpoint=True, duration_s=60.0,
+         single_world="the MPC solves one vehicle's problem on the host each tick, and N of them in turn would run N "
+                      "times slower than one; a batched solve is not built")

@@ -31,14 +31,15 @@ import casadi as ca
 import numpy as np
 
 from nexus.control.mpc.blas import one_blas_thread
+from nexus.control.registry import ControllerOptions
 from nexus.control.mpc.model import INPUT_SIZE, STATE_SIZE, QuadModel
 
 log = logging.getLogger("nexus")
 
 
 @dataclass(frozen=True)
-class MpcSettings:
-    """The MPC's numbers. Units in brackets."""
+class MpcSettings(ControllerOptions):
+    """The MPC's numbers (and ``--controller mpc``'s options: a sweep file's ``controller_options``). Units in brackets."""
 
     rate: float = 100.0  # solves per second [Hz]
     horizon: float = 1.0  # [s]

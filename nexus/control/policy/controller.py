@@ -24,6 +24,7 @@ It reads nothing from the PID prim but its path (the ESCs connect to it).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ import warp as wp
 
 from nexus.control.policy.features import ACTIONS, FEATURES, observe, parse_layout
 from nexus.control.policy.runners import runner_for
+from nexus.control.registry import ControllerOptions, option, register
 from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError
 from nexus.core.ports import StructView
@@ -150,3 +152,22 @@ class PolicyController(Component):
 def build_policy(prim, ctx, model: str | Path | None = None) -> PolicyController:
     """The policy controller at the controller prim's path (the ESCs connect to it); ``model`` defaults to the shipped one."""
     return PolicyController(str(prim.GetPath()), model or DEFAULT_MODEL)
+
+
+@dataclass(frozen=True)
+class PolicyOptions(ControllerOptions):
+    """``--controller policy``'s options."""
+
+    model: str | None = option(None, "With --controller policy: the model, ONNX (.onnx) or TorchScript (.pt, needs "
+                               "torch) (default: the PID imitation Nexus ships).", flag="--policy", path=True)
+
+
+def _build(prim, path: str, ctx, options: PolicyOptions) -> PolicyController:
+    if prim is None:  # it reads nothing from the PID prim but its path (the ESCs connect to it)
+        raise BuildError(f"{ctx.path}: --controller policy needs a prim with NexusPidControllerAPI (its attitude and "
+                         "rate gains)")
+    return build_policy(prim, ctx, model=options.model)
+
+
+register("policy", _build, help="a learned policy (ONNX, or TorchScript with torch) as a host stage",
+         options=PolicyOptions, reads_setpoint=True, duration_s=60.0)

@@ -1,0 +1,221 @@
+"""Controllers, registered beside their classes: what ``--controller`` offers and how each one is built.
+
+A controller's module ends with one :func:`register` call that says
+everything the rest of Nexus needs to know about it: its builder, its typed
+options (a frozen dataclass of :class:`ControllerOptions` whose fields carry
+their help text, and a command-line flag where the command line sets them),
+whether it reads the guidance's setpoint (then its runs get the scene's
+mission) or brings its own estimator (then the vehicle's estimator prims are
+left out), whether it can fly many worlds (and why not), its default run
+length, and its help line. :mod:`nexus.assembly` builds from it,
+:class:`nexus.flight.RunConfig` takes its defaults and checks from it, the
+command line generates ``--controller``'s choices and the controllers'
+options from it, a sweep file's ``controller`` values are checked against
+it, and the table of controllers in ``docs/controllers.md`` is checked
+against :func:`table`.
+
+Registration is open: a module outside Nexus registers a controller the same
+way, and ``nexus run --plugin MODULE`` (or ``plugins = ["MODULE"]`` in a
+sweep file's ``[run]`` table, carried in the run's configuration to every
+sweep worker) imports that module before the run is built
+(:func:`import_plugins`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, Field, dataclass, field, fields
+
+from nexus.core.errors import BuildError
+
+#: The modules that register Nexus's own controllers, imported on the first look-up; ``--controller`` lists
+#: their controllers in this order, then those registered by other modules in the order they registered.
+BUILTIN_MODULES = ("nexus.control.pid", "nexus.px4.controller", "nexus.control.hold", "nexus.control.mpc.controller",
+                   "nexus.control.policy.controller")
+DEFAULT_CONTROLLER = "pid"
+
+
+def option(default: typing.Any = None, help: str = "", *, flag: str | None = None, minimum: float | None = None,
+           maximum: float | None = None, path: bool = False, always: bool = False, recorded: bool = True) -> Field:
+    """A field of a controller's options: its default and help text, and how it appears elsewhere.
+
+    ``flag`` is its command-line option (``--px4-port``; None: not on the command line), ``minimum`` and
+    ``maximum`` bound it there, and ``path`` makes it a file there. ``run.json`` records a field whose
+    value differs from its default, or every time when ``always``; ``recorded`` False never (a value that
+    lives only in the process, such as a callable).
+    """
+    metadata = {"help": help, "flag": flag, "minimum": minimum, "maximum": maximum, "path": path, "always": always,
+                "recorded": recorded}
+    return field(default=default, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class ControllerOptions:
+    """A controller's typed options (a controller without options has this empty class).
+
+    Subclass it as a frozen dataclass whose fields are :func:`option`\\ s (plain fields work too: no help
+    text, no flag). ``run.json`` holds :meth:`as_dict`; :meth:`from_dict` reads it back.
+    """
+
+    def as_dict(self) -> dict:
+        """The recorded fields (see :func:`option`) as JSON-ready values (a tuple becomes a list)."""
+        values = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not f.metadata.get("recorded", True):
+                continue
+            if f.metadata.get("always") or f.default is MISSING or value != f.default:
+                values[f.name] = list(value) if isinstance(value, tuple) else value
+        return values
+
+    def keywords(self) -> dict:
+        """Every field as a keyword argument (what a builder passes on to a constructor)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping, where: str = "controller_options") -> ControllerOptions:
+        """The options ``data`` holds (a field it lacks takes its default); ``where`` names ``data`` in errors.
+
+        A key that is no field is refused, and so is a value of the wrong type (a whole number fits a
+        float field, a list a tuple field). A field that is never recorded is skipped when read back.
+        """
+        from nexus.flight import _type_text, fits_type  # noqa: PLC0415 (the flight module imports this one)
+
+        if not isinstance(data, Mapping):
+            raise BuildError(f"{where} is {type(data).__name__}; give a table of option names to values")
+        known = {f.name: f for f in fields(cls)}
+        unknown = sorted(k for k in data if k not in known)
+        if unknown:
+            names = ", ".join(known) or "none"
+            raise BuildError(f"{where}: unknown option {unknown[0]!r} for {cls.__name__}; its options: {names}")
+        hints = typing.get_type_hints(cls)
+        values = {}
+        for name, value in data.items():
+            if not known[name].metadata.get("recorded", True) and not callable(value):
+                continue  # a run.json from before the field was marked: it held the value's text
+            hint = hints[name]
+            if isinstance(value, list) and (hint is tuple or typing.get_origin(hint) is tuple):
+                value = tuple(value)
+            if not fits_type(value, hint):
+                raise BuildError(f"{where}.{name} is {value!r}, which is not of type {_type_text(hint)}")
+            values[name] = float(value) if hint is float else value
+        return cls(**values)
+
+
+#: ``build(prim, path, ctx, options)``: the controller prim (``NexusPidControllerAPI``; None when the vehicle has
+#: none), the path the controller takes (the prim's, or ``<default prim>/controller``), the
+#: :class:`nexus.assembly.PrimContext` and the typed options.
+Builder = Callable[[typing.Any, str, typing.Any, ControllerOptions], typing.Any]
+
+
+@dataclass(frozen=True)
+class Controller:
+    """One registered controller (see :func:`register`)."""
+
+    name: str
+    build: Builder
+    help: str
+    options: type[ControllerOptions] = ControllerOptions
+    reads_setpoint: bool = False
+    own_estimator: bool = False
+    #: Why it flies one world only; None when it flies any number.
+    single_world: str | None = None
+    #: Sim time a run flies unless its configuration gives a duration [s].
+    duration_s: float = 60.0
+    #: The module that registered it.
+    module: str = ""
+
+    def make_options(self, given: ControllerOptions | Mapping | None, where: str = "controller_options"):
+        """``given`` as this controller's options: kept when it is, read as a table (None: the defaults)."""
+        if isinstance(given, self.options):
+            return given
+        if given is None:
+            return self.options()
+        if isinstance(given, ControllerOptions):  # another controller's (a sweep point that changes it)
+            given = given.as_dict()
+        return self.options.from_dict(given, f"{where} of --controller {self.name}")
+
+
+_REGISTRY: dict[str, Controller] = {}
+_loaded = False
+
+
+def register(name: str, build: Builder, *, help: str, options: type[ControllerOptions] = ControllerOptions,
+             reads_setpoint: bool = False, own_estimator: bool = False, single_world: str | None = None,
+             duration_s: float = 60.0) -> Controller:
+    """Register the controller ``name`` (what ``--controller`` takes); returns its entry.
+
+    The same builder registered again (its module imported twice) replaces its entry; another
+    builder under a name that is taken is refused.
+    """
+    if not isinstance(options, type) or not issubclass(options, ControllerOptions):
+        raise TypeError(f"controller {name!r}: options must be a ControllerOptions dataclass, not {options!r}")
+    module = getattr(build, "__module__", "") or ""
+    old = _REGISTRY.get(name)
+    if old is not None and (old.module, getattr(old.build, "__qualname__", "")) != (
+            module, getattr(build, "__qualname__", "")):
+        raise BuildError(f"controller {name!r} is registered twice, by {old.module} and by {module}; rename one")
+    entry = Controller(name, build, help, options, reads_setpoint, own_estimator, single_world, float(duration_s), module)
+    _REGISTRY[name] = entry
+    return entry
+
+
+def _load_builtins() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in BUILTIN_MODULES:
+            importlib.import_module(module)
+
+
+def controllers(builtin_only: bool = False) -> dict[str, Controller]:
+    """Every registered controller by name: Nexus's own first (in :data:`BUILTIN_MODULES` order), then the rest."""
+    _load_builtins()
+    order = {module: i for i, module in enumerate(BUILTIN_MODULES)}
+    own = sorted((c for c in _REGISTRY.values() if c.module in order), key=lambda c: order[c.module])
+    others = [] if builtin_only else [c for c in _REGISTRY.values() if c.module not in order]
+    return {c.name: c for c in [*own, *others]}
+
+
+def names() -> tuple[str, ...]:
+    """``--controller``'s choices."""
+    return tuple(controllers())
+
+
+def get(name: str) -> Controller:
+    """The controller registered as ``name``; a one-line :class:`BuildError` naming the choices otherwise."""
+    found = controllers().get(name)
+    if found is None:
+        raise BuildError(f"unknown controller '{name}'; choose one of {', '.join(names())} (a controller of "
+                         "your own: import the module that registers it with --plugin MODULE)")
+    return found
+
+
+def import_plugins(modules: Sequence[str], source: str = "--plugin") -> None:
+    """Import each module (each registers its controllers); ``source`` names where the list came from in errors."""
+    for module in modules:
+        if not isinstance(module, str) or not module:
+            raise BuildError(f"{source}: {module!r} is not a module name; give a dotted name such as my_pkg.my_ctl")
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            raise BuildError(f"{source} {module}: cannot import it ({error}); give a module on the Python path "
+                             "(PYTHONPATH) that registers a controller") from None
+
+
+def table() -> str:
+    """The Markdown table of Nexus's own controllers that ``docs/controllers.md`` holds."""
+    rows = ["| `--controller` | what it is | setpoint | estimator | worlds | default duration | options class | "
+            "command-line options |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for c in controllers(builtin_only=True).values():
+        flags = [f.metadata["flag"] for f in fields(c.options) if f.metadata.get("flag")]
+        rows.append(f"| `{c.name}` | {c.help} | {'reads it' if c.reads_setpoint else 'none'} | "
+                    f"{'its own' if c.own_estimator else 'the vehicle’s'} | {'one' if c.single_world else 'N'} | "
+                    f"{c.duration_s:g} s | {_class_text(c.options)} | {', '.join(f'`{flag}`' for flag in flags) or '—'} |")
+    return "\n".join(rows) + "\n"
+
+
+def _class_text(options: type[ControllerOptions]) -> str:
+    return "—" if options is ControllerOptions else f"`{options.__module__}.{options.__name__}`"
