@@ -93,8 +93,8 @@ class ControllerOptions:
         hints = typing.get_type_hints(cls)
         values = {}
         for name, value in data.items():
-            if not known[name].metadata.get("recorded", True) and not callable(value):
-                continue  # a run.json from before the field was marked: it held the value's text
+            if not known[name].metadata.get("recorded", True) and isinstance(value, str):
+                continue  # an older run.json holds the text of a value that lives only in its process
             hint = hints[name]
             if isinstance(value, list) and (hint is tuple or typing.get_origin(hint) is tuple):
                 value = tuple(value)
@@ -157,7 +157,8 @@ def register(name: str, build: Builder, *, help: str, options: type[ControllerOp
     if old is not None and (old.module, getattr(old.build, "__qualname__", "")) != (
             module, getattr(build, "__qualname__", "")):
         raise BuildError(f"controller {name!r} is registered twice, by {old.module} and by {module}; rename one")
-    entry = Controller(name, build, help, options, reads_setpoint, own_estimator, single_world, float(duration_s), module)
+    entry = Controller(name, build, help, options, reads_setpoint, own_estimator, single_world, float(duration_s),
+                       module)
     _REGISTRY[name] = entry
     return entry
 
@@ -211,9 +212,10 @@ def table() -> str:
             "command-line options |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for c in controllers(builtin_only=True).values():
         flags = [f.metadata["flag"] for f in fields(c.options) if f.metadata.get("flag")]
+        flags_text = ", ".join(f"`{flag}`" for flag in flags) or "—"
         rows.append(f"| `{c.name}` | {c.help} | {'reads it' if c.reads_setpoint else 'none'} | "
                     f"{'its own' if c.own_estimator else 'the vehicle’s'} | {'one' if c.single_world else 'N'} | "
-                    f"{c.duration_s:g} s | {_class_text(c.options)} | {', '.join(f'`{flag}`' for flag in flags) or '—'} |")
+                    f"{c.duration_s:g} s | {_class_text(c.options)} | {flags_text} |")
     return "\n".join(rows) + "\n"
 
 

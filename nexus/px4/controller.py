@@ -42,9 +42,9 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -560,13 +560,14 @@ class Px4Options(ControllerOptions):
                           "PX4's process is idle (its threads outside lockstep finish each step; slow, for "
                           "reproducibility measurements).", flag="--px4-settle")
     first_answer_s: float = option(FIRST_ANSWER_S, "Sim time [s] within which PX4 must answer once after boot.")
-    obstacle_band: float = option(obstacles.DEFAULT_BAND, "Elevation band [rad] of the lidar returns sent as obstacles (±).")
+    obstacle_band: float = option(obstacles.DEFAULT_BAND, "Elevation band [rad] of the lidar returns sent as "
+                                  "obstacles (±).")
     boot_patience: float = option(BOOT_PATIENCE_S, "Wall time [s] a boot tick waits for an answer when PX4's "
                                   "idleness cannot be seen.")
     #: ``{"url": ...}``: fly the built-in mission from inside the lockstep loop (``nexus run --px4-mission``).
     mission: dict | None = option(None, "The built-in mission flown from inside the loop: {url = MAVLink URL}.")
-    finish_when: Callable | None = option(None, "A callable; the run ends once it returns True (a sweep's PX4 "
-                                          "command or mission).", recorded=False)
+    finish_when: threading.Event | None = option(None, "The run ends once this event is set (a sweep's PX4 command "
+                                                 "or mission ended).", recorded=False)
 
 
 def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:

@@ -39,7 +39,8 @@ log = logging.getLogger("nexus")
 
 @dataclass(frozen=True)
 class MpcSettings(ControllerOptions):
-    """The MPC's numbers (and ``--controller mpc``'s options: a sweep file's ``controller_options``). Units in brackets."""
+    """The MPC's numbers, and ``--controller mpc``'s options (a sweep file's ``controller_options``). Units in
+    brackets."""
 
     rate: float = 100.0  # solves per second [Hz]
     horizon: float = 1.0  # [s]
