@@ -97,7 +97,7 @@ class RunConfig:
 
     def __post_init__(self):
         self.plugins = list(self.plugins)
-        registry.import_plugins(self.plugins)
+        registry.import_plugins(self.plugins, "plugins")
         self.controller_options = registry.get(self.controller).make_options(self.controller_options)
 
     @property
