@@ -133,7 +133,7 @@ def _flight_options(f):
                      help="Launch stage by stage instead of replaying graphs (debugging)."),
         click.option("--mission", type=click.Choice(MISSIONS), default=default.mission, show_default=True,
                      help="With --controller pid: the scene's mission, or the same mission shortened to under 10 s."),
-        *(_controller_option(owner, f, hint) for owner, f, hint in _controller_flags()),
+        *(_controller_option(f, hint) for _, f, hint in _controller_flags()),
         click.option("--worlds", type=int, default=default.worlds, show_default=True,
                      help="Vehicles flown at once, one Newton world each, in one graph (docs/worlds.md)."),
         click.option("--vary", type=click.Path(dir_okay=False), default=default.vary,
@@ -201,7 +201,7 @@ def _dest(f) -> str:
     return f.metadata["flag"].lstrip("-").replace("-", "_")
 
 
-def _controller_option(owner: str, f, hint):
+def _controller_option(f, hint):
     """The click option of a controller's option field (its flag, help, default and bounds)."""
     meta = f.metadata
     if hint is bool:
