@@ -88,11 +88,11 @@ class TruthEstimator(Component):
 
     spec = TRUTH_ESTIMATOR_SPEC
 
-    def __init__(self, name: str, ned_origin: wp.array, body: str = "/vehicle/body/base", rate: float = 0.0):
+    def __init__(self, name: str, ned_origin: wp.array, body: str = "/vehicle/body/base", rate: float | None = None):
         super().__init__(name, {POSE_INPUT: body})
         self.ned_origin = ned_origin
         self.body = body
-        self.rate = float(rate)
+        self.rate = float(self.spec.param("rate").default if rate is None else rate)
         self.period_ns = 0
 
     @classmethod
