@@ -72,7 +72,8 @@ class RunFolder:
         """Refuse a path that is no run folder: it must hold run.json and (``record``) the record, or else
         (not ``record``) the record or the summary of a run that kept only that."""
         if not self.path.is_dir():
-            raise self.error(f"{self.path} is not a folder; {GIVE_A_RUN} (it holds {RUN_JSON} and {RECORD})")
+            why = "" if self.path.exists() else " (it does not exist)"
+            raise self.error(f"{self.path} is not a folder{why}; {GIVE_A_RUN} (it holds {RUN_JSON} and {RECORD})")
         missing = [] if self.info_path.is_file() else [RUN_JSON]
         if record and not self.has_record():
             missing.append(RECORD)
