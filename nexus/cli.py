@@ -254,11 +254,12 @@ def _files_in(out: Path) -> str:
 
 def _flown(out: Path) -> str:
     """Ticks and sim time from ``out/run.json`` (best effort, for the interrupt message)."""
-    try:
-        info = json.loads((out / "run.json").read_text())
-        return f"after {info['ticks']} ticks ({info['sim_time_s']:.2f} s sim)"
-    except (OSError, ValueError, KeyError):
+    from nexus.runtime.run_folder import RunFolder  # noqa: PLC0415
+
+    info = RunFolder(out).peek_info() or {}
+    if "ticks" not in info or "sim_time_s" not in info:
         return "before its first tick"
+    return f"after {info['ticks']} ticks ({info['sim_time_s']:.2f} s sim)"
 
 
 @main.command()
@@ -492,8 +493,10 @@ class _LoopMission:
         self.url = url
 
     def stop_and_report(self, out: Path) -> None:
+        from nexus.runtime.run_folder import RunFolder  # noqa: PLC0415
+
         try:
-            report = json.loads((out / "run.json").read_text())["controller_stats"]["mission"]
+            report = (RunFolder(out).peek_info() or {})["controller_stats"]["mission"]
         except (OSError, ValueError, KeyError, TypeError):
             return  # the run stopped before PX4 connected: no mission to report
         from nexus.px4.mission import MissionReport

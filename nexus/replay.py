@@ -26,21 +26,19 @@ it replays the ``record_rows`` its record holds.
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 
 from nexus.control.replay import ReplayControls
 from nexus.core.errors import BuildError
 from nexus.flight import ConfigError, RunConfig
-from nexus.record.parts import is_record, read_record
 from nexus.run import file_digest, run_flight
 from nexus.run_file import RUNNING, WRITE_FAILURES, partial_note
+from nexus.runtime.run_folder import RunFolder
 
 
 class ReplayError(BuildError):
@@ -77,22 +75,8 @@ class ReplayResult:
 
 def load_run(out: Path) -> tuple[dict, dict[str, np.ndarray]]:
     """run.json and the record's columns, or a :class:`ReplayError` naming the broken file."""
-    out = Path(out)
-    if not (out / "run.json").is_file() or not is_record(out / "record.parquet"):
-        raise ReplayError(f"{out} is not a run folder: it needs run.json and record.parquet (the OUT of `nexus run`)")
-    try:
-        info = json.loads((out / "run.json").read_text())
-    except (ValueError, UnicodeDecodeError) as error:
-        raise ReplayError(f"{out / 'run.json'} is not valid JSON ({error}); it was cut or edited: "
-                          "replay needs the run.json the run wrote") from None
-    if not isinstance(info, dict):
-        raise ReplayError(f"{out / 'run.json'} holds no JSON object; replay needs the run.json the run wrote")
-    try:
-        table = read_record(out / "record.parquet")
-    except (pa.ArrowException, OSError) as error:
-        raise ReplayError(f"{out / 'record.parquet'} cannot be read ({error}); it was cut short or is no Parquet "
-                          "file: replay needs the record the run wrote") from None
-    return info, {name: table.column(name).to_numpy() for name in table.column_names}
+    folder = RunFolder(out, ReplayError).require()
+    return folder.info, folder.columns()
 
 
 def check_run(out: Path, info: dict, columns: dict[str, np.ndarray]) -> int:

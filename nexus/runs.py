@@ -10,12 +10,12 @@ replaces the file atomically.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from nexus.record.parts import RECORD, is_record, record_bytes, record_rows
 from nexus.run_file import RUNNING, final_status, process_alive
+from nexus.runtime.run_folder import RunFolder
 
 #: A run's files, in the order closing messages list them.
 RUN_FILES = ("run.json", RECORD, "summary.parquet", "run.log", "mission.json")
@@ -42,7 +42,7 @@ def whole_files(folder: Path) -> list[str]:
         if name == RECORD:
             whole = _rows(path) is not None
         elif name.endswith(".json"):
-            whole = path.is_file() and _load(path) is not None
+            whole = RunFolder(folder).json_object(name) is not None
         else:
             whole = path.is_file()
         if whole:
@@ -63,14 +63,6 @@ def _rows(record: Path) -> int | None:
         return None
 
 
-def _load(path: Path) -> dict | None:
-    try:
-        info = json.loads(path.read_text())
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    return info if isinstance(info, dict) else None
-
-
 def _size(folder: Path) -> int:
     total = record_bytes(folder / RECORD)
     for name in ("run.json", "run.log", "mission.json"):
@@ -83,7 +75,7 @@ def _size(folder: Path) -> int:
 def describe(folder: Path) -> RunRow:
     """The :class:`RunRow` of one run folder."""
     folder = Path(folder)
-    info = _load(folder / "run.json")
+    info = RunFolder(folder).peek_info()
     if info is None:
         return RunRow(folder, "unreadable", None, None, None, _size(folder), "run.json does not parse")
     status = info.get("status") or final_status(info.get("exit_reason"))  # older runs wrote no status

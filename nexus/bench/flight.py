@@ -41,10 +41,10 @@ import warp as wp
 from nexus.bench.plant import bare_step_graph
 from nexus.bench.timing import alternating_best
 from nexus.core.executors import graph_nodes
-from nexus.flight import RunConfig, build_flight, fly
+from nexus.flight import RunConfig, fly
 from nexus.record.writer import RecordWriter
 from nexus.run_file import RunFile
-from nexus.startup import start
+from nexus.runtime.flight_session import FlightSession
 
 #: One control tick of the default run [s].
 TICK_S = RunConfig().dt
@@ -66,45 +66,28 @@ def _fly(eager: bool, device: str, seconds: float, folder: Path, view: bool = Fa
     ``view``: with the live view of ``nexus run --view`` drawing it (its server started
     before the clock, as a run does; no browser attached).
     """
-    flight = build_flight(RunConfig(eager=eager), device)
-    writer = RecordWriter(folder / f"record_{'eager' if eager else 'captured'}.parquet", flight.recorder)
-    start(flight.loop, flight.vehicle.plant)
-    live = None
-    if view:
-        from nexus.viz.live import LiveView  # noqa: PLC0415 (viser is only needed here)
+    record = folder / f"record_{'eager' if eager else 'captured'}.parquet"
+    with FlightSession(RunConfig(eager=eager), device, record) as session:
+        live = None
+        if view:
+            from nexus.viz.live import LiveView  # noqa: PLC0415 (viser is only needed here)
 
-        with contextlib.redirect_stdout(sys.stderr):  # viser's banner must not mix into --json output
-            live = LiveView(flight, port=0)
-    loop = flight.loop
-    try:
-        began = time.perf_counter()
-        fly(flight, writer, int(round(seconds / TICK_S)), on_progress=live.update if live else None)
-        writer.close()
-        wp.synchronize_device(device)
-        wall = time.perf_counter() - began
-    finally:
-        if live is not None:
-            with contextlib.redirect_stdout(sys.stderr):
-                live.close()
-        loop.close()
-    return wall, loop.ticks, loop.sim_time
+            with contextlib.redirect_stdout(sys.stderr):  # viser's banner must not mix into --json output
+                live = LiveView(session.flight, port=0)
+        try:
+            wall = session.timed(int(round(seconds / TICK_S)), on_progress=live.update if live else None)
+        finally:
+            if live is not None:
+                with contextlib.redirect_stdout(sys.stderr):
+                    live.close()
+        return wall, session.loop.ticks, session.loop.sim_time
 
 
 def _featherstone(device: str, folder: Path) -> tuple[float, int]:
     """(real-time factor, graph nodes per tick) of the default mission flown captured on Featherstone."""
-    flight = build_flight(RunConfig(solver="featherstone"), device)
-    writer = RecordWriter(folder / "record_featherstone.parquet", flight.recorder)
-    start(flight.loop, flight.vehicle.plant)
-    loop = flight.loop
-    try:
-        began = time.perf_counter()
-        fly(flight, writer, int(round(CAP_S / TICK_S)))
-        writer.close()
-        wp.synchronize_device(device)
-        wall = time.perf_counter() - began
-        return loop.sim_time / wall, loop.nodes_per_tick
-    finally:
-        loop.close()
+    with FlightSession(RunConfig(solver="featherstone"), device, folder / "record_featherstone.parquet") as session:
+        wall = session.timed(int(round(CAP_S / TICK_S)))
+        return session.loop.sim_time / wall, session.loop.nodes_per_tick
 
 
 def _with_and_without_view(device: str, folder: Path, rounds: int = VIEW_ROUNDS) -> dict[str, float]:
@@ -133,9 +116,13 @@ def loop_against_bare(device: str, folder: Path, wall: bool, options: RunConfig 
     threads), which other jobs on a shared machine do not inflate. ``options``:
     the flight (default: the default run; the ``worlds`` suite gives N worlds).
     """
-    flight = build_flight(options or RunConfig(), device)
-    writer = RecordWriter(folder / "record_rounds.parquet", flight.recorder)
-    start(flight.loop, flight.vehicle.plant)
+    with FlightSession(options or RunConfig(), device, folder / "record_rounds.parquet") as session:
+        return _rounds(session, device, folder, wall, rounds)
+
+
+def _rounds(session: FlightSession, device: str, folder: Path, wall: bool, rounds: int) -> dict[str, float]:
+    """:func:`loop_against_bare`'s rounds on a started flight."""
+    flight, writer = session.flight, session.writer
     fly(flight, writer, int(round(AIRBORNE_S / TICK_S)))
     writer.drain()
     graph = bare_step_graph(flight.vehicle, device)
@@ -185,8 +172,6 @@ def loop_against_bare(device: str, folder: Path, wall: bool, options: RunConfig 
     best["kernels_per_tick"] = flight.loop.nodes_per_tick
     best["ticks_per_replay"] = flight.loop.ticks_per_replay
     best["bare_kernels"] = graph_nodes(graph)
-    writer.close()
-    flight.loop.close()
     return best
 
 

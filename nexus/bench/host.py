@@ -22,9 +22,8 @@ import time
 from pathlib import Path
 
 from nexus.bench.timing import alternating_best, time_host_stages
-from nexus.flight import RunConfig, build_flight, fly
-from nexus.record.writer import RecordWriter
-from nexus.startup import start
+from nexus.flight import RunConfig
+from nexus.runtime.flight_session import FlightSession
 
 SCENE = "figure_eight"
 #: Longest sim time flown [s]; the figure-eight's guidance ends the run sooner.
@@ -42,18 +41,19 @@ class _HostFlight:
 
     def round(self) -> float:
         """Fly once; returns wall seconds per sim second (lower is better) and keeps the round's figures."""
-        flight = build_flight(RunConfig(scene=SCENE, controller=self.controller), self.device)
-        writer = RecordWriter(self.folder / f"record_{self.controller}.parquet", flight.recorder)
-        try:
-            timers = time_host_stages(flight.loop.plan.stages)
-            start(flight.loop, flight.vehicle.plant)
+        timers = {}
+        options = RunConfig(scene=SCENE, controller=self.controller)
+        with FlightSession(options, self.device, self.folder / f"record_{self.controller}.parquet",
+                           before_start=lambda flight: timers.update(time_host_stages(flight.loop.plan.stages))) \
+                as session:
+            flight = session.flight
             for timer in timers.values():  # start-up's own calls are not part of the flight
                 timer.seconds, timer.calls = 0.0, 0
             ticks = int(round(CAP_S * 1e9 / flight.loop.dt_ns))
             ticks0, sim0 = flight.loop.ticks, flight.loop.sim_time
             began = time.perf_counter()
-            done = fly(flight, writer, ticks)
-            writer.drain()
+            done = session.fly(ticks)
+            session.writer.drain()
             wall = time.perf_counter() - began
             sim = flight.loop.sim_time - sim0
             figures = {
@@ -65,9 +65,6 @@ class _HostFlight:
                 "host_stages": sorted(timers),
                 "stats": flight.vehicle.controller.stats(),
             }
-        finally:
-            writer.close()
-            flight.loop.close()
         if self.best is None or figures["rtf"] > self.best["rtf"]:
             self.best = figures
         return wall / sim

@@ -52,9 +52,8 @@ class _CpuTimedCall(TimedCall):
             super().__call__(io)
         finally:
             self.cpu_seconds += time.thread_time() - began
-from nexus.flight import RunConfig, build_flight, fly
-from nexus.record.writer import RecordWriter
-from nexus.startup import start
+from nexus.flight import RunConfig, fly
+from nexus.runtime.flight_session import FlightSession
 
 #: One control tick of the default run [s].
 TICK_S = RunConfig().dt
@@ -69,27 +68,36 @@ class _Px4Ring:
 
     def __init__(self, device: str, folder: Path):
         options = {"host": "127.0.0.1", "port": 0, "connect_timeout": 10.0, "answer_timeout": 5.0}
-        self.flight = build_flight(RunConfig(controller="px4", controller_options=options), device)
-        self.px4 = self.flight.vehicle.controller
-        # The peer runs in a process of its own, as PX4 does, so it does not share our GIL.
-        self.peer = subprocess.Popen([sys.executable, "-m", "nexus.px4.scripted_peer", "--port",
-                                      str(self.px4.link.port), "--row", *map(str, HOVER_ROW[:4])])
-        self.writer = RecordWriter(folder / "record_px4.parquet", self.flight.recorder)
         self.timers = {}
-        for stage in self.flight.loop.plan.stages:
-            if stage.host and stage.component is self.px4:
-                stage.run = self.timers[stage.name] = _CpuTimedCall(stage.run)
-        start(self.flight.loop, self.flight.vehicle.plant)
-        # Connect and enter lockstep outside the timed rounds (the boot ticks wait for the peer's
-        # first answer while the peer process starts).
-        deadline = time.monotonic() + 30.0
-        while not self.px4.lockstep:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the instant peer did not answer within 30 s: {self.px4.stats()}")
-            fly(self.flight, self.writer, 1)
+        self.peer = None
+        self.session = FlightSession(RunConfig(controller="px4", controller_options=options), device,
+                                     folder / "record_px4.parquet", before_start=self._start_peer)
+        try:
+            self.session.__enter__()
+            self.flight, self.writer = self.session.flight, self.session.writer
+            # Connect and enter lockstep outside the timed rounds (the boot ticks wait for the peer's
+            # first answer while the peer process starts).
+            deadline = time.monotonic() + 30.0
+            while not self.px4.lockstep:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the instant peer did not answer within 30 s: {self.px4.stats()}")
+                fly(self.flight, self.writer, 1)
+        except BaseException:
+            self.close()
+            raise
         self.host_us: list[float] = []
         self.own_us: list[float] = []
         self.messages_per_tick: list[float] = []
+
+    def _start_peer(self, flight) -> None:
+        """Before start-up: the peer process listening, and the PX4 stages timed."""
+        self.px4 = flight.vehicle.controller
+        # The peer runs in a process of its own, as PX4 does, so it does not share our GIL.
+        self.peer = subprocess.Popen([sys.executable, "-m", "nexus.px4.scripted_peer", "--port",
+                                      str(self.px4.link.port), "--row", *map(str, HOVER_ROW[:4])])
+        for stage in flight.loop.plan.stages:
+            if stage.host and stage.component is self.px4:
+                stage.run = self.timers[stage.name] = _CpuTimedCall(stage.run)
 
     def round(self) -> float:
         """One round; its wall seconds per tick. Host-stage time and messages are kept per round."""
@@ -110,18 +118,17 @@ class _Px4Ring:
 
     def close(self) -> None:
         try:
-            self.writer.close()
-            self.flight.loop.close()
+            self.session.close()
         finally:
-            self.peer.terminate()
-            self.peer.wait(timeout=5)
+            if self.peer is not None:
+                self.peer.terminate()
+                self.peer.wait(timeout=5)
 
 
 class _PidRing:
     def __init__(self, device: str, folder: Path):
-        self.flight = build_flight(RunConfig(), device)
-        self.writer = RecordWriter(folder / "record_pid.parquet", self.flight.recorder)
-        start(self.flight.loop, self.flight.vehicle.plant)
+        self.session = FlightSession(RunConfig(), device, folder / "record_pid.parquet").__enter__()
+        self.flight, self.writer = self.session.flight, self.session.writer
 
     def round(self) -> float:
         ticks0 = self.flight.loop.ticks
@@ -130,8 +137,7 @@ class _PidRing:
         return (time.perf_counter() - began) / max(self.flight.loop.ticks - ticks0, 1)
 
     def close(self) -> None:
-        self.writer.close()
-        self.flight.loop.close()
+        self.session.close()
 
 
 def run(device: str = "cpu") -> dict:

@@ -32,9 +32,8 @@ from pathlib import Path
 
 import warp as wp
 
-from nexus.flight import RunConfig, build_flight, fly
-from nexus.record.writer import RecordWriter
-from nexus.startup import start
+from nexus.flight import RunConfig
+from nexus.runtime.flight_session import FlightSession
 
 #: Sim time of each flight [s].
 SECONDS = 10.0
@@ -102,21 +101,10 @@ def rays_per_second(device: str) -> dict[str, float]:
 
 
 def _fly(options: RunConfig, device: str, folder: Path) -> dict:
-    flight = build_flight(options, device)  # the render peer loads its scene here, before the clock
-    writer = RecordWriter(folder / "record.parquet", flight.recorder)
-    if flight.render is not None:
-        flight.render.record_to(folder / "frames")
-    start(flight.loop, flight.vehicle.plant)
-    try:
-        began = time.perf_counter()
-        fly(flight, writer, int(round(SECONDS / TICK_S)))
-        writer.close()
-        wp.synchronize_device(device)
-        wall = time.perf_counter() - began
-    finally:
-        flight.loop.close()
-        if flight.render is not None:
-            flight.render.close()
+    # The render peer loads its scene while the session builds, before the clock.
+    with FlightSession(options, device, folder / "record.parquet", frames=folder / "frames") as session:
+        wall = session.timed(int(round(SECONDS / TICK_S)))
+        flight = session.flight
     hub = flight.render
     return {"wall_s": wall, "sim_s": flight.loop.sim_time, "render_s": hub.render_s if hub else 0.0,
             "wait_s": hub.wait_s if hub else 0.0, "frames": hub.frames if hub else 0,

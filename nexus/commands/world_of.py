@@ -9,12 +9,12 @@ that world's and nothing else.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
 from nexus.core.errors import BuildError
 from nexus.flight import RunConfig
+from nexus.runtime.run_folder import RunFolder
 
 
 class WorldOfError(BuildError):
@@ -36,13 +36,8 @@ def world_of_run(text: str) -> tuple[RunConfig, list[dict]]:
     from nexus.run import values_from_json  # noqa: PLC0415
 
     folder, index = parse_world_of(text)
-    path = folder / "run.json"
-    try:
-        info = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise WorldOfError(f"--world-of {text}: {path} does not exist; give the folder of a run (it holds run.json)") from None
-    except (OSError, ValueError) as error:
-        raise WorldOfError(f"--world-of {text}: cannot read {path}: {error}") from None
+    run = RunFolder(folder, WorldOfError).require(record=False)
+    info, path = run.info, run.info_path
     options = RunConfig.from_dict(info.get("options"), str(path))
     worlds = int(info.get("worlds", options.worlds))
     first = int(info.get("first_world", options.first_world))

@@ -184,6 +184,9 @@ class Spec:
     ``abstract`` specs (a shared base) generate a schema but no component.
     ``stage``, ``kind`` and ``host`` describe the component's main stage.
     ``sampler`` marks a component that samples at its ``rate`` parameter [Hz].
+    ``kind``, ``sampler`` and ``noun`` left unset are taken from the first base
+    that sets them (a sensor names ``SENSOR`` as its base and restates none of
+    them), else ``None``, ``False`` and ``"component"``.
     ``extras`` holds declarations other packages read (e.g. the MAVLink message
     a sensor sends to an autopilot); the engine ignores it.
     """
@@ -200,11 +203,17 @@ class Spec:
     stage: str | None = None
     kind: str | None = None
     host: bool = False
-    sampler: bool = False
+    sampler: bool | None = None
     abstract: bool = False
     #: What errors call a prim of this kind: ``sensor`` gives "sensor prim /vehicle/body/base/Imu".
-    noun: str = "component"
+    noun: str | None = None
     extras: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self):
+        for name, fallback in _INHERITED.items():
+            if getattr(self, name) is None:
+                inherited = next((getattr(b, name) for b in self.bases if getattr(b, name) is not None), fallback)
+                object.__setattr__(self, name, inherited)
 
     def __hash__(self) -> int:
         return hash((self.name, self.schema))
@@ -260,6 +269,10 @@ class Spec:
         if len(names) != len(set(names)):
             problems.append(f"{self.name}: state names repeat: {names}")
         return problems
+
+
+#: Spec fields a spec takes from its bases when it leaves them unset, and their value when no base sets them.
+_INHERITED = {"kind": None, "sampler": False, "noun": "component"}
 
 
 def input_relations(spec: Spec) -> Sequence[Input]:

@@ -65,6 +65,7 @@ from nexus.plant.propeller import Propeller, propeller_wrench_all
 from nexus.plant.solvers import step_average_acceleration
 from nexus.roles import FLIGHT_RULES
 from nexus.sensors.imu import Imu, sample_imu
+from nexus.sensors.schedule import sample_clock
 from nexus.sensors.samples import ImuSample
 
 #: Height of the start above the ground [m] unless a rollout asks for another: in the air, clear of contact.
@@ -796,15 +797,17 @@ class Rollout:
         if self.imu is not None:
             imu = self.imu
             noise = imu._noise_args if self.noise else [wp.vec3(0.0), wp.vec3(0.0), 0.0, 0.0]
+            clock = sample_clock(*times, self.tick_table[k], imu.period_ns, self.imu_schedules[i],
+                                 self.imu_schedules[i + 1])
             wp.launch(sample_imu, n,
-                      inputs=[self.bodies[i], *times, self.tick_table[k], wp.int64(imu.period_ns),
-                              self.imu_schedules[i], self.imu_schedules[i + 1], imu.gravity, imu.mount, *noise,
+                      inputs=[self.bodies[i], clock, imu.gravity, imu.mount, *noise,
                               imu.seeds, imu.noise_scale, self.imu_bias[i], self.imu_bias[i + 1]],
                       outputs=[self.imu_samples[i]], device=dev)
         est = self.estimator
         wp.launch(truth_estimate, n,
-                  inputs=[self.bodies[i], plant.ned_origin, *times, wp.int64(est.period_ns), self.truth_schedules[i],
-                          self.truth_schedules[i + 1]],
+                  inputs=[self.bodies[i], plant.ned_origin,
+                          sample_clock(*times, self.tick_table[k], est.period_ns, self.truth_schedules[i],
+                                       self.truth_schedules[i + 1])],
                   outputs=[self.estimates[i]], device=dev)
         pid = self.pid
         wp.launch(pid_control, dim=n,

@@ -25,7 +25,7 @@ from nexus.core.spec import Input, Output, Param, Spec
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.plant.body_state import BodyState
 from nexus.plant.frames import attitude_ned_frd, enu_to_ned, flu_to_frd
-from nexus.sensors.schedule import SCHEDULE, period_ns, take_if_due
+from nexus.sensors.schedule import SCHEDULE, SampleClock, due, period_ns, sample_clock
 
 #: The input the estimator reads its body under; a connection names the body prim.
 POSE_INPUT = "pose"
@@ -42,7 +42,7 @@ TRUTH_ESTIMATOR_SPEC = Spec(
     inputs=(
         Input(POSE_INPUT, BodyState, connectable=True,
               doc="The rigid body whose state becomes the estimate (the base body when not authored)."),
-        Input("time", wp.float64), Input("time_ns", wp.int64),
+        Input("time", wp.float64), Input("time_ns", wp.int64), Input("tick", wp.int64),
     ),
     outputs=(Output("estimate", PoseTwist, recorded=True, doc="Pose and twist, NED/FRD"),),
     state=(SCHEDULE,),
@@ -56,15 +56,11 @@ TRUTH_ESTIMATOR_SPEC = Spec(
 def truth_estimate(
     body: wp.array(dtype=BodyState),
     ned_origin: wp.array(dtype=wp.vec3),
-    time: wp.array(dtype=wp.float64),
-    time_ns: wp.array(dtype=wp.int64),
-    period_ns: wp.int64,
-    schedule_in: wp.array2d(dtype=wp.int64),
-    schedule_out: wp.array2d(dtype=wp.int64),
+    clock: SampleClock,
     estimate: wp.array(dtype=PoseTwist),
 ):
     world = wp.tid()
-    if take_if_due(time_ns[world], period_ns, schedule_in, schedule_out, world) >= wp.int64(0):
+    if due(clock, world) >= wp.int64(0):
         state = body[world]
         rotation = wp.transform_get_rotation(state.pose)
         origin = wp.transform_get_translation(state.pose)
@@ -74,7 +70,7 @@ def truth_estimate(
         velocity = state.velocity - wp.cross(omega, wp.quat_rotate(rotation, state.com))
 
         out = PoseTwist()
-        out.time = time[world]
+        out.time = clock.time[world]
         out.position = enu_to_ned(origin - ned_origin[world])
         out.attitude = attitude_ned_frd(rotation)
         out.velocity = enu_to_ned(velocity)
@@ -92,11 +88,11 @@ class TruthEstimator(Component):
 
     spec = TRUTH_ESTIMATOR_SPEC
 
-    def __init__(self, name: str, ned_origin: wp.array, body: str = "/vehicle/body/base", rate: float = 0.0):
+    def __init__(self, name: str, ned_origin: wp.array, body: str = "/vehicle/body/base", rate: float | None = None):
         super().__init__(name, {POSE_INPUT: body})
         self.ned_origin = ned_origin
         self.body = body
-        self.rate = float(rate)
+        self.rate = float(self.spec.param("rate").default if rate is None else rate)
         self.period_ns = 0
 
     @classmethod
@@ -121,8 +117,9 @@ class TruthEstimator(Component):
         wp.launch(
             truth_estimate,
             dim=self.worlds,
-            inputs=[io[POSE_INPUT], self.ned_origin, io["time"], io["time_ns"], wp.int64(self.period_ns),
-                    io.state_in["schedule"], io.state_out["schedule"]],
+            inputs=[io[POSE_INPUT], self.ned_origin,
+                    sample_clock(io["time"], io["time_ns"], io["tick"], self.period_ns, io.state_in["schedule"],
+                                 io.state_out["schedule"])],
             outputs=[io["estimate"]],
             device=io.device,
         )

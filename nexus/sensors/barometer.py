@@ -21,7 +21,7 @@ from nexus.core.spec import Output, Spec, non_negative
 from nexus.plant.body_state import BodyState
 from nexus.sensors.noise import normal1
 from nexus.sensors.samples import BaroSample
-from nexus.sensors.schedule import take_if_due
+from nexus.sensors.schedule import SampleClock, due
 from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
 
 #: International Standard Atmosphere, troposphere (ISO 2533).
@@ -36,7 +36,6 @@ BAROMETER_SPEC = Spec(
     name="Barometer",
     schema="NexusBarometerAPI",
     bases=(SENSOR,),
-    noun="sensor",
     doc="A static-pressure barometer: ISA troposphere pressure and temperature at the mount's altitude above "
         "the scene's geodetic origin, white noise on the pressure, and the pressure altitude an autopilot derives.",
     params=(
@@ -45,8 +44,6 @@ BAROMETER_SPEC = Spec(
     ),
     outputs=(Output("baro", BaroSample, recorded=True, doc="Pressure [Pa], temperature [K], pressure altitude [m]"),),
     stage="baro",
-    kind="sensor",
-    sampler=True,
 )
 
 # Typed for kernels: a bare Python float in a kernel is a float32 literal.
@@ -76,12 +73,7 @@ def pressure_altitude(pressure: wp.float64) -> wp.float64:
 @wp.kernel
 def sample_baro(
     body: wp.array(dtype=BodyState),
-    time: wp.array(dtype=wp.float64),
-    time_ns: wp.array(dtype=wp.int64),
-    tick: wp.array(dtype=wp.int64),
-    period_ns: wp.int64,
-    schedule_in: wp.array2d(dtype=wp.int64),
-    schedule_out: wp.array2d(dtype=wp.int64),
+    clock: SampleClock,
     ned_origin: wp.array(dtype=wp.vec3),
     origin_altitude: wp.float64,
     mount: wp.vec3,
@@ -91,13 +83,13 @@ def sample_baro(
     out: wp.array(dtype=BaroSample),
 ):
     world = wp.tid()
-    if take_if_due(time_ns[world], period_ns, schedule_in, schedule_out, world) < wp.int64(0):
+    if due(clock, world) < wp.int64(0):
         return
     position = wp.transform_point(body[world].pose, mount)
     altitude = origin_altitude + wp.float64(position[2] - ned_origin[world][2])
-    pressure = isa_pressure(altitude) + wp.float64(normal1(seeds[world], tick[world], sigma * noise_scale[world]))
+    pressure = isa_pressure(altitude) + wp.float64(normal1(seeds[world], clock.tick[world], sigma * noise_scale[world]))
     sample = BaroSample()
-    sample.time = time[world]
+    sample.time = clock.time[world]
     sample.pressure = wp.float32(pressure)
     sample.temperature = wp.float32(isa_temperature(altitude))
     sample.pressure_altitude = wp.float32(pressure_altitude(pressure))
@@ -109,10 +101,10 @@ class Barometer(Sensor):
 
     spec = BAROMETER_SPEC
 
-    def __init__(self, name: str, *, plant, noise_sigma: float = NOISE_SIGMA, **common):
-        super().__init__(name, **common)
+    def __init__(self, name: str, *, plant, **params):
+        super().__init__(name, **params)
         self.plant = plant
-        self.noise_sigma = float(noise_sigma)
+        self.noise_sigma = float(self.values["noise_sigma"])
 
     @classmethod
     def from_prim(cls, prim, values, ctx, **extra) -> Barometer:

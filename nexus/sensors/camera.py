@@ -25,7 +25,7 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Output, Param, Spec, non_negative
 from nexus.render.request import CAMERA_CHANNELS, ViewSpec
 from nexus.render.views import vertical_fov
-from nexus.sensors.render_sensor import LATENCY, RenderSensor
+from nexus.sensors.render_sensor import LATENCY, TILT, RenderSensor, image_params
 from nexus.sensors.sensor import SENSOR, sensor_rate
 
 
@@ -55,29 +55,22 @@ CAMERA_SPEC = Spec(
     name="Camera",
     schema="NexusCameraAPI",
     bases=(SENSOR,),
-    noun="sensor",
     doc="A pinhole camera ray-traced by Newton: color, depth, normals and segmentation at its own frame rate, "
         "written latency frames after the tick each frame shows.",
     params=(
         sensor_rate(30.0),
         LATENCY,
-        Param("width", "nexus:width", "int", 160, "px", "Image width", low=1),
-        Param("height", "nexus:height", "int", 120, "px", "Image height", low=1),
-        Param("horizontal_fov", "nexus:horizontalFov", "float", 1.5708, "rad", "Horizontal field of view",
-              low=0.0, high=3.1416, open_low=True),
+        *image_params(160, 120, 1.5708),
         Param("channels", "nexus:channels", "string", "color,depth", "-",
               "Comma-separated channels among color, depth, normal, segmentation"),
-        Param("tilt", "nexus:tilt", "float", 0.0, "rad", "Downward tilt from the body's +x axis", low=-1.5708,
-              high=1.5708),
+        TILT,
         non_negative("depth_noise", "nexus:depthNoise", 0.001, "-", "Depth noise, 1 sigma, as a fraction of the depth"),
         Param("depth_dropout", "nexus:depthDropout", "float", 0.0, "-", "Probability a depth pixel reads 0",
               low=0.0, high=1.0),
     ),
     outputs=(Output("camera", Image, doc="The latest frame (Image), latency frames after the tick it shows"),),
     stage="camera",
-    kind="sensor",
     host=True,
-    sampler=True,
 )
 
 
@@ -97,10 +90,11 @@ class Camera(RenderSensor):
 
     spec = CAMERA_SPEC
 
-    def __init__(self, name: str, *, width: int = 160, height: int = 120, horizontal_fov: float = 1.5708,
-                 channels: str = "color,depth", tilt: float = 0.0, depth_noise: float = 0.001,
-                 depth_dropout: float = 0.0, **common):
-        super().__init__(name, **common)
+    def __init__(self, name: str, **params):
+        super().__init__(name, **params)
+        v = self.values
+        width, height, horizontal_fov, channels = v["width"], v["height"], v["horizontal_fov"], v["channels"]
+        tilt, depth_noise, depth_dropout = v["tilt"], v["depth_noise"], v["depth_dropout"]
         image_size(name, width, height, horizontal_fov)
         self.width, self.height, self.horizontal_fov = int(width), int(height), float(horizontal_fov)
         self.channels = parse_channels(name, channels)

@@ -26,7 +26,7 @@ from nexus.plant.frames import enu_to_ned, ned_to_enu
 from nexus.sensors.geodesy import ecef_to_latitude_longitude, enu_to_ecef_rotation, geodetic_to_ecef
 from nexus.sensors.noise import normal3
 from nexus.sensors.samples import GpsSample
-from nexus.sensors.schedule import take_if_due
+from nexus.sensors.schedule import SampleClock, due
 from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
 
 FIX_3D = 3
@@ -36,7 +36,6 @@ GPS_SPEC = Spec(
     name="Gps",
     schema="NexusGpsAPI",
     bases=(SENSOR,),
-    noun="sensor",
     doc="A GNSS receiver: the antenna's geodetic position (WGS-84) and NED velocity around the scene's geodetic "
         "origin, with white noise and a slow, correlated position drift (first-order Gauss-Markov).",
     params=(
@@ -52,20 +51,13 @@ GPS_SPEC = Spec(
     outputs=(Output("gps", GpsSample, recorded=True, doc="Latitude, longitude [deg], altitude [m], NED velocity [m/s]"),),
     state=(StateVar("drift", wp.vec3, (1,), 0.0, "position drift [m], NED"),),
     stage="gps",
-    kind="sensor",
-    sampler=True,
 )
 
 
 @wp.kernel
 def sample_gps(
     body: wp.array(dtype=BodyState),
-    time: wp.array(dtype=wp.float64),
-    time_ns: wp.array(dtype=wp.int64),
-    tick: wp.array(dtype=wp.int64),
-    period_ns: wp.int64,
-    schedule_in: wp.array2d(dtype=wp.int64),
-    schedule_out: wp.array2d(dtype=wp.int64),
+    clock: SampleClock,
     ned_origin: wp.array(dtype=wp.vec3),
     origin_ecef: wp.vec3d,
     enu_to_ecef: wp.mat33d,
@@ -89,10 +81,10 @@ def sample_gps(
     scale = noise_scale[world]
     drift = drift_in[world, 0]
     drift_out[world, 0] = drift
-    elapsed_ns = take_if_due(time_ns[world], period_ns, schedule_in, schedule_out, world)
+    elapsed_ns = due(clock, world)
     if elapsed_ns < wp.int64(0):
         return
-    now = tick[world]
+    now = clock.tick[world]
     state = body[world]
     q = wp.transform_get_rotation(state.pose)
     antenna = wp.transform_point(state.pose, mount)
@@ -114,7 +106,7 @@ def sample_gps(
     velocity = enu_to_ned(state.velocity + wp.cross(state.angular_velocity, lever))
 
     sample = GpsSample()
-    sample.time = time[world]
+    sample.time = clock.time[world]
     sample.latitude = latitude_longitude[0]
     sample.longitude = latitude_longitude[1]
     sample.altitude = origin_altitude + wp.float64(offset_enu[2])
@@ -136,16 +128,16 @@ class Gps(Sensor):
 
     spec = GPS_SPEC
 
-    def __init__(self, name: str, *, plant, horizontal_sigma: float = 0.02, vertical_sigma: float = 0.04,
-                 velocity_sigma: float = 0.05, horizontal_drift_sigma: float = 0.3, vertical_drift_sigma: float = 0.5,
-                 drift_correlation_time: float = 60.0, satellites: int = 10, **common):
-        super().__init__(name, **common)
+    def __init__(self, name: str, *, plant, **params):
+        super().__init__(name, **params)
         self.plant = plant
-        self.horizontal_sigma, self.vertical_sigma = float(horizontal_sigma), float(vertical_sigma)
-        self.velocity_sigma = float(velocity_sigma)
-        self.horizontal_drift_sigma, self.vertical_drift_sigma = float(horizontal_drift_sigma), float(vertical_drift_sigma)
-        self.drift_correlation_time = float(drift_correlation_time)
-        self.satellites = int(satellites)
+        v = self.values
+        self.horizontal_sigma, self.vertical_sigma = float(v["horizontal_sigma"]), float(v["vertical_sigma"])
+        self.velocity_sigma = float(v["velocity_sigma"])
+        self.horizontal_drift_sigma = float(v["horizontal_drift_sigma"])
+        self.vertical_drift_sigma = float(v["vertical_drift_sigma"])
+        self.drift_correlation_time = float(v["drift_correlation_time"])
+        self.satellites = int(v["satellites"])
 
     def prepare(self, ctx) -> None:
         super().prepare(ctx)

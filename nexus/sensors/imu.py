@@ -23,7 +23,7 @@ from nexus.plant.body_state import BodyState
 from nexus.plant.frames import flu_to_frd
 from nexus.sensors.noise import normal3
 from nexus.sensors.samples import ImuSample
-from nexus.sensors.schedule import take_if_due
+from nexus.sensors.schedule import SampleClock, due
 from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
 
 #: PX4 Gazebo (gz) IMU white-noise defaults: gyro 0.05 deg/s, accelerometer.
@@ -48,7 +48,6 @@ IMU_SPEC = Spec(
     name="Imu",
     schema="NexusImuAPI",
     bases=(SENSOR,),
-    noun="sensor",
     doc="An inertial measurement unit: accelerometer (specific force) and gyro (angular rate) at the prim's "
         "mount, in FRD, from the solver's body accelerations. Each axis gets white noise, a turn-on bias and "
         "an optional bias random walk (PX4's Gazebo IMU defaults).",
@@ -66,20 +65,13 @@ IMU_SPEC = Spec(
     outputs=(Output("imu", ImuSample, recorded=True, doc="Specific force [m/s^2] and angular rate [rad/s], FRD"),),
     state=(StateVar("bias", wp.vec3, (2,), turn_on_bias, "accelerometer and gyro bias [m/s^2], [rad/s], FRD"),),
     stage="imu",
-    kind="sensor",
-    sampler=True,
 )
 
 
 @wp.kernel
 def sample_imu(
     body: wp.array(dtype=BodyState),
-    time: wp.array(dtype=wp.float64),
-    time_ns: wp.array(dtype=wp.int64),
-    tick: wp.array(dtype=wp.int64),
-    period_ns: wp.int64,
-    schedule_in: wp.array2d(dtype=wp.int64),
-    schedule_out: wp.array2d(dtype=wp.int64),
+    clock: SampleClock,
     gravity: wp.vec3,
     mount: wp.vec3,
     accel_sigma: wp.vec3,
@@ -98,10 +90,10 @@ def sample_imu(
     gyro_bias = bias_in[world, 1]
     bias_out[world, 0] = accel_bias
     bias_out[world, 1] = gyro_bias
-    elapsed_ns = take_if_due(time_ns[world], period_ns, schedule_in, schedule_out, world)
+    elapsed_ns = due(clock, world)
     if elapsed_ns < wp.int64(0):
         return
-    now = tick[world]
+    now = clock.tick[world]
     state = body[world]
     q = wp.transform_get_rotation(state.pose)
     omega = state.angular_velocity
@@ -121,7 +113,7 @@ def sample_imu(
         bias_out[world, 1] = gyro_bias
 
     sample = ImuSample()
-    sample.time = time[world]
+    sample.time = clock.time[world]
     scale = noise_scale[world]
     sample.accel = specific_force + accel_bias + normal3(seeds[0], now, accel_sigma * scale)
     sample.gyro = rate + gyro_bias + normal3(seeds[1], now, gyro_sigma * scale)
@@ -140,17 +132,13 @@ class Imu(Sensor):
     #: The plant's step stage computes the body accelerations this sensor needs.
     solver_observables = frozenset({"body_qdd"})
 
-    def __init__(self, name: str, *, gravity=(0.0, 0.0, -9.80665), accel_sigma: float = ACCEL_NOISE_SIGMA,
-                 gyro_sigma: float = GYRO_NOISE_SIGMA, accel_bias_sigma: float = 0.0, gyro_bias_sigma: float = 0.0,
-                 accel_bias_walk: float = 0.0, gyro_bias_walk: float = 0.0, **common):
-        super().__init__(name, **common)
+    def __init__(self, name: str, *, gravity=(0.0, 0.0, -9.80665), **params):
+        super().__init__(name, **params)
         self.gravity = wp.vec3(*(float(g) for g in gravity))
-        self.accel_sigma = float(accel_sigma)
-        self.gyro_sigma = float(gyro_sigma)
-        self.accel_bias_sigma = float(accel_bias_sigma)
-        self.gyro_bias_sigma = float(gyro_bias_sigma)
-        self.accel_bias_walk = float(accel_bias_walk)
-        self.gyro_bias_walk = float(gyro_bias_walk)
+        v = self.values
+        self.accel_sigma, self.gyro_sigma = float(v["accel_sigma"]), float(v["gyro_sigma"])
+        self.accel_bias_sigma, self.gyro_bias_sigma = float(v["accel_bias_sigma"]), float(v["gyro_bias_sigma"])
+        self.accel_bias_walk, self.gyro_bias_walk = float(v["accel_bias_walk"]), float(v["gyro_bias_walk"])
 
     @classmethod
     def from_prim(cls, prim, values, ctx, **extra) -> Imu:

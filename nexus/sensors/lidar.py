@@ -52,7 +52,6 @@ LIDAR_SPEC = Spec(
     name="Lidar",
     schema="NexusLidarAPI",
     bases=(SENSOR,),
-    noun="sensor",
     doc="A spinning multi-channel lidar ray-traced by Newton: each column taken at its own time in the sweep, "
         "with range-limited, noisy returns.",
     params=(
@@ -70,9 +69,7 @@ LIDAR_SPEC = Spec(
     ),
     outputs=(Output("lidar", PointCloud, doc="The latest sweep (PointCloud)"),),
     stage="lidar",
-    kind="sensor",
     host=True,
-    sampler=True,
 )
 
 
@@ -107,10 +104,11 @@ class Lidar(RenderSensor):
 
     spec = LIDAR_SPEC
 
-    def __init__(self, name: str, *, channels: int = 16, vertical_fov: float = 0.5236,
-                 horizontal_resolution: float = 0.00614, min_range: float = 0.3, max_range: float = 100.0,
-                 range_noise: float = 0.02, dropout: float = 0.0, **common):
-        super().__init__(name, **common)
+    def __init__(self, name: str, **params):
+        super().__init__(name, **params)
+        v = self.values
+        channels, vertical_fov, horizontal_resolution = v["channels"], v["vertical_fov"], v["horizontal_resolution"]
+        min_range, max_range, range_noise, dropout = v["min_range"], v["max_range"], v["range_noise"], v["dropout"]
         if isinstance(channels, bool) or int(channels) != channels or channels < 1:
             raise BuildError(f"sensor prim {name}: nexus:channels is {channels}; a lidar needs 1 or more channels")
         if not 0.0 < horizontal_resolution <= math.pi:

@@ -19,7 +19,7 @@ from nexus.plant.body_state import BodyState
 from nexus.plant.frames import flu_to_frd, ned_to_enu_np
 from nexus.sensors.noise import normal3
 from nexus.sensors.samples import MagSample
-from nexus.sensors.schedule import take_if_due
+from nexus.sensors.schedule import SampleClock, due
 from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
 
 #: One gauss in tesla; the prim's noise is in gauss, as in PX4's Gazebo models.
@@ -31,7 +31,6 @@ MAGNETOMETER_SPEC = Spec(
     name="Magnetometer",
     schema="NexusMagnetometerAPI",
     bases=(SENSOR,),
-    noun="sensor",
     doc="A three-axis magnetometer: the World Magnetic Model's field at the scene's geodetic origin, rotated "
         "into the body (FRD), with white noise.",
     params=(
@@ -40,8 +39,6 @@ MAGNETOMETER_SPEC = Spec(
     ),
     outputs=(Output("mag", MagSample, recorded=True, doc="Magnetic flux density [T], FRD"),),
     stage="mag",
-    kind="sensor",
-    sampler=True,
 )
 
 
@@ -61,12 +58,7 @@ def earth_field_ned(latitude: float, longitude: float, altitude: float, decimal_
 @wp.kernel
 def sample_mag(
     body: wp.array(dtype=BodyState),
-    time: wp.array(dtype=wp.float64),
-    time_ns: wp.array(dtype=wp.int64),
-    tick: wp.array(dtype=wp.int64),
-    period_ns: wp.int64,
-    schedule_in: wp.array2d(dtype=wp.int64),
-    schedule_out: wp.array2d(dtype=wp.int64),
+    clock: SampleClock,
     field_enu: wp.vec3,
     sigma: wp.vec3,
     seeds: wp.array(dtype=wp.int32),
@@ -74,12 +66,12 @@ def sample_mag(
     out: wp.array(dtype=MagSample),
 ):
     world = wp.tid()
-    if take_if_due(time_ns[world], period_ns, schedule_in, schedule_out, world) < wp.int64(0):
+    if due(clock, world) < wp.int64(0):
         return
     q = wp.transform_get_rotation(body[world].pose)
     sample = MagSample()
-    sample.time = time[world]
-    sample.field = flu_to_frd(wp.quat_rotate_inv(q, field_enu)) + normal3(seeds[world], tick[world], sigma * noise_scale[world])
+    sample.time = clock.time[world]
+    sample.field = flu_to_frd(wp.quat_rotate_inv(q, field_enu)) + normal3(seeds[world], clock.tick[world], sigma * noise_scale[world])
     out[world] = sample
 
 
@@ -88,10 +80,10 @@ class Magnetometer(Sensor):
 
     spec = MAGNETOMETER_SPEC
 
-    def __init__(self, name: str, *, plant, noise_sigma: float = NOISE_SIGMA_GAUSS, **common):
-        super().__init__(name, **common)
+    def __init__(self, name: str, *, plant, **params):
+        super().__init__(name, **params)
         self.plant = plant
-        self.noise_sigma = float(noise_sigma)
+        self.noise_sigma = float(self.values["noise_sigma"])
         #: The field at the origin [T], NED; computed in :meth:`prepare`.
         self.field_ned = None
 

@@ -27,7 +27,7 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Output, Param, Spec, non_negative, positive
 from nexus.plant.body_state import BodyState
 from nexus.sensors.noise import normal1
-from nexus.sensors.schedule import take_if_due
+from nexus.sensors.schedule import SampleClock, due
 from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
 
 #: Added to ``maxDistance`` for an out-of-range reading [m].
@@ -52,7 +52,6 @@ RANGEFINDER_SPEC = Spec(
     name="Rangefinder",
     schema="NexusRangefinderAPI",
     bases=(SENSOR,),
-    noun="sensor",
     doc="A downward single-beam rangefinder (a TeraRanger or LightWare laser): the distance from the mount "
         "along the body's down axis to the ground plane z = 0, with white noise, valid between minDistance "
         "and maxDistance.",
@@ -66,8 +65,6 @@ RANGEFINDER_SPEC = Spec(
     ),
     outputs=(Output("range", RangeSample, recorded=True, doc="Distance to the ground [m] and whether it is valid"),),
     stage="range",
-    kind="sensor",
-    sampler=True,
     extras={"mavlink": "DISTANCE_SENSOR"},
 )
 
@@ -75,12 +72,7 @@ RANGEFINDER_SPEC = Spec(
 @wp.kernel
 def sample_range(
     body: wp.array(dtype=BodyState),
-    time: wp.array(dtype=wp.float64),
-    time_ns: wp.array(dtype=wp.int64),
-    tick: wp.array(dtype=wp.int64),
-    period_ns: wp.int64,
-    schedule_in: wp.array2d(dtype=wp.int64),
-    schedule_out: wp.array2d(dtype=wp.int64),
+    clock: SampleClock,
     mount: wp.vec3,
     min_distance: wp.float32,
     max_distance: wp.float32,
@@ -90,20 +82,20 @@ def sample_range(
     out: wp.array(dtype=RangeSample),
 ):
     world = wp.tid()
-    if take_if_due(time_ns[world], period_ns, schedule_in, schedule_out, world) < wp.int64(0):
+    if due(clock, world) < wp.int64(0):
         return
     pose = body[world].pose
     origin = wp.transform_point(pose, mount)
     down = wp.quat_rotate(wp.transform_get_rotation(pose), wp.vec3(0.0, 0.0, -1.0))
     sample = RangeSample()
-    sample.time = time[world]
+    sample.time = clock.time[world]
     sample.valid = 0
     sample.distance = max_distance + OUT_OF_RANGE_MARGIN
     if down[2] < -1.0e-6:
         truth = origin[2] / -down[2]
         if truth >= min_distance and truth <= max_distance:
             sample.valid = 1
-            sample.distance = truth + normal1(seeds[world], tick[world], sigma * noise_scale[world])
+            sample.distance = truth + normal1(seeds[world], clock.tick[world], sigma * noise_scale[world])
     out[world] = sample
 
 
@@ -112,9 +104,11 @@ class Rangefinder(Sensor):
 
     spec = RANGEFINDER_SPEC
 
-    def __init__(self, name: str, *, min_distance: float = 0.2, max_distance: float = 14.0, noise_sigma: float = 0.02,
-                 field_of_view: float = 0.0524, **common):
-        super().__init__(name, **common)
+    def __init__(self, name: str, **params):
+        super().__init__(name, **params)
+        v = self.values
+        min_distance, max_distance = v["min_distance"], v["max_distance"]
+        noise_sigma, field_of_view = v["noise_sigma"], v["field_of_view"]
         if not 0.0 <= min_distance < max_distance:
             raise BuildError(f"sensor prim {name}: nexus:minDistance ({min_distance} m) must be below "
                              f"nexus:maxDistance ({max_distance} m)")

@@ -28,6 +28,19 @@ from nexus.sensors.sensor import Sensor
 #: Frames a render sensor's output holds: ``latency`` frames late, at most this many in flight.
 LATENCY = Param("latency", "nexus:latency", "int", 1, "frames",
                 "Frames between the tick a frame shows and the tick it is written (at least 1)", low=1)
+#: The downward tilt a camera's view is mounted at.
+TILT = Param("tilt", "nexus:tilt", "float", 0.0, "rad", "Downward tilt from the body's +x axis", low=-1.5708,
+             high=1.5708)
+
+
+def image_params(width: int, height: int, horizontal_fov: float) -> tuple[Param, ...]:
+    """An image sensor's size [px] and horizontal field of view [rad], with its own defaults."""
+    return (
+        Param("width", "nexus:width", "int", width, "px", "Image width", low=1),
+        Param("height", "nexus:height", "int", height, "px", "Image height", low=1),
+        Param("horizontal_fov", "nexus:horizontalFov", "float", horizontal_fov, "rad", "Horizontal field of view",
+              low=0.0, high=3.1416, open_low=True),
+    )
 
 
 def latency_ticks(latency: int, period_ns: int, tick_ns: int) -> int:
@@ -39,8 +52,9 @@ def latency_ticks(latency: int, period_ns: int, tick_ns: int) -> int:
 class RenderSensor(Sensor):
     """Base of the camera, thermal camera and lidar: the schedule, the latency rule and the hub."""
 
-    def __init__(self, name: str, *, plant=None, latency: int = 1, **common):
-        super().__init__(name, **common)
+    def __init__(self, name: str, *, plant=None, **params):
+        super().__init__(name, **params)
+        latency = self.values["latency"]
         if isinstance(latency, bool) or int(latency) != latency or latency < 1:
             raise BuildError(f"sensor prim {name}: nexus:latency is {latency}; a frame arrives at least 1 frame "
                              "late: give a whole number of frames, 1 or more")

@@ -70,3 +70,38 @@ def take_if_due(
     schedule_out[world, NEXT_INDEX] = index
     schedule_out[world, LAST_NS] = now_ns
     return elapsed
+
+
+@wp.struct
+class SampleClock:
+    """The clock and the schedule a sampling kernel reads, as one argument (the same six for every sampler)."""
+
+    #: The tick's sim time [s], per world.
+    time: wp.array(dtype=wp.float64)
+    #: The tick's sim time [ns], per world: due times compare these.
+    time_ns: wp.array(dtype=wp.int64)
+    #: Ticks begun, per world: noise kernels offset their random streams by it.
+    tick: wp.array(dtype=wp.int64)
+    #: Whole nanoseconds between samples; 0 samples every tick.
+    period_ns: wp.int64
+    #: The schedule state before and after this tick (see :data:`SCHEDULE`).
+    schedule_in: wp.array2d(dtype=wp.int64)
+    schedule_out: wp.array2d(dtype=wp.int64)
+
+
+def sample_clock(time, time_ns, tick, period: int, schedule_in, schedule_out) -> SampleClock:
+    """A :class:`SampleClock` over the given arrays (``period`` [ns])."""
+    clock = SampleClock()
+    clock.time = time
+    clock.time_ns = time_ns
+    clock.tick = tick
+    clock.period_ns = wp.int64(period)
+    clock.schedule_in = schedule_in
+    clock.schedule_out = schedule_out
+    return clock
+
+
+@wp.func
+def due(clock: SampleClock, world: wp.int32) -> wp.int64:
+    """:func:`take_if_due` for world ``world`` of ``clock``: ns since the last sample, or -1 when none is due."""
+    return take_if_due(clock.time_ns[world], clock.period_ns, clock.schedule_in, clock.schedule_out, world)

@@ -23,7 +23,7 @@ from nexus.core import Component
 from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Param, Spec
 from nexus.plant.body_state import BodyState
-from nexus.sensors.schedule import SCHEDULE, period_ns
+from nexus.sensors.schedule import SCHEDULE, SampleClock, period_ns, sample_clock
 
 #: The declaration every sensor's spec names as its base.
 SENSOR = Spec(
@@ -68,27 +68,35 @@ class Sensor(Component):
     """Base of every sensor component.
 
     ``name`` is the sensor prim's path; ``body`` the label of the rigid body it
-    sits on (``base`` reads ``body/base``); ``mount`` its position in that body's
-    frame, FLU [m]; ``rate`` [Hz] (0: every tick); ``noise`` False for exact samples.
+    sits on (``base`` reads ``body/base``); ``params`` any of the spec's parameters
+    by key (``mount`` its position in that body's frame, FLU [m]; ``rate`` [Hz],
+    0: every tick; ``noise`` False for exact samples, and the sensor's own); the
+    rest take the spec's defaults, and all of them are in :attr:`values`.
     A subclass sets :attr:`spec` (with ``bases=(SENSOR,)``, its stage name and its
     one output) and implements :meth:`run`.
     """
 
     spec = SENSOR
 
-    def __init__(self, name: str, *, body: str = "base", mount=(0.0, 0.0, 0.0), rate: float | None = None,
-                 noise: bool = True, connections=None):
+    def __init__(self, name: str, *, body: str = "base", connections=None, **params):
         super().__init__(name, connections)
+        unknown = sorted(set(params) - {p.key for p in self.spec.all_params})
+        if unknown:
+            raise TypeError(f"sensor {name}: {type(self).__name__} has no parameter {', '.join(unknown)}; its "
+                            f"parameters are {', '.join(p.key for p in self.spec.all_params)}")
+        #: Every parameter of the spec: its default, or the value given (each default is written once, there).
+        self.values = {**self.spec.defaults(), **{k: v for k, v in params.items() if v is not None}}
         self.body = body
-        self.mount = wp.vec3(*(float(x) for x in mount))
+        self.mount = wp.vec3(*(float(x) for x in self.values["mount"]))
         rate_param = self.spec.param("rate")
-        self.rate = float(rate_param.default if rate is None else rate)
+        self.rate = float(self.values["rate"])
         why = rate_param.problem(self.rate)  # the bound the prim reader checks, for sensors built in code
         if why is not None:
             raise BuildError(f"sensor {name}: {rate_param.attr} is {self.rate} Hz; it {why}")
-        self.noise = bool(noise)
+        self.noise = bool(self.values["noise"])
         self.period_ns = 0
         self.worlds = 1
+        self._clock: tuple | None = None
 
     @classmethod
     def from_prim(cls, prim, values: dict, ctx, **extra) -> Sensor:
@@ -116,6 +124,7 @@ class Sensor(Component):
         """Fix the period for this tick length (the schedule itself is engine-owned state), and each
         world's factor on the white noise (``--vary noise_scale``; exactly 1 without one)."""
         self.period_ns = period_ns(self.rate, ctx.dt_ns)
+        self._clock = None
         self.worlds = ctx.worlds
         self.noise_scale = wp.array(ctx.varied("noise_scale", 1.0).astype("float32"), dtype=wp.float32, device=ctx.device)
 
@@ -129,9 +138,19 @@ class Sensor(Component):
         return wp.array([dtype(*row) for row in rows], dtype=dtype, device=ctx.device)
 
     def clock_inputs(self, io) -> list:
-        """The kernel's leading arguments, in the order every sensor kernel takes them."""
-        return [io[self.body_signal], io["time"], io["time_ns"], io["tick"], wp.int64(self.period_ns),
-                io.state_in["schedule"], io.state_out["schedule"]]
+        """The kernel's leading arguments, in the order every sensor kernel takes them: the body it is
+        mounted on and its :class:`~nexus.sensors.schedule.SampleClock`."""
+        return [io[self.body_signal], self.clock(io)]
+
+    def clock(self, io) -> SampleClock:
+        """This sensor's clock and schedule over ``io``'s buffers; made once per set of buffers (a flight
+        binds the same ones every tick, a differentiable rollout new schedule arrays each tick)."""
+        arrays = (io["time"], io["time_ns"], io["tick"], io.state_in["schedule"], io.state_out["schedule"])
+        key = tuple(id(a) for a in arrays)
+        if self._clock is None or self._clock[0] != key:
+            time, time_ns, tick, schedule_in, schedule_out = arrays
+            self._clock = (key, sample_clock(time, time_ns, tick, self.period_ns, schedule_in, schedule_out))
+        return self._clock[1]
 
     def launch(self, io) -> None:  # pragma: no cover - every sensor overrides it
         raise NotImplementedError

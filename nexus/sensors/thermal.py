@@ -15,38 +15,31 @@ from __future__ import annotations
 import numpy as np
 
 from nexus.core.errors import BuildError
-from nexus.core.spec import Output, Param, Spec, non_negative, positive
+from nexus.core.spec import Output, Spec, non_negative, positive
 from nexus.render.request import ViewSpec
 from nexus.render.views import vertical_fov
 from nexus.sensors.camera import Image, image_size
-from nexus.sensors.render_sensor import LATENCY, RenderSensor
+from nexus.sensors.render_sensor import LATENCY, TILT, RenderSensor, image_params
 from nexus.sensors.sensor import SENSOR, sensor_rate
 
 THERMAL_SPEC = Spec(
     name="ThermalCamera",
     schema="NexusThermalCameraAPI",
     bases=(SENSOR,),
-    noun="sensor",
     doc="A thermal camera ray-traced by Newton: each pixel the temperature [K] of the prim it sees "
         "(nexus:temperature on the scene's and vehicle's prims), with NETD noise.",
     params=(
         sensor_rate(9.0),
         LATENCY,
-        Param("width", "nexus:width", "int", 80, "px", "Image width", low=1),
-        Param("height", "nexus:height", "int", 60, "px", "Image height", low=1),
-        Param("horizontal_fov", "nexus:horizontalFov", "float", 0.9, "rad", "Horizontal field of view",
-              low=0.0, high=3.1416, open_low=True),
-        Param("tilt", "nexus:tilt", "float", 0.0, "rad", "Downward tilt from the body's +x axis", low=-1.5708,
-              high=1.5708),
+        *image_params(80, 60, 0.9),
+        TILT,
         positive("ambient", "nexus:ambientTemperature", 293.15, "K", "Temperature of prims that declare none"),
         positive("sky", "nexus:skyTemperature", 230.0, "K", "What a ray that hits nothing reads"),
         non_negative("netd", "nexus:netd", 0.05, "K", "Noise equivalent temperature difference, 1 sigma"),
     ),
     outputs=(Output("thermal_camera", Image, doc="The latest temperature image [K] (Image)"),),
     stage="thermal",
-    kind="sensor",
     host=True,
-    sampler=True,
 )
 
 
@@ -55,9 +48,11 @@ class ThermalCamera(RenderSensor):
 
     spec = THERMAL_SPEC
 
-    def __init__(self, name: str, *, width: int = 80, height: int = 60, horizontal_fov: float = 0.9,
-                 tilt: float = 0.0, ambient: float = 293.15, sky: float = 230.0, netd: float = 0.05, **common):
-        super().__init__(name, **common)
+    def __init__(self, name: str, **params):
+        super().__init__(name, **params)
+        v = self.values
+        width, height, horizontal_fov, tilt = v["width"], v["height"], v["horizontal_fov"], v["tilt"]
+        ambient, sky, netd = v["ambient"], v["sky"], v["netd"]
         image_size(name, width, height, horizontal_fov, "thermal")
         for attr, value in (("nexus:ambientTemperature", ambient), ("nexus:skyTemperature", sky)):
             if not value > 0.0:

@@ -15,11 +15,13 @@ ended by its mission) and ``worlds_failed``.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
+
+from nexus.core.errors import BuildError
+from nexus.runtime.run_folder import RunFolder
 
 #: The figures, with their units, in the order sweep.parquet and ``nexus plot`` give them.
 FIGURES = (("max_altitude_error", "m"), ("max_yaw_error", "deg"), ("landing_error", "m"), ("done_time", "s"),
@@ -33,23 +35,18 @@ def _heading_ned(qx, qy, qz, qw):
 
 
 def run_info(folder: Path) -> dict | None:
-    try:
-        info = json.loads((Path(folder) / "run.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return info if isinstance(info, dict) else None
+    """A point's run.json, or None where it does not read."""
+    return RunFolder(folder).peek_info()
 
 
 def errors_from_record(folder: Path, info: dict) -> dict:
     """Altitude, yaw and landing errors from ``folder``'s record (NaN where the record lacks the columns)."""
     nan = {"max_altitude_error": math.nan, "max_yaw_error": math.nan, "landing_error": math.nan}
-    from nexus.record.parts import read_record
-
     wanted = [f"body/base.pose[{i}]" for i in range(7)] + [f"setpoint.position[{i}]" for i in range(3)]
     wanted += ["setpoint.yaw", "armed"]
     try:
-        table = read_record(Path(folder) / "record.parquet")
-    except Exception:  # noqa: BLE001 (a missing or damaged record: no figures)
+        table = RunFolder(folder).record()
+    except BuildError:  # a missing or damaged record: no figures
         return nan
     if table.num_rows == 0 or any(name not in table.column_names for name in wanted):
         return nan

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 from nexus.core.errors import BuildError
+from nexus.runtime.run_folder import RunFolderError
 
-
-class RunFolderError(BuildError):
-    """RUN is not a run folder ``nexus run`` wrote, or its record cannot be shown (empty, unreadable)."""
-
-    reason = "bad-run"
+__all__ = ["RunFolderError", "UlogError", "ViewerError"]
 
 
 class UlogError(BuildError):

@@ -117,8 +117,9 @@ def open_replay(folder: Path, host: str, port: int, world: int | None = None) ->
     A run of several worlds opens the worlds replay (:mod:`nexus.viz.worlds_view`), ``world`` selected (default
     0); a one-world run accepts only ``world`` 0.
     """
+    from nexus.runtime.run_folder import world_count  # noqa: PLC0415
     from nexus.viz.viewer import check_port  # noqa: PLC0415
-    from nexus.viz.worlds import check_world, is_many_worlds, world_count  # noqa: PLC0415
+    from nexus.viz.worlds import check_world, is_many_worlds  # noqa: PLC0415
 
     if is_many_worlds(folder):
         from nexus.viz.worlds_view import open_worlds_replay  # noqa: PLC0415

@@ -45,7 +45,8 @@ def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None
     A run of several worlds gets the worlds report (:mod:`nexus.viz.worlds_report`), ``world`` highlighted
     (default 0); a one-world run accepts only ``world`` 0.
     """
-    from nexus.viz.worlds import check_world, is_many_worlds, world_count  # noqa: PLC0415
+    from nexus.runtime.run_folder import world_count  # noqa: PLC0415
+    from nexus.viz.worlds import check_world, is_many_worlds  # noqa: PLC0415
 
     if is_many_worlds(folder):
         from nexus.viz.worlds_report import write_worlds_report  # noqa: PLC0415

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nexus.runtime.run_folder import RunFolder
 from nexus.viz import report as one
 
 #: Figures drawn, with their labels and units.
@@ -28,10 +29,7 @@ FIGURES = (("max_altitude_error", "max altitude error", "m"), ("max_yaw_error", 
 
 def px4_ulog(folder: Path) -> Path | None:
     """PX4's ULog of a sweep point's flight (``px4/px4.json`` names it), for ``nexus plot`` to overlay; else None."""
-    try:
-        name = json.loads((Path(folder) / "px4" / "px4.json").read_text()).get("ulog")
-    except (OSError, ValueError, AttributeError):
-        return None
+    name = RunFolder(folder).px4_info().get("ulog")
     return Path(folder) / name if name and (Path(folder) / name).is_file() else None
 
 

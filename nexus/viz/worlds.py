@@ -16,19 +16,17 @@ one-vehicle figures draw it unchanged.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from nexus.record.parts import is_record, part_paths
 from nexus.run_file import partial_note
+from nexus.runtime.run_folder import SUMMARY, RunFolder, first_world, world_count
 from nexus.viz.errors import RunFolderError
-from nexus.viz.run_data import REQUIRED_COLUMNS, RunData, load_run
+from nexus.viz.run_data import REQUIRED_COLUMNS, RunData
 
-RECORD, SUMMARY = "record.parquet", "summary.parquet"
 #: The per-world figures of ``summary.parquet`` the report draws as distributions: column, label, unit.
 FIGURES = (("done_time", "done time", "s"), ("max_altitude_error", "max altitude error", "m"),
            ("max_yaw_error", "max yaw error", "deg"), ("landing_error", "landing error", "m"))
@@ -44,38 +42,13 @@ def reasons_present(reasons: np.ndarray) -> list[str]:
     return [r for r in EXIT_REASONS if r in found] + sorted(found - set(EXIT_REASONS))
 
 
-def world_count(info: dict) -> int:
-    """Worlds the run flew: run.json's ``worlds`` (absent in runs from before there were several)."""
-    try:
-        return max(1, int(info.get("worlds") or 1))
-    except (TypeError, ValueError):
-        return 1
-
-
-def first_world(info: dict) -> int:
-    """The sweep's number of this run's world 0 (run.json's ``first_world``; 0 for a run on its own)."""
-    try:
-        return max(0, int(info.get("first_world") or (info.get("options") or {}).get("first_world") or 0))
-    except (TypeError, ValueError):
-        return 0
-
-
-def peek_info(folder: Path) -> dict | None:
-    """run.json of ``folder`` when it is readable, else None (the full checks of ``load_run`` then explain why)."""
-    try:
-        info = json.loads((Path(folder) / "run.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return info if isinstance(info, dict) else None
-
-
 def is_many_worlds(folder: Path) -> bool:
     """Whether RUN flew several worlds, or kept only its summary: the worlds report and viewer show it."""
-    folder = Path(folder)
-    info = peek_info(folder)
+    run = RunFolder(folder)
+    info = run.peek_info()
     if info is None:
         return False
-    return world_count(info) > 1 or (not is_record(folder / RECORD) and (folder / SUMMARY).is_file())
+    return world_count(info) > 1 or (not run.has_record() and run.has_summary())
 
 
 def check_world(folder: Path, world: int, worlds: int) -> int:
@@ -198,30 +171,22 @@ class WorldsRun:
 
 def load_worlds(folder: Path, setpoints: bool = True) -> WorldsRun:
     """Read run.json, summary.parquet and every world's path from RUN; :class:`RunFolderError` on anything unusable."""
-    folder = Path(folder)
-    record, summary_path = folder / RECORD, folder / SUMMARY
-    if not folder.is_dir() or not (folder / "run.json").is_file() or not (is_record(record) or summary_path.is_file()):
-        load_run(folder)  # raises the one-world reader's error for a folder that is no run
-    info = peek_info(folder)
-    if info is None:
-        load_run(folder)
-        raise RunFolderError(f"{folder / 'run.json'} is not readable; it should be the run.json `nexus run` wrote")
+    run = RunFolder(folder).require(record=False)
+    folder, info = run.path, run.info
     worlds = world_count(info)
     notes: list[str] = []
-    summary = read_summary(summary_path, worlds, first_world(info)) if summary_path.is_file() else None
+    summary = read_summary(run, worlds, first_world(info)) if run.has_summary() else None
     if summary is None:
         notes.append(f"{folder} has no {SUMMARY} (the run did not finish?): no distributions, failed worlds not "
                      "marked")
     tracks = None
-    if is_record(record):
-        tracks = read_tracks(record, worlds, setpoints)
+    if run.has_record():
+        tracks = read_tracks(run, worlds, setpoints)
         ticks = len(tracks.ticks())
         note = partial_note(info, ticks)
         if note:
             notes.append(note)
-    elif summary is None:
-        raise RunFolderError(f"{folder} has neither {RECORD} nor {SUMMARY}; give the folder `nexus run --out` wrote")
-    else:
+    else:  # require(record=False) saw the summary
         notes.append(f"the run kept a summary only (record_mode {info.get('record_mode', 'summary')!r}): "
                      "no paths, final positions only")
     first = first_world(info)
@@ -252,18 +217,14 @@ def world_origins(info: dict, worlds: int, tracks: Tracks | None) -> np.ndarray:
     return origins
 
 
-def read_summary(path: Path, worlds: int, first: int = 0) -> dict[str, np.ndarray]:
+def read_summary(run: RunFolder, worlds: int, first: int = 0) -> dict[str, np.ndarray]:
     """summary.parquet as columns with row w for world w (worlds it lacks: NaN, -1, or ``?``).
 
     The summary numbers a sweep's worlds from ``first`` (run.json's ``first_world``); the record, and these
     columns, from 0.
     """
-    import pyarrow.parquet as pq  # noqa: PLC0415
-
-    try:
-        table = pq.read_table(path)
-    except Exception as error:  # pyarrow raises several types for a damaged file
-        raise RunFolderError(f"{path} is not a readable Parquet file ({error}); fly the run again") from None
+    table = run.summary()
+    path = run.summary_path
     if "world" in table.column_names:
         index = table.column("world").to_numpy().astype(np.int64)
         if first and len(index) and index.min() >= first:
@@ -289,36 +250,21 @@ def read_summary(path: Path, worlds: int, first: int = 0) -> dict[str, np.ndarra
     return columns
 
 
-def read_tracks(record: Path, worlds: int, setpoints: bool = True) -> Tracks:
+def read_tracks(run: RunFolder, worlds: int, setpoints: bool = True) -> Tracks:
     """time, world, base pose and (when recorded) the setpoint position of every row, part by part."""
-    import pyarrow.parquet as pq  # noqa: PLC0415
-
-    parts = [record] if record.is_file() else part_paths(record)
+    record = run.record_path
+    recorded = run.record_names()
+    absent = [name for name in REQUIRED_COLUMNS if name not in recorded]
+    if absent:
+        raise run.lacks(absent)
+    names = [name for name in ("time", "world", *POSE, *(SETPOINT if setpoints else ())) if name in recorded]
     chunks: dict[str, list[np.ndarray]] = {}
-    names: list[str] | None = None
-    try:
-        for part in parts:
-            schema = pq.read_schema(part)
-            if not schema.names:  # a failed build's part has no columns
-                continue
-            if names is None:
-                absent = [name for name in REQUIRED_COLUMNS if name not in schema.names]
-                if absent:
-                    raise RunFolderError(f"{record} lacks the columns {', '.join(absent)}: the record must tap "
-                                         "'time' and 'body/base' (the default taps do)")
-                names = [name for name in ("time", "world", *POSE, *(SETPOINT if setpoints else ()))
-                         if name in schema.names]
-            table = pq.read_table(part, columns=names)
-            for name in names:
-                chunks.setdefault(name, []).append(table.column(name).to_numpy())
-    except RunFolderError:
-        raise
-    except Exception as error:  # pyarrow raises several types for a damaged file
-        raise RunFolderError(f"{record} is not a readable Parquet record ({error}); fly the run again") from None
+    for table in run.record_parts(columns=names):
+        for name in names:
+            chunks.setdefault(name, []).append(table.column(name).to_numpy())
     rows = sum(len(c) for c in chunks.get("time", []))
     if rows == 0:
-        raise RunFolderError(f"{record} holds no rows: the run ended before its first tick; there is no flight "
-                             "to show")
+        raise run.no_rows()
     column = {name: np.concatenate(parts_of) for name, parts_of in chunks.items()}
     world = column["world"].astype(np.int64) if "world" in column else np.zeros(rows, dtype=np.int64)
     if world.min() < 0 or world.max() >= worlds:
@@ -343,31 +289,16 @@ def world_run(folder: Path, world: int, info: dict | None = None, origin: np.nda
     ``ned_origin_enu_m`` then says it, so its estimate and setpoint line up with its truth.
     """
     import pyarrow as pa  # noqa: PLC0415
-    import pyarrow.compute as pc  # noqa: PLC0415
-    import pyarrow.parquet as pq  # noqa: PLC0415
 
-    folder = Path(folder)
-    record = folder / RECORD
-    info = peek_info(folder) if info is None else info
-    parts = [record] if record.is_file() else part_paths(record)
-    tables = []
-    try:
-        for part in parts:
-            table = pq.read_table(part)
-            if not table.num_columns:
-                continue
-            if "world" in table.column_names:
-                table = table.filter(pc.equal(table.column("world"), pa.scalar(world, table.column("world").type)))
-            elif world != 0:
-                table = table.slice(0, 0)
-            tables.append(table)
-    except Exception as error:  # pyarrow raises several types for a damaged file
-        raise RunFolderError(f"{record} is not a readable Parquet record ({error}); fly the run again") from None
+    run = RunFolder(folder)
+    folder = run.path
+    info = run.info if info is None else info
+    tables = run.record_parts(world=world)
     if not tables:
-        raise RunFolderError(f"{record} holds no columns: the run ended before its first tick; nothing to draw")
+        raise run.no_rows()
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
     if table.num_rows == 0:
-        raise RunFolderError(f"{record} holds no rows of world {world}: nothing of it to draw")
+        raise run.no_rows(f"of world {world}")
     columns = {name: table.column(name).to_numpy() for name in table.column_names if name != "world"}
     if origin is not None:
         info = {**info, "ned_origin_enu_m": [float(x) for x in origin]}

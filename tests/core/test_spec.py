@@ -117,6 +117,16 @@ def test_a_derived_spec_overrides_a_base_parameter_in_place_and_inherits_the_res
     assert derived.check() == []
 
 
+def test_a_derived_spec_takes_kind_sampler_and_noun_from_its_base_unless_it_sets_them():
+    base = Spec("Base", "b", kind="sensor", sampler=True, noun="sensor", abstract=True)
+    plain = Spec("Plain", "p", bases=(base,), stage="range")
+    assert (plain.kind, plain.sampler, plain.noun) == ("sensor", True, "sensor")
+    own = Spec("Own", "o", bases=(base,), stage="truth", kind="estimate", sampler=False, noun="estimator")
+    assert (own.kind, own.sampler, own.noun) == ("estimate", False, "estimator")
+    alone = Spec("Alone", "a")
+    assert (alone.kind, alone.sampler, alone.noun) == (None, False, "component")
+
+
 def test_a_declaration_with_a_default_out_of_bounds_or_a_parameter_twice_is_reported():
     bad = Spec("Bad", "b", params=(Param("gain", "toy:gain", "float", -1.0, low=0.0),
                                    Param("gain2", "toy:gain", "float", 1.0),

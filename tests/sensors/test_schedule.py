@@ -92,3 +92,13 @@ def test_negative_rate_fails_the_build_naming_the_prim(ground_vehicle, api, prim
     context = PrimContext(ground_vehicle.plant, stage, path, len(ground_vehicle.plant.rotors))
     with pytest.raises(BuildError, match=rf"{path}: sensor prim {prim}: nexus:rate is -5 Hz"):
         build_component(api, sensor, context)
+
+
+def test_a_sensor_built_in_code_takes_the_defaults_its_spec_declares_and_refuses_an_unknown_parameter(void_vehicle):
+    # The barometer's spec declares 50 Hz and 3 Pa (PX4's Gazebo barometer); nothing else restates them.
+    baro = Barometer("/test/baro", plant=void_vehicle.plant)
+    assert (baro.rate, baro.noise_sigma, baro.noise) == (50.0, 3.0, True)
+    assert Barometer("/test/baro", plant=void_vehicle.plant, noise_sigma=0.5).noise_sigma == 0.5
+    with pytest.raises(TypeError, match="Barometer has no parameter noise_sigmaa; its parameters are rate, noise, "
+                                        "mount, noise_sigma"):
+        Barometer("/test/baro", plant=void_vehicle.plant, noise_sigmaa=0.5)

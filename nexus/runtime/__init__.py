@@ -1,0 +1,1 @@
+"""The application around the engine: what a run leaves behind, and how every command reads it back."""
