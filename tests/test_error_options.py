@@ -129,3 +129,63 @@ def test_every_option_a_message_names_is_the_commands_own(module, line, option, 
     known = set().union(*(command_options(c) for c in commands))
     assert option in known, (f"nexus/{module}:{line} names {option}, which `nexus {command}` does not have "
                              f"(its options: {', '.join(sorted(command_options(command)))})")
+
+
+# -- the messages issue 37 found naming options that do not exist ------------------------------
+
+
+def test_replay_keep_into_a_run_folder_names_only_replays_own_options(tmp_path):
+    from click.testing import CliRunner
+
+    held = tmp_path / "held"
+    held.mkdir()
+    (held / "run.log").write_text("an earlier run\n")
+    result = CliRunner().invoke(main, ["replay", str(tmp_path), "--keep", str(held)])
+    assert result.exit_code == 2, result.output
+    assert f"--keep {held} already holds a run (run.log); choose another folder" in result.output
+    assert "--overwrite" not in result.output and "--out" not in result.output
+    assert (held / "run.log").read_text() == "an earlier run\n"
+
+
+def test_run_view_on_a_busy_port_names_view_port(tmp_path):
+    import socket
+
+    from click.testing import CliRunner
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(main, ["run", "--view", "--view-port", str(port), "--controller", "hold",
+                                           "--device", "cpu", "--duration", "0.2", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert (f"port {port} on 127.0.0.1 is in use (another `nexus view`?); pass --view-port with a free port, or "
+            "--view-port 0 to let the system pick one") in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_mpc_on_a_scene_without_a_reference_names_the_scenes_that_give_one():
+    from click.testing import CliRunner
+
+    # scenes/empty.usda has a mission but no figure eight or waypoints; figure_eight, obstacles and
+    # waypoints have one of them.
+    result = CliRunner().invoke(main, ["plan", "--controller", "mpc", "--scene", "empty", "--device", "cpu"])
+    assert result.exit_code == 2, result.output
+    assert ("host stage 'mpc' (control) of '/vehicle/controller' follows a reference trajectory, but the scene gives "
+            "none (it has no figure-eight or waypoints prim); fly it in a scene that does: --scene figure_eight, "
+            "obstacles or waypoints.") in result.output
+    assert "no stage writes it" not in result.output
+
+
+def test_a_ray_client_address_without_ray_client_says_to_install_it(monkeypatch):
+    import sys
+
+    pytest.importorskip("ray")
+    from nexus.sweep.cluster import connect
+    from nexus.sweep.spec import SweepError
+
+    monkeypatch.setitem(sys.modules, "grpc", None)  # plain `ray`: Ray Client's transport is missing
+    with pytest.raises(SweepError) as caught:
+        connect("ray://10.0.0.5:10001", None)
+    assert str(caught.value) == ("--address ray://10.0.0.5:10001: a ray:// address needs Ray Client, which plain ray "
+                                 "lacks; pip install 'nexus[ray]' (it installs ray[client]) or pip install 'ray[client]'")
