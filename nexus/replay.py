@@ -196,7 +196,8 @@ def compare(original: dict[str, np.ndarray], replayed: dict[str, np.ndarray]) ->
     compared = [n for n in original if n in replayed]
     not_compared = [n for n in original if n not in replayed]
     rows = len(next(iter(original.values()))) if original else 0
-    result = ReplayResult(rows, compared, not_compared, not_recorded=[n for n in replayed if n not in original], rows=rows)
+    result = ReplayResult(rows, compared, not_compared, not_recorded=[n for n in replayed if n not in original],
+                          rows=rows)
     first: tuple[int, str] | None = None
     for name in compared:
         a, b = original[name], replayed[name]

@@ -79,7 +79,8 @@ class DurationError(BuildError):
     reason = "zero-ticks"
 
 
-def check_out(out: Path, overwrite: bool = False, option: str = "--out", overwrite_option: str | None = "--overwrite") -> None:
+def check_out(out: Path, overwrite: bool = False, option: str = "--out",
+              overwrite_option: str | None = "--overwrite") -> None:
     """Refuse an OUT that is a file, sits under a file, or holds a run (unless ``overwrite``).
 
     Writes nothing, so the command line can call it before it starts anything. ``option`` and
@@ -98,14 +99,16 @@ def check_out(out: Path, overwrite: bool = False, option: str = "--out", overwri
         raise OutputError(f"{option} {out} already holds a run ({', '.join(held)}); choose another folder{replace_it}")
 
 
-def prepare_out(out: Path, overwrite: bool = False, option: str = "--out", overwrite_option: str | None = "--overwrite") -> Path:
+def prepare_out(out: Path, overwrite: bool = False, option: str = "--out",
+                overwrite_option: str | None = "--overwrite") -> Path:
     """Check OUT, create it, and with ``overwrite`` delete the earlier run's files (only those)."""
     out = Path(out)
     check_out(out, overwrite, option, overwrite_option)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise OutputError(f"cannot create the output folder {out} ({error.strerror}); give {option} a folder you can write to") from None
+        raise OutputError(f"cannot create the output folder {out} ({error.strerror}); give {option} a folder you can "
+                          "write to") from None
     if not os.access(out, os.W_OK | os.X_OK):
         raise OutputError(f"cannot write into the output folder {out}; give {option} a folder you can write to")
     if overwrite:

@@ -65,7 +65,8 @@ def open_stage(path: Path):
 
 def check_units(stage, path: Path) -> None:
     """SI, Z-up files only: Newton's importer warns about other units and then reads the numbers as SI anyway,
-    and imports a file whose ``upAxis`` is not Z (USD's default is Y) about another axis, so the vehicle never lifts off."""
+    and imports a file whose ``upAxis`` is not Z (USD's default is Y) about another axis: such a vehicle
+    never lifted off and flew to its duration without a word."""
     from pxr import UsdGeom, UsdPhysics  # noqa: PLC0415
 
     for key, value in (("metersPerUnit", UsdGeom.GetStageMetersPerUnit(stage)),
