@@ -14,7 +14,8 @@ Build a flight and run it::
 The public names, by group:
 
 - flights: :class:`RunConfig`, :func:`build_flight`, :func:`run_flight`,
-  :class:`Flight`, :class:`RunSummary` (replaying a run: :func:`nexus.replay.replay`);
+  :class:`Flight`, :class:`RunSummary` (replaying a run: :func:`nexus.replay.replay`),
+  :func:`set_verbose` (Warp's banner and module-load lines, hidden by default; or ``NEXUS_VERBOSE=1``);
 - components: :class:`Component`, :class:`Spec`, :class:`Param`,
   :class:`Input`, :class:`Output`, :class:`StateVar`, :class:`Stage`,
   :class:`Read`, :class:`Write`, :class:`Loop`;
@@ -35,6 +36,7 @@ _schemas.register()
 _PUBLIC: dict[str, str] = {
     # Build a flight and run it.
     "RunConfig": "nexus.flight",
+    "set_verbose": "nexus.core.warp_setup",
     "build_flight": "nexus.flight",
     "Flight": "nexus.flight",
     "run_flight": "nexus.run",

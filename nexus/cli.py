@@ -411,7 +411,9 @@ def replay(ctx, out, eager, keep):
     frames = sum(result.frames.values())
     frames_text = f", {frames} frames of {len(result.frames)} sensors" if result.frames else ""
     if result.identical:
-        click.echo(f"replay identical: {result.ticks} ticks, {len(result.compared)} columns{frames_text}, every bit equal")
+        worlds_text = f" of {result.worlds} worlds ({result.rows:,} rows)" if result.worlds > 1 else ""
+        click.echo(f"replay identical: {result.ticks} ticks{worlds_text}, {len(result.compared)} columns{frames_text}, "
+                   "every bit equal")
         return
     if result.first_difference is None:
         sensor, tick, array = result.frame_difference

@@ -36,7 +36,7 @@ import numpy as np
 from nexus.control.replay import ReplayControls
 from nexus.core.errors import BuildError
 from nexus.flight import ConfigError, RunConfig
-from nexus.run import file_digest, run_flight
+from nexus.run import check_out, file_digest, prepare_out, run_flight
 from nexus.run_file import RUNNING, WRITE_FAILURES, partial_note
 from nexus.runtime.run_folder import RunFolder
 
@@ -52,6 +52,7 @@ class ReplayError(BuildError):
 
 @dataclass
 class ReplayResult:
+    #: Ticks compared (with many worlds: the longest world's; the record holds a row per world and tick).
     ticks: int
     compared: list[str]
     #: Columns of the record the replay did not produce.
@@ -67,6 +68,9 @@ class ReplayResult:
     frames: dict = field(default_factory=dict)
     #: (sensor, tick the frame shows, array) of the first frame that differs, or None.
     frame_difference: tuple[str, int, str] | None = None
+    #: Worlds of the run, and the record's rows compared (ticks times worlds, less the ticks of worlds that ended early).
+    worlds: int = 1
+    rows: int = 0
 
     @property
     def identical(self) -> bool:
@@ -86,8 +90,8 @@ def check_run(out: Path, info: dict, columns: dict[str, np.ndarray]) -> int:
     rows = len(next(iter(columns.values()))) if columns else 0
     ticks, recorded = info.get("ticks"), info.get("record_rows")
     if int(info.get("record_every", 1)) != 1:
-        raise ReplayError(f"{out} recorded every {info['record_every']}th tick (--record-every); an open-loop replay "
-                          "needs every tick's controls: replay a run recorded with --record-every 1")
+        raise ReplayError(f"{out} recorded every {info['record_every']}th tick; an open-loop replay needs every "
+                          "tick's controls: replay a run flown with `nexus run --record-every 1`")
     if int(info.get("worlds", 1)) > 1:
         if not ticks or rows != recorded:
             raise ReplayError(
@@ -175,8 +179,9 @@ def _bits(values: np.ndarray) -> np.ndarray:
 def compare(original: dict[str, np.ndarray], replayed: dict[str, np.ndarray]) -> ReplayResult:
     compared = [n for n in original if n in replayed]
     not_compared = [n for n in original if n not in replayed]
-    ticks = len(next(iter(original.values()))) if original else 0
-    result = ReplayResult(ticks, compared, not_compared, not_recorded=[n for n in replayed if n not in original])
+    rows = len(next(iter(original.values()))) if original else 0
+    result = ReplayResult(rows, compared, not_compared, not_recorded=[n for n in replayed if n not in original],
+                          rows=rows)
     first: tuple[int, str] | None = None
     for name in compared:
         a, b = original[name], replayed[name]
@@ -234,6 +239,8 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
 
     Without ``keep`` it goes to a scratch folder that is removed when the replay ends.
     """
+    if keep:  # replay has no --out or --overwrite: refuse a --keep that holds a run in its own words, first
+        check_out(Path(keep), option="--keep", overwrite_option=None)
     out = Path(out)
     info, columns = load_run(out)
     ticks = check_run(out, info, columns)
@@ -254,7 +261,8 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
         duration=ticks * saved.dt,
         eager=eager,
     )
-    target = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="nexus-replay-"))
+    target = prepare_out(Path(keep), option="--keep", overwrite_option=None) if keep else Path(
+        tempfile.mkdtemp(prefix="nexus-replay-"))
     try:
         from nexus.run import values_from_json  # noqa: PLC0415
 
@@ -268,6 +276,7 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
     if worlds > 1:
         replayed = _same_rows(columns, replayed, saved.dt_ns)
     result = compare(columns, replayed)
+    result.ticks, result.worlds = ticks, worlds  # compare counts rows: a row per world and tick
     result.frames, result.frame_difference = frames, frame_difference
     result.note = partial_note(info, ticks)
     if keep:

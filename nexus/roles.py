@@ -6,6 +6,8 @@ estimator and read by guidance and control stages, and ``setpoint`` is
 written by a guidance for a controller. These rules turn "nobody writes
 'estimate'" into "the run has no estimator", and catch a guidance whose
 setpoint nobody reads (a mission flown with PX4, which guides itself).
+``reference`` is the trajectory a tracking guidance (a figure eight,
+waypoints) writes from the scene for a controller that follows it (the MPC).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from nexus.core.wiring import Output, WiringRule
 #: The estimate signal (:class:`~nexus.estimation.types.PoseTwist`) and the setpoint signal.
 ESTIMATE = "estimate"
 SETPOINT = "setpoint"
+REFERENCE = "reference"
 #: Stage kinds whose reading of the estimate needs an estimator in the run.
 ESTIMATE_READER_KINDS = ("guide", "control")
 GUIDANCE_KIND = "guide"
@@ -36,6 +39,34 @@ class EstimatorNeeded(WiringRule):
         return None
 
 
+def scenes_with_reference() -> list[str]:
+    """The shipped scenes that hold a tracking prim (so their runs write ``reference``), by name."""
+    from nexus.guidance.tracking import TRACKING_APIS  # noqa: PLC0415
+    from nexus.plant.assets import FOLDERS, available  # noqa: PLC0415
+
+    found = []
+    for name in available("scene"):
+        path = FOLDERS["scene"] / f"{name}.usda"
+        if path.is_file() and any(api in path.read_text(errors="replace") for api in TRACKING_APIS):
+            found.append(name)
+    return found
+
+
+class ReferenceNeeded(WiringRule):
+    """A controller that follows a reference trajectory needs a scene that gives one."""
+
+    def missing_writer(self, stage: Stage, read: Read) -> str | None:
+        if read.signal != REFERENCE:
+            return None
+        scenes = scenes_with_reference()
+        choices = (f"--scene {', '.join(scenes[:-1])} or {scenes[-1]}" if len(scenes) > 1 else f"--scene {scenes[0]}"
+                   if scenes else "a scene file with a figure-eight or waypoints prim")
+        return (
+            f"{stage.where} follows a reference trajectory, but the scene gives none (it has no figure-eight or "
+            f"waypoints prim); fly it in a scene that does: {choices}."
+        )
+
+
 class SetpointRead(WiringRule):
     """A guidance's setpoint must have a reader."""
 
@@ -50,4 +81,4 @@ class SetpointRead(WiringRule):
 
 
 #: The rules every flight's loop checks.
-FLIGHT_RULES: tuple[WiringRule, ...] = (EstimatorNeeded(), SetpointRead())
+FLIGHT_RULES: tuple[WiringRule, ...] = (EstimatorNeeded(), ReferenceNeeded(), SetpointRead())

@@ -79,35 +79,38 @@ class DurationError(BuildError):
     reason = "zero-ticks"
 
 
-def check_out(out: Path, overwrite: bool = False) -> None:
+def check_out(out: Path, overwrite: bool = False, option: str = "--out",
+              overwrite_option: str | None = "--overwrite") -> None:
     """Refuse an OUT that is a file, sits under a file, or holds a run (unless ``overwrite``).
 
-    Writes nothing, so the command line can call it before it starts anything.
+    Writes nothing, so the command line can call it before it starts anything. ``option`` and
+    ``overwrite_option`` are the command's own names for the folder and for replacing a run in it
+    (None: the command never replaces one), so each error names options the user can pass.
     """
     out = Path(out)
     for folder in (out, *out.parents):
         if folder.exists():
             if not folder.is_dir():
-                raise OutputError(f"--out {out}: {folder} is a file, not a folder; choose another --out")
+                raise OutputError(f"{option} {out}: {folder} is a file, not a folder; choose another {option}")
             break
     held = [name for name in RUN_MARKERS if (out / name).exists()]
     if held and not overwrite:
-        raise OutputError(
-            f"--out {out} already holds a run ({', '.join(held)}); choose another folder, "
-            "or pass --overwrite to delete that run's files first"
-        )
+        replace_it = f", or pass {overwrite_option} to delete that run's files first" if overwrite_option else ""
+        raise OutputError(f"{option} {out} already holds a run ({', '.join(held)}); choose another folder{replace_it}")
 
 
-def prepare_out(out: Path, overwrite: bool = False) -> Path:
+def prepare_out(out: Path, overwrite: bool = False, option: str = "--out",
+                overwrite_option: str | None = "--overwrite") -> Path:
     """Check OUT, create it, and with ``overwrite`` delete the earlier run's files (only those)."""
     out = Path(out)
-    check_out(out, overwrite)
+    check_out(out, overwrite, option, overwrite_option)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise OutputError(f"cannot create the output folder {out} ({error.strerror}); choose an --out you can write to") from None
+        raise OutputError(f"cannot create the output folder {out} ({error.strerror}); give {option} a folder you can "
+                          "write to") from None
     if not os.access(out, os.W_OK | os.X_OK):
-        raise OutputError(f"cannot write into the output folder {out}; choose an --out you can write to")
+        raise OutputError(f"cannot write into the output folder {out}; give {option} a folder you can write to")
     if overwrite:
         for name in RUN_FILES + LEFTOVERS:
             path = out / name

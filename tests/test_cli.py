@@ -68,6 +68,17 @@ def test_run_then_replay_from_the_command_line(cli, tmp_path):
     assert "replay identical: 50 ticks" in replayed.output
 
 
+def test_replay_of_many_worlds_counts_ticks_not_rows(cli, tmp_path):
+    # 3 worlds for 0.2 s at 250 Hz: 50 ticks, a row per world and tick, 150 rows.
+    out = tmp_path / "worlds"
+    result = cli.invoke(main, ["run", "--device", "cpu", "--duration", "0.2", "--worlds", "3", "--out", str(out),
+                               "--quiet"])
+    assert result.exit_code == 0, result.output
+    replayed = cli.invoke(main, ["replay", str(out)])
+    assert replayed.exit_code == 0, replayed.output
+    assert "replay identical: 50 ticks of 3 worlds (150 rows), " in replayed.output
+
+
 # -- errors: one line, the right exit status, never a traceback unless --debug ------------------
 
 ROOT = Path(__file__).resolve().parents[1]

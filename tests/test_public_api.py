@@ -8,7 +8,7 @@ import sys
 import nexus
 
 #: The names the package promises (docs/running.md and nexus/__init__.py), by group.
-FLIGHTS = ["RunConfig", "build_flight", "run_flight", "Flight", "RunSummary"]
+FLIGHTS = ["RunConfig", "build_flight", "run_flight", "Flight", "RunSummary", "set_verbose"]
 COMPONENTS = ["Component", "Spec", "Param", "Input", "Output", "StateVar", "Stage", "Read", "Write", "Loop"]
 SAMPLES = ["BodyState", "ImuSample", "MagSample", "BaroSample", "GpsSample", "PoseTwist", "Setpoint"]
 
@@ -53,3 +53,32 @@ def test_an_unknown_name_is_an_attribute_error():
         assert "build_the_drone" in str(error)
     else:
         raise AssertionError("nexus.build_the_drone did not raise")
+
+
+#: The Python API's first flight: the differentiable rollout's package, then 16 ticks of the default mission.
+FLY = ("from nexus.diff import Rollout\n"
+       "from nexus import RunConfig, build_flight\n"
+       "flight = build_flight(RunConfig(), 'cpu')\n"
+       "flight.loop.advance(16)\n"
+       "print('flew', flight.loop.ticks)\n")
+
+
+def _fly(env: dict) -> subprocess.CompletedProcess:
+    import os
+
+    return subprocess.run([sys.executable, "-c", FLY], capture_output=True, text=True, timeout=900,
+                          env={**{k: v for k, v in os.environ.items() if k != "NEXUS_VERBOSE"}, **env})
+
+
+def test_the_python_api_keeps_warps_banner_and_module_lines_off_stdout():
+    quiet = _fly({})
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout == "flew 16\n"  # no "Warp 1.19.0 initialized", no "Module ... load on device"
+
+
+def test_nexus_verbose_shows_them():
+    loud = _fly({"NEXUS_VERBOSE": "1"})
+    assert loud.returncode == 0, loud.stderr
+    assert loud.stdout.startswith("Warp ") and "initialized" in loud.stdout.splitlines()[0]
+    assert any(line.startswith("Module ") for line in loud.stdout.splitlines())
+    assert loud.stdout.endswith("flew 16\n")

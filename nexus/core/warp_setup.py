@@ -1,5 +1,12 @@
 """Warp's start-up settings for Nexus: quiet unless asked, initialized once.
 
+Warp prints a banner when it starts and a "Module ... load" line for every
+module it loads, on standard output. Nexus lowers Warp's log level to
+warnings when it is imported (the command line and the Python API alike),
+unless ``NEXUS_VERBOSE=1`` is set in the environment, ``nexus -v`` is given,
+or :func:`set_verbose` is called; a log level set before Nexus is imported is
+left as it was.
+
 On a machine without an NVIDIA driver, Warp's native start-up prints "Warp
 CUDA warning: Could not find or load the NVIDIA CUDA driver" on stderr on
 every command, ``--device cpu`` included. That line is news only to someone
@@ -16,6 +23,8 @@ import tempfile
 
 import warp as wp
 
+#: The environment variable that keeps Warp's info lines (banner, module loads): ``NEXUS_VERBOSE=1``.
+VERBOSE_ENV = "NEXUS_VERBOSE"
 #: The marker of the start-up line that is held back.
 CUDA_DRIVER_MISSING = "Could not find or load the NVIDIA CUDA driver"
 #: What Warp printed at start-up and Nexus held back (the missing-driver line), in order.
@@ -53,7 +62,22 @@ def quiet_init() -> None:
     sys.stderr.flush()
 
 
+def verbose_from_environment() -> bool:
+    """True when ``NEXUS_VERBOSE`` asks for Warp's info lines (1, true, yes or on)."""
+    return os.environ.get(VERBOSE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def set_verbose(on: bool = True) -> None:
+    """Show (``on``) or hide Warp's info lines: its start-up banner and a line per module it loads."""
+    wp.config.log_level = wp.LOG_INFO if on else wp.LOG_WARNING
+
+
 def init_warp(verbose: bool = False) -> None:
-    """Initialize Warp; below ``verbose`` only its warnings and errors are printed."""
-    wp.config.log_level = wp.LOG_INFO if verbose else wp.LOG_WARNING
+    """Initialize Warp; below ``verbose`` (or ``NEXUS_VERBOSE=1``) only its warnings and errors are printed."""
+    set_verbose(verbose or verbose_from_environment())
     quiet_init()
+
+
+# Imported with Nexus: Warp's default level (info) is lowered to warnings unless NEXUS_VERBOSE asks for it.
+if wp.config.log_level == wp.LOG_INFO and not verbose_from_environment():
+    set_verbose(False)

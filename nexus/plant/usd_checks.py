@@ -84,7 +84,44 @@ def check_stage(stage, path: Path) -> None:
                         f"{path}: prim {prim.GetPath()} relationship '{name}' targets {target}, "
                         "which does not exist; point it at an existing prim"
                     )
+    problems += _unread_nexus_prims(stage, path)
     if problems:
         if len(problems) == 1:
             raise BuildError(problems[0])
         raise BuildError(f"{path} has {len(problems)} problems:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+def _unread_nexus_prims(stage, path: Path) -> list[str]:
+    """Prims applying a Nexus schema under an ``over`` that nothing defines: USD composes them, but
+    they are not part of the stage a run reads (``Traverse`` skips undefined prims), so they would be
+    dropped in silence. Inactive prims (``active = false``) and ``class`` prims are left alone: that
+    is how a file switches a component off or shares one."""
+    problems = []
+    for prim in stage.TraverseAll():
+        if prim.IsDefined() or prim.IsAbstract() or not prim.IsActive() or not nexus_apis(prim):
+            continue
+        over, walk = prim, prim
+        while not walk.IsPseudoRoot():  # the outermost 'over' with no definition in any layer
+            if not walk.HasDefiningSpecifier():
+                over = walk
+            walk = walk.GetParent()
+        applied = _outermost_apis(nexus_apis(prim))
+        problems.append(
+            f"{path}: prim {prim.GetPath()} applies {', '.join(applied)} but Nexus never reads it: "
+            f"{over.GetPath()} is only an 'over', and no layer defines it; nest it under the prims it belongs to, "
+            "e.g. over \"vehicle\" { over \"body\" { over \"base\" { ... } } } for a sensor on the Astro Max's base"
+        )
+    return problems
+
+
+def _outermost_apis(names: list[str]) -> list[str]:
+    """``names`` less those built into another of them (``NexusSensorAPI`` inside ``NexusRangefinderAPI``)."""
+    from pxr import Usd  # noqa: PLC0415
+
+    registry = Usd.SchemaRegistry()
+    built_in = set()
+    for name in names:
+        definition = registry.FindAppliedAPIPrimDefinition(name)
+        if definition:
+            built_in.update(api for api in definition.GetAppliedAPISchemas() if api != name)
+    return [name for name in names if name not in built_in] or names

@@ -64,7 +64,9 @@ def open_stage(path: Path):
 
 
 def check_units(stage, path: Path) -> None:
-    """SI files only: Newton's importer warns about other units and then reads the numbers as SI anyway."""
+    """SI, Z-up files only: Newton's importer warns about other units and then reads the numbers as SI anyway,
+    and imports a file whose ``upAxis`` is not Z (USD's default is Y) about another axis: such a vehicle
+    never lifted off and flew to its duration without a word."""
     from pxr import UsdGeom, UsdPhysics  # noqa: PLC0415
 
     for key, value in (("metersPerUnit", UsdGeom.GetStageMetersPerUnit(stage)),
@@ -73,6 +75,11 @@ def check_units(stage, path: Path) -> None:
             unset = "" if stage.HasAuthoredMetadata(key) else " (USD's default: the file does not set it)"
             raise BuildError(f"{path}: the file's {key} is {value:g}{unset}; Nexus reads SI files only, so author "
                              f"{key} = 1 in the layer's metadata and give lengths in metres and masses in kilograms")
+    up = UsdGeom.GetStageUpAxis(stage)
+    if up != UsdGeom.Tokens.z:
+        unset = "" if stage.HasAuthoredMetadata("upAxis") else " (USD's default: the file does not set it)"
+        raise BuildError(f"{path}: the file's upAxis is {up}{unset}; Nexus reads Z-up files only, so author "
+                         'upAxis = "Z" in the layer\'s metadata and give positions and axes with z up')
     for prim in stage.Traverse():
         if prim.GetTypeName() != "PhysicsScene":
             continue

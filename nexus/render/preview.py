@@ -19,7 +19,8 @@ The mapping each preview used is in its MP4's ``comment`` metadata
 (``ffprobe -show_format FILE``) and in the run's log. Images are scaled up by
 a whole factor (nearest pixel) to at least :data:`MIN_WIDTH` pixels wide and
 padded to an even size (H.264 needs one); the frame rate is the sensor's,
-from its frames' times. A lidar gets no video (``nexus view`` draws its
+from its frames' times (their mean spacing), so a video plays as long as the
+flight it shows. A lidar gets no video (``nexus view`` draws its
 sweeps). The same colour mappings serve ``nexus view`` and ``nexus plot``.
 """
 
@@ -109,10 +110,13 @@ def _parts(folder: Path) -> list[Path]:
 
 
 def frame_rate(times: np.ndarray) -> float:
-    """A sensor's frame rate [Hz] from its frames' times [s] (the median spacing); 1 Hz for a single frame."""
-    steps = np.diff(np.unique(np.asarray(times, dtype=np.float64)))
-    steps = steps[steps > 0]
-    return 1.0 / float(np.median(steps)) if len(steps) else 1.0
+    """A sensor's frame rate [Hz] from its frames' times [s]: frames less one over the time from first to last
+    (1 Hz for a single frame). Frames are taken on ticks, so a 30 Hz camera on a 250 Hz tick is 8, 8, 9 ticks
+    apart: the mean spacing is the sensor's period, the median (32 ms) is not, and a video at 1/median played
+    4 % fast."""
+    times = np.unique(np.asarray(times, dtype=np.float64))
+    span = float(times[-1] - times[0]) if len(times) > 1 else 0.0
+    return (len(times) - 1) / span if span > 0.0 else 1.0
 
 
 # -- colours ----------------------------------------------------------------------------------------

@@ -99,6 +99,12 @@ def node_address(ray) -> str | None:
 def connect(address: str | None, parallel: int | None, dashboard: bool = False, gpus: int | None = None) -> Cluster:
     """Start or join Ray; a cluster that cannot be reached is a one-line :class:`SweepError`."""
     ray = _import_ray()
+    if address is not None and address.startswith("ray://"):
+        try:
+            import grpc  # noqa: F401, PLC0415 (Ray Client's transport: what ray[client] adds to plain ray)
+        except ImportError:
+            raise SweepError(f"--address {address}: a ray:// address needs Ray Client, which plain ray lacks; "
+                             "pip install 'nexus[ray]' (it installs ray[client]) or pip install 'ray[client]'") from None
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if ray.is_initialized():
         resources = ray.cluster_resources()

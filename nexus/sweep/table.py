@@ -6,9 +6,12 @@ sweep file), ``status`` and ``exit_reason`` of its run, ``error``, ``wall_s``
 ``flight_wall_s`` (the flight alone, run.json's ``wall_time_s`` [s]),
 ``sim_time_s``, ``ticks``, ``rtf``, the figures of :mod:`nexus.sweep.figures`,
 ``folder`` (``runs/<id>``, relative to DIR), ``host``, ``resumed`` (taken
-from an earlier session by ``--resume``, not flown again), and for PX4 points
-``px4_instance`` (K) and ``ulog`` (PX4's log of the flight, in the run folder);
-for a point of many worlds, ``worlds_failed`` (its figures are the worst world's).
+from an earlier session by ``--resume``, not flown again), ``worlds_failed``
+(for a point of many worlds, how many of them failed: state gone non-finite;
+null for a one-world point; a point of many worlds gives its worst world's
+figures), and, only in a sweep whose
+points fly PX4, ``px4_instance`` (K) and ``ulog`` (PX4's log of the flight, in
+the run folder).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ SWEEP_TABLE = "sweep.parquet"
 #: Columns after the parameters, in order.
 RESULT_COLUMNS = ("status", "exit_reason", "error", "wall_s", "flight_wall_s", "sim_time_s", "ticks",
                   *(name for name, _ in FIGURES), "folder", "host", "resumed", "px4_instance", "ulog", "worlds_failed")
+#: Columns of a sweep whose points fly PX4 (left out of a table where no point has them).
+PX4_COLUMNS = ("px4_instance", "ulog")
 #: Statuses of a point whose run did what it was asked.
 OK_STATUSES = ("finished",)
 
@@ -54,7 +59,10 @@ def write_table(folder: Path, parameters: list[str], rows: list[dict]) -> Path:
     for name in parameters:
         columns[name] = _column([r.get("values", {}).get(name) for r in rows])
     floats = ("wall_s", "flight_wall_s", "sim_time_s", *(name for name, _ in FIGURES))
+    px4 = any(r.get(name) is not None for r in rows for name in PX4_COLUMNS)
     for name in RESULT_COLUMNS:
+        if name in PX4_COLUMNS and not px4:
+            continue
         if name in floats:
             columns[name] = pa.array([_number(r.get(name)) for r in rows], type=pa.float64())
         elif name in ("ticks", "px4_instance", "worlds_failed"):

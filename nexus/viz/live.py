@@ -24,13 +24,15 @@ BUDGET = 0.03
 MAX_HZ = 30.0
 #: Redraw the flown path every this many frames (a path is one message of all its segments).
 PATH_EVERY = 10
+#: ``nexus run``'s names for the view's port and address (``nexus view`` calls them --port and --host).
+PORT_OPTION, HOST_OPTION = "--view-port", "--view-host"
 
 
 class LiveView:
     def __init__(self, flight, host: str = "127.0.0.1", port: int = 8080):
         plant = flight.vehicle.plant
         self.view = FlightView(load_model(plant.vehicle_path, plant.scene_path), host, port,
-                               label="Nexus: live")
+                               label="Nexus: live", port_option=PORT_OPTION, host_option=HOST_OPTION)
         self.plant = plant
         self.body = flight.loop.output("body/base")
         try:
@@ -85,7 +87,7 @@ class LiveWatch:
     def __init__(self, host: str, port: int, say=print):
         from nexus.viz.viewer import check_port  # noqa: PLC0415
 
-        self.host, self.port, self.say = host, check_port(host, port), say
+        self.host, self.port, self.say = host, check_port(host, port, PORT_OPTION, HOST_OPTION), say
         self.live: LiveView | None = None
         self.wall_started = 0.0
 

@@ -25,12 +25,16 @@ FLOWN_COLOUR, SETPOINT_COLOUR = (0.10, 0.35, 0.90), (0.95, 0.55, 0.05)
 MAX_SEGMENTS = 2000
 
 
-def check_port(host: str, port: int) -> int:
-    """Raise :class:`ViewerError` unless ``host:port`` can be listened on; port 0 picks a free one. Returns the port."""
+def check_port(host: str, port: int, port_option: str = "--port", host_option: str = "--host") -> int:
+    """Raise :class:`ViewerError` unless ``host:port`` can be listened on; port 0 picks a free one. Returns the port.
+
+    ``port_option`` and ``host_option`` are the command's names for the two (``nexus run --view`` has
+    ``--view-port`` and ``--view-host``), so an error names options the user can pass.
+    """
     try:
         family, kind, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     except socket.gaierror as error:
-        raise ViewerError(f"--host {host}: not an address this machine can resolve ({error.strerror}); give an "
+        raise ViewerError(f"{host_option} {host}: not an address this machine can resolve ({error.strerror}); give an "
                           "address of this machine, such as 127.0.0.1") from None
     with socket.socket(family, kind) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server itself binds
@@ -38,12 +42,12 @@ def check_port(host: str, port: int) -> int:
             probe.bind(address)
         except OSError as error:
             if error.errno == errno.EADDRINUSE:
-                raise ViewerError(f"port {port} on {host} is in use (another `nexus view`?); pass --port with a "
-                                  "free port, or --port 0 to let the system pick one") from None
+                raise ViewerError(f"port {port} on {host} is in use (another `nexus view`?); pass {port_option} with a "
+                                  f"free port, or {port_option} 0 to let the system pick one") from None
             if error.errno == errno.EADDRNOTAVAIL:
-                raise ViewerError(f"--host {host} is not an address of this machine; give one of its addresses, "
+                raise ViewerError(f"{host_option} {host} is not an address of this machine; give one of its addresses, "
                                   "such as 127.0.0.1") from None
-            raise ViewerError(f"cannot listen on {host}:{port} ({error.strerror}); choose another --port") from None
+            raise ViewerError(f"cannot listen on {host}:{port} ({error.strerror}); choose another {port_option}") from None
         return int(probe.getsockname()[1])
 
 
@@ -58,18 +62,19 @@ def segments(points: np.ndarray, limit: int = MAX_SEGMENTS) -> tuple[np.ndarray,
 class FlightView:
     """One vehicle in Newton's viser viewer: bodies posed from the base's pose, the ground, and path lines."""
 
-    def __init__(self, model, host: str = "127.0.0.1", port: int = 8080, label: str = "Nexus"):
+    def __init__(self, model, host: str = "127.0.0.1", port: int = 8080, label: str = "Nexus",
+                 port_option: str = "--port", host_option: str = "--host"):
         import newton  # noqa: PLC0415
         import newton.viewer  # noqa: PLC0415
         import warp as wp  # noqa: PLC0415
 
-        port = check_port(host, port)
+        port = check_port(host, port, port_option, host_option)
         self.model = model
         self.viewer = newton.viewer.ViewerViser(host=host, port=port, label=label, verbose=False)
         served = self.viewer.server.get_port()
         if served != port:  # viser moves to the next port when one is taken between our check and its bind
             self.viewer.close()
-            raise ViewerError(f"port {port} on {host} was taken while the viewer started; pass --port with a free port")
+            raise ViewerError(f"port {port} on {host} was taken while the viewer started; pass {port_option} with a free port")
         self.host, self.port = host, port
         self.viewer.set_model(model)
         self.state = model.state()

@@ -320,8 +320,11 @@ def load_variation(path: str | Path, *, rotors: int, sensors: Sequence[str]) -> 
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         found = re.search(r"at line (\d+)", str(error))
-        raise BuildError(f"{_where(path, int(found.group(1)) if found else None)}: not valid TOML: {error}; "
-                         "fix the syntax there") from None
+        if found:
+            line = int(found.group(1))
+        else:  # "at end of document": a value or table left open; name the file's last line of text
+            line = max((number for number, row in enumerate(text.splitlines(), 1) if row.strip()), default=1)
+        raise BuildError(f"{_where(path, line)}: not valid TOML: {error}; fix the syntax there") from None
     entries = []
     for name, value in data.items():
         line = _key_line(text, name)

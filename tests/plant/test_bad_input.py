@@ -224,6 +224,18 @@ def test_non_si_units_are_refused(tmp_path, old, new, expected):
     assert expected in build_error(edited(tmp_path, (old, new)))
 
 
+@pytest.mark.parametrize("old, new, expected", [
+    # Unauthored, USD takes Y up; such a vehicle used to fly to --duration without lifting off (issue 37).
+    ('    upAxis = "Z"\n', "", "the file's upAxis is Y (USD's default: the file does not set it)"),
+    ('    upAxis = "Z"\n', '    upAxis = "Y"\n', "the file's upAxis is Y; Nexus reads Z-up files only"),
+])
+def test_a_layer_that_is_not_z_up_is_refused(tmp_path, old, new, expected):
+    path = edited(tmp_path, (old, new))
+    message = build_error(path)
+    assert message.startswith(f"{path}: {expected}")
+    assert message.endswith('author upAxis = "Z" in the layer\'s metadata and give positions and axes with z up')
+
+
 def test_pid_gains_are_named_and_shown_as_written(tmp_path):
     path = edited(tmp_path, ("float3 nexus:rateP = (0.15, 0.15, 3)", "float3 nexus:rateP = (0.15, -0.15, nan)"))
     with pytest.raises(BuildError) as caught:

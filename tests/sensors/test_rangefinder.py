@@ -146,3 +146,51 @@ def test_a_bad_range_attribute_names_the_file_the_prim_and_the_attribute(tmp_pat
                    cwd=tmp_path)
     assert failed.returncode != 0
     assert f"{path}: sensor prim {PRIM}: nexus:maxDistance is -1 m; it must be > 0" in failed.stderr
+
+
+def components_doc_layer() -> str:
+    """The whole-layer rangefinder example of docs/components.md, as the doc shows it."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "components.md").read_text()
+    blocks = [block.split("\n```", 1)[0] for block in doc.split("```usda\n")[1:]]
+    layers = [block for block in blocks if "NexusRangefinderAPI" in block]
+    assert len(layers) == 1, "docs/components.md should show one rangefinder layer"
+    return layers[0]
+
+
+def test_the_components_doc_rangefinder_layer_flies_with_range_columns(tmp_path):
+    # The doc says: save it next to vehicles/astro_max_base.usda. In 1 s of the default mission the base
+    # starts 0.30 m up and climbs: the mount (4 cm below the base origin) is above the 0.2 m minimum
+    # throughout, so every sample is valid and reads the mount's height within the 2 cm noise.
+    base = Path(__file__).resolve().parents[2] / "vehicles" / "astro_max_base.usda"
+    (tmp_path / "astro_max_base.usda").write_text(base.read_text())
+    vehicle = tmp_path / "astro_max_range.usda"
+    vehicle.write_text(components_doc_layer())
+    out = tmp_path / "run"
+    flown = nexus("run", "--vehicle", str(vehicle), "--duration", "1", "--device", "cpu", "--out", str(out), cwd=tmp_path)
+    assert flown.returncode == 0, flown.stderr
+    table = pq.read_table(out / "record.parquet")
+    assert {"range.time", "range.distance", "range.valid"} <= set(table.column_names)
+    # 50 Hz over ticks at 4 ms ... 1000 ms: samples taken at 0, 20, ..., 1000 ms.
+    np.testing.assert_allclose(np.unique(table.column("range.time").to_numpy()), np.arange(51) * 0.02, atol=1e-6)
+    assert (table.column("range.valid").to_numpy() == 1).all()
+    error = table.column("range.distance").to_numpy() - (table.column("body/base.pose[2]").to_numpy() - 0.04)
+    assert abs(np.median(error)) < 0.01
+
+
+def test_the_doc_example_pasted_at_a_layer_root_is_refused_naming_the_prim(tmp_path):
+    # The fragment of the old doc: its `over "base"` opens a /base that no layer defines.
+    layer = components_doc_layer()
+    header, body = layer.split(")\n", 1)
+    fragment = body[body.index('        over "base"'):body.rindex("    }\n}")]
+    fragment = "\n".join(line[8:] for line in fragment.splitlines())
+    path = tmp_path / "fragment.usda"
+    path.write_text(header.replace("@astro_max_base.usda@", f"@{Path(__file__).resolve().parents[2]}/vehicles/"
+                                   "astro_max_base.usda@") + ")\n\n" + fragment + "\n")
+    with pytest.raises(BuildError) as caught:
+        from nexus.plant.loading import open_stage
+
+        open_stage(path)
+    assert str(caught.value) == (
+        f"{path}: prim /base/Rangefinder applies NexusRangefinderAPI but Nexus never reads it: /base is only an "
+        "'over', and no layer defines it; nest it under the prims it belongs to, e.g. over \"vehicle\" { over "
+        "\"body\" { over \"base\" { ... } } } for a sensor on the Astro Max's base")

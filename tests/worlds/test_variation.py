@@ -258,6 +258,16 @@ def test_bad_toml_names_the_line(tmp_path):
     assert message.startswith(f"{path}:3: not valid TOML:") and "line 3" in message
 
 
+@pytest.mark.parametrize("text, line", [
+    # A file cut short, without its last newline: TOML says "at end of document", with no line.
+    ("mass = 5.0\nwind_x = ", 2),  # the value of line 2 never came
+    ('mass = 5.0\n\nstart_x = { dist = "uniform", low = 0', 3),  # the table opened on line 3 is never closed
+])
+def test_bad_toml_at_the_end_of_the_file_names_its_last_line(tmp_path, text, line):
+    message, path = error(tmp_path, text)
+    assert message.startswith(f"{path}:{line}: not valid TOML: ") and "(at end of document)" in message
+
+
 def test_unknown_parameter_suggests_the_closest(tmp_path):
     message, path = error(tmp_path, '# thrust\nmass = 1.0\nthrust_scal = {dist = "uniform", low = 0.9, high = 1.1}\n')
     assert message.startswith(f"{path}:3: parameter 'thrust_scal' is unknown; did you mean 'thrust_scale'?")
