@@ -261,7 +261,8 @@ def figures(step: dict, folder: Path, cpu: bool) -> list[dict]:
         rows.append({"figure": figure, "value": value, "target": f"{op} {_show(target)}",
                      "met": _met(value, op, target)})
     for figure in SHOWN.get(name, []):
-        rows.append({"figure": figure, "value": _figure(figure, data)})
+        if all(row["figure"] != figure for row in rows):
+            rows.append({"figure": figure, "value": _figure(figure, data)})
     if name == "worlds":
         shown = {row["figure"] for row in rows}
         for row in data.get("rows", []):
@@ -281,7 +282,8 @@ def summary(folder: Path) -> int:
         status_path = folder / f"{planned['id']}.status.json"
         step = {**planned, **json.loads(status_path.read_text())} if status_path.is_file() else \
             {**planned, "status": "not run yet"}
-        step["figures"] = figures(step, folder, cpu) if status_path.is_file() else []
+        ran = step["status"] in ("ok", "failed", "timed out", "skipped")
+        step["figures"] = figures(step, folder, cpu) if ran else []
         steps.append(step)
     result = {**{k: v for k, v in plan.items() if k != "steps"}, "steps": steps}
     lines = [f"gpu-check summary: {plan.get('started_utc', '?')}, code {plan.get('code', '?')}, "
