@@ -98,3 +98,43 @@ def test_a_failing_and_a_hanging_step_leave_the_others_running_and_every_result_
     assert summary[-1] == "steps: 1 ok, 1 failed, 1 timed out, 8 not selected"
     compare = json.loads((results / "summary.json").read_text())["steps"][2]
     assert (compare["step"], compare["status"], compare["note"]) == ("compare", "failed", "exit status 1")
+
+
+def _helper():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_check_helper", ROOT / "tools" / "gpu_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_summary_checks_a_gpu_run_s_figures_against_the_gpu_targets(tmp_path):
+    steps = [("04-flight", "flight"), ("05-worlds", "worlds"), ("07-diff", "diff"), ("08-render", "render")]
+    plan = {"device": "cuda", "started_utc": "2026-12-03T00:00:00Z", "code": "abc1234 2026-12-03",
+            "steps": [{"id": i, "step": s, "limit_s": 60, "title": s} for i, s in steps]}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    suites = {
+        "flight": {"rtf_captured": 18.5, "loop_vs_bare": 1.2, "view_cost": 0.05},
+        "worlds": {"rows": [{"worlds": 1, "drone_steps_per_s": 3000.0, "worlds_vs_bare": 1.1},
+                            {"worlds": 16384, "drone_steps_per_s": 12.5e6, "worlds_vs_bare": 1.4}]},
+        "diff": {"backward_over_forward": 2.5, "captured_gradients_equal": True, "checkpointed_gradients_equal": False},
+        "render": {"rtf_plain": 10.0, "rtf_camera": 6.5},  # the camera costs 35 % of the flight's speed
+    }
+    for stem, name in steps:
+        (tmp_path / f"{stem}.status.json").write_text(json.dumps({"id": stem, "step": name, "status": "ok", "rc": 0}))
+        (tmp_path / f"{stem}.json").write_text(json.dumps(suites[name]))
+    assert _helper().summary(tmp_path) == 0
+    verdicts = {(step["step"], row["figure"]): row["met"]
+                for step in json.loads((tmp_path / "summary.json").read_text())["steps"]
+                for row in step["figures"] if "target" in row}
+    assert verdicts == {
+        ("flight", "rtf_captured"): False,  # 18.5 < 19, the one-drone GPU target
+        ("flight", "loop_vs_bare"): True, ("flight", "view_cost"): True,
+        ("worlds", "drone_steps_per_s@16384"): True,  # 12.5 M >= 10 M
+        ("diff", "backward_over_forward"): True, ("diff", "captured_gradients_equal"): True,
+        ("diff", "checkpointed_gradients_equal"): False,
+        ("render", "rtf_camera_over_plain"): False,  # 6.5 / 10 = 0.65 < 0.7
+    }
+    text = (tmp_path / "summary.txt").read_text()
+    assert "rtf_captured" in text and "18.5   target >= 19: NOT MET" in text
