@@ -52,7 +52,8 @@ def _blocked(tmp_path: Path, *modules: str) -> str:
     folder = tmp_path / "without"
     for module in modules:
         (folder / module).mkdir(parents=True)
-        (folder / module / "__init__.py").write_text(f"raise ModuleNotFoundError('no {module} here', name='{module}')\n")
+        stub = f"raise ModuleNotFoundError('no {module} here', name='{module}')\n"
+        (folder / module / "__init__.py").write_text(stub)
     return str(folder)
 
 
@@ -83,18 +84,22 @@ def test_a_failing_and_a_hanging_step_leave_the_others_running_and_every_result_
                            "--only", "flight1 compare pytest", "--results", str(results), BIN],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 1, done.stdout + done.stderr  # a step failed: the check fails, at its end
-    status = {p.name.split(".")[0].split("-", 1)[1]: json.loads(p.read_text()) for p in results.glob("*.status.json")}
+    status = {p.name.split(".")[0].split("-", 1)[1]: json.loads(p.read_text())
+              for p in results.glob("*.status.json")}
     assert sorted(status) == sorted(STEPS)  # every step has its status file, run or not
-    assert (status["flight1"]["status"], status["flight1"]["rc"], status["flight1"]["limit_s"]) == ("timed out", 124, 3)
+    flight1 = status["flight1"]
+    assert (flight1["status"], flight1["rc"], flight1["limit_s"]) == ("timed out", 124, 3)
     assert (status["compare"]["status"], status["compare"]["rc"]) == ("failed", 1)
     # The step after the failures ran: pytest -m cuda on the CPU, every cuda test skipped, the optional
     # packages unimportable (a test file importing one at its top would fail the step).
     assert (status["pytest"]["status"], status["pytest"]["rc"]) == ("ok", 0)
     assert "skipped" in (results / "06-pytest.log").read_text()
     assert (results / "06-pytest.xml").is_file()
-    assert {status[name]["status"] for name in STEPS if name not in ("flight1", "compare", "pytest")} == {"not selected"}
+    others = [name for name in STEPS if name not in ("flight1", "compare", "pytest")]
+    assert {status[name]["status"] for name in others} == {"not selected"}
     summary = (results / "summary.txt").read_text().splitlines()
-    assert [line.split()[0] for line in summary if line[:2].isdigit()] == [f"{i:02d}-{s}" for i, s in enumerate(STEPS, 1)]
+    listed = [line.split()[0] for line in summary if line[:2].isdigit()]
+    assert listed == [f"{i:02d}-{s}" for i, s in enumerate(STEPS, 1)]
     assert summary[-1] == "steps: 1 ok, 1 failed, 1 timed out, 8 not selected"
     compare = json.loads((results / "summary.json").read_text())["steps"][2]
     assert (compare["step"], compare["status"], compare["note"]) == ("compare", "failed", "exit status 1")

@@ -222,7 +222,8 @@ def _met(value, op: str, target) -> bool | None:
 def _pytest_counts(log: Path) -> str | None:
     if not log.is_file():
         return None
-    lines = [line for line in log.read_text(errors="replace").splitlines() if re.search(r"\b(passed|failed|skipped|error|no tests ran)\b", line)]
+    counts = re.compile(r"\b(passed|failed|skipped|error|no tests ran)\b")
+    lines = [line for line in log.read_text(errors="replace").splitlines() if counts.search(line)]
     return lines[-1].strip("= ") if lines else None
 
 

@@ -21,8 +21,8 @@ SUITES: dict[str, str] = {
 DEFAULT_SUITE = "flight"
 
 #: Suite name -> the optional packages it cannot run without, as (import name, pip name). A machine may lack
-#: them (the GPU machine gets no CasADi, Ray, polars or imageio-ffmpeg: ../shared/GPU.md); the suites not
-#: named here need only Nexus's own dependencies.
+#: them (the GPU machine gets no CasADi, Ray, polars or imageio-ffmpeg: docs/benchmarking.md, "The GPU
+#: check"); the suites not named here need only Nexus's own dependencies.
 NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
     "host": (("casadi", "casadi"), ("onnxruntime", "onnxruntime")),
     "sweep": (("ray", "ray"),),

@@ -22,7 +22,8 @@ def test_without_imageio_ffmpeg_the_previews_are_skipped_with_one_note(tmp_path,
     frames = tmp_path / "frames"
     _frames(frames, "vehicle.body.base.Camera.parquet",
             lambda t: {"color": np.full((1, 6, 8, 4), 40 * t, np.uint8), "depth": np.ones((1, 6, 8), np.float32)})
-    _frames(frames, "vehicle.body.base.Thermal.parquet", lambda t: {"temperature": np.full((1, 6, 8), 290.0 + t, np.float32)})
+    _frames(frames, "vehicle.body.base.Thermal.parquet",
+            lambda t: {"temperature": np.full((1, 6, 8), 290.0 + t, np.float32)})
     monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)  # import imageio_ffmpeg now raises ImportError
     with caplog.at_level(logging.INFO, logger="nexus"):
         assert write_previews(frames) == []
