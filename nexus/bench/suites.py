@@ -20,6 +20,25 @@ SUITES: dict[str, str] = {
 
 DEFAULT_SUITE = "flight"
 
+#: Suite name -> the optional packages it cannot run without, as (import name, pip name). A machine may lack
+#: them (the GPU machine gets no CasADi, Ray, polars or imageio-ffmpeg: docs/benchmarking.md, "The GPU
+#: check"); the suites not named here need only Nexus's own dependencies.
+NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "host": (("casadi", "casadi"), ("onnxruntime", "onnxruntime")),
+    "sweep": (("ray", "ray"),),
+}
+
+
+def missing(name: str) -> list[str]:
+    """The pip names of the optional packages suite ``name`` needs and this Python cannot import."""
+    absent = []
+    for module, package in NEEDS.get(name, ()):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            absent.append(package)
+    return absent
+
 
 def load(name: str):
     return importlib.import_module(SUITES[name])

@@ -26,6 +26,7 @@ sweeps). The same colour mappings serve ``nexus view`` and ``nexus plot``.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import math
@@ -258,20 +259,37 @@ def write_preview(folder: Path, out: Path, world: int = 0) -> tuple[Path, Scale]
     return out, scale
 
 
+def encoder_missing() -> str | None:
+    """Why MP4 previews cannot be written here (imageio or imageio-ffmpeg cannot be imported), or None."""
+    for module, package in (("imageio", "imageio"), ("imageio_ffmpeg", "imageio-ffmpeg")):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            return f"{package} is not installed (pip install {package})"
+    return None
+
+
 def write_previews(frames_folder: Path) -> list[Path]:
     """``frames/<sensor>.mp4`` for each camera and thermal camera folder in ``frames_folder``: the files written.
 
-    A sensor whose preview fails is logged and skipped; the frame folders are only read.
+    A sensor whose preview fails is logged and skipped; the frame folders are only read. Without imageio or
+    imageio-ffmpeg (the GPU machine gets no imageio-ffmpeg: docs/benchmarking.md, "The GPU check") no preview
+    is written and one line says so.
     """
     frames_folder = Path(frames_folder)
     written: list[Path] = []
     if not frames_folder.is_dir():
         return written
-    for folder in sorted(p for p in frames_folder.iterdir() if p.is_dir() and p.suffix == ".parquet"):
+    folders = [p for p in sorted(frames_folder.iterdir())
+               if p.is_dir() and p.suffix == ".parquet" and any(p.glob("part-*.parquet"))]
+    why = encoder_missing() if folders else None
+    if why is not None:
+        log.warning("MP4 previews skipped: %s; the frames in %s are the record (nexus view shows them)",
+                    why, frames_folder)
+        return written
+    for folder in folders:
         out = folder.with_suffix(".mp4")
         try:
-            if not any(folder.glob("part-*.parquet")):
-                continue
             made = write_preview(folder, out)
         except Exception as error:  # a preview is never worth a run: say so, keep going
             log.warning("could not write the preview %s: %s", out, error)
