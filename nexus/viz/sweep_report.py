@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from nexus.runtime.run_folder import RunFolder
-from nexus.viz import report as one
+from nexus.viz import report_page as one
 
 #: Figures drawn, with their labels and units.
 FIGURES = (("max_altitude_error", "max altitude error", "m"), ("max_yaw_error", "max yaw error", "deg"),

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nexus.viz import report as one
+from nexus.viz import report_page as one
 from nexus.viz import worlds_figures as figures
 from nexus.viz.series import flight_series
 from nexus.viz.vehicle_file import read_vehicle_file
@@ -58,8 +58,8 @@ def write_worlds_report(folder: Path, out: Path | None = None, world: int | None
 
             px4 = load_ulog(ulog, mine.time, position_ned(mine.vector("body/base.pose", 3), mine.ned_origin_enu))
         series = flight_series(mine, vehicle)
-        detail = one._draw(series, px4)
-        frame_drawn, frame_notes = one._frame_figures(mine, world)
+        detail = one.draw(series, px4)
+        frame_drawn, frame_notes = one.frame_figures(mine, world)
         detail.update(frame_drawn)
         notes += frame_notes
         stats = [channel.stats() for channels in series.channels.values() for channel in channels]

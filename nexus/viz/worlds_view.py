@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from nexus.viz.errors import RunFolderError
-from nexus.viz.replay_view import Replay, add_sensor_panels, model_files
+from nexus.viz.player import Replay, add_sensor_panels, model_files
 from nexus.viz.truth import ENU_TO_NED
 from nexus.viz.viewer import FlightView, load_model
 from nexus.viz.worlds import WorldsRun, check_world, grid, load_worlds

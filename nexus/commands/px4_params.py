@@ -1,0 +1,23 @@
+"""``nexus px4 params``: PX4 parameters derived from a vehicle file, as ``PX4_PARAM_<NAME>=value`` lines."""
+
+from __future__ import annotations
+
+import click
+
+from nexus.commands.options import resolve
+
+
+@click.command("params")
+@click.option("--vehicle", default="astro_max_base", show_default=True, help="Vehicle name or .usda path.")
+@click.option("--scene", default="empty", show_default=True, help="Scene name or .usda path (for gravity).")
+@click.option("--export", "as_export", is_flag=True, help="Prefix each line with 'export ' for a shell.")
+@click.pass_context
+def px4_params(ctx, vehicle, scene, as_export):
+    """Print PX4_PARAM_<NAME>=value settings derived from the vehicle file."""
+    from nexus.plant.loading import load_plant
+    from nexus.px4.params import environment_lines, px4_parameters
+
+    resolve("cpu", ctx.obj["verbose"])
+    plant, _, _ = load_plant(vehicle, scene, "cpu")
+    for line in environment_lines(px4_parameters(plant)):
+        click.echo(("export " if as_export else "") + line)

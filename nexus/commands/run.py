@@ -1,0 +1,168 @@
+"""``nexus run``: fly a vehicle in a scene and record the flight (or many: ``--worlds N``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from nexus.commands.exits import exit_status, report_error, worlds_failed_status
+from nexus.commands.options import default_durations, flight_options, resolve, run_config
+
+
+def _files_in(out: Path) -> str:
+    """The run files in ``out`` that a reader can open whole, for closing messages."""
+    from nexus.runs import whole_files
+
+    found = whole_files(out)
+    return ", ".join(found) if found else "no files"
+
+
+def _flown(out: Path) -> str:
+    """Ticks and sim time from ``out/run.json`` (best effort, for the interrupt message)."""
+    from nexus.runtime.run_folder import RunFolder  # noqa: PLC0415
+
+    info = RunFolder(out).peek_info() or {}
+    if "ticks" not in info or "sim_time_s" not in info:
+        return "before its first tick"
+    return f"after {info['ticks']} ticks ({info['sim_time_s']:.2f} s sim)"
+
+
+@click.command()
+@flight_options
+@click.option("--duration", type=click.FloatRange(min=0.0, min_open=True), default=None,
+              help="Longest sim time to fly [s]. Default, by controller: "
+                   + ", ".join(f"{name} {seconds:g}" for name, seconds in default_durations().items())
+                   + " (a mission ends a run sooner).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder. Default: runs/<UTC timestamp>/. A folder that holds a run is refused.")
+@click.option("--overwrite", is_flag=True,
+              help="Replace the run in --out: delete its run.json, record.parquet, run.log and mission.json first.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--px4-mission", is_flag=True,
+              help="With --controller px4: also fly the takeoff, yaw sweep and landing over MAVLink, each command on "
+                   "a fixed sim tick (the clock holds until PX4 has it), and end the run after it.")
+@click.option("--px4-mission-url", default="udpin:127.0.0.1:14540", show_default=True,
+              help="Where the mission commander listens for PX4's MAVLink.")
+@click.option("--view", "live_view", is_flag=True,
+              help="Show the flight live in the browser while it flies (afterwards: `nexus view OUT`).")
+@click.option("--view-port", type=click.IntRange(0, 65535), default=8080, show_default=True,
+              help="With --view: TCP port of the live view (0: any free port).")
+@click.option("--view-host", default="127.0.0.1", show_default=True,
+              help="With --view: address to listen on; the default keeps the flight on this machine.")
+@click.option("--px4-instance", type=click.IntRange(min=0), default=None, metavar="K",
+              help="With --controller px4: fly against PX4 started as `px4 -i K` (TCP 4560+K, MAVLink UDP 14540+K).")
+@click.option("--world-of", "world_of", default=None, metavar="RUN:I",
+              help="Fly world I of the run in folder RUN alone, with its seed branch and drawn values (its other "
+                   "settings come from RUN/run.json); its record matches that world's rows bit for bit on a CPU.")
+@click.pass_context
+def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, view_port, view_host, px4_instance, world_of,
+        **flight):
+    """Fly a vehicle in a scene and record the flight (or many: --worlds N)."""
+    from dataclasses import replace
+
+    from nexus.run import prepare_out, run_flight, ticks_in
+
+    variation = None
+    if world_of is not None:
+        from nexus.commands.world_of import world_of_run
+
+        given = [name for name in flight if name != "device"
+                 and ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
+        if given:
+            raise click.UsageError(f"--world-of flies the run's own settings (only --device may change); "
+                                   f"drop --{given[0].replace('_', '-')}")
+        options, variation = world_of_run(world_of)
+        if ctx.get_parameter_source("device") == click.core.ParameterSource.COMMANDLINE:
+            options = replace(options, device=flight["device"])
+    else:
+        options = run_config(ctx, **flight)
+        options.check()
+    if px4_mission and options.controller != "px4":
+        raise click.UsageError("--px4-mission needs --controller px4")
+    if px4_instance is not None:
+        from nexus.px4.instance import instance_options
+
+        options, px4_mission_url = instance_options(ctx, options, px4_instance, px4_mission_url)
+    out = out or Path("runs") / time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    ticks_in(options.duration_s, options.dt_ns)  # a run of no tick is refused before anything is written
+    warp_device = resolve(options.device, ctx.obj["verbose"])
+    watch = None
+    if live_view:  # a busy port is refused here, before anything is written
+        from nexus.viz.live import LiveWatch
+
+        watch = LiveWatch(view_host, view_port, say=lambda line: click.echo(line, err=True))
+    prepare_out(out, overwrite)
+    options, commander = _start_mission(options, px4_mission_url) if px4_mission else (options, None)
+    click.echo(f"nexus run: {options.vehicle} in {options.scene} on {warp_device}, controller {options.controller}, "
+               f"seed {options.seed} -> {out}", err=True)
+    click.echo("building (the first run compiles kernels: minutes on a CPU; later runs take seconds)...", err=True)
+    try:
+        summary = run_flight(options, warp_device, out, progress=not quiet, overwrite=overwrite, watch=watch,
+                             variation=variation)
+    except KeyboardInterrupt as stop:
+        from nexus.stopping import stop_reason
+
+        reason = stop_reason(stop)
+        click.echo(f"\n{reason} {_flown(out)}; exit_reason {reason}; the run's files are in {out}: "
+                   f"{_files_in(out)}", err=True)
+        ctx.exit(exit_status(stop))
+    except Exception as error:
+        status = report_error(ctx, error)
+        click.echo(f"the run failed; its files are in {out}: {_files_in(out)}", err=True)
+        ctx.exit(status)
+    finally:
+        if commander is not None:
+            commander.stop_and_report(out)
+        if watch is not None and (cost := watch.close()):
+            click.echo(cost, err=True)
+    if summary.worlds > 1:
+        click.echo(f"worlds: {summary.worlds}, {summary.worlds_failed} failed; "
+                   f"{summary.drone_steps_per_s:,.0f} drone-steps/s; across the worlds:")
+        for line in summary.distribution:
+            click.echo(line)
+    click.echo(
+        f"done: {summary.ticks} ticks, {summary.sim_time:.2f} s sim in {summary.wall_time:.2f} s wall "
+        f"(RTF {summary.rtf:.1f}x), ended by {summary.exit_reason}; files in {out}: {_files_in(out)}"
+    )
+    if summary.worlds_failed:
+        click.echo(f"{summary.worlds_failed} of {summary.worlds} worlds failed (non-finite state); see "
+                   f"{out / 'summary.parquet'}", err=True)
+        ctx.exit(worlds_failed_status(summary.worlds_failed))
+
+
+class _LoopMission:
+    """The built-in PX4 mission, flown from inside the lockstep loop (nexus.px4.commander); reported after the run."""
+
+    def __init__(self, url: str):
+        self.url = url
+
+    def stop_and_report(self, out: Path) -> None:
+        from nexus.runtime.run_folder import RunFolder  # noqa: PLC0415
+
+        try:
+            report = (RunFolder(out).peek_info() or {})["controller_stats"]["mission"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return  # the run stopped before PX4 connected: no mission to report
+        from nexus.px4.mission import MissionReport
+
+        fields = {k: v for k, v in report.items() if k in MissionReport.__dataclass_fields__}
+        for line in MissionReport(**fields).lines():
+            click.echo(f"  {line}")
+        (out / "mission.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
+
+
+def _start_mission(options, url: str):
+    """The run's options with PX4's built-in mission flown from inside the loop, and its reporter."""
+    from dataclasses import replace
+
+    from nexus.px4.api_link import ApiLinkError, parse_url
+
+    try:
+        parse_url(url)  # a malformed URL is refused before anything is written
+    except ApiLinkError as error:
+        raise click.BadParameter(str(error), param_hint="--px4-mission-url") from None
+    options = replace(options, controller_options=replace(options.controller_options, mission={"url": url}))
+    return options, _LoopMission(url)

@@ -1,0 +1,40 @@
+"""``nexus view RUN``: a recorded flight replayed in 3D in the browser.
+
+viser and Newton's viewer load inside the command, so the other commands do not pay for them.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("run_folder", metavar="RUN", type=click.Path(path_type=Path))
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True,
+              help="TCP port to serve on (0: any free port).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on. The default keeps the flight on this machine; 0.0.0.0 shares it.")
+@click.option("--world", type=int, default=None, metavar="I",
+              help="With a run of several worlds: the world selected first (the page's selector changes it). "
+                   "Default: 0.")
+@click.pass_context
+def view(ctx: click.Context, run_folder: Path, port: int, host: str, world: int | None) -> None:
+    """Replay the flight in RUN in 3D in the browser (time slider, play/pause) until Ctrl-C."""
+    from nexus.viz.replay_view import open_replay
+
+    if not (ctx.find_root().obj or {}).get("verbose"):
+        logging.getLogger("nexus").setLevel(logging.WARNING)
+    replay = open_replay(run_folder, host, port, world)
+    for note in replay.notes:
+        click.echo(f"note: {note}", err=True)
+    worlds = getattr(replay, "worlds", 1)
+    click.echo(f"nexus view: {run_folder} ({len(replay.time)} ticks{f' of {worlds} worlds' if worlds > 1 else ''}, "
+               f"{replay.t1:.2f} s) at {replay.view.url}  (Ctrl-C to stop)", err=True)
+    click.echo(replay.view.url)
+    try:
+        replay.serve()
+    finally:
+        replay.view.close()
