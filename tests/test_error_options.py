@@ -57,6 +57,9 @@ def owner(module: Path) -> str:
     for prefix, command in OWNERS.items():
         if relative == prefix or (prefix.endswith("/") and relative.startswith(prefix)):
             return command
+    name = module.stem.replace("_", "-")
+    if relative.startswith("commands/") and name in main.commands:  # one command's own module
+        return name
     return "run"
 
 
