@@ -17,11 +17,14 @@ drag are left out: the rate loop below the MPC absorbs them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import casadi as ca
 import numpy as np
 
 from nexus.core.errors import BuildError
+
+if TYPE_CHECKING:  # annotations only: CasADi loads when an MPC is built
+    import casadi as ca
 
 STATE_SIZE, INPUT_SIZE = 17, 4
 
@@ -46,6 +49,7 @@ class QuadModel:
 
     def dynamics(self, x, u):
         """dx/dt as a CasADi expression of the state ``x`` (17) and the rotor thrusts asked for ``u`` (4)."""
+        import casadi as ca  # noqa: PLC0415 (loaded when an MPC is built: listing the controllers must not need it)
         v, q, w, u_asked = x[3:6], x[6:10], x[10:13], u
         u = x[13:17]  # the thrusts the rotors give now
         qw, qx, qy, qz = q[0], q[1], q[2], q[3]
@@ -71,6 +75,7 @@ class QuadModel:
 
     def step_function(self, dt: float) -> ca.Function:
         """One RK4 step of ``dt`` [s]: F(x, u) -> x_next."""
+        import casadi as ca  # noqa: PLC0415 (loaded when an MPC is built: listing the controllers must not need it)
         x, u = ca.SX.sym("x", STATE_SIZE), ca.SX.sym("u", INPUT_SIZE)
         k1 = self.dynamics(x, u)
         k2 = self.dynamics(x + 0.5 * dt * k1, u)

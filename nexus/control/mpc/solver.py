@@ -26,13 +26,16 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import casadi as ca
 import numpy as np
 
 from nexus.control.mpc.blas import one_blas_thread
 from nexus.control.registry import ControllerOptions
 from nexus.control.mpc.model import INPUT_SIZE, STATE_SIZE, QuadModel
+
+if TYPE_CHECKING:  # annotations only: CasADi loads when an MPC is built
+    import casadi as ca
 
 log = logging.getLogger("nexus")
 
@@ -124,6 +127,7 @@ def _jit_folder() -> str:
 def linearisation(xs, us, next_x, nodes: int, jit: bool) -> ca.Function:
     """F(x, u), dF/dx and dF/du at ``nodes`` points at once; compiled with the system's C compiler when ``jit``
     and one is found (about 10x faster to evaluate), interpreted otherwise."""
+    import casadi as ca  # noqa: PLC0415 (loaded when an MPC is built: listing the controllers must not need it)
     outputs = [next_x, ca.jacobian(next_x, xs), ca.jacobian(next_x, us)]
     if jit and shutil.which("gcc"):
         try:
@@ -141,6 +145,7 @@ class RtiSolver:
     """One QP per :meth:`solve`, warm-started from the previous solution."""
 
     def __init__(self, model: QuadModel, settings: MpcSettings):
+        import casadi as ca  # noqa: PLC0415 (loaded when an MPC is built: listing the controllers must not need it)
         self.model, self.settings = model, settings
         n, nx, nu = settings.nodes, STATE_SIZE, INPUT_SIZE
         self.dt = settings.horizon / n
