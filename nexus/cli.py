@@ -573,6 +573,7 @@ from nexus.commands.render_peer import render_peer  # noqa: E402
 from nexus.commands.px4_compare import px4_compare  # noqa: E402
 from nexus.commands.sweep import sweep  # noqa: E402
 from nexus.commands.optimize import optimize  # noqa: E402
+from nexus.commands.params import params  # noqa: E402
 
 main.add_command(plot)
 main.add_command(view)
@@ -581,6 +582,7 @@ main.add_command(render_peer)
 px4.add_command(px4_compare)
 main.add_command(sweep)
 main.add_command(optimize)
+main.add_command(params)
 
 
 if __name__ == "__main__":

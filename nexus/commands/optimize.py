@@ -30,10 +30,6 @@ import numpy as np
 
 from nexus.core.errors import BuildError
 
-#: Parameters a vehicle file holds (and so a tuned layer can write), by prefix.
-TUNABLE = ("pid.", "rotor", "esc.")
-
-
 def layer_attributes(rollout, names: list[str]) -> dict[str, object]:
     """``"<prim> <attribute>"`` -> value for each tuned parameter's USD attribute (its current value)."""
     from nexus.control.pid import PID_SPEC  # noqa: PLC0415
@@ -58,10 +54,20 @@ def layer_attributes(rollout, names: list[str]) -> dict[str, object]:
     return attributes
 
 
-def check_tunable(names: list[str]) -> None:
-    """Each name is one a vehicle file holds (a one-line error otherwise), checked before anything is built."""
+def check_tunable(names: list[str], vehicle: str) -> None:
+    """Each name is a gradient parameter a Nexus prim of the vehicle file holds, checked before anything is built.
+
+    Names resolve through :mod:`nexus.runtime.params`: an unknown one gets its one "unknown name" sentence.
+    """
+    from nexus.runtime.params import parameters  # noqa: PLC0415
+
+    table = parameters(vehicle)
     for name in names:
-        if not name.startswith(TUNABLE):
+        try:
+            entry = table.resolve(name, "gradient")
+        except BuildError as error:
+            raise BuildError(f"--params {name}: {error}") from None
+        if not any(target.split(" ", 1)[1].startswith("nexus:") for target in entry.targets):
             raise BuildError(f"--params {name}: optimize tunes what a vehicle file holds (pid.*, rotor<i>.kt, "
                              "esc.tau_up, esc.tau_down); differentiate other parameters with nexus.diff.Rollout")
 
@@ -160,7 +166,8 @@ def write_curve(rows: list[dict], out: Path) -> None:
 
 
 @click.command()
-@click.option("--params", "params", required=True, help="Comma-separated parameters, e.g. pid.kp_z,pid.kd_z.")
+@click.option("--params", "params", required=True, help="Comma-separated parameters, e.g. pid.kp_z,pid.kd_z "
+              "(nexus params --vehicle V lists those marked gradient).")
 @click.option("--loss", type=click.Choice(("altitude", "yaw", "figure8", "energy")), default="altitude",
               show_default=True, help="What the rollout measures (docs/differentiable.md).")
 @click.option("--steps", type=click.IntRange(min=1), default=30, show_default=True, help="Adam steps.")
@@ -198,7 +205,7 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
         raise click.UsageError("--params: name at least one parameter, e.g. pid.kp_z")
     out = Path(out)
     try:
-        check_tunable(names)
+        check_tunable(names, vehicle)
         every = parse_checkpoint(checkpoint)
         ticks = int(round(duration * 250.0))
         # steps + 1 taped calls (the last measures the final values): replayed as graphs where that pays.
@@ -206,7 +213,7 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
                           memory_budget=None if memory_budget is None else memory_budget * 1e6,
                           capture_tape=steps + 1 >= TAPED_CAPTURE_PAYS_FROM)
         for name in names:
-            rollout.slot(name)  # an unknown name: one line listing the known ones
+            rollout.slot(name)  # every name resolved above; the rollout holds each
         for name in names:
             rollout.set(name, rollout.get(name) * detune)
         out.mkdir(parents=True, exist_ok=True)

@@ -107,7 +107,19 @@ def known_names(rotors: int) -> list[str]:
     return names
 
 
-def unknown_parameter(name: str, rotors: int) -> BuildError:
+def unknown_parameter(name: str, rotors: int, vehicle=None) -> BuildError:
+    """The error for a name the rollout has no slot for: the one sentence of :mod:`nexus.runtime.params`.
+
+    ``vehicle`` (a name or a USD path; None: the default vehicle) gives the names suggested. A name the
+    resolver knows but no gradient reads says so; one it gives to the gradient but this rollout lacks
+    (a vehicle without that prim) lists the rollout's own names.
+    """
+    from nexus.runtime.params import parameters  # noqa: PLC0415
+
+    try:
+        parameters(vehicle).resolve(name, "gradient")
+    except BuildError as error:
+        return error
     return BuildError(
         f"unknown parameter '{name}'; name one of pid.<gain>.<axis> (gains {', '.join(PID_GAINS)}; axes x, y, z), "
         f"{', '.join(PID_ALIASES)}, mass, inertia.xx|yy|zz, rotor1..{rotors}.kt, esc.tau_up, esc.tau_down, "

@@ -481,7 +481,7 @@ class Rollout:
     def slot(self, name: str) -> Slot:
         found = self._slots.get(canonical(name))
         if found is None:
-            raise unknown_parameter(name, len(self.plant.rotors))
+            raise unknown_parameter(name, len(self.plant.rotors), self.plant.vehicle_path)
         return found
 
     @property
