@@ -30,27 +30,26 @@ import numpy as np
 
 from nexus.core.errors import BuildError
 
-def layer_attributes(rollout, names: list[str]) -> dict[str, object]:
-    """``"<prim> <attribute>"`` -> value for each tuned parameter's USD attribute (its current value)."""
-    from nexus.control.pid import PID_SPEC  # noqa: PLC0415
-    from nexus.diff.params import canonical  # noqa: PLC0415
+def layer_attributes(rollout, names: list[str], vehicle: str) -> dict[str, object]:
+    """``"<prim> <attribute>"`` -> value for each tuned parameter's USD attributes (its current value).
 
+    The attributes are those :mod:`nexus.runtime.params` says the name sets; a vector attribute
+    (``nexus:positionP[2]`` of ``pid.kp_z``) is written whole, each component from the rollout.
+    """
+    from nexus.runtime.params import parameters  # noqa: PLC0415
+
+    table = parameters(vehicle)
     attributes: dict[str, object] = {}
-    params = rollout.pid.params.numpy()[0]
-    for name in (canonical(n) for n in names):
-        if name.startswith("pid."):
-            gain = name.split(".")[1]
-            key = f"{rollout.pid.name} {PID_SPEC.param(gain).attr}"
-            attributes[key] = [float(x) for x in params[gain]]
-        elif name.startswith("rotor"):
-            index = int(name[len("rotor"):].split(".")[0]) - 1
-            prop = next(c for c in rollout.loop.components if getattr(c, "rotor", None) is rollout.plant.rotors[index]
-                        and type(c).__name__ == "Propeller")
-            attributes[f"{prop.name} nexus:thrustCoefficient"] = float(rollout.get(name))
-        elif name in ("esc.tau_up", "esc.tau_down"):
-            attr = "nexus:motor:timeConstantUp" if name == "esc.tau_up" else "nexus:motor:timeConstantDown"
-            for esc in (c for c in rollout.loop.components if type(c).__name__ == "Esc"):
-                attributes[f"{esc.name} {attr}"] = float(rollout.get(name))
+    for name in names:
+        for target in table.resolve(name, "gradient").targets:
+            key, bracket, _ = target.partition("[")
+            if not bracket:
+                attributes[key] = float(rollout.get(name))
+                continue
+            components = []
+            while (entry := table.get(f"{key}[{len(components)}]")) is not None:
+                components.append(float(rollout.get(entry.aliases[0] if entry.aliases else entry.name)))
+            attributes[key] = components
     return attributes
 
 
@@ -219,7 +218,7 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
         out.mkdir(parents=True, exist_ok=True)
         start = {name: rollout.get(name) for name in names}
         (out / "start").mkdir(exist_ok=True)
-        start_vehicle, _ = write_overrides(out / "start", vehicle, scene, layer_attributes(rollout, names))
+        start_vehicle, _ = write_overrides(out / "start", vehicle, scene, layer_attributes(rollout, names, vehicle))
         click.echo(f"nexus optimize: {', '.join(names)} on the {loss} loss, {ticks} ticks, {steps} Adam steps")
         kept = (f"checkpoint every {rollout.checkpoint} ticks" if rollout.checkpoint else "every tick kept")
         click.echo(f"memory: {kept}: {rollout.bytes_held() / 1e6:.2f} MB of arrays ({rollout.bytes_per_tick():,.0f} "
@@ -232,7 +231,7 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
         rows = adam(rollout, names, steps, lr, click.echo)
         tuned = {name: rollout.get(name) for name in names}
         (out / "tuned").mkdir(exist_ok=True)
-        tuned_vehicle, _ = write_overrides(out / "tuned", vehicle, scene, layer_attributes(rollout, names))
+        tuned_vehicle, _ = write_overrides(out / "tuned", vehicle, scene, layer_attributes(rollout, names, vehicle))
     except BuildError as error:
         raise click.UsageError(str(error)) from None
     write_curve(rows, out)

@@ -22,6 +22,11 @@ Names (units in brackets):
 * ``esc.tau_up``, ``esc.tau_down`` [s]: every ESC's lag time constants.
 * ``init.x``, ``init.y``, ``init.z`` [m, world ENU], ``init.vx``, ``init.vy``,
   ``init.vz`` [m/s, world ENU]: the base's initial position and velocity.
+
+Each name that sets a vehicle attribute may also be written as that attribute,
+``"<prim path> <attribute>"`` with ``[i]`` for a vector's component;
+``nexus params --vehicle V --reader gradient`` lists them all
+(:mod:`nexus.runtime.params`, where a new alias goes).
 """
 
 from __future__ import annotations
@@ -64,6 +69,21 @@ def canonical(name: str) -> str:
     if len(parts) == 3 and parts[0] == "pid" and parts[2] in AXES:
         parts[2] = "xyz"[AXES[parts[2]]]
     return ".".join(parts)
+
+
+def rollout_name(name: str, vehicle=None) -> str:
+    """The rollout's own name for ``name``: :func:`canonical` of it, or, for a ``"<prim path> <attribute>"``
+    that ``nexus params`` gives to the gradient (``"/vehicle/controller nexus:positionP[2]"``), its rollout alias.
+
+    ``vehicle`` is a name or USD path (None: the default vehicle).
+    """
+    if name.startswith("/"):
+        from nexus.runtime.params import parameters  # noqa: PLC0415
+
+        entry = parameters(vehicle).get(name)
+        if entry is not None and entry.read_by("gradient") and entry.aliases:
+            return canonical(entry.aliases[0])
+    return canonical(name)
 
 
 def element_slot(name: str, array: wp.array, indices: list[tuple], unit: str) -> Slot:
@@ -128,4 +148,4 @@ def unknown_parameter(name: str, rotors: int, vehicle=None) -> BuildError:
 
 
 __all__ = ["AXES", "PID_ALIASES", "PID_GAINS", "Slot", "canonical", "element_slot", "known_names", "pid_slot",
-           "unknown_parameter"]
+           "rollout_name", "unknown_parameter"]

@@ -133,10 +133,25 @@ class Parameters:
 
 
 def unknown_name(name: str, known, vehicle: str) -> str:
-    """The one sentence for a name no reader knows, with the closest known names."""
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
+    """The one sentence for a name no reader knows, with the closest known names.
+
+    A ``"<prim path> <attribute>"`` of a prim that has parameters is compared on its attribute with that
+    prim's, namespace left out (the shared path and ``nexus:`` would make every attribute look close).
+    """
+    known = list(known)
+    prim, _, attribute = name.partition(" ")
+    same_prim = {_last(n.partition(" ")[2]): n for n in known if attribute and n.partition(" ")[0] == prim}
+    if same_prim:
+        close = [same_prim[a] for a in difflib.get_close_matches(_last(attribute), list(same_prim), n=3, cutoff=0.6)]
+    else:
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
     hint = f" did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return f"unknown name {name!r};{hint} `nexus params --vehicle {vehicle}` lists every name and what reads it"
+    return f"parameter {name!r} is unknown;{hint} `nexus params --vehicle {vehicle}` lists every name and what reads it"
+
+
+def _last(attribute: str) -> str:
+    """An attribute's name without its namespaces (``timeConstantUp`` of ``nexus:motor:timeConstantUp``)."""
+    return attribute.rpartition(":")[2]
 
 
 _READER_TEXT = {"sweep": "a sweep axis", "variation": "a variation file", "gradient": "a gradient (nexus.diff, "

@@ -80,6 +80,10 @@ def check_attributes(sweep_path: Path, vehicle: str, scene: str, values: dict[st
             from nexus.runtime.params import parameters  # noqa: PLC0415
 
             table = parameters(vehicle)
+            try:
+                table.resolve(key, "sweep")  # a name the table knows but a sweep does not read says so
+            except BuildError as error:
+                raise SweepError(f"{sweep_path}: {error}") from None
             raise SweepError(f"{sweep_path}: {unknown_name(key, table.names(), table.vehicle)}")
         if attr is None:
             names = sorted(a.GetName() for a in prim.GetAttributes() if a.GetName().startswith("nexus:"))
