@@ -277,7 +277,7 @@ def _rows(stage, path: str) -> list[ParamEntry]:
     attribute_rows: list[ParamEntry] = []
     for prim, spec in specs:
         for param in spec.all_params:
-            attribute_rows.append(_attribute_row(f"{prim} {param.attr}", param.unit, param.bounds_text(), param.doc,
+            attribute_rows.append(_attribute_row(f"{prim} {param.attr}", param.unit, _bounds(param), param.doc,
                                                  links))
     if base is not None:
         for attribute, (unit, bounds, doc) in PHYSICS_ATTRIBUTES.items():
@@ -303,6 +303,15 @@ def _check_gradient_names(rows: list[ParamEntry], rotors: int) -> None:
                          f"{'it' if len(missing) == 1 else 'them'} no row; add the alias there")
 
 
+def _bounds(param) -> str:
+    """A spec parameter's allowed values in words (a switch or a name has no numeric range)."""
+    if param.choices is None and param.type == "bool":
+        return "true or false"
+    if param.choices is None and param.type in ("string", "token"):
+        return "a name"
+    return param.bounds_text()
+
+
 def _attribute_row(name: str, unit: str, bounds: str, doc: str, links: dict) -> ParamEntry:
     readers, aliases, variation = links.get(name, (set(), [], None))
     ordered = tuple(r for r in READERS if r == "sweep" or r in readers)
@@ -325,7 +334,7 @@ def _gradient_rows(pid: str | None, base: str | None, escs: list[str], rotors: i
                 aliases = [full] + [f"pid.{gain}.{a}" for a, i in AXES.items() if i == index and a != axis_name]
                 aliases += [alias for alias, target in PID_ALIASES.items() if target in aliases]
                 target = f"{pid} {param.attr}[{index}]"
-                rows.append(ParamEntry(target, "element", param.unit, param.bounds_text(), ("gradient",),
+                rows.append(ParamEntry(target, "element", param.unit, _bounds(param), ("gradient",),
                                        f"{param.doc}: component {index}", tuple(aliases), (target,)))
     if base is not None:
         unit, bounds, doc = PHYSICS_ATTRIBUTES["physics:diagonalInertia"]
@@ -336,7 +345,7 @@ def _gradient_rows(pid: str | None, base: str | None, escs: list[str], rotors: i
     if escs:
         for key in ESC_NAMES:
             param = Esc.spec.param(key)
-            rows.append(ParamEntry(f"esc.{key}", "shared", param.unit, param.bounds_text(), ("gradient",),
+            rows.append(ParamEntry(f"esc.{key}", "shared", param.unit, _bounds(param), ("gradient",),
                                    f"{param.doc}, one value for every ESC",
                                    targets=tuple(f"{prim} {param.attr}" for prim in escs)))
     for name, (unit, doc) in INITIAL_STATE.items():
