@@ -160,9 +160,9 @@ _READER_TEXT = {"sweep": "a sweep axis", "variation": "a variation file", "gradi
 
 def not_read(name: str, entry: ParamEntry, reader: str, vehicle: str) -> str:
     """The sentence for a known name that ``reader`` does not take."""
-    what = f"{entry.name!r}" if entry.name != name else "a parameter"
+    what = f"{name!r} ({entry.name!r})" if entry.name != name else f"{name!r}"
     read = ", ".join(entry.readers) or "nothing"
-    return (f"{name!r} ({what}) is not read by {_READER_TEXT[reader]}; it is read by {read}: "
+    return (f"{what} is not read by {_READER_TEXT[reader]}; it is read by {read}: "
             f"`nexus params --vehicle {vehicle}` lists every name and what reads it")
 
 

@@ -274,9 +274,9 @@ def parse(path: str | Path) -> SweepSpec:
     for key, value in data.get("run", {}).items():
         if key not in known:
             axis = _axis(path, "[run]", key, known, vehicle)  # an unknown name raises
-            raise _fail(path, f"[run]: {key!r} is the vehicle attribute {axis.key!r}; [run] holds RunConfig "
-                              "fields: vary it in [grid] or [random] (a one-value list in [grid] sets it for "
-                              "every point)")
+            what = f"names the attribute {axis.key!r}" if axis.key != key else "is an attribute"
+            raise _fail(path, f"[run]: {key!r} {what}; [run] holds RunConfig fields: vary it in [grid] or "
+                              "[random] (a one-value list in [grid] sets it for every point)")
         base[key] = check_field_value(path, "[run]", key, value)
     if ("grid" in data) == ("random" in data):
         raise _fail(path, "give exactly one of [grid] (the cross product of lists) or [random] (seeded draws)")

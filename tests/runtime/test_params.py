@@ -134,8 +134,8 @@ def test_a_name_the_place_does_not_read_says_who_reads_it(tmp_path):
     sweep.write_text("[grid]\nthrust_scale = [1.0, 1.1]\n")
     with pytest.raises(SweepError) as raised:
         parse(sweep)
-    assert str(raised.value) == (f"{sweep}: [grid]: 'thrust_scale' (a parameter) is not read by a sweep axis; it "
-                                 f"is read by variation: {POINTER}")
+    assert str(raised.value) == (f"{sweep}: [grid]: 'thrust_scale' is not read by a sweep axis; it is read by "
+                                 f"variation: {POINTER}")
 
 
 def test_a_variation_file_may_name_the_mass_by_its_attribute(tmp_path):
@@ -164,8 +164,11 @@ def test_a_sweep_axis_may_name_an_attribute_by_its_alias(tmp_path):
     ("[grid]\nmass = [5.0]\n\"/vehicle/body/base physics:mass\" = [5.5]\n",
      "'/vehicle/body/base physics:mass' is varied twice (under two of its names); keep one axis"),
     ("[run]\nmass = 5.0\n[grid]\nseed = [0]\n",
-     "[run]: 'mass' is the vehicle attribute '/vehicle/body/base physics:mass'; [run] holds RunConfig fields: vary "
-     "it in [grid] or [random] (a one-value list in [grid] sets it for every point)"),
+     "[run]: 'mass' names the attribute '/vehicle/body/base physics:mass'; [run] holds RunConfig fields: vary it "
+     "in [grid] or [random] (a one-value list in [grid] sets it for every point)"),
+    ("[run]\n\"/vehicle/controller nexus:hoverThrust\" = 0.56\n[grid]\nseed = [0]\n",
+     "[run]: '/vehicle/controller nexus:hoverThrust' is an attribute; [run] holds RunConfig fields: vary it in [grid] "
+     "or [random] (a one-value list in [grid] sets it for every point)"),
     ("[grid]\nvehicle = [\"astro_max_base\", \"astro_max_vision\"]\nmass = [5.0]\n",
      "[grid]: 'mass' is the short name of '/vehicle/body/base physics:mass', but the sweep varies the vehicle; "
      "write the attribute itself, \"<prim path> <attribute name>\""),
