@@ -201,7 +201,7 @@ def _table(path: str, _mtime: int, label: str) -> Parameters:
     stage = Usd.Stage.Open(path)
     if stage is None:
         raise BuildError(f"{path}: USD could not open the vehicle file")
-    return Parameters(label, tuple(_rows(stage, path)))
+    return Parameters(label, tuple(_rows(stage)))
 
 
 # -- rows -----------------------------------------------------------------------------------------------------
@@ -241,7 +241,7 @@ def _base_body(stage) -> str | None:
     return None
 
 
-def _rows(stage, path: str) -> list[ParamEntry]:
+def _rows(stage) -> list[ParamEntry]:
     from nexus.control.pid import PidController  # noqa: PLC0415
     from nexus.plant.esc import Esc  # noqa: PLC0415
     from nexus.plant.propeller import Propeller  # noqa: PLC0415
@@ -257,7 +257,7 @@ def _rows(stage, path: str) -> list[ParamEntry]:
     links: dict[str, tuple[set, list, str | None]] = {}
 
     def link(target: str, reader: str, alias: str | None = None, variation: str | None = None) -> None:
-        readers, aliases, drawn = links.setdefault(target, (set(), [], None))
+        readers, aliases, _ = links.setdefault(target, (set(), [], None))
         readers.add(reader)
         if alias is not None:
             aliases.append(alias)
@@ -280,9 +280,10 @@ def _rows(stage, path: str) -> list[ParamEntry]:
             attribute_rows.append(_attribute_row(f"{prim} {param.attr}", param.unit, _bounds(param), param.doc,
                                                  links))
     if base is not None:
+        drawn = {attribute: PARAMETERS[name] for name, attribute in VARIATION_ATTRIBUTES.items()}
         for attribute, (unit, bounds, doc) in PHYSICS_ATTRIBUTES.items():
-            if attribute == "physics:mass" and "mass" in PARAMETERS:
-                unit, bounds = PARAMETERS["mass"].unit, PARAMETERS["mass"].check
+            if attribute in drawn:  # a variation draws it: its unit and check are the variation table's
+                unit, bounds = drawn[attribute].unit, drawn[attribute].check
             attribute_rows.append(_attribute_row(f"{base} {attribute}", unit, bounds, doc, links))
     rows += attribute_rows
     rows += _gradient_rows(pid, base, escs, len(propellers))
