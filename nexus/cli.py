@@ -28,6 +28,7 @@ from nexus.commands.exits import (  # noqa: F401  (the exit statuses, as before,
     worlds_failed_status,
 )
 from nexus.commands.optimize import optimize
+from nexus.commands.params import params
 from nexus.commands.plan import plan
 from nexus.commands.plot import plot
 from nexus.commands.px4 import px4
@@ -80,7 +81,7 @@ def main(ctx: click.Context, verbose: bool, debug: bool) -> None:
     _setup_logging(verbose)
 
 
-for command in (run, plan, replay, bench, schema, px4, plot, view, runs, render_peer, sweep, optimize):
+for command in (run, plan, replay, bench, schema, px4, plot, view, runs, render_peer, sweep, optimize, params):
     main.add_command(command)
 for command in (px4_params, px4_mission, px4_compare):
     px4.add_command(command)

@@ -334,7 +334,7 @@ def draw_variation(options: RunConfig, plant, components: Sequence[Component]) -
     from nexus.worlds.variation import load_variation  # noqa: PLC0415
 
     sensors = [sensor_label(c) for c in components if isinstance(c, Sensor)]
-    variation = load_variation(options.vary, rotors=len(plant.rotors), sensors=sensors)
+    variation = load_variation(options.vary, rotors=len(plant.rotors), sensors=sensors, vehicle=options.vehicle)
     return variation.draw(RngTree(options.seed), options.first_world + options.worlds)[options.first_world:]
 
 

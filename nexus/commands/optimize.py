@@ -30,38 +30,43 @@ import numpy as np
 
 from nexus.core.errors import BuildError
 
-#: Parameters a vehicle file holds (and so a tuned layer can write), by prefix.
-TUNABLE = ("pid.", "rotor", "esc.")
+def layer_attributes(rollout, names: list[str], vehicle: str) -> dict[str, object]:
+    """``"<prim> <attribute>"`` -> value for each tuned parameter's USD attributes (its current value).
 
+    The attributes are those :mod:`nexus.runtime.params` says the name sets; a vector attribute
+    (``nexus:positionP[2]`` of ``pid.kp_z``) is written whole, each component from the rollout.
+    """
+    from nexus.runtime.params import parameters  # noqa: PLC0415
 
-def layer_attributes(rollout, names: list[str]) -> dict[str, object]:
-    """``"<prim> <attribute>"`` -> value for each tuned parameter's USD attribute (its current value)."""
-    from nexus.control.pid import PID_SPEC  # noqa: PLC0415
-    from nexus.diff.params import canonical  # noqa: PLC0415
-
+    table = parameters(vehicle)
     attributes: dict[str, object] = {}
-    params = rollout.pid.params.numpy()[0]
-    for name in (canonical(n) for n in names):
-        if name.startswith("pid."):
-            gain = name.split(".")[1]
-            key = f"{rollout.pid.name} {PID_SPEC.param(gain).attr}"
-            attributes[key] = [float(x) for x in params[gain]]
-        elif name.startswith("rotor"):
-            index = int(name[len("rotor"):].split(".")[0]) - 1
-            prop = next(c for c in rollout.loop.components if getattr(c, "rotor", None) is rollout.plant.rotors[index]
-                        and type(c).__name__ == "Propeller")
-            attributes[f"{prop.name} nexus:thrustCoefficient"] = float(rollout.get(name))
-        elif name in ("esc.tau_up", "esc.tau_down"):
-            attr = "nexus:motor:timeConstantUp" if name == "esc.tau_up" else "nexus:motor:timeConstantDown"
-            for esc in (c for c in rollout.loop.components if type(c).__name__ == "Esc"):
-                attributes[f"{esc.name} {attr}"] = float(rollout.get(name))
+    for name in names:
+        for target in table.resolve(name, "gradient").targets:
+            key, bracket, _ = target.partition("[")
+            if not bracket:
+                attributes[key] = float(rollout.get(name))
+                continue
+            components = []
+            while (entry := table.get(f"{key}[{len(components)}]")) is not None:
+                components.append(float(rollout.get(entry.aliases[0] if entry.aliases else entry.name)))
+            attributes[key] = components
     return attributes
 
 
-def check_tunable(names: list[str]) -> None:
-    """Each name is one a vehicle file holds (a one-line error otherwise), checked before anything is built."""
+def check_tunable(names: list[str], vehicle: str) -> None:
+    """Each name is a gradient parameter a Nexus prim of the vehicle file holds, checked before anything is built.
+
+    Names resolve through :mod:`nexus.runtime.params`: an unknown one gets its one "unknown name" sentence.
+    """
+    from nexus.runtime.params import parameters  # noqa: PLC0415
+
+    table = parameters(vehicle)
     for name in names:
-        if not name.startswith(TUNABLE):
+        try:
+            entry = table.resolve(name, "gradient")
+        except BuildError as error:
+            raise BuildError(f"--params {name}: {error}") from None
+        if not any(target.split(" ", 1)[1].startswith("nexus:") for target in entry.targets):
             raise BuildError(f"--params {name}: optimize tunes what a vehicle file holds (pid.*, rotor<i>.kt, "
                              "esc.tau_up, esc.tau_down); differentiate other parameters with nexus.diff.Rollout")
 
@@ -160,7 +165,8 @@ def write_curve(rows: list[dict], out: Path) -> None:
 
 
 @click.command()
-@click.option("--params", "params", required=True, help="Comma-separated parameters, e.g. pid.kp_z,pid.kd_z.")
+@click.option("--params", "params", required=True, help="Comma-separated parameters, e.g. pid.kp_z,pid.kd_z "
+              "(nexus params --vehicle V lists those marked gradient).")
 @click.option("--loss", type=click.Choice(("altitude", "yaw", "figure8", "energy")), default="altitude",
               show_default=True, help="What the rollout measures (docs/differentiable.md).")
 @click.option("--steps", type=click.IntRange(min=1), default=30, show_default=True, help="Adam steps.")
@@ -198,7 +204,7 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
         raise click.UsageError("--params: name at least one parameter, e.g. pid.kp_z")
     out = Path(out)
     try:
-        check_tunable(names)
+        check_tunable(names, vehicle)
         every = parse_checkpoint(checkpoint)
         ticks = int(round(duration * 250.0))
         # steps + 1 taped calls (the last measures the final values): replayed as graphs where that pays.
@@ -206,13 +212,13 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
                           memory_budget=None if memory_budget is None else memory_budget * 1e6,
                           capture_tape=steps + 1 >= TAPED_CAPTURE_PAYS_FROM)
         for name in names:
-            rollout.slot(name)  # an unknown name: one line listing the known ones
+            rollout.slot(name)  # every name resolved above; the rollout holds each
         for name in names:
             rollout.set(name, rollout.get(name) * detune)
         out.mkdir(parents=True, exist_ok=True)
         start = {name: rollout.get(name) for name in names}
         (out / "start").mkdir(exist_ok=True)
-        start_vehicle, _ = write_overrides(out / "start", vehicle, scene, layer_attributes(rollout, names))
+        start_vehicle, _ = write_overrides(out / "start", vehicle, scene, layer_attributes(rollout, names, vehicle))
         click.echo(f"nexus optimize: {', '.join(names)} on the {loss} loss, {ticks} ticks, {steps} Adam steps")
         kept = (f"checkpoint every {rollout.checkpoint} ticks" if rollout.checkpoint else "every tick kept")
         click.echo(f"memory: {kept}: {rollout.bytes_held() / 1e6:.2f} MB of arrays ({rollout.bytes_per_tick():,.0f} "
@@ -225,7 +231,7 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
         rows = adam(rollout, names, steps, lr, click.echo)
         tuned = {name: rollout.get(name) for name in names}
         (out / "tuned").mkdir(exist_ok=True)
-        tuned_vehicle, _ = write_overrides(out / "tuned", vehicle, scene, layer_attributes(rollout, names))
+        tuned_vehicle, _ = write_overrides(out / "tuned", vehicle, scene, layer_attributes(rollout, names, vehicle))
     except BuildError as error:
         raise click.UsageError(str(error)) from None
     write_curve(rows, out)

@@ -22,6 +22,11 @@ Names (units in brackets):
 * ``esc.tau_up``, ``esc.tau_down`` [s]: every ESC's lag time constants.
 * ``init.x``, ``init.y``, ``init.z`` [m, world ENU], ``init.vx``, ``init.vy``,
   ``init.vz`` [m/s, world ENU]: the base's initial position and velocity.
+
+Each name that sets a vehicle attribute may also be written as that attribute,
+``"<prim path> <attribute>"`` with ``[i]`` for a vector's component;
+``nexus params --vehicle V --reader gradient`` lists them all
+(:mod:`nexus.runtime.params`, where a new alias goes).
 """
 
 from __future__ import annotations
@@ -66,6 +71,21 @@ def canonical(name: str) -> str:
     return ".".join(parts)
 
 
+def rollout_name(name: str, vehicle=None) -> str:
+    """The rollout's own name for ``name``: :func:`canonical` of it, or, for a ``"<prim path> <attribute>"``
+    that ``nexus params`` gives to the gradient (``"/vehicle/controller nexus:positionP[2]"``), its rollout alias.
+
+    ``vehicle`` is a name or USD path (None: the default vehicle).
+    """
+    if name.startswith("/"):
+        from nexus.runtime.params import parameters  # noqa: PLC0415
+
+        entry = parameters(vehicle).get(name)
+        if entry is not None and entry.read_by("gradient") and entry.aliases:
+            return canonical(entry.aliases[0])
+    return canonical(name)
+
+
 def element_slot(name: str, array: wp.array, indices: list[tuple], unit: str) -> Slot:
     """A parameter shared by the elements ``indices`` of ``array`` (each a tuple of NumPy indices)."""
 
@@ -107,7 +127,19 @@ def known_names(rotors: int) -> list[str]:
     return names
 
 
-def unknown_parameter(name: str, rotors: int) -> BuildError:
+def unknown_parameter(name: str, rotors: int, vehicle=None) -> BuildError:
+    """The error for a name the rollout has no slot for: the one sentence of :mod:`nexus.runtime.params`.
+
+    ``vehicle`` (a name or a USD path; None: the default vehicle) gives the names suggested. A name the
+    resolver knows but no gradient reads says so; one it gives to the gradient but this rollout lacks
+    (a vehicle without that prim) lists the rollout's own names.
+    """
+    from nexus.runtime.params import parameters  # noqa: PLC0415
+
+    try:
+        parameters(vehicle).resolve(name, "gradient")
+    except BuildError as error:
+        return error
     return BuildError(
         f"unknown parameter '{name}'; name one of pid.<gain>.<axis> (gains {', '.join(PID_GAINS)}; axes x, y, z), "
         f"{', '.join(PID_ALIASES)}, mass, inertia.xx|yy|zz, rotor1..{rotors}.kt, esc.tau_up, esc.tau_down, "
@@ -116,4 +148,4 @@ def unknown_parameter(name: str, rotors: int) -> BuildError:
 
 
 __all__ = ["AXES", "PID_ALIASES", "PID_GAINS", "Slot", "canonical", "element_slot", "known_names", "pid_slot",
-           "unknown_parameter"]
+           "rollout_name", "unknown_parameter"]

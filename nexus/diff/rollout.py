@@ -49,7 +49,7 @@ from nexus.core import Loop
 from nexus.core.errors import BuildError
 from nexus.diff.losses import ENERGY_TRACKING_WEIGHT, LOSSES, add_power_loss, add_tracking_loss
 from nexus.diff.params import (
-    AXES, PID_GAINS, Slot, canonical, element_slot, known_names, pid_slot, unknown_parameter,
+    AXES, PID_GAINS, Slot, element_slot, known_names, pid_slot, rollout_name, unknown_parameter,
 )
 from nexus.diff.references import Reference, reference_for
 from nexus.diff.refusals import refuse_undifferentiable
@@ -479,9 +479,9 @@ class Rollout:
     # -- parameters ------------------------------------------------------------------------
 
     def slot(self, name: str) -> Slot:
-        found = self._slots.get(canonical(name))
+        found = self._slots.get(rollout_name(name, self.plant.vehicle_path))
         if found is None:
-            raise unknown_parameter(name, len(self.plant.rotors))
+            raise unknown_parameter(name, len(self.plant.rotors), self.plant.vehicle_path)
         return found
 
     @property

@@ -64,6 +64,7 @@ def _find(stages, prim_path: str, attribute: str):
 def check_attributes(sweep_path: Path, vehicle: str, scene: str, values: dict[str, list]) -> None:
     """Refuse an unknown prim, an unknown attribute or a value of the wrong type (one line each)."""
     from nexus.core.errors import BuildError
+    from nexus.runtime.params import unknown_name  # noqa: PLC0415
 
     try:
         stages = {"vehicle": _open("vehicle", vehicle), "scene": _open("scene", scene)}
@@ -75,6 +76,15 @@ def check_attributes(sweep_path: Path, vehicle: str, scene: str, values: dict[st
         if prim is None:
             raise SweepError(f"{sweep_path}: {key!r}: no prim {prim_path} in the vehicle {stages['vehicle'][0]} "
                              f"or the scene {stages['scene'][0]}")
+        if attr is None and kind == "vehicle":
+            from nexus.runtime.params import parameters  # noqa: PLC0415
+
+            table = parameters(vehicle)
+            try:
+                table.resolve(key, "sweep")  # a name the table knows but a sweep does not read says so
+            except BuildError as error:
+                raise SweepError(f"{sweep_path}: {error}") from None
+            raise SweepError(f"{sweep_path}: {unknown_name(key, table.names(), table.vehicle)}")
         if attr is None:
             names = sorted(a.GetName() for a in prim.GetAttributes() if a.GetName().startswith("nexus:"))
             raise SweepError(f"{sweep_path}: {key!r}: the prim {prim_path} of {stages[kind][0]} has no attribute "

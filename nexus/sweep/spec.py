@@ -24,7 +24,9 @@ An axis is a :class:`~nexus.flight.RunConfig` field (``seed``, ``controller``,
 ``mission``, ``tick_hz``, ``duration``, ``vary`` with ``worlds``, ...) or a
 USD attribute, written ``"<prim path> <attribute name>"``, of the vehicle or
 the scene (applied through an override layer in the run's folder:
-:mod:`nexus.sweep.overrides`). Relative paths (``vary``, ``vehicle``,
+:mod:`nexus.sweep.overrides`); a vehicle attribute may also go by its short
+name (``mass``, ``rotor1.kt``): ``nexus params --vehicle V`` lists every name
+a sweep reads (:mod:`nexus.runtime.params`). Relative paths (``vary``, ``vehicle``,
 ``scene``, ``px4.binary``) are taken from the sweep file's folder.
 
 A ``[px4]`` table (with ``controller = "px4"``) starts the user's PX4 SITL
@@ -198,18 +200,40 @@ def _split_attribute(path: Path, where: str, key: str) -> tuple[str, str]:
     return prim, attribute
 
 
-def _axis(path: Path, where: str, key: str, known: dict) -> Axis:
+#: ``vehicle`` for :func:`_axis` when the sweep varies the vehicle: a short name then has no one attribute.
+VARIED_VEHICLE = object()
+
+
+def _axis(path: Path, where: str, key: str, known: dict, vehicle=None) -> Axis:
+    """A RunConfig field, a ``"<prim path> <attribute>"``, or a short name of ``vehicle``'s (``mass``, ``rotor1.kt``).
+
+    A short name is resolved by :mod:`nexus.runtime.params` to the attribute it sets; an unknown name gets
+    its one "unknown name" sentence.
+    """
     if key.startswith("/"):
         prim, attribute = _split_attribute(path, where, key)
         return Axis(key, prim=prim, attribute=attribute)
-    if key not in known:
-        import difflib
+    if key in known:
+        return Axis(key)
+    from nexus.runtime.params import parameters  # noqa: PLC0415
 
-        near = difflib.get_close_matches(key, list(known), n=1)
-        hint = f" (did you mean {near[0]}?)" if near else ""
-        raise _fail(path, f"{where}: unknown field {key!r}{hint}; an axis is a RunConfig field "
-                          f"({', '.join(known)}) or \"<prim path> <attribute name>\"")
-    return Axis(key)
+    try:
+        entry = parameters(None if vehicle is VARIED_VEHICLE else vehicle).resolve(key, "sweep")
+    except BuildError as error:
+        raise _fail(path, f"{where}: {error}") from None
+    if vehicle is VARIED_VEHICLE:
+        raise _fail(path, f"{where}: {key!r} is the short name of {entry.name!r}, but the sweep varies the "
+                          "vehicle; write the attribute itself, \"<prim path> <attribute name>\"")
+    prim, attribute = _split_attribute(path, where, entry.name)
+    return Axis(entry.name, prim=prim, attribute=attribute)
+
+
+def _sweep_vehicle(path: Path, data: dict):
+    """The vehicle whose short parameter names the file may use: [run]'s, the default, or VARIED_VEHICLE."""
+    if any(isinstance(data.get(t), dict) and "vehicle" in data[t] for t in ("grid", "random")):
+        return VARIED_VEHICLE
+    vehicle = data.get("run", {}).get("vehicle")
+    return resolve_path(path, vehicle, True) if isinstance(vehicle, str) else None
 
 
 def _load(path: Path) -> dict:
@@ -246,9 +270,13 @@ def parse(path: str | Path) -> SweepSpec:
         import_plugins(plugins, "[run] plugins")  # first: a plugin may register a controller the file names
     except BuildError as error:
         raise _fail(path, str(error)) from None
+    vehicle = _sweep_vehicle(path, data)
     for key, value in data.get("run", {}).items():
         if key not in known:
-            _axis(path, "[run]", key, known)  # raises with the list of fields
+            axis = _axis(path, "[run]", key, known, vehicle)  # an unknown name raises
+            what = f"names the attribute {axis.key!r}" if axis.key != key else "is an attribute"
+            raise _fail(path, f"[run]: {key!r} {what}; [run] holds RunConfig fields: vary it in [grid] or "
+                              "[random] (a one-value list in [grid] sets it for every point)")
         base[key] = check_field_value(path, "[run]", key, value)
     if ("grid" in data) == ("random" in data):
         raise _fail(path, "give exactly one of [grid] (the cross product of lists) or [random] (seeded draws)")
@@ -256,7 +284,7 @@ def parse(path: str | Path) -> SweepSpec:
     if "grid" in data:
         mode, count, random_seed = "grid", 0, 0
         for key, values in data["grid"].items():
-            axis = _axis(path, "[grid]", key, known)
+            axis = _axis(path, "[grid]", key, known, vehicle)
             if not isinstance(values, list):
                 raise _fail(path, f"[grid]: {key} = {values!r}: give a list of values, e.g. [1, 2]")
             if not values:
@@ -278,12 +306,15 @@ def parse(path: str | Path) -> SweepSpec:
         for key, spec in table.items():
             if key in RANDOM_KEYS:
                 continue
-            axis = _axis(path, "[random]", key, known)
+            axis = _axis(path, "[random]", key, known, vehicle)
             axis.draw = _check_draw(path, key, spec, axis, known)
             axes.append(axis)
         if not axes:
             raise _fail(path, "[random] varies nothing: add an axis, e.g. seed = {low = 0, high = 1000}")
     names = [a.key for a in axes]
+    twice = [n for i, n in enumerate(names) if n in names[:i]]
+    if twice:
+        raise _fail(path, f"{twice[0]!r} is varied twice (under two of its names); keep one axis")
     both = [n for n in names if n in base]
     if both:
         raise _fail(path, f"{both[0]} is both in [run] and varied; keep it in one place")

@@ -308,8 +308,15 @@ def world_values_problem(values: dict, rotors: int) -> str | None:
     return None
 
 
-def load_variation(path: str | Path, *, rotors: int, sensors: Sequence[str]) -> Variation:
-    """Parse and validate a variation file for a vehicle with ``rotors`` rotors and these sensor names."""
+def load_variation(path: str | Path, *, rotors: int, sensors: Sequence[str],
+                   vehicle: str | Path | None = None) -> Variation:
+    """Parse and validate a variation file for a vehicle with ``rotors`` rotors and these sensor names.
+
+    A key that is no variation parameter's own name is looked up among ``vehicle``'s names
+    (:mod:`nexus.runtime.params`; None: the default vehicle): an alias of one (the base body's
+    ``"/vehicle/body/base physics:mass"`` is ``mass``) is read as it, any other name is refused
+    with the one "unknown name" sentence every reader of parameter names gives.
+    """
     path = Path(path)
     if not isinstance(rotors, numbers.Integral) or isinstance(rotors, bool) or rotors < 1:
         raise BuildError(f"{path}: a variation needs the vehicle's rotor count (an integer >= 1), got {rotors!r}")
@@ -329,10 +336,10 @@ def load_variation(path: str | Path, *, rotors: int, sensors: Sequence[str]) -> 
     for name, value in data.items():
         line = _key_line(text, name)
         if name not in PARAMETERS:
-            close = difflib.get_close_matches(name, list(PARAMETERS), n=3, cutoff=0.6)
-            hint = f" did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-            raise BuildError(f"{_where(path, line)}: parameter {name!r} is unknown;{hint} "
-                             f"valid parameters: {', '.join(PARAMETERS)}")
+            name = _variation_name(path, line, name, vehicle)
+        if any(entry.name == name for entry in entries):
+            raise BuildError(f"{_where(path, line)}: parameter {name!r} is given twice (under two of its names); "
+                             "keep one")
         entries.append(_parse_entry(path, line, name, value, rotors, sensors))
     by_name = {entry.name: entry for entry in entries}
     for time_key, probability_key, _, defaults in _FAULTS:
@@ -347,6 +354,16 @@ def load_variation(path: str | Path, *, rotors: int, sensors: Sequence[str]) -> 
 
 
 # -- parsing -----------------------------------------------------------------------------------------------------
+
+def _variation_name(path: Path, line: int | None, name: str, vehicle: str | Path | None) -> str:
+    """The variation parameter that ``name`` (an alias, or a canonical attribute name) stands for."""
+    from nexus.runtime.params import parameters  # noqa: PLC0415
+
+    try:
+        return parameters(vehicle).resolve(name, "variation").variation
+    except BuildError as error:
+        raise BuildError(f"{_where(path, line)}: {error}") from None
+
 
 def _where(path: Path, line: int | None) -> str:
     return f"{path}:{line}" if line is not None else f"{path}"

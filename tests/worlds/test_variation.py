@@ -271,7 +271,7 @@ def test_bad_toml_at_the_end_of_the_file_names_its_last_line(tmp_path, text, lin
 def test_unknown_parameter_suggests_the_closest(tmp_path):
     message, path = error(tmp_path, '# thrust\nmass = 1.0\nthrust_scal = {dist = "uniform", low = 0.9, high = 1.1}\n')
     assert message.startswith(f"{path}:3: parameter 'thrust_scal' is unknown; did you mean 'thrust_scale'?")
-    assert "valid parameters: mass, com_x" in message
+    assert message.endswith("`nexus params --vehicle astro_max_base` lists every name and what reads it")
 
 
 def test_unknown_parameter_as_a_table_header(tmp_path):
@@ -281,7 +281,8 @@ def test_unknown_parameter_as_a_table_header(tmp_path):
 
 def test_unknown_parameter_with_no_close_name(tmp_path):
     message, _ = error(tmp_path, 'zebra = 1\n')
-    assert ":1: parameter 'zebra' is unknown; valid parameters:" in message
+    assert message.endswith(":1: parameter 'zebra' is unknown; `nexus params --vehicle astro_max_base` lists every "
+                            "name and what reads it")
 
 
 def test_rotor_index_past_the_last_rotor(tmp_path):
