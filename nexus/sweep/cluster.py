@@ -88,6 +88,28 @@ def _loopback_node():
         ray_constants.ENABLE_RAY_CLUSTER = before
 
 
+#: The start of Ray's notice, at every ``ray.init`` that starts or joins a cluster with token authentication on
+#: by default, that it is on (``ray._private.authentication.authentication_token_setup``).
+TOKEN_NOTICE = "Token authentication is enabled for this Ray cluster"
+
+
+class _DropTokenNotice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(TOKEN_NOTICE)
+
+
+@contextmanager
+def _without_token_notice():
+    """Keep Ray's token notice off the terminal for the one ``ray.init`` call (docs/sweeps.md says what it means)."""
+    logger = logging.getLogger("ray._private.authentication.authentication_token_setup")
+    quiet = _DropTokenNotice()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
+
+
 def node_address(ray) -> str | None:
     """The address the local Ray node was started with (its servers' bind address), or None when unknown."""
     try:
@@ -109,7 +131,7 @@ def connect(address: str | None, parallel: int | None, dashboard: bool = False, 
             if os.environ.get("RAY_AUTH_MODE", "").lower() == "disabled":
                 log.warning("RAY_AUTH_MODE=disabled: the sweep's Ray instance takes connections without a token "
                             "from any process on this machine; unset it to keep Ray's token authentication")
-            with _loopback_node():
+            with _loopback_node(), _without_token_notice():
                 ray.init(num_cpus=cpus, num_gpus=gpus, include_dashboard=dashboard, dashboard_host="127.0.0.1",
                          log_to_driver=False, logging_level="warning")
         except Exception as error:  # noqa: BLE001 (Ray raises many kinds)
@@ -121,7 +143,8 @@ def connect(address: str | None, parallel: int | None, dashboard: bool = False, 
         resources = ray.cluster_resources()
         return Cluster(True, resources.get("CPU", float(cpus)), resources.get("GPU", 0.0), local=True)
     try:
-        ray.init(address=address, log_to_driver=False, logging_level="warning")
+        with _without_token_notice():
+            ray.init(address=address, log_to_driver=False, logging_level="warning")
     except Exception as error:  # noqa: BLE001
         text = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise SweepError(f"--address {address}: cannot reach a Ray cluster there ({text}); start one with "
