@@ -6,7 +6,9 @@ no dashboard unless asked (Ray's dashboard and job API are how exposed
 clusters were taken over), the dashboard (when asked for) on 127.0.0.1, usage
 statistics off, and Ray's token authentication on (Ray's default for a new
 local instance since 2.5x; a ``RAY_AUTH_MODE=disabled`` in the environment is
-warned about), and stops it when the sweep ends.
+warned about), and stops it when the sweep ends. Ray's own notice that token
+authentication is on, logged at every ``ray.init``, is kept off the terminal
+(docs/sweeps.md says what it means).
 
 Loopback only: Ray's GCS, raylet (node manager and object manager), worker
 and driver gRPC servers and its runtime-env agent listen on 127.0.0.1 when the
