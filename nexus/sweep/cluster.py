@@ -8,7 +8,11 @@ statistics off, and Ray's token authentication on (Ray's default for a new
 local instance since 2.5x; a ``RAY_AUTH_MODE=disabled`` in the environment is
 warned about), and stops it when the sweep ends. Ray's own notice that token
 authentication is on, logged at every ``ray.init``, is kept off the terminal
-(docs/sweeps.md says what it means).
+(docs/sweeps.md says what it means). Its workers run at the sweep's own
+priority: Ray lowers its workers' by 15 niceness steps by default
+(``worker_niceness``), which on a machine shared with other work made a
+sweep on two cores slower than the same runs one after another in one
+process (docs/benchmarking.md, the sweep suite).
 
 Loopback only: Ray's GCS, raylet (node manager and object manager), worker
 and driver gRPC servers and its runtime-env agent listen on 127.0.0.1 when the
@@ -67,6 +71,10 @@ def _import_ray():
         raise SweepError("nexus sweep needs Ray: pip install 'nexus[ray]' (or pip install ray)") from None
     return ray
 
+
+#: Ray settings of the sweep's own instance: workers as nice as the sweep itself (Ray adds this to the
+#: niceness they inherit; its default, 15, lets every other job on the machine go first).
+OWN_SYSTEM_CONFIG = {"worker_niceness": 0}
 
 #: Node addresses whose Ray servers bind the loopback interface only.
 LOOPBACK = ("127.0.0.1", "::1")
@@ -135,7 +143,7 @@ def connect(address: str | None, parallel: int | None, dashboard: bool = False, 
                             "from any process on this machine; unset it to keep Ray's token authentication")
             with _loopback_node(), _without_token_notice():
                 ray.init(num_cpus=cpus, num_gpus=gpus, include_dashboard=dashboard, dashboard_host="127.0.0.1",
-                         log_to_driver=False, logging_level="warning")
+                         log_to_driver=False, logging_level="warning", _system_config=OWN_SYSTEM_CONFIG)
         except Exception as error:  # noqa: BLE001 (Ray raises many kinds)
             raise SweepError(f"could not start a local Ray instance: {type(error).__name__}: {error}") from None
         node = node_address(ray)
