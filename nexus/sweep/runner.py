@@ -93,6 +93,9 @@ class SweepResult:
         """Wall time over the sum of the points' wall times shared by the workers (1: no overhead at all).
 
         The wall time counts from the first point submitted, after the workers started (``workers_start_s``).
+        Workers that slow each other down make the points' own times grow with the wall time, so this stays
+        near 1 for a sweep slower than flying its points one after another: the bench suite's
+        ``sweep_speedup`` is the measure of that.
         """
         flown = [r["wall_s"] for r in self.rows if not r.get("resumed") and r.get("wall_s") is not None]
         ideal = sum(flown) / max(1, min(self.workers, len(flown) or 1))
