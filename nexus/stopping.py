@@ -5,7 +5,9 @@ The first signal raises in the main thread (``KeyboardInterrupt`` for SIGINT,
 the record is drained, run.json written, the PX4 link, mission commander and
 viewer closed. While a drain is writing, or once the run is closing, a signal
 is held instead: a second Ctrl-C or ``kill`` cannot cut a part or run.json
-in half. A signal held during a drain is raised when the drain is done.
+in half. A signal held during a drain is raised when the drain is done. The exit status
+a stop ends the command with is decided in one place, :mod:`nexus.cli`
+(``EXIT_INTERRUPTED``, ``EXIT_TERMINATED``).
 """
 
 from __future__ import annotations
@@ -16,9 +18,6 @@ import threading
 from contextlib import contextmanager
 
 log = logging.getLogger("nexus")
-
-#: What each signal's exit status is: the shell's 128 + the signal number.
-EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
 class Terminated(KeyboardInterrupt):

@@ -133,7 +133,7 @@ class SceneRenderer:
                                world_indices=sensor.world_indices)
             # (worlds x columns views, 1, channels) -> (worlds, channels, columns)
             depth = sensor.depth.numpy().reshape(self.worlds, spec.width, spec.height)
-            return {"range": np.ascontiguousarray(depth.transpose(0, 2, 1))}
+            return {"range": depth.transpose(0, 2, 1).copy()}  # a copy: depth is the next render's buffer
         self.camera.update(self.state, sensor.transforms, sensor.rays, color_image=sensor.color,
                            forward_depth_image=sensor.depth, normal_image=sensor.normal,
                            shape_index_image=sensor.shapes, world_indices=sensor.world_indices)

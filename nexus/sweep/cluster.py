@@ -6,7 +6,13 @@ no dashboard unless asked (Ray's dashboard and job API are how exposed
 clusters were taken over), the dashboard (when asked for) on 127.0.0.1, usage
 statistics off, and Ray's token authentication on (Ray's default for a new
 local instance since 2.5x; a ``RAY_AUTH_MODE=disabled`` in the environment is
-warned about), and stops it when the sweep ends.
+warned about), and stops it when the sweep ends. Ray's own notice that token
+authentication is on, logged at every ``ray.init``, is kept off the terminal
+(docs/sweeps.md says what it means). Its workers run at the sweep's own
+priority: Ray lowers its workers' by 15 niceness steps by default
+(``worker_niceness``), which on a machine shared with other work made a
+sweep on two cores slower than the same runs one after another in one
+process (docs/benchmarking.md, the sweep suite).
 
 Loopback only: Ray's GCS, raylet (node manager and object manager), worker
 and driver gRPC servers and its runtime-env agent listen on 127.0.0.1 when the
@@ -66,6 +72,10 @@ def _import_ray():
     return ray
 
 
+#: Ray settings of the sweep's own instance: workers as nice as the sweep itself (Ray adds this to the
+#: niceness they inherit; its default, 15, lets every other job on the machine go first).
+OWN_SYSTEM_CONFIG = {"worker_niceness": 0}
+
 #: Node addresses whose Ray servers bind the loopback interface only.
 LOOPBACK = ("127.0.0.1", "::1")
 
@@ -86,6 +96,28 @@ def _loopback_node():
         yield
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = before
+
+
+#: The start of Ray's notice, at every ``ray.init`` that starts or joins a cluster with token authentication on
+#: by default, that it is on (``ray._private.authentication.authentication_token_setup``).
+TOKEN_NOTICE = "Token authentication is enabled for this Ray cluster"
+
+
+class _DropTokenNotice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(TOKEN_NOTICE)
+
+
+@contextmanager
+def _without_token_notice():
+    """Keep Ray's token notice off the terminal for the one ``ray.init`` call (docs/sweeps.md says what it means)."""
+    logger = logging.getLogger("ray._private.authentication.authentication_token_setup")
+    quiet = _DropTokenNotice()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
 
 
 def node_address(ray) -> str | None:
@@ -115,9 +147,9 @@ def connect(address: str | None, parallel: int | None, dashboard: bool = False, 
             if os.environ.get("RAY_AUTH_MODE", "").lower() == "disabled":
                 log.warning("RAY_AUTH_MODE=disabled: the sweep's Ray instance takes connections without a token "
                             "from any process on this machine; unset it to keep Ray's token authentication")
-            with _loopback_node():
+            with _loopback_node(), _without_token_notice():
                 ray.init(num_cpus=cpus, num_gpus=gpus, include_dashboard=dashboard, dashboard_host="127.0.0.1",
-                         log_to_driver=False, logging_level="warning")
+                         log_to_driver=False, logging_level="warning", _system_config=OWN_SYSTEM_CONFIG)
         except Exception as error:  # noqa: BLE001 (Ray raises many kinds)
             raise SweepError(f"could not start a local Ray instance: {type(error).__name__}: {error}") from None
         node = node_address(ray)
@@ -127,7 +159,8 @@ def connect(address: str | None, parallel: int | None, dashboard: bool = False, 
         resources = ray.cluster_resources()
         return Cluster(True, resources.get("CPU", float(cpus)), resources.get("GPU", 0.0), local=True)
     try:
-        ray.init(address=address, log_to_driver=False, logging_level="warning")
+        with _without_token_notice():
+            ray.init(address=address, log_to_driver=False, logging_level="warning")
     except Exception as error:  # noqa: BLE001
         text = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise SweepError(f"--address {address}: cannot reach a Ray cluster there ({text}); start one with "

@@ -19,6 +19,12 @@ once, and keeps ``DIR`` resumable:
   the PX4 link waits in slices of at most 0.2 s, so a run waiting for PX4 is
   not one), ends any PX4 a killed worker
   left behind, writes sweep.parquet for what finished, and re-raises.
+
+SIGTERM takes the Ctrl-C path: ``ray.init`` puts in the core worker's own
+SIGTERM handler (it prints a stack and aborts the process, exit 134), so
+:func:`run_sweep` puts in one of its own after Ray started, which raises
+KeyboardInterrupt, and puts the one before it back at the end. A SIGTERM
+while the sweep is already stopping is held: the stop goes on to its end.
 """
 
 from __future__ import annotations
@@ -26,7 +32,10 @@ from __future__ import annotations
 import json
 import logging
 import math
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,6 +93,9 @@ class SweepResult:
         """Wall time over the sum of the points' wall times shared by the workers (1: no overhead at all).
 
         The wall time counts from the first point submitted, after the workers started (``workers_start_s``).
+        Workers that slow each other down make the points' own times grow with the wall time, so this stays
+        near 1 for a sweep slower than flying its points one after another: the bench suite's
+        ``sweep_speedup`` is the measure of that.
         """
         flown = [r["wall_s"] for r in self.rows if not r.get("resumed") and r.get("wall_s") is not None]
         ideal = sum(flown) / max(1, min(self.workers, len(flown) or 1))
@@ -138,6 +150,33 @@ def _uses_gpu(point: Point) -> bool:
     return str(point.config.device).startswith("cuda")
 
 
+def _sigterm_handler(handler) -> object:
+    """Put in ``handler`` for SIGTERM (in the main thread only); return the handler to put back, or None."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    before = signal.signal(signal.SIGTERM, handler)
+    return signal.SIG_DFL if before is None else before  # None: a handler put in outside Python (Ray's)
+
+
+def _terminated(_number, _frame) -> None:
+    raise KeyboardInterrupt("SIGTERM")
+
+
+def _held(_number, _frame) -> None:
+    log.warning("SIGTERM received while the sweep is stopping: finishing the stop first")
+
+
+@contextmanager
+def _sigterm(handler):
+    """SIGTERM handled by ``handler`` while entered, the handler before it put back at the end."""
+    before = _sigterm_handler(handler)
+    try:
+        yield
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
 def run_sweep(spec_path: Path, options: SweepOptions, say=print) -> SweepResult:
     """Check everything, start or join Ray, fly every point not yet flown, and write sweep.parquet."""
     from nexus.sweep.cluster import connect
@@ -145,16 +184,18 @@ def run_sweep(spec_path: Path, options: SweepOptions, say=print) -> SweepResult:
     spec, points = prepare(Path(spec_path), options)
     out = Path(options.out)
     cluster = connect(options.address, options.parallel, options.dashboard)
-    try:
-        if cluster.gpus < 1 and any(_uses_gpu(p) for p in points):
-            raise SweepError(f"{spec_path}: points with device cuda need a GPU, and the Ray cluster has none; "
-                             "fly them with device = \"cpu\" or on a cluster with GPUs")
-        out.mkdir(parents=True, exist_ok=True)
-        (out / RUNS).mkdir(exist_ok=True)
-        _write_sweep_file(out, spec, points)
-        return _fly_all(spec, points, options, cluster, say)
-    finally:
-        cluster.close()
+    with _sigterm(_terminated):  # after ray.init, which put in Ray's own (see the module's docstring)
+        try:
+            if cluster.gpus < 1 and any(_uses_gpu(p) for p in points):
+                raise SweepError(f"{spec_path}: points with device cuda need a GPU, and the Ray cluster has none; "
+                                 "fly them with device = \"cpu\" or on a cluster with GPUs")
+            out.mkdir(parents=True, exist_ok=True)
+            (out / RUNS).mkdir(exist_ok=True)
+            _write_sweep_file(out, spec, points)
+            return _fly_all(spec, points, options, cluster, say)
+        finally:
+            with _sigterm(_held):
+                cluster.close()
 
 
 def _fly_all(spec, points: list[Point], options: SweepOptions, cluster, say) -> SweepResult:
@@ -230,20 +271,21 @@ def _fly_all(spec, points: list[Point], options: SweepOptions, cluster, say) -> 
             failed = sum(1 for r in rows.values() if r.get("status") not in OK_STATUSES)
             bar.update(len(rows), failed, len(pending))
     except KeyboardInterrupt:
-        bar.close()
-        say(f"stopping: cancelling {len(pending)} runs in flight...")
-        for ref in pending:  # KeyboardInterrupt in each task: its run ends as interrupted and stops its PX4
-            ray.cancel(ref, force=False)
-        ray.wait(list(pending), num_returns=len(pending), timeout=CANCEL_GRACE_S)
-        for ref in pending:
-            ray.cancel(ref, force=True)
-        ray.wait(list(pending), num_returns=len(pending), timeout=5.0)
-        for point in by_id.values():
-            end_leftovers(out / RUNS / point.id)
-        result.rows = [rows[p.id] for p in points if p.id in rows]
-        result.wall_s = time.perf_counter() - started
-        if result.rows:
-            write_table(out, parameters, result.rows)
+        with _sigterm(_held):
+            bar.close()
+            say(f"stopping: cancelling {len(pending)} runs in flight...")
+            for ref in pending:  # KeyboardInterrupt in each task: its run ends as interrupted and stops its PX4
+                ray.cancel(ref, force=False)
+            ray.wait(list(pending), num_returns=len(pending), timeout=CANCEL_GRACE_S)
+            for ref in pending:
+                ray.cancel(ref, force=True)
+            ray.wait(list(pending), num_returns=len(pending), timeout=5.0)
+            for point in by_id.values():
+                end_leftovers(out / RUNS / point.id)
+            result.rows = [rows[p.id] for p in points if p.id in rows]
+            result.wall_s = time.perf_counter() - started
+            if result.rows:
+                write_table(out, parameters, result.rows)
         raise
     bar.close()
     result.rows = [rows[p.id] for p in points]

@@ -159,3 +159,10 @@ def test_own_ray_instance_listens_on_loopback_only():
         except subprocess.TimeoutExpired:
             driver.kill()
             driver.wait()
+
+
+def test_own_ray_instance_runs_its_workers_at_the_sweeps_priority(ray_cpus):
+    # Ray's default adds 15 to its workers' niceness: on a shared machine every other job went first.
+    import ray
+
+    assert ray.get(ray.remote(lambda: os.nice(0)).remote()) == os.nice(0)

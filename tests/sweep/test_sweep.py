@@ -158,3 +158,22 @@ def test_a_variation_file_per_point_with_worlds_per_run(tmp_path, ray_cpus):
         assert [world["vary.mass"] for world in summary] == [4.9 if "light" in row["vary"] else 5.2] * 2
         assert row["worlds_failed"] == 0
         assert row["max_altitude_error"] == max(world["max_altitude_error"] for world in summary)
+
+
+def test_a_variation_file_changed_at_the_same_path_is_flown_again_on_resume(tmp_path, ray_cpus):
+    # The point id hashes the variation file's bytes: the same path with other contents is another point.
+    vary = tmp_path / "mass.toml"
+    vary.write_text("mass = 4.9\n")
+    path = write_sweep(tmp_path, '[run]\nmission = "short"\nduration = 0.2\ndevice = "cpu"\nworlds = 2\n'
+                                 'vary = "mass.toml"\n[grid]\nseed = [0]\n')
+    out = tmp_path / "sweep"
+    first = run_sweep(path, SweepOptions(out=out, progress=False))
+    assert first.failed == 0
+    vary.write_text("mass = 5.2\n")
+    again = run_sweep(path, SweepOptions(out=out, resume=True, progress=False))
+    assert again.skipped == 0 and again.failed == 0 and len(again.rows) == 1
+    assert again.rows[0]["folder"] != first.rows[0]["folder"]
+    for result, mass in ((first, 4.9), (again, 5.2)):  # each folder flew the file as it was then
+        summary = pq.read_table(out / result.rows[0]["folder"] / "summary.parquet").to_pylist()
+        assert [world["vary.mass"] for world in summary] == [mass, mass]
+    assert [row["folder"] for row in pq.read_table(out / "sweep.parquet").to_pylist()] == [again.rows[0]["folder"]]
