@@ -19,7 +19,7 @@ from nexus.core.errors import BuildError
 from nexus.record.parts import is_record, part_paths, read_record
 
 #: The files a run folder holds (``nexus run --out``).
-RUN_JSON, RECORD, SUMMARY, FRAMES, PX4 = "run.json", "record.parquet", "summary.parquet", "frames", "px4"
+RUN_JSON, RECORD, SUMMARY, PX4 = "run.json", "record.parquet", "summary.parquet", "px4"
 #: What a message tells the user to give instead of a folder that is no run.
 GIVE_A_RUN = "give the folder `nexus run --out` wrote"
 
@@ -36,29 +36,14 @@ class RunFolder:
     def __init__(self, path, error: type[BuildError] = RunFolderError):
         self.path = Path(path)
         self.error = error
+        #: Where the run's files are.
+        self.info_path, self.record_path = self.path / RUN_JSON, self.path / RECORD
+        self.summary_path, self.px4_path = self.path / SUMMARY, self.path / PX4
         self._info: dict | None = None
 
-    # -- where things are ----------------------------------------------------------------------
-
-    @property
-    def info_path(self) -> Path:
-        return self.path / RUN_JSON
-
-    @property
-    def record_path(self) -> Path:
-        return self.path / RECORD
-
-    @property
-    def summary_path(self) -> Path:
-        return self.path / SUMMARY
-
-    @property
-    def frames_path(self) -> Path:
-        return self.path / FRAMES
-
-    @property
-    def px4_path(self) -> Path:
-        return self.path / PX4
+    def _part_paths(self) -> list[Path]:
+        """The record's part files (a record written before records were folders is one file)."""
+        return [self.record_path] if self.record_path.is_file() else part_paths(self.record_path)
 
     def has_record(self) -> bool:
         return is_record(self.record_path)
@@ -142,7 +127,7 @@ class RunFolder:
         import pyarrow.compute as pc  # noqa: PLC0415
         import pyarrow.parquet as pq  # noqa: PLC0415
 
-        paths = [self.record_path] if self.record_path.is_file() else part_paths(self.record_path)
+        paths = self._part_paths()
         tables = []
         try:
             for part in paths:
@@ -173,7 +158,7 @@ class RunFolder:
         """The record's column names (its first part with columns; [] for a run that recorded nothing)."""
         import pyarrow.parquet as pq  # noqa: PLC0415
 
-        paths = [self.record_path] if self.record_path.is_file() else part_paths(self.record_path)
+        paths = self._part_paths()
         try:
             for part in paths:
                 names = pq.read_schema(part).names
