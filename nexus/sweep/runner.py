@@ -276,10 +276,13 @@ def _fly_all(spec, points: list[Point], options: SweepOptions, cluster, say) -> 
             say(f"stopping: cancelling {len(pending)} runs in flight...")
             for ref in pending:  # KeyboardInterrupt in each task: its run ends as interrupted and stops its PX4
                 ray.cancel(ref, force=False)
-            ray.wait(list(pending), num_returns=len(pending), timeout=CANCEL_GRACE_S)
-            for ref in pending:
+            _, stuck = ray.wait(list(pending), num_returns=len(pending), timeout=CANCEL_GRACE_S)
+            # Force only what has not ended: Ray 2.60 aborts the driver ("Tried to complete task that was not
+            # pending") when a force-cancel kills a worker whose task's reply is already on its way.
+            for ref in stuck:
                 ray.cancel(ref, force=True)
-            ray.wait(list(pending), num_returns=len(pending), timeout=5.0)
+            if stuck:
+                ray.wait(stuck, num_returns=len(stuck), timeout=5.0)
             for point in by_id.values():
                 end_leftovers(out / RUNS / point.id)
             result.rows = [rows[p.id] for p in points if p.id in rows]
