@@ -262,7 +262,12 @@ class TickCopies:
         return boundaries[boundary] if boundary is not None else scratches[scratch]
 
     def hooks(self) -> list[ExternalCopies]:
+        """Every component's :class:`ExternalCopies`."""
         return [hook for hook, _, _ in self._external.values()]
+
+    def hook(self, component: Component) -> ExternalCopies:
+        """``component``'s :class:`ExternalCopies` (the object ``Component.tick_copies`` returned)."""
+        return self._external[component.name][0]
 
     # -- running ----------------------------------------------------------------------------------------------
 
@@ -288,7 +293,7 @@ class TickCopies:
                     buffers.setdefault(signal, []).append(view)
             states = self._states.get(stage.component.name, {})
             io = StageIO(stage.name, buffers, self.device, self._done if stage.finishes else None, _no_finish,
-                         self.loop.ios[id(stage)]._unread,
+                         self.loop.ios[id(stage)].unread,
                          state_in={name: arrays[i] for name, arrays in states.items()},
                          state_out={name: arrays[i + 1] for name, arrays in states.items()})
             run_stage(stage, io)
@@ -327,26 +332,43 @@ class TickCopies:
 
     def arrays(self) -> list[wp.array]:
         """Every array of the slots (signals, declared state, the components' copies), each once."""
-        found: dict[int, wp.array] = {}
+        return _arrays_in([list(self._signals.values()), [list(a.values()) for a in self._states.values()],
+                           [(b, s) for _, b, s in self._external.values()]])
 
-        def visit(item) -> None:
-            if isinstance(item, wp.array):
-                if item.ptr is not None:
-                    found.setdefault(item.ptr, item)
-            elif isinstance(item, dict):
-                for value in item.values():
-                    visit(value)
-            elif isinstance(item, (list, tuple)):
-                for value in item:
-                    visit(value)
-            elif hasattr(item, "__dict__"):
-                for value in vars(item).values():
-                    if isinstance(value, (wp.array, list, tuple, dict)):
-                        visit(value)
+    def slot_arrays(self, i: int) -> list[wp.array]:
+        """The arrays one more tick adds: boundary ``i + 1`` and scratch ``i`` (for estimates of memory)."""
+        return _arrays_in([[copies[i + 1] for copies in self._signals.values()],
+                           [[copies[i + 1] for copies in a.values()] for a in self._states.values()],
+                           [(b[i + 1], s[i]) for _, b, s in self._external.values()]])
 
-        visit([list(self._signals.values()), [list(a.values()) for a in self._states.values()],
-               [(b, s) for _, b, s in self._external.values()]])
-        return list(found.values())
+
+def _arrays_in(items) -> list[wp.array]:
+    """The Warp arrays in ``items`` (arrays, objects holding arrays, dicts, lists and tuples of them), each once."""
+    found: dict[int, wp.array] = {}
+
+    seen: set[int] = set()
+
+    def visit(item) -> None:
+        if isinstance(item, wp.array):
+            if item.ptr is not None:
+                found.setdefault(item.ptr, item)
+            return
+        if id(item) in seen:
+            return
+        seen.add(id(item))
+        if isinstance(item, dict):
+            for value in item.values():
+                visit(value)
+        elif isinstance(item, (list, tuple)):
+            for value in item:
+                visit(value)
+        elif hasattr(item, "__dict__") and not isinstance(item, type):
+            for value in vars(item).values():
+                if isinstance(value, (wp.array, list, tuple, dict)) or hasattr(value, "__dict__"):
+                    visit(value)
+
+    visit(items)
+    return list(found.values())
 
 
 def _no_finish() -> None:
