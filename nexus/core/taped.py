@@ -125,12 +125,13 @@ class TickCopies:
     """
 
     def __init__(self, loop: Loop, ticks: int, *, slots: int | None = None, given: Mapping[str, wp.array] | None = None,
-                 wanted: Iterable[str] = ()):
+                 wanted: Iterable = ()):
         loop.build()
         self.loop, self.device, self.worlds = loop, loop.device, loop.worlds
         self.ticks = int(ticks)
         self.slots = int(slots or ticks)
         self.given: dict[str, wp.array] = {**loop.clock.tables(self.ticks, self.worlds, self.device), **(given or {})}
+        wanted = list(wanted)
         self.stages = self._keep(set(wanted))
         kept = {id(stage) for stage in self.stages}
         outputs = [o for o in loop.wiring.outputs if id(o.stage) in kept and o.on_device]
@@ -138,8 +139,16 @@ class TickCopies:
         #: Signal buffers, one per boundary, by output (``id``).
         self._signals: dict[int, list[wp.array]] = {}
         self._outputs: dict[int, Output] = {id(o): o for o in outputs}
+        read = {id(o) for binding in loop.wiring.bindings if id(binding.stage) in kept for o in binding.outputs}
+        wanted = set(wanted)
         for output in outputs:
             live = output.buffer
+            if id(output) not in read and output.signal not in wanted and \
+                    (output.signal, output.stage.component.name) not in wanted:
+                # Read by no stage that runs and not by the caller (a rotor's body, published only when read):
+                # the ring's own buffer, written in place if at all, with no gradient.
+                self._signals[id(output)] = [live] * (self.slots + 1)
+                continue
             grad = _differentiable(output.write.dtype)
             copies = [wp.zeros(live.shape, dtype=live.dtype, device=self.device, requires_grad=grad)
                       for _ in range(self.slots + 1)]

@@ -492,6 +492,7 @@ class Rollout:
         """
         key = "tape" if record else "plain"
         self._run(key, lambda: self._execute(record), self.capture_tape if record else self.capture)
+        self.ring.release()  # the vehicle's components fly their own arrays again
         self._recorded = record
         return float(self.loss.numpy()[0])
 
@@ -575,6 +576,7 @@ class Rollout:
         if not self._recorded:
             raise RuntimeError("backward() needs forward(record=True) first")
         self._run("backward", self._backward, self.capture_tape)
+        self.ring.release()
 
     def _backward(self) -> None:
         kept = self._kept

@@ -169,6 +169,13 @@ def test_stages_nothing_needs_are_left_out_and_the_clock_is_given_as_tables():
     assert [s.name for s in copies.stages] == ["step", "state", "pid"]
     wanted = TickCopies(loop, 4, wanted=["spare"])
     assert [s.name for s in wanted.stages] == ["step", "state", "unread", "pid"]
+    # An output that no running stage reads and the caller does not want keeps the ring's one buffer.
+    both = Part("/both", Stage("both", "sensor", lambda io: None, writes=(row("a", 1), row("b", 1))))
+    two = Loop([both], mode="eager")
+    two.build()
+    copies = TickCopies(two, 2, wanted=["a"])
+    assert copies.signal("b", 1) is copies.signal("b", 2) is two.output("b")
+    assert copies.signal("a", 1) is not copies.signal("a", 2) and copies.signal("a", 1) is not two.output("a")
     tables = loop.clock.tables(3, 2, "cpu")
     assert tables["tick"].numpy().tolist() == [[1, 1], [2, 2], [3, 3]]
     assert tables["time_ns"].numpy()[:, 0].tolist() == [4_000_000, 8_000_000, 12_000_000]
