@@ -346,7 +346,7 @@ class TickCopies:
 
     def slot_arrays(self, i: int) -> list[wp.array]:
         """The arrays one more tick adds: boundary ``i + 1`` and scratch ``i`` (for estimates of memory)."""
-        return _arrays_in([[copies[i + 1] for copies in self._signals.values()],
+        return _arrays_in([[copies[i + 1] for copies in self._signals.values() if copies[i + 1] is not copies[i]],
                            [[copies[i + 1] for copies in a.values()] for a in self._states.values()],
                            [(b[i + 1], s[i]) for _, b, s in self._external.values()]])
 
