@@ -155,6 +155,14 @@ class TickCopies:
             wp.copy(copies[0], live)  # what the ring's start-up left there: the first tick's "before"
             self._signals[id(output)] = copies
         self.components: list[Component] = list(dict.fromkeys(stage.component for stage in self.stages))
+        for component in self.components:
+            own = [stage.name for stage in self.stages if stage.component is component]
+            if len(own) > 1 and loop.states.of(component):
+                # One state_in / state_out pair per tick: a second stage would read the state the tick began
+                # with, not what the first stage wrote (in a flight both are one array).
+                raise BuildError(f"component '{component.name}' declares state and runs {len(own)} stages "
+                                 f"({', '.join(own)}); a taped run gives a component's state one copy per tick, "
+                                 "so keep its state in one stage")
         #: Declared state, one array per boundary: component name -> state name -> arrays.
         self._states: dict[str, dict[str, list[wp.array]]] = {}
         for component in self.components:

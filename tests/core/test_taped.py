@@ -201,3 +201,19 @@ def test_checkpointed_names_what_a_tick_reads_before_writing():
     kept = copies.checkpointed(2)
     assert [a.ptr for a in kept] == [copies.signal("command", 2).ptr, copies.state(controller, "s", 2).ptr,
                                      copies.external(plant, boundary=2).ptr]
+
+
+def test_a_component_with_declared_state_and_two_running_stages_is_refused_in_one_line():
+    class TwoStages(ToyController):
+        def stages(self):
+            return [*super().stages(), Stage("again", "record", lambda io: None),
+                    Stage("check", "control", lambda io: None, writes=(Write("spare", wp.float32, (1, 1)),))]
+
+    loop = Loop([ToyPlant(), TwoStages()], mode="eager")
+    loop.build()
+    with pytest.raises(BuildError, match=r"^component '/controller' declares state and runs 2 stages \(pid, check\); "
+                                         r"a taped run gives a component's state one copy per tick, so keep its "
+                                         r"state in one stage$"):
+        TickCopies(loop, 2, wanted=["spare"])
+    # Nothing reads "spare": the second stage is left out, and the ring runs on a tape.
+    assert [s.name for s in TickCopies(loop, 2).stages] == ["step", "state", "pid"]
