@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import warp as wp
 
 from nexus.core.component import Component
@@ -90,6 +92,21 @@ class Clock(Component):
         if self.done is None:  # a clock outside a loop: nothing ever ends its run
             self.done = wp.zeros(ctx.worlds, dtype=wp.int32, device=ctx.device)
         self.worlds = int(self.done.shape[0])
+
+    def tables(self, ticks: int, worlds: int, device: str) -> dict[str, wp.array]:
+        """What this clock writes on ticks 1 .. ``ticks`` when no world ends, one row per tick (leading axis:
+        ticks, then worlds): ``tick``, ``time_ns``, ``time`` and ``running``, the same values the kernel writes.
+        A taped run (:mod:`nexus.core.taped`) reads them instead of running the clock: they depend on no
+        parameter and carry no gradient."""
+        count = np.arange(1, int(ticks) + 1, dtype=np.int64)
+        now_ns = count * self.dt_ns
+        per_world = lambda values: np.ascontiguousarray(np.repeat(values[:, None], int(worlds), 1))  # noqa: E731
+        return {
+            "tick": wp.array(per_world(count), dtype=wp.int64, device=device),
+            "time_ns": wp.array(per_world(now_ns), dtype=wp.int64, device=device),
+            "time": wp.array(per_world(now_ns.astype(np.float64) / 1.0e9), dtype=wp.float64, device=device),
+            "running": wp.array(per_world(np.ones(int(ticks), dtype=np.int32)), dtype=wp.int32, device=device),
+        }
 
     def _advance(self, io: StageIO) -> None:
         wp.launch(

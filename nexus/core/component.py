@@ -10,6 +10,7 @@ from nexus.core.stage import Stage
 if TYPE_CHECKING:
     from nexus.core.build_context import BuildContext
     from nexus.core.spec import Spec
+    from nexus.core.taped import ExternalCopies
 
 
 class Component:
@@ -58,6 +59,11 @@ class Component:
         """Arrays of state this component keeps outside the engine's store (a physics solver's own
         state), by name: a snapshot of the tick state copies them too. Empty by default."""
         return {}
+
+    def tick_copies(self) -> ExternalCopies | None:
+        """For a taped run (:class:`~nexus.core.taped.TickCopies`): the copies per tick of the state this
+        component keeps outside the engine's declared state, or None when it keeps none (the default)."""
+        return None
 
     def prepare(self, ctx: BuildContext) -> None:
         """Allocate private device state. Called once, after the signal buffers

@@ -48,6 +48,11 @@ class StageIO:
     def __contains__(self, signal: str) -> bool:
         return signal in self._buffers
 
+    @property
+    def unread(self) -> frozenset[str]:
+        """This stage's outputs that no stage reads."""
+        return self._unread
+
     def is_read(self, signal: str) -> bool:
         """False for an output of this stage that no stage reads: a writer may skip it."""
         return signal not in self._unread

@@ -1,37 +1,36 @@
-"""The differentiable rollout: the PID flight's kernels over T ticks, one state per tick, on a ``wp.Tape``.
+"""The differentiable rollout: the vehicle's own ring over T ticks, one copy per tick, on a ``wp.Tape``.
 
-Each tick runs what the eager ring runs, in ring order and with the same
-kernels, on arrays of its own:
+The ticks are the ring's: :class:`nexus.core.taped.TickCopies` runs the built
+ring's planned device stages, in ring order and with their own kernels, on
+buffers of their own, one per tick for every signal written and every
+declared state (tick k reads boundary k and writes boundary k + 1), so no
+array is written twice and the tape carries every gradient back. For the PID
+flight on Featherstone that is
 
-    ESC (``esc_command_all``) -> propellers (``propeller_wrench_all``) -> rotor servos
-    (Newton's actuators) -> ``SolverFeatherstone.step`` -> step-average body acceleration
-    -> ``publish_body`` -> IMU (``sample_imu``) -> truth estimator -> PID (``pid_control``)
+    ESC -> propellers -> (any other force stage) -> rotor servos and Featherstone's step
+    -> publish the base body -> IMU -> truth estimator -> PID
 
-Tick k reads state k and writes state k + 1 (plant state, ESC speeds, PID
-integrators, sensor schedules and IMU bias, the controls row), so no array
-is written twice and the tape can carry every gradient back. Scratch arrays
-that Newton's servos and Featherstone reuse every step (its mass matrix and
-Cholesky factor, the servos' force buffers) are also given one copy per tick:
-a kernel's adjoint re-reads its inputs, and a reused buffer would hold the
-last step's values by then. For the same reason the applied wrench, which
-Featherstone's step overwrites in place, is written back before that step's
-adjoint (:meth:`Rollout._public_wrench_restorer`).
+The plant keeps its state in Newton's own arrays; the physics component gives
+them one copy per tick itself (:class:`nexus.plant.physics.TapedPlant`: Newton's
+state and control, Featherstone's scratch, the servos' buffers, the wrench the
+step's adjoint needs back, the inertia update). This module knows none of it:
+it keeps the losses, the parameters, the checkpointing and the graphs.
 
 With ``checkpoint=k`` the rollout keeps one segment of k ticks' arrays (reused
-segment after segment) and, at every k-th tick, a checkpoint of the state a
-tick carries to the next (plant state, ESC speeds, PID state, controls row,
-sensor schedules, IMU bias). The backward pass re-runs each segment from its
-checkpoint on a fresh tape, last segment first, and hands the adjoint that
-reached the segment's first tick to the previous segment's last: the same
-kernels on the same inputs, so the same gradient bit for bit on the CPU.
+segment after segment) and, at every k-th tick, a checkpoint of what a tick
+reads before writing (``TickCopies.checkpointed``). The backward pass re-runs
+each segment from its checkpoint on a fresh tape, last segment first, and
+hands the adjoint that reached the segment's first tick to the previous
+segment's last (``TickCopies.carried``): the same kernels on the same inputs,
+so the same gradient bit for bit on the CPU.
 
-What differs from a run: no clock or guidance stage (times and setpoints are
-tables fixed before the tape, since no parameter changes them), no ground
-contact (start in the air: contact forces are not differentiated), no
-magnetometer, barometer or GPS (nothing in the PID ring reads them), and no
-record. The components are the vehicle's own, built and prepared by an eager
-:class:`~nexus.core.Loop`, so their parameters, seeds and reset values are a
-run's.
+What differs from a run: the clock and the setpoints are tables fixed before
+the tape (no parameter changes them; the reference replaces the guidance), no
+ground contact (start in the air: contact forces are not differentiated), no
+stage nothing needs (the magnetometer, barometer and GPS feed only the record),
+and no record. The components are the vehicle's own, built and prepared by an
+eager :class:`~nexus.core.Loop`, so their parameters, seeds and reset values
+are a run's.
 """
 
 from __future__ import annotations
@@ -44,9 +43,10 @@ import numpy as np
 import warp as wp
 
 from nexus.assembly import assemble
-from nexus.control.pid import PidController, PidState, pid_control
+from nexus.control.pid import PidController
 from nexus.core import Loop
 from nexus.core.errors import BuildError
+from nexus.core.taped import TickCopies
 from nexus.diff.losses import ENERGY_TRACKING_WEIGHT, LOSSES, add_power_loss, add_tracking_loss
 from nexus.diff.params import (
     AXES, PID_GAINS, Slot, element_slot, known_names, pid_slot, rollout_name, unknown_parameter,
@@ -54,18 +54,13 @@ from nexus.diff.params import (
 from nexus.diff.references import Reference, reference_for
 from nexus.diff.refusals import refuse_undifferentiable
 from nexus.estimation.pose_twist import PoseTwist
-from nexus.estimation.truth import TruthEstimator, truth_estimate
 from nexus.guidance.setpoint import Setpoint
-from nexus.plant.body_state import BodyState
-from nexus.plant.esc import Esc, esc_command_all
+from nexus.plant.esc import Esc
 from nexus.plant.frames import attitude_ned_frd_np, yaw_ned_np
 from nexus.plant.hover import command_for_speed, hover_speed
-from nexus.plant.physics import publish_body
-from nexus.plant.propeller import Propeller, propeller_wrench_all
-from nexus.plant.solvers import step_average_acceleration
+from nexus.plant.propeller import Propeller
 from nexus.roles import FLIGHT_RULES
-from nexus.sensors.imu import Imu, sample_imu
-from nexus.sensors.schedule import sample_clock
+from nexus.sensors.imu import Imu
 from nexus.sensors.samples import ImuSample
 
 #: Height of the start above the ground [m] unless a rollout asks for another: in the air, clear of contact.
@@ -74,10 +69,6 @@ DEFAULT_START_HEIGHT = 1.0
 #: With ``checkpoint="auto"`` and no ``memory_budget``, a rollout checkpoints when keeping every tick would take
 #: more than this fraction of the memory available (the device's free memory; on the CPU, MemAvailable).
 DEFAULT_MEMORY_FRACTION = 0.25
-
-#: Names of a tick's carried state kept at each checkpoint (the plant state's arrays a tick reads before
-#: writing them, then the rollout's own): enough to run the next ticks again bit for bit.
-CHECKPOINTED_STATE = ("joint_q", "joint_qd", "body_q", "body_qd")
 
 #: Taped runs (and backward passes) made kernel by kernel before the next is captured as a graph. On the CPU a
 #: capture is slow: Warp records each launch's arguments from Python (53,700 µs a tick for the taped forward and
@@ -92,13 +83,6 @@ TAPED_CAPTURE_PAYS_FROM = 8
 CPU_GRAPH_BYTES_PER_TICK = 190_000
 
 log = logging.getLogger("nexus")
-
-
-@wp.kernel
-def copy_floats(source: wp.array(dtype=float), target: wp.array(dtype=float)):
-    """``target`` <- ``source`` on the tape, with a kernel's adjoint (see :meth:`Rollout._start`)."""
-    i = wp.tid()
-    target[i] = source[i]
 
 
 def available_memory(device: str) -> int:
@@ -248,7 +232,8 @@ class Rollout:
         #: The goals as flown: the reference's headings are relative to the start heading.
         self.reference = Reference(np.asarray(reference.position, dtype=np.float64),
                                    np.asarray(reference.yaw, dtype=np.float64) + self.start_heading)
-        one_tick = arrays_in([self._boundary_arrays(True), self._step_arrays()])
+        self._tables()
+        one_tick = self._copies(1).slot_arrays(0)
         #: What keeping every tick would hold [bytes]: one tick's arrays (and gradients) times the ticks.
         self.full_bytes = sum(array_bytes(a) for a in one_tick) * ticks
         #: What keeping every tick would cost in memory [bytes], estimated: the arrays' data, their objects, the tape
@@ -287,8 +272,9 @@ class Rollout:
         self.pid = next(c for c in comps if isinstance(c, PidController))
         self.esc = next(c for c in comps if isinstance(c, Esc))
         self.propeller = next(c for c in comps if isinstance(c, Propeller))
-        self.estimator = next(c for c in comps if isinstance(c, TruthEstimator))
         self.imu = next((c for c in comps if isinstance(c, Imu) and c.body == "base"), None)
+        if self.imu is not None:
+            self.imu.set_noise(self._noise)
         if self.esc.leader is not self.esc or self.propeller.leader is not self.propeller:
             raise BuildError(f"{self.plant.vehicle_path}: the rollout drives the ESCs and propellers as one launch "
                              "each; this vehicle's do not fuse (they read different controls or share a body)")
@@ -332,86 +318,10 @@ class Rollout:
                  self.full_bytes / 1e6, source, limit / 1e6, every)
         return every
 
-    def _boundary_arrays(self, augmented: bool) -> dict:
-        """New arrays for what one tick hands the next: the Newton state (with Featherstone's per-state arrays
-        when a tick writes it), ESC speeds, PID state, controls row, sensor schedules, IMU bias."""
-        model, n, dev = self.plant.model, self.worlds, self.device
-        state = model.state(requires_grad=True)
-        if augmented:
-            # What Featherstone's step allocates on the state it writes (on the first step otherwise), allocated
-            # now so that the bytes are counted from the start.
-            self.plant.solver._allocate_state_aux_vars(model, state, True)
-        return {
-            "state": state,
-            "speeds": wp.zeros(n * len(self.plant.rotors), dtype=float, device=dev, requires_grad=True),
-            "pid_states": wp.zeros((n, 1), dtype=PidState, device=dev, requires_grad=True),
-            "controls": wp.zeros((n, 16), dtype=float, device=dev, requires_grad=True),
-            "truth_schedules": wp.zeros((n, 3), dtype=wp.int64, device=dev),
-            "imu_schedules": wp.zeros((n, 3), dtype=wp.int64, device=dev),
-            "imu_bias": wp.zeros((n, 2), dtype=wp.vec3, device=dev, requires_grad=True),
-        }
-
-    def _step_arrays(self) -> dict:
-        """New arrays that one tick writes and the next does not read: Newton's control, the step-average
-        acceleration, body, estimate, IMU sample, and Newton's per-step scratch (see the module doc)."""
-        model, n, dev, solver = self.plant.model, self.worlds, self.device, self.plant.solver
-        return {
-            "sim_controls": model.control(requires_grad=True),
-            "qdd": wp.zeros(model.body_count, dtype=wp.spatial_vector, device=dev, requires_grad=True),
-            # The wrench the step reads, kept for its adjoint (see _public_wrench_restorer): no gradient.
-            "applied_wrench": wp.zeros(model.body_count, dtype=wp.spatial_vector, device=dev),
-            "bodies": wp.zeros(n, dtype=BodyState, device=dev, requires_grad=True),
-            "estimates": wp.zeros(n, dtype=PoseTwist, device=dev, requires_grad=True),
-            "imu_samples": wp.zeros(n, dtype=ImuSample, device=dev, requires_grad=True),
-            "solver_scratch": {name: wp.zeros_like(getattr(solver, name), requires_grad=True)
-                               for name in ("M", "J", "P", "H", "L")},
-            "servo_scratch": [(wp.zeros_like(a._computed_forces, requires_grad=True),
-                               wp.zeros_like(a._applied_forces, requires_grad=True)) for a in self.plant.actuators],
-        }
-
-    def _allocate(self) -> None:
-        """One segment's arrays (every tick's without checkpointing), the checkpoints, tables for time and
-        setpoints."""
-        model, n, t, dev = self.plant.model, self.worlds, self.ticks, self.device
-        plant = self.plant
-        slots = self.segment
-        # Slot i of a segment: tick first + i reads boundary i and writes boundary i + 1 and step i.
-        boundaries = [self._boundary_arrays(augmented=i > 0) for i in range(slots + 1)]
-        steps = [self._step_arrays() for _ in range(slots)]
-        self.states = [b["state"] for b in boundaries]
-        self.speeds = [b["speeds"] for b in boundaries]
-        self.pid_states = [b["pid_states"] for b in boundaries]
-        self.controls = [b["controls"] for b in boundaries]
-        self.truth_schedules = [b["truth_schedules"] for b in boundaries]
-        self.imu_schedules = [b["imu_schedules"] for b in boundaries]
-        self.imu_bias = [b["imu_bias"] for b in boundaries]
-        self.sim_controls = [s["sim_controls"] for s in steps]
-        self.qdd = [s["qdd"] for s in steps]
-        self.applied_wrench = [s["applied_wrench"] for s in steps]
-        self.bodies = [s["bodies"] for s in steps]
-        self.estimates = [s["estimates"] for s in steps]
-        self.imu_samples = [s["imu_samples"] for s in steps]
-        self._solver_scratch = [s["solver_scratch"] for s in steps]
-        self._servo_scratch = [s["servo_scratch"] for s in steps]
-        wp.copy(self.states[0].joint_q, plant.state.joint_q)
-        wp.copy(self.states[0].joint_qd, plant.state.joint_qd)
-        self.initial_q = wp.clone(plant.state.joint_q)
-        self.initial_qd = wp.clone(plant.state.joint_qd)
-        rotors = len(plant.rotors)
-        self.speeds[0].assign(np.full(n * rotors, self.hover_speed, dtype=np.float32))
-        first = np.zeros((n, 16), dtype=np.float32)
-        first[:, :rotors] = self.hover_command
-        self.controls[0].assign(first)
-        bias = self.loop.states.of(self.imu)["bias"] if self.imu is not None else None
-        if bias is not None:
-            wp.copy(self.imu_bias[0], bias)
-        # The clock's values for ticks 1 .. t (tick k+1 is the k-th of the rollout), as the clock kernel writes them.
-        count = np.arange(1, t + 1, dtype=np.int64)
-        now_ns = count * self.loop.dt_ns
-        self.tick_table = wp.array(np.repeat(count[:, None], n, 1), dtype=wp.int64, device=dev)
-        self.time_ns_table = wp.array(np.repeat(now_ns[:, None], n, 1), dtype=wp.int64, device=dev)
-        self.time_table = wp.array(np.repeat((now_ns.astype(np.float64) / 1.0e9)[:, None], n, 1), dtype=wp.float64,
-                                   device=dev)
+    def _tables(self) -> None:
+        """The setpoint of every tick (row k: tick k's, one per world) and the armed flag, given to the ring in
+        place of its guidance."""
+        t, n, dev = self.ticks, self.worlds, self.device
         goals = []
         for k in range(t):
             for _ in range(n):
@@ -420,7 +330,24 @@ class Rollout:
                 s.yaw = float(self.reference.yaw[k])
                 goals.append(s)
         self.setpoint_table = wp.array(goals, dtype=Setpoint, device=dev).reshape((t, n))
-        self.armed = wp.ones(n, dtype=wp.int32, device=dev)
+        self.armed_table = wp.ones((t, n), dtype=wp.int32, device=dev)
+
+    def _copies(self, slots: int) -> TickCopies:
+        """The ring's device stages over ``slots`` ticks of buffers, the guidance's outputs given as tables."""
+        wanted = ["estimate", "controls", *((("imu", self.imu.name),) if self.imu is not None else ())]
+        return TickCopies(self.loop, self.ticks, slots=slots, wanted=wanted,
+                          given={"setpoint": self.setpoint_table, "armed": self.armed_table})
+
+    def _allocate(self) -> None:
+        """One segment's arrays (every tick's without checkpointing), the checkpoints, the trajectory's copies."""
+        n, t, dev = self.worlds, self.ticks, self.device
+        rotors = len(self.plant.rotors)
+        #: The ring's device stages over one segment's ticks: tick first + i reads boundary i, writes boundary i + 1.
+        self.ring = self._copies(self.segment)
+        self.plant_copies = self.ring.hook(self.physics)
+        first = np.zeros((n, 16), dtype=np.float32)
+        first[:, :rotors] = self.hover_command
+        self.controls[0].assign(first)
         #: Checkpoint s: the carried values at tick s · checkpoint (values only, no gradients). The first holds
         #: the start (the state arrays are set again by the start on the tape).
         self._checkpoints: list[list[wp.array]] = []
@@ -436,6 +363,47 @@ class Rollout:
                                     wp.zeros(t * n, dtype=ImuSample, device=dev),
                                     wp.zeros(t * n * 16, dtype=float, device=dev),
                                     wp.zeros(t * n * rotors, dtype=float, device=dev)]
+
+    # -- a segment's arrays, by what they hold (boundary i: what tick first + i reads) -------------------------
+
+    def _boundaries(self, read) -> list[wp.array]:
+        return [read(i) for i in range(self.segment + 1)]
+
+    @property
+    def states(self) -> list:
+        """Newton's state at each boundary of the segment."""
+        return self._boundaries(lambda i: self.ring.external(self.physics, boundary=i).state)
+
+    @property
+    def speeds(self) -> list[wp.array]:
+        """The ESCs' lagged speeds at each boundary [rad/s]."""
+        return self._boundaries(lambda i: self.ring.external(self.physics, boundary=i).speed)
+
+    @property
+    def controls(self) -> list[wp.array]:
+        """The controls row at each boundary (boundary 0: the start's hover command)."""
+        return self._boundaries(lambda i: self.ring.signal("controls", i))
+
+    @property
+    def pid_states(self) -> list[wp.array]:
+        """The PID's state at each boundary."""
+        return self._boundaries(lambda i: self.ring.state(self.pid, "pid", i))
+
+    @property
+    def bodies(self) -> list[wp.array]:
+        """The base body each tick of the segment published."""
+        return [self.ring.signal(self.physics.signal_for_body(self.plant.base_path), i + 1)
+                for i in range(self.segment)]
+
+    @property
+    def estimates(self) -> list[wp.array]:
+        """The estimate each tick of the segment wrote."""
+        return [self.ring.signal("estimate", i + 1) for i in range(self.segment)]
+
+    @property
+    def imu_samples(self) -> list[wp.array]:
+        """The base IMU's sample each tick of the segment wrote."""
+        return [self.ring.signal("imu", i + 1, writer=self.imu.name) for i in range(self.segment)]
 
     def _make_slots(self) -> dict[str, Slot]:
         plant, n = self.plant, self.worlds
@@ -456,13 +424,14 @@ class Rollout:
         rotors = range(len(plant.rotors))
         slots["esc.tau_up"] = element_slot("esc.tau_up", self.esc.fused[7], [(i,) for i in rotors], "s")
         slots["esc.tau_down"] = element_slot("esc.tau_down", self.esc.fused[8], [(i,) for i in rotors], "s")
-        q0 = plant._base_coord
-        d0 = plant._base_dof
+        q0 = plant.base_coord
+        d0 = plant.base_dof
+        start = self.plant_copies
         for i, axis in enumerate("xyz"):
             coords = [(q0 + w * plant.coords_per_world + i,) for w in range(n)]
             dofs = [(d0 + w * plant.dofs_per_world + i,) for w in range(n)]
-            slots[f"init.{axis}"] = element_slot(f"init.{axis}", self.initial_q, coords, "m")
-            slots[f"init.v{axis}"] = element_slot(f"init.v{axis}", self.initial_qd, dofs, "m/s")
+            slots[f"init.{axis}"] = element_slot(f"init.{axis}", start.initial_q, coords, "m")
+            slots[f"init.v{axis}"] = element_slot(f"init.v{axis}", start.initial_qd, dofs, "m/s")
         return slots
 
     @property
@@ -473,6 +442,8 @@ class Rollout:
     @noise.setter
     def noise(self, value: bool) -> None:
         self._noise = bool(value)
+        if self.imu is not None:
+            self.imu.set_noise(self._noise)
         self._graphs.clear()
         self._eager_runs.clear()
 
@@ -499,8 +470,7 @@ class Rollout:
         host = slot.array.numpy().copy()
         slot.put(host, float(value))
         slot.array.assign(host)
-        if slot.array is self.plant.model.body_mass or slot.array is self.plant.model.body_inertia:
-            self.plant.solver._update_body_inertial_buffers()
+        self.ring.parameters_changed()
 
     def gradient(self, name: str) -> float:
         """d loss / d parameter after :meth:`backward` (the sum over the elements that share it)."""
@@ -522,6 +492,7 @@ class Rollout:
         """
         key = "tape" if record else "plain"
         self._run(key, lambda: self._execute(record), self.capture_tape if record else self.capture)
+        self.ring.release()  # the vehicle's components fly their own arrays again
         self._recorded = record
         return float(self.loss.numpy()[0])
 
@@ -605,6 +576,7 @@ class Rollout:
         if not self._recorded:
             raise RuntimeError("backward() needs forward(record=True) first")
         self._run("backward", self._backward, self.capture_tape)
+        self.ring.release()
 
     def _backward(self) -> None:
         kept = self._kept
@@ -636,12 +608,8 @@ class Rollout:
                     self._cut(start - first)
 
     def _carried(self, i: int) -> list[tuple[str, wp.array]]:
-        """Boundary ``i``'s arrays whose adjoint goes on to the tick before: the Newton state's, ESC speeds,
-        PID state, controls row, IMU bias (the schedules are integers)."""
-        state = [(name, a) for name, a in vars(self.states[i]).items()
-                 if isinstance(a, wp.array) and a.grad is not None]
-        return [*state, ("speeds", self.speeds[i]), ("pid_states", self.pid_states[i]),
-                ("controls", self.controls[i]), ("imu_bias", self.imu_bias[i])]
+        """Boundary ``i``'s arrays whose adjoint goes on to the tick before (``TickCopies.carried``)."""
+        return self.ring.carried(i)
 
     def _carry(self, i: int) -> None:
         """Before a segment's backward pass: the adjoint left at boundary 0 by the segment after it goes to
@@ -660,9 +628,7 @@ class Rollout:
 
     def _checkpointed(self, i: int) -> list[wp.array]:
         """Boundary ``i``'s arrays a checkpoint keeps: what the next tick reads before writing."""
-        state = self.states[i]
-        return [*(getattr(state, name) for name in CHECKPOINTED_STATE), self.speeds[i], self.pid_states[i],
-                self.controls[i], self.truth_schedules[i], self.imu_schedules[i], self.imu_bias[i]]
+        return self.ring.checkpointed(i)
 
     def _save(self, index: int, i: int) -> None:
         """Checkpoint ``index`` <- boundary ``i`` (values only)."""
@@ -696,12 +662,8 @@ class Rollout:
         return value, {name: self.gradient(name) for name in names}
 
     def _tick_arrays(self) -> list[wp.array]:
-        """Every per-tick array of the segment (of the rollout without checkpointing): Newton's states and
-        controls with Featherstone's per-state arrays, signals, component state, scratch; each once."""
-        per_tick = [*self.states, *self.sim_controls, *self.speeds, *self.qdd, *self.applied_wrench, *self.bodies,
-                    *self.estimates, *self.imu_samples, *self.pid_states, *self.controls, *self.truth_schedules,
-                    *self.imu_schedules, *self.imu_bias, *self._solver_scratch, *self._servo_scratch]
-        return arrays_in(per_tick)
+        """Every per-tick array of the segment (of the rollout without checkpointing), each once."""
+        return self.ring.arrays()
 
     def bytes_held(self) -> int:
         """Memory the rollout holds for its ticks [bytes]: the per-tick arrays kept (one segment's with
@@ -726,7 +688,7 @@ class Rollout:
         return CPU_GRAPH_BYTES_PER_TICK * self.ticks if wp.get_device(self.device).is_cpu else None
 
     def _held_arrays(self) -> list[wp.array]:
-        tables = [self.tick_table, self.time_ns_table, self.time_table, self.setpoint_table]
+        tables = [*self.ring.given.values()]
         return [*self._tick_arrays(), *(a for kept in self._checkpoints for a in kept), *self._history_arrays, *tables]
 
     def trajectory(self) -> Trajectory:
@@ -745,149 +707,37 @@ class Rollout:
                 np.stack([a.numpy().reshape(n, -1) for a in self.speeds[1:]]))
 
     def _start(self) -> None:
-        """On the tape: the derived inertia (from mass and inertia) and the start state's bodies."""
-        import newton  # noqa: PLC0415
-
-        self.plant.solver._update_body_inertial_buffers()
-        s0 = self.states[0]
-        # A kernel, not wp.copy: the adjoint Warp 1.19 records for a taped wp.copy gave wrong gradients when
-        # the backward pass was captured on the CPU (every tick's earlier adjoints changed); a kernel's adjoint
-        # captures like any other launch.
-        for start, initial in ((s0.joint_q, self.initial_q), (s0.joint_qd, self.initial_qd)):
-            wp.launch(copy_floats, start.shape[0], inputs=[initial], outputs=[start], device=self.device)
-        newton.eval_fk(self.plant.model, s0.joint_q, s0.joint_qd, s0)
+        """On the tape when recording: each component's work on the first boundary (the plant's derived inertia
+        and start bodies)."""
+        self.ring.start(self._taping)
 
     def _tick(self, k: int, i: int, history: bool = False) -> None:
         """Tick ``k`` of the rollout on slot ``i`` of the segment's arrays (``i`` = ``k`` without checkpointing);
         ``history`` copies what the trajectory reports (with checkpointing)."""
-        plant, solver, dev, n = self.plant, self.plant.solver, self.device, self.worlds
-        state, after, control = self.states[i], self.states[i + 1], self.sim_controls[i]
-        rotors = len(plant.rotors)
-        dt_sub = self.physics.dt_sub
-        state.body_f.zero_()
-        control.joint_f.zero_()
-        esc = self.esc
-        wp.launch(esc_command_all, dim=(n, rotors),
-                  inputs=[self.controls[i], *esc.fused, esc.dt, *esc._strides, self.speeds[i]],
-                  outputs=[self.speeds[i + 1], control.joint_target_qd, control.joint_act], device=dev)
-        prop = self.propeller
-        wp.launch(propeller_wrench_all, dim=(n, rotors),
-                  inputs=[state.joint_qd, state.body_q, *prop.fused, *prop._strides, self.time_ns_table[k],
-                          prop._variation],
-                  outputs=[state.body_f], device=dev)
-        for actuator, (computed, applied) in zip(plant.actuators, self._servo_scratch[i]):
-            actuator._computed_forces, actuator._applied_forces = computed, applied
-            actuator.step(state, control, dt=dt_sub)
-        for name, array in self._solver_scratch[i].items():
-            setattr(solver, name, array)
-        if self._taping is not None:
-            wp.copy(self.applied_wrench[i], state.body_f)  # no gradient: not on the tape
-        solver.step(state, after, control, None, dt_sub)
-        if self._taping is not None:
-            self._taping.record_func(self._public_wrench_restorer(self.applied_wrench[i], after, control),
-                                     [after.body_f_ext])
-        wp.launch(step_average_acceleration, model_bodies(plant),
-                  inputs=[state.body_qd, after.body_qd, 1.0 / (dt_sub * self.physics.substeps)],
-                  outputs=[self.qdd[i]], device=dev)
-        wp.launch(publish_body, n,
-                  inputs=[after.body_q, after.body_qd, self.qdd[i], plant.model.body_com, plant.base,
-                          plant.bodies_per_world, 1],
-                  outputs=[self.bodies[i]], device=dev)
-        times = (self.time_table[k], self.time_ns_table[k])
-        if self.imu is not None:
-            imu = self.imu
-            noise = imu._noise_args if self.noise else [wp.vec3(0.0), wp.vec3(0.0), 0.0, 0.0]
-            clock = sample_clock(*times, self.tick_table[k], imu.period_ns, self.imu_schedules[i],
-                                 self.imu_schedules[i + 1])
-            wp.launch(sample_imu, n,
-                      inputs=[self.bodies[i], clock, imu.gravity, imu.mount, *noise,
-                              imu.seeds, imu.noise_scale, self.imu_bias[i], self.imu_bias[i + 1]],
-                      outputs=[self.imu_samples[i]], device=dev)
-        est = self.estimator
-        wp.launch(truth_estimate, n,
-                  inputs=[self.bodies[i], plant.ned_origin,
-                          sample_clock(*times, self.tick_table[k], est.period_ns, self.truth_schedules[i],
-                                       self.truth_schedules[i + 1])],
-                  outputs=[self.estimates[i]], device=dev)
-        pid = self.pid
-        wp.launch(pid_control, dim=n,
-                  inputs=[self.estimates[i], self.setpoint_table[k], self.armed, pid.params, self.pid_states[i],
-                          float(pid.dt), pid.rotor_count],
-                  outputs=[self.pid_states[i + 1], self.controls[i + 1]], device=dev)
+        self.ring.tick(k, i, self._taping)
         if history and self._history_arrays:
+            n, rotors = self.worlds, len(self.plant.rotors)
             estimates, samples, controls, speeds = self._history_arrays
-            wp.copy(estimates, self.estimates[i], dest_offset=k * n, count=n)
-            wp.copy(samples, self.imu_samples[i], dest_offset=k * n, count=n)
-            wp.copy(controls, self.controls[i + 1], dest_offset=k * n * 16, count=n * 16)
-            wp.copy(speeds, self.speeds[i + 1], dest_offset=k * n * rotors, count=n * rotors)
-
-    def _public_wrench_restorer(self, applied: wp.array, after, control):
-        """What the tape runs, in the backward pass, just before the adjoints of the step that wrote ``after``:
-        the applied wrenches put back into Featherstone's ``body_f_ext`` as the step read them.
-
-        Featherstone's ``eval_rigid_tau`` (Newton 1.8) reads each body's applied wrench (world frame, at the
-        centre of mass) from ``body_f_ext`` and writes the solve-frame wrench over it. Warp's adjoint of a
-        kernel runs the kernel's forward code again first, so it read the converted wrench: the moment arm's
-        adjoint (``cross(x_com, force)``) used minus the force, and the gradient of every rotor's moment with
-        respect to the body's pose had the wrong sign. The wrench is rebuilt as the step built it: ``applied``
-        (the state's ``body_f``, copied before the step, because the propellers' adjoint rewrites ``body_f``
-        in the backward pass), then the free joints' ``joint_f``. The same bits as the forward pass read.
-        """
-        from newton._src.solvers.featherstone.kernels import (  # noqa: PLC0415
-            accumulate_free_distance_joint_f_to_body_force,
-        )
-
-        model = self.plant.model
-        wrench = after.body_f_ext
-
-        def restore() -> None:
-            wp.copy(wrench, applied)
-            if model.joint_count:
-                wp.launch(accumulate_free_distance_joint_f_to_body_force, model.joint_count,
-                          inputs=[model.joint_type, model.joint_child, model.joint_qd_start, control.joint_f],
-                          outputs=[wrench], device=self.device)
-
-        return restore
+            wp.copy(estimates, self.ring.signal("estimate", i + 1), dest_offset=k * n, count=n)
+            if self.imu is not None:
+                wp.copy(samples, self.ring.signal("imu", i + 1, writer=self.imu.name), dest_offset=k * n, count=n)
+            wp.copy(controls, self.ring.signal("controls", i + 1), dest_offset=k * n * 16, count=n * 16)
+            wp.copy(speeds, self.ring.external(self.physics, boundary=i + 1).speed, dest_offset=k * n * rotors,
+                    count=n * rotors)
 
     def _add_loss(self, k: int, i: int, loss: wp.array) -> None:
         scale = 1.0 / (self.ticks * self.worlds)
         kind = {"altitude": 0, "yaw": 1, "figure8": 2, "energy": 2}[self.loss_name]
         weight = ENERGY_TRACKING_WEIGHT if self.loss_name == "energy" else 1.0
         wp.launch(add_tracking_loss, self.worlds,
-                  inputs=[self.estimates[i], self.setpoint_table[k], kind, scale * weight], outputs=[loss],
-                  device=self.device)
+                  inputs=[self.ring.signal("estimate", i + 1), self.setpoint_table[k], kind, scale * weight],
+                  outputs=[loss], device=self.device)
         if self.loss_name == "energy":
             wp.launch(add_power_loss, self.worlds,
-                      inputs=[self.speeds[i + 1], self.esc.fused[9], len(self.plant.rotors), scale],
+                      inputs=[self.ring.external(self.physics, boundary=i + 1).speed, self.esc.fused[9],
+                              len(self.plant.rotors), scale],
                       outputs=[loss], device=self.device)
 
-
-def arrays_in(items) -> list[wp.array]:
-    """The Warp arrays in ``items`` (arrays, Newton states and controls, dicts, lists and tuples of them), each
-    once."""
-    found: dict[int, wp.array] = {}
-
-    def visit(item) -> None:
-        if isinstance(item, wp.array):
-            if item.ptr is not None:
-                found.setdefault(item.ptr, item)
-        elif isinstance(item, dict):
-            for value in item.values():
-                visit(value)
-        elif isinstance(item, (list, tuple)):
-            for value in item:
-                visit(value)
-        elif hasattr(item, "__dict__"):
-            for value in vars(item).values():
-                if isinstance(value, wp.array):
-                    visit(value)
-
-    visit(items)
-    return list(found.values())
-
-
-def model_bodies(plant) -> int:
-    return plant.model.body_count
 
 
 __all__ = ["DEFAULT_MEMORY_FRACTION", "DEFAULT_START_HEIGHT", "Rollout", "Trajectory", "available_memory"]

@@ -12,7 +12,9 @@ steady error; the DC-motor envelope (``ClampingDCMotor``) caps the torque.
 The lagged speed is the plant's array ``Plant.esc_speed``, not state the
 spec declares: the ESCs of one plant run as one launch over that one array
 (see :meth:`Esc.prepare`), and the physics component hands it to snapshots
-(``Physics.external_state``).
+(``Physics.external_state``). The ESC reads ``Plant.esc_speed`` and writes
+``Plant.esc_speed_out``: the same array in a flight, one tick's and the next's
+on a taped run (:class:`nexus.plant.physics.TapedPlant`).
 """
 
 from __future__ import annotations
@@ -236,7 +238,7 @@ class Esc(Component):
             wp.launch(
                 esc_command_all, dim=(self.plant.worlds, len(self.fused[0])),
                 inputs=[io["controls"], *self.fused, self.dt, *self._strides, self.plant.esc_speed],
-                outputs=[self.plant.esc_speed, control.joint_target_qd, control.joint_act],
+                outputs=[self.plant.esc_speed_out, control.joint_target_qd, control.joint_act],
                 device=io.device,
             )
             return
@@ -253,6 +255,6 @@ class Esc(Component):
                 esc["max_speed"], esc["thrust_model_factor"], esc["tau_up"], esc["tau_down"],
                 rotor.torque_coefficient, self.dt, *self._strides, self.plant.esc_speed,
             ],
-            outputs=[self.plant.esc_speed, control.joint_target_qd, control.joint_act],
+            outputs=[self.plant.esc_speed_out, control.joint_target_qd, control.joint_act],
             device=io.device,
         )

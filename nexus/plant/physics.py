@@ -20,12 +20,14 @@ itself, as each body's step-average acceleration
 The plant's state lives in Newton's and MuJoCo Warp's own arrays, stepped in
 place, not in state the spec declares: :meth:`Physics.external_state` names
 every one of them a tick carries into the next, so a snapshot of the loop
-restores the plant bit for bit.
+restores the plant bit for bit. For a taped run (:mod:`nexus.core.taped`),
+:class:`TapedPlant` gives those arrays one copy per tick (Featherstone only)
+and the three stages run on the tick's copies.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import warp as wp
@@ -33,6 +35,7 @@ import warp as wp
 from nexus.core import Component, Read, Stage
 from nexus.core.errors import BuildError
 from nexus.core.spec import Output, Spec
+from nexus.core.taped import ExternalCopies
 from nexus.plant.body_state import BodyState
 from nexus.plant.plant import Plant
 from nexus.plant.solvers import NEXUS_OBSERVABLES, step_average_acceleration
@@ -179,6 +182,8 @@ class Physics(Component):
         self.substeps = int(substeps)
         self.observables = None
         self.requested: frozenset[str] = frozenset()
+        #: The taped run this component's stages are bound to (None: they fly the plant's live arrays).
+        self._taped: TapedPlant | None = None
         model = plant.model
         self._bodies = [(path, index) for path, index in sorted(plant.body_index.items(), key=lambda item: item[1])]
         self._joints = [
@@ -268,11 +273,22 @@ class Physics(Component):
                 arrays[f"mujoco.{name}"] = getattr(data, name)
         return arrays
 
+    def tick_copies(self) -> TapedPlant:
+        """The plant's state one copy per tick, for a taped run (:class:`TapedPlant`; Featherstone only)."""
+        return TapedPlant(self)
+
     def _clear(self, io) -> None:
+        if self._taped is not None:  # memsets: nothing on the tape to carry back
+            self.plant.state.body_f.zero_()
+            self.plant.control.joint_f.zero_()
+            return
         body_f, joint_f = self.plant.state.body_f, self.plant.control.joint_f
         wp.launch(clear_applied, max(body_f.shape[0], joint_f.shape[0]), inputs=[body_f, joint_f], device=io.device)
 
     def _step(self, io) -> None:
+        if self._taped is not None:
+            self._taped.step(io)
+            return
         plant = self.plant
         if self._own_qdd is not None:
             wp.copy(self._qd_before, plant.state.body_qd)
@@ -283,7 +299,7 @@ class Physics(Component):
                 actuator.step(plant.state, plant.control, dt=self.dt_sub)
             if plant.collision is not None:
                 plant.collision.collide(plant.state, plant.contacts)
-            plant.solver.step(plant.state, plant.state, plant.control, plant.contacts, self.dt_sub,
+            plant.solver.step(plant.state, plant.state_out, plant.control, plant.contacts, self.dt_sub,
                               observables=self.observables)
         state = plant.state
         if self._own_qdd is not None:  # over the whole tick: the acceleration the IMU samples once a tick
@@ -298,9 +314,10 @@ class Physics(Component):
         )
 
     def _publish(self, io) -> None:
-        state = self.plant.state
-        qdd = self._qdd if self._qdd is not None else state.body_qd  # placeholder array when not requested
-        has_qdd = 1 if self._qdd is not None else 0
+        state = self.plant.state_out
+        own = self._qdd if self._taped is None else self._taped.qdd
+        qdd = own if own is not None else state.body_qd  # placeholder array when not requested
+        has_qdd = 1 if own is not None else 0
         # Only what some stage reads is published: each launch costs time in every tick.
         worlds = self.plant.worlds
         for path, index in self._bodies:
@@ -319,3 +336,193 @@ class Physics(Component):
                 inputs=[state.joint_q, state.joint_qd, coord, dof, self.plant.coords_per_world, self.plant.dofs_per_world],
                 outputs=[io[self.signal_for_joint(path)]], device=io.device,
             )
+
+
+@wp.kernel
+def copy_floats(source: wp.array(dtype=float), target: wp.array(dtype=float)):
+    """``target`` <- ``source`` on the tape, with a kernel's adjoint (see :meth:`TapedPlant.start`)."""
+    i = wp.tid()
+    target[i] = source[i]
+
+
+@dataclass
+class PlantBoundary:
+    """What one tick of the plant hands the next on a taped run: Newton's state and the ESCs' lagged speeds."""
+
+    state: Any
+    speed: wp.array
+
+
+@dataclass
+class PlantScratch:
+    """What one tick of the plant writes and the next does not read, kept for the backward pass: Newton's control,
+    the step-average acceleration, the wrench the step read, Featherstone's per-step arrays and the servos' force
+    buffers (a kernel's adjoint re-reads its inputs; a buffer reused every step would hold the last step's by then)."""
+
+    control: Any
+    qdd: wp.array
+    applied_wrench: wp.array
+    solver: dict
+    servos: list
+
+
+class TapedPlant(ExternalCopies):
+    """The plant's own state one copy per tick, for a taped run (:class:`nexus.core.taped.TickCopies`).
+
+    Newton's ``State`` and the ESCs' lagged speeds are a tick's boundary; its ``Control``, the step-average
+    acceleration, Featherstone's scratch arrays (mass matrix ``M``, Jacobian ``J``, ``P``, ``H`` and the
+    Cholesky factor ``L``) and the rotor servos' force buffers are its scratch. :meth:`bind` points the plant
+    (``state``, ``state_out``, ``control``, ``esc_speed``, ``esc_speed_out``), the solver and the servos at a
+    tick's copies, so the ESC, propeller, servo and step stages write them without knowing; the step then
+    runs Featherstone from one state into the next (no contact: a taped run starts in the air, contacts are
+    not differentiated) and puts the applied wrench back before that step's adjoint (:meth:`_restorer`).
+
+    The start (:meth:`start`, on the tape) derives the solver's inertia from the model's mass and inertia and
+    the start's bodies from ``initial_q`` and ``initial_qd``, the start coordinates and speeds the gradient
+    reaches (``init.*`` parameters).
+    """
+
+    def __init__(self, physics: Physics):
+        plant = physics.plant
+        if plant.solver_name != "featherstone":
+            raise BuildError(f"a taped run steps Featherstone; this plant steps {plant.solver_name} "
+                             "(use --solver featherstone)")
+        if physics.substeps != 1:
+            raise BuildError(f"a taped run steps the plant once a tick; this one takes {physics.substeps} substeps")
+        self.physics, self.plant = physics, plant
+        model = plant.model
+        #: The start's joint coordinates and speeds, copied into the first boundary on the tape.
+        self.initial_q = wp.clone(plant.state.joint_q, requires_grad=True)
+        self.initial_qd = wp.clone(plant.state.joint_qd, requires_grad=True)
+        self._live = (plant.state, plant.state_out, plant.control, plant.esc_speed, plant.esc_speed_out)
+        solver = plant.solver
+        self._live_solver = {name: getattr(solver, name) for name in FEATHERSTONE_SCRATCH}
+        self._live_servos = [(a._computed_forces, a._applied_forces) for a in plant.actuators]
+        self._boundaries = 0
+        self._model = model
+        self.scratch_now: PlantScratch | None = None
+        self._tape: wp.Tape | None = None
+
+    @property
+    def qdd(self) -> wp.array | None:
+        """The bound tick's step-average acceleration (what the state stage publishes)."""
+        return self.scratch_now.qdd if self.scratch_now is not None else None
+
+    def boundary(self) -> PlantBoundary:
+        plant, model = self.plant, self._model
+        state = model.state(requires_grad=True)
+        if self._boundaries:  # a state a step writes: Featherstone's per-state arrays, allocated now (counted)
+            plant.solver._allocate_state_aux_vars(model, state, True)
+        else:  # the first: the plant's start, as reset left it
+            wp.copy(state.joint_q, plant.state.joint_q)
+            wp.copy(state.joint_qd, plant.state.joint_qd)
+        self._boundaries += 1
+        speed = wp.clone(plant.esc_speed, requires_grad=True)
+        return PlantBoundary(state, speed)
+
+    def scratch(self) -> PlantScratch:
+        model, solver, device = self._model, self.plant.solver, self.plant.device
+        return PlantScratch(
+            control=model.control(requires_grad=True),
+            qdd=wp.zeros(model.body_count, dtype=wp.spatial_vector, device=device, requires_grad=True),
+            applied_wrench=wp.zeros(model.body_count, dtype=wp.spatial_vector, device=device),  # no gradient
+            solver={name: wp.zeros_like(getattr(solver, name), requires_grad=True) for name in FEATHERSTONE_SCRATCH},
+            servos=[(wp.zeros_like(a._computed_forces, requires_grad=True),
+                     wp.zeros_like(a._applied_forces, requires_grad=True)) for a in self.plant.actuators],
+        )
+
+    def bind(self, before: PlantBoundary, after: PlantBoundary, scratch: PlantScratch, tape) -> None:
+        plant = self.plant
+        plant.state, plant.state_out, plant.control = before.state, after.state, scratch.control
+        plant.esc_speed, plant.esc_speed_out = before.speed, after.speed
+        for name, array in scratch.solver.items():
+            setattr(plant.solver, name, array)
+        for actuator, (computed, applied) in zip(plant.actuators, scratch.servos):
+            actuator._computed_forces, actuator._applied_forces = computed, applied
+        self.scratch_now, self._tape = scratch, tape
+        self.physics._taped = self
+
+    def start(self, boundary: PlantBoundary, tape) -> None:
+        import newton  # noqa: PLC0415
+
+        self.plant.solver._update_body_inertial_buffers()
+        state, device = boundary.state, self.plant.device
+        # A kernel, not wp.copy: the adjoint Warp 1.19 records for a taped wp.copy gave wrong gradients when
+        # the backward pass was captured on the CPU (every tick's earlier adjoints changed); a kernel's adjoint
+        # captures like any other launch.
+        for target, initial in ((state.joint_q, self.initial_q), (state.joint_qd, self.initial_qd)):
+            wp.launch(copy_floats, target.shape[0], inputs=[initial], outputs=[target], device=device)
+        newton.eval_fk(self._model, state.joint_q, state.joint_qd, state)
+
+    def parameters_changed(self) -> None:
+        """Featherstone's inertia buffers follow the model's mass and inertia."""
+        self.plant.solver._update_body_inertial_buffers()
+
+    def carried(self, boundary: PlantBoundary) -> dict[str, wp.array]:
+        arrays = {f"state.{name}": a for name, a in vars(boundary.state).items()
+                  if isinstance(a, wp.array) and a.grad is not None}
+        arrays["esc_speed"] = boundary.speed
+        return arrays
+
+    def checkpointed(self, boundary: PlantBoundary) -> dict[str, wp.array]:
+        state = boundary.state
+        return {"joint_q": state.joint_q, "joint_qd": state.joint_qd, "body_q": state.body_q,
+                "body_qd": state.body_qd, "esc_speed": boundary.speed}
+
+    def release(self) -> None:
+        plant = self.plant
+        plant.state, plant.state_out, plant.control, plant.esc_speed, plant.esc_speed_out = self._live
+        for name, array in self._live_solver.items():
+            setattr(plant.solver, name, array)
+        for actuator, (computed, applied) in zip(plant.actuators, self._live_servos):
+            actuator._computed_forces, actuator._applied_forces = computed, applied
+        self.scratch_now, self._tape = None, None
+        self.physics._taped = None
+
+    def step(self, io) -> None:
+        """The step stage on a taped run: the servos, Featherstone from ``state`` into ``state_out``, the
+        step-average acceleration."""
+        plant, physics, device = self.plant, self.physics, io.device
+        state, after, control, scratch = plant.state, plant.state_out, plant.control, self.scratch_now
+        dt = physics.dt_sub
+        for actuator in plant.actuators:
+            actuator.step(state, control, dt=dt)
+        if self._tape is not None:
+            wp.copy(scratch.applied_wrench, state.body_f)  # no gradient: not on the tape
+        plant.solver.step(state, after, control, None, dt)
+        if self._tape is not None:
+            self._tape.record_func(self._restorer(scratch.applied_wrench, after, control), [after.body_f_ext])
+        wp.launch(step_average_acceleration, self._model.body_count, inputs=[state.body_qd, after.body_qd, 1.0 / dt],
+                  outputs=[scratch.qdd], device=device)
+
+    def _restorer(self, applied: wp.array, after, control):
+        """What the tape runs, in the backward pass, just before the adjoints of the step that wrote ``after``:
+        the applied wrenches put back into Featherstone's ``body_f_ext`` as the step read them.
+
+        Featherstone's ``eval_rigid_tau`` (Newton 1.8) reads each body's applied wrench (world frame, at the
+        centre of mass) from ``body_f_ext`` and writes the solve-frame wrench over it. Warp's adjoint of a
+        kernel runs the kernel's forward code again first, so it read the converted wrench: the moment arm's
+        adjoint (``cross(x_com, force)``) used minus the force, and the gradient of every rotor's moment with
+        respect to the body's pose had the wrong sign. The wrench is rebuilt as the step built it: ``applied``
+        (the state's ``body_f``, copied before the step, because the propellers' adjoint rewrites ``body_f``
+        in the backward pass), then the free joints' ``joint_f``. The same bits as the forward pass read.
+        """
+        from newton._src.solvers.featherstone.kernels import (  # noqa: PLC0415
+            accumulate_free_distance_joint_f_to_body_force,
+        )
+
+        model, device = self._model, self.plant.device
+        wrench = after.body_f_ext
+
+        def restore() -> None:
+            wp.copy(wrench, applied)
+            if model.joint_count:
+                wp.launch(accumulate_free_distance_joint_f_to_body_force, model.joint_count,
+                          inputs=[model.joint_type, model.joint_child, model.joint_qd_start, control.joint_f],
+                          outputs=[wrench], device=device)
+
+        return restore
+
+
+#: Featherstone's arrays that every step overwrites (mass matrix, Jacobian, P, H, Cholesky factor).
+FEATHERSTONE_SCRATCH = ("M", "J", "P", "H", "L")

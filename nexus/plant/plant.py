@@ -137,11 +137,16 @@ class Plant:
         #: propellers), so their components are built from the same values without a second read.
         self.prim_values: dict[str, dict] = {}
         self.state = model.state()
+        #: The state the step writes: ``state`` itself in a flight (stepped in place); another tick's
+        #: copy on a taped run (:class:`nexus.plant.physics.TapedPlant`).
+        self.state_out = self.state
         self.control = model.control()
         self.actuators = list(model.actuators)
         #: The ESC's lagged speed command of each rotor [rad/s], rotor order within each world,
         #: world after world (world ``w``'s rotor ``r`` is element ``w * len(rotors) + r``).
         self.esc_speed = wp.zeros(self.worlds * len(rotors), dtype=wp.float32, device=self.device)
+        #: The lagged speeds the ESCs write: ``esc_speed`` itself in a flight, the next tick's copy on a taped run.
+        self.esc_speed_out = self.esc_speed
         #: Where each world's base settled before the first tick [m, world ENU]: its NED origin.
         #: A device array, so captured graphs read the value that start-up writes.
         self.ned_origin = wp.zeros(self.worlds, dtype=wp.vec3, device=self.device)
@@ -161,6 +166,16 @@ class Plant:
         base_joint = int(np.flatnonzero(model.joint_child.numpy() == self.base)[0])
         self._base_coord = int(model.joint_q_start.numpy()[base_joint])
         self._base_dof = int(model.joint_qd_start.numpy()[base_joint])
+
+    @property
+    def base_coord(self) -> int:
+        """World 0's index of the base's free joint's first coordinate (position x) in ``joint_q``."""
+        return self._base_coord
+
+    @property
+    def base_dof(self) -> int:
+        """World 0's index of the base's free joint's first DOF (velocity x) in ``joint_qd``."""
+        return self._base_dof
 
     @property
     def base(self) -> int:

@@ -148,6 +148,12 @@ class Imu(Sensor):
     def prepare(self, ctx) -> None:
         super().prepare(ctx)
         self.seeds = self.world_seeds(ctx, ("imu/accel", "imu/gyro", "imu/accel_bias", "imu/gyro_bias"), wp.vec4i)
+        self.set_noise(self.noise)
+
+    def set_noise(self, on: bool) -> None:
+        """Draw the white noise and the bias walk (True) or sample exactly (False); the turn-on bias, a reset
+        value, stays. A captured graph keeps the switch it was captured with (capture again after a change)."""
+        self.noise = bool(on)
         scale = 1.0 if self.noise else 0.0
         self._noise_args = [
             wp.vec3(self.accel_sigma * scale), wp.vec3(self.gyro_sigma * scale),

@@ -5,7 +5,7 @@ rotors' moments: what the altitude loss barely touches. Newton's Featherstone st
 wrenches in place (``eval_rigid_tau`` writes the solve-frame wrench over ``body_f_ext``, the array it read
 it from), and Warp's adjoint runs a kernel's forward code again, so it read the converted wrench and gave
 the rotors' moments the wrong derivative with respect to the pose. The rollout puts the wrench back before
-that adjoint (:meth:`nexus.diff.Rollout._public_wrench_restorer`). Without it, at 250 ticks, rotor1.kt's
+that adjoint (:meth:`nexus.plant.physics.TapedPlant._restorer`). Without it, at 250 ticks, rotor1.kt's
 gradient was -305 against a slope of -66 and the lateral gains, the mass and the start velocity were 15 %
 to 65 % off.
 
