@@ -1,13 +1,81 @@
-"""Option helpers shared by the ``nexus`` commands: the device, and the flight options of ``run`` and ``plan``."""
+"""Option helpers shared by the ``nexus`` commands: the device, and the flight options of ``run`` and ``plan``.
+
+The flight options are read from :class:`nexus.flight.RunConfig` and the
+controller registry, which load Warp and Newton; :class:`LaterOptions` makes
+them when a command first needs them (to parse its arguments or show its
+help), so that ``nexus --help`` and the other commands load neither.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import click
 
-from nexus.core.device import DEVICE_CHOICES
+
+class LaterOptions(click.Command):
+    """A command whose first options are made when first needed, not when the command is defined.
+
+    ``later``: functions, each returning a list of click option decorators; their options come first, in
+    order, then those the command's own decorators add.
+    """
+
+    def __init__(self, *args, later: Sequence[Callable[[], list]] = (), **kwargs):
+        self._later = tuple(later)
+        super().__init__(*args, **kwargs)
+
+    @property
+    def params(self) -> list[click.Parameter]:
+        if self._later:
+            makers, self._later = self._later, ()
+            self._own[:0] = made_options(makers)
+        return self._own
+
+    @params.setter
+    def params(self, value: list[click.Parameter]) -> None:
+        self._own = value
+
+
+def made_options(makers: Sequence[Callable[[], list]]) -> list[click.Parameter]:
+    """The click parameters the decorators that ``makers`` return make, in the order the decorators are listed."""
+
+    def holder():
+        pass
+
+    for make in reversed(makers):
+        for decorator in reversed(make()):
+            holder = decorator(holder)
+    return holder.__click_params__[::-1]
+
+
+class LaterChoice(click.Choice):
+    """A choice whose values ``values()`` gives each time they are read (when the option is used or shown)."""
+
+    def __init__(self, values: Callable[[], Sequence[str]]):
+        self._values = values
+        super().__init__(())
+
+    @property
+    def choices(self):
+        return self._values()
+
+    @choices.setter
+    def choices(self, value):
+        pass
+
+
+def _devices() -> tuple[str, ...]:
+    from nexus.core.device import DEVICE_CHOICES
+
+    return DEVICE_CHOICES
+
+
+#: ``--device``'s type: auto, cpu or cuda (read from :mod:`nexus.core.device`, which loads Warp, when used).
+DEVICES = LaterChoice(_devices)
 
 
 def resolve(device: str, verbose: bool) -> str:
+    """Start Warp and the Warp device that ``--device`` names (a usage error when there is none such)."""
     from nexus.core.device import resolve_device
     from nexus.core.errors import NexusError
     from nexus.core.warp_setup import init_warp
@@ -19,8 +87,9 @@ def resolve(device: str, verbose: bool) -> str:
         raise click.UsageError(str(error)) from None
 
 
-def flight_options(f):
-    """The options shared by ``run`` and ``plan``; their defaults are :class:`nexus.flight.RunConfig`'s."""
+def flight_options() -> list:
+    """The options shared by ``run`` and ``plan`` (click decorators, in order); their defaults are
+    :class:`nexus.flight.RunConfig`'s."""
     from nexus.assembly import MISSIONS
     from nexus.flight import RECORD_MODES, RENDER_MODES, RunConfig
 
@@ -30,9 +99,9 @@ def flight_options(f):
                      help="Vehicle name (a file in vehicles/) or path to a .usda file."),
         click.option("--scene", default=default.scene, show_default=True,
                      help="Scene name (a file in scenes/) or path to a .usda file."),
-        click.option("--device", type=click.Choice(DEVICE_CHOICES), default=default.device, show_default=True,
+        click.option("--device", type=DEVICES, default=default.device, show_default=True,
                      help="auto takes the GPU when one is present."),
-        click.option("--controller", type=_Controllers(), default=default.controller, show_default=True,
+        click.option("--controller", type=LaterChoice(_controllers), default=default.controller, show_default=True,
                      help="What writes the controls (docs/controllers.md; one of your own: --plugin MODULE)."),
         click.option("--seed", type=click.IntRange(min=0), default=default.seed, show_default=True,
                      help="Seed of every random stream."),
@@ -63,26 +132,14 @@ def flight_options(f):
                      help="Import MODULE before anything else (repeatable): a module of your own that registers a "
                           "controller (docs/controllers.md); run.json lists it."),
     ]
-    for decorator in reversed(decorators):
-        f = decorator(f)
-    return f
+    return decorators
 
 
-class _Controllers(click.Choice):
+def _controllers() -> list[str]:
     """``--controller``'s choices: the registered controllers, read when the option is used (after ``--plugin``)."""
+    from nexus.control import registry
 
-    def __init__(self):
-        super().__init__(())
-
-    @property
-    def choices(self):
-        from nexus.control import registry
-
-        return registry.names()
-
-    @choices.setter
-    def choices(self, value):
-        pass
+    return registry.names()
 
 
 def _import_plugins(ctx, param, modules):
