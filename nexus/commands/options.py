@@ -8,7 +8,9 @@ help), so that ``nexus --help`` and the other commands load neither.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable, Sequence
+from dataclasses import MISSING, fields
 
 import click
 
@@ -87,59 +89,62 @@ def resolve(device: str, verbose: bool) -> str:
         raise click.UsageError(str(error)) from None
 
 
+#: The RunConfig fields ``run`` and ``plan`` take as options, in the order their ``--help`` lists them; None
+#: stands for the options of Nexus's own controllers (from the controller registry).
+FLIGHT_FIELDS = ("vehicle", "scene", "device", "controller", "seed", "tick_hz", "substeps", "solver", "eager",
+                 "mission", None, "worlds", "vary", "record_every", "record_mode", "render", "plugins")
+
+
 def flight_options() -> list:
-    """The options shared by ``run`` and ``plan`` (click decorators, in order); their defaults are
-    :class:`nexus.flight.RunConfig`'s."""
-    from nexus.assembly import MISSIONS
-    from nexus.flight import RECORD_MODES, RENDER_MODES, RunConfig
-
-    default = RunConfig()
-    decorators = [
-        click.option("--vehicle", default=default.vehicle, show_default=True,
-                     help="Vehicle name (a file in vehicles/) or path to a .usda file."),
-        click.option("--scene", default=default.scene, show_default=True,
-                     help="Scene name (a file in scenes/) or path to a .usda file."),
-        click.option("--device", type=DEVICES, default=default.device, show_default=True,
-                     help="auto takes the GPU when one is present."),
-        click.option("--controller", type=LaterChoice(_controllers), default=default.controller, show_default=True,
-                     help="What writes the controls (docs/controllers.md; one of your own: --plugin MODULE)."),
-        click.option("--seed", type=click.IntRange(min=0), default=default.seed, show_default=True,
-                     help="Seed of every random stream."),
-        click.option("--tick-hz", type=click.FloatRange(min=1.0, max=10000.0), default=default.tick_hz, show_default=True,
-                     help="Control tick rate [Hz]."),
-        click.option("--substeps", type=click.IntRange(min=1), default=default.substeps, show_default=True,
-                     help="Solver steps per tick."),
-        click.option("--solver", type=click.Choice(("mujoco", "featherstone")), default=default.solver,
-                     show_default=True, help="Physics solver; featherstone is the differentiable one."),
-        click.option("--eager", is_flag=True, default=default.eager,
-                     help="Launch stage by stage instead of replaying graphs (debugging)."),
-        click.option("--mission", type=click.Choice(MISSIONS), default=default.mission, show_default=True,
-                     help="With --controller pid: the scene's mission, or the same mission shortened to under 10 s."),
-        *(_controller_option(f, hint) for _, f, hint in _controller_flags()),
-        click.option("--worlds", type=int, default=default.worlds, show_default=True,
-                     help="Vehicles flown at once, one Newton world each, in one graph (docs/worlds.md)."),
-        click.option("--vary", type=click.Path(dir_okay=False), default=default.vary,
-                     help="Variation file (TOML): each world's mass, rotors, sensors, start, wind and faults, drawn "
-                          "from the seed (docs/worlds.md lists every parameter)."),
-        click.option("--record-every", type=int, default=default.record_every, show_default=True,
-                     help="Record ticks K, 2K, 3K, ... of every world (every tick: 1)."),
-        click.option("--record", "record_mode", type=click.Choice(RECORD_MODES), default=default.record_mode,
-                     show_default=True, help="full: the record and the per-world summary; summary: the summary only."),
-        click.option("--render", type=click.Choice(RENDER_MODES), default=default.render, show_default=True,
-                     help="Where cameras and lidars render: peer (a process of its own, overlapping the loop), "
-                          "inline (this process), auto (peer on the CPU, inline on a GPU)."),
-        click.option("--plugin", "plugins", multiple=True, is_eager=True, callback=_import_plugins, metavar="MODULE",
-                     help="Import MODULE before anything else (repeatable): a module of your own that registers a "
-                          "controller (docs/controllers.md); run.json lists it."),
-    ]
-    return decorators
+    """The options shared by ``run`` and ``plan`` (click decorators, in order), made from the fields of
+    :class:`nexus.flight.RunConfig`: their flags, defaults, help, choices and bounds."""
+    made = []
+    for name in FLIGHT_FIELDS:
+        if name is None:
+            made += [_controller_option(f, hint) for _, f, hint in _controller_flags()]
+        elif name == "plugins":
+            made.append(config_option(name, is_eager=True, callback=_import_plugins, metavar="MODULE"))
+        else:
+            made.append(config_option(name))
+    return made
 
 
-def _controllers() -> list[str]:
-    """``--controller``'s choices: the registered controllers, read when the option is used (after ``--plugin``)."""
-    from nexus.control import registry
+def config_option(name: str, help: str | None = None, **extra):
+    """The click option of :class:`~nexus.flight.RunConfig`'s field ``name``.
 
-    return registry.names()
+    Its flag is ``--<name>`` (or the field's ``flag``), its type comes from its type hint, choices and bounds,
+    its default from the field (shown unless None), its help from the field unless ``help`` replaces it;
+    ``extra`` goes to ``click.option``. A list field is an option given once per item.
+    """
+    from nexus.flight import RunConfig, help_of  # noqa: PLC0415
+
+    f = next(f for f in fields(RunConfig) if f.name == name)
+    hint = typing.get_type_hints(RunConfig)[name]
+    flag = f.metadata.get("flag") or "--" + name.replace("_", "-")
+    text = help_of(f) if help is None else help
+    if hint is bool:
+        return click.option(flag, name, is_flag=True, default=f.default, help=text, **extra)
+    if f.default is MISSING:  # a list: one item each time the option is given
+        return click.option(flag, name, multiple=True, help=text, **extra)
+    return click.option(flag, name, type=_click_type(f, hint), default=f.default, show_default=f.default is not None,
+                        help=text, **extra)
+
+
+def _click_type(f, hint):
+    """The click type of a RunConfig field: its choices, a file, a bounded number, or its plain type."""
+    meta = f.metadata
+    choices = meta.get("choices")
+    if choices is not None:
+        return LaterChoice(choices) if callable(choices) else click.Choice(choices)
+    if meta.get("path"):
+        return click.Path(dir_okay=False)
+    kind = next((k for k in (bool, int, float) if k in (hint, *typing.get_args(hint))), None)
+    lo, hi = meta.get("minimum"), meta.get("maximum")
+    if kind is None or (lo is None and hi is None):
+        return kind
+    if kind is int:
+        return click.IntRange(lo, hi)
+    return click.FloatRange(lo, hi, min_open=meta.get("min_open", False))
 
 
 def _import_plugins(ctx, param, modules):

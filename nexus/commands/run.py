@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import fields
 from pathlib import Path
 
 import click
 
 from nexus.commands.exits import exit_status, report_error, worlds_failed_status
-from nexus.commands.options import LaterOptions, default_durations, flight_options, resolve, run_config
+from nexus.commands.options import LaterOptions, config_option, default_durations, flight_options, resolve, run_config
 
 
 def _files_in(out: Path) -> str:
@@ -32,10 +33,12 @@ def _flown(out: Path) -> str:
 
 def _duration_option() -> list:
     """``--duration``, whose help gives each controller's default run length (from the registry)."""
-    return [click.option("--duration", type=click.FloatRange(min=0.0, min_open=True), default=None,
-                         help="Longest sim time to fly [s]. Default, by controller: "
-                              + ", ".join(f"{name} {seconds:g}" for name, seconds in default_durations().items())
-                              + " (a mission ends a run sooner).")]
+    from nexus.flight import RunConfig, help_of  # noqa: PLC0415
+
+    duration = next(f for f in fields(RunConfig) if f.name == "duration")
+    return [config_option("duration", help_of(duration) + " Default, by controller: "
+                          + ", ".join(f"{name} {seconds:g}" for name, seconds in default_durations().items())
+                          + " (a mission ends a run sooner).")]
 
 
 @click.command(cls=LaterOptions, later=(flight_options, _duration_option))

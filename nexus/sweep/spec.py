@@ -57,10 +57,6 @@ PX4_KEYS = ("binary", "model", "rootfs", "params", "env", "mission", "command", 
 PX4_MISSIONS = ("nexus", "none")
 #: RunConfig fields whose string value is a path when it looks like one.
 PATH_FIELDS = ("vehicle", "scene", "vary")
-#: RunConfig fields with a fixed set of values, and where the set is written (a function: called).
-CHOICES = {"controller": ("nexus.control.registry", "names"), "mission": ("nexus.assembly", "MISSIONS"),
-           "device": ("nexus.core.device", "DEVICE_CHOICES"), "record_mode": ("nexus.flight", "RECORD_MODES"),
-           "render": ("nexus.flight", "RENDER_MODES"), "solver": ("nexus.plant.solvers", "SOLVERS")}
 
 
 class SweepError(BuildError):
@@ -147,13 +143,10 @@ def type_text(hint: Any) -> str:
 
 
 def _choices(name: str) -> tuple[str, ...] | None:
-    import importlib
+    """The values RunConfig field ``name`` may take (its ``choices``), or None when any of its type will do."""
+    from nexus.flight import choices_of  # noqa: PLC0415
 
-    if name not in CHOICES:
-        return None
-    module, attr = CHOICES[name]
-    found = getattr(importlib.import_module(module), attr)
-    return tuple(found() if callable(found) else found)
+    return choices_of(_run_fields()[name])
 
 
 def check_field_value(path: Path, where: str, name: str, value: Any) -> Any:
