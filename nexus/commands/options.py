@@ -16,21 +16,13 @@ import click
 
 
 class LaterOptions(click.Command):
-    """A command whose first options are made when first needed, not when the command is defined.
-
-    ``later``: functions, each returning a list of click option decorators; their options come first, in
-    order, then those the command's own decorators add.
-    """
-
-    def __init__(self, *args, later: Sequence[Callable[[], list]] = (), **kwargs):
-        self._later = tuple(later)
-        super().__init__(*args, **kwargs)
+    """A command some of whose options are made when it first needs them (to parse its arguments or show its
+    help), not when it is defined: those that :func:`later` marks, each in its place among the others."""
 
     @property
     def params(self) -> list[click.Parameter]:
-        if self._later:
-            makers, self._later = self._later, ()
-            self._own[:0] = made_options(makers)
+        if any(isinstance(p, _Later) for p in self._own):
+            self._own[:] = [made for p in self._own for made in (p.options() if isinstance(p, _Later) else [p])]
         return self._own
 
     @params.setter
@@ -38,16 +30,30 @@ class LaterOptions(click.Command):
         self._own = value
 
 
-def made_options(makers: Sequence[Callable[[], list]]) -> list[click.Parameter]:
-    """The click parameters the decorators that ``makers`` return make, in the order the decorators are listed."""
+class _Later:
+    """The place of the options ``make()`` returns (click option decorators) among a command's parameters."""
 
-    def holder():
-        pass
+    def __init__(self, make: Callable[[], list]):
+        self.make = make
 
-    for make in reversed(makers):
-        for decorator in reversed(make()):
+    def options(self) -> list[click.Parameter]:
+        def holder():
+            pass
+
+        for decorator in reversed(self.make()):
             holder = decorator(holder)
-    return holder.__click_params__[::-1]
+        return getattr(holder, "__click_params__", [])[::-1]
+
+
+def later(make: Callable[[], list]):
+    """A decorator for a :class:`LaterOptions` command: the options ``make()`` returns (click option decorators,
+    in order) stand here among the command's options, made when the command first needs them."""
+
+    def decorate(f):
+        f.__dict__.setdefault("__click_params__", []).append(_Later(make))
+        return f
+
+    return decorate
 
 
 class LaterChoice(click.Choice):

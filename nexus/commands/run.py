@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from nexus.commands.exits import exit_status, report_error, worlds_failed_status
-from nexus.commands.options import LaterOptions, config_option, default_durations, flight_options, resolve, run_config
+from nexus.commands.options import (LaterOptions, config_option, default_durations, flight_options, later, resolve,
+                                    run_config)
 
 
 def _files_in(out: Path) -> str:
@@ -41,7 +42,9 @@ def _duration_option() -> list:
                           + " (a mission ends a run sooner).")]
 
 
-@click.command(cls=LaterOptions, later=(flight_options, _duration_option))
+@click.command(cls=LaterOptions)
+@later(flight_options)
+@later(_duration_option)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder. Default: runs/<UTC timestamp>/. A folder that holds a run is refused.")
 @click.option("--overwrite", is_flag=True,
