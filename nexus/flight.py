@@ -62,6 +62,18 @@ def choices_of(f: Field) -> tuple[str, ...] | None:
     return tuple(choices() if callable(choices) else choices)
 
 
+def out_of_bounds(f: Field, value: Any) -> str | None:
+    """What a RunConfig field's ``value`` must be when it is outside the field's bounds (None: inside them)."""
+    lo, hi = f.metadata.get("minimum"), f.metadata.get("maximum")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if lo is not None and (value < lo or (value == lo and f.metadata.get("min_open"))):
+        return f"give more than {lo:g}" if f.metadata.get("min_open") else f"give {lo:g} or more"
+    if hi is not None and value > hi:
+        return f"give {hi:g} or less"
+    return None
+
+
 def help_of(f: Field) -> str:
     """A RunConfig field's help text as a sentence, with its unit: ``Control tick rate [Hz].``"""
     unit = f.metadata.get("unit")

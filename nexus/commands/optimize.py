@@ -28,7 +28,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from nexus.commands.options import LaterChoice, LaterOptions, later
+from nexus.commands.options import LaterChoice, LaterOptions, later, vehicle_and_scene
 from nexus.core.errors import BuildError
 
 #: Parameters a vehicle file holds (and so a tuned layer can write), by prefix.
@@ -166,15 +166,6 @@ def _losses() -> tuple[str, ...]:
     return LOSSES
 
 
-def _vehicle_and_scene() -> list:
-    """``--vehicle`` and ``--scene``, their defaults :class:`~nexus.flight.RunConfig`'s."""
-    from nexus.flight import RunConfig  # noqa: PLC0415
-
-    default = RunConfig()
-    return [click.option("--vehicle", default=default.vehicle, show_default=True),
-            click.option("--scene", default=default.scene, show_default=True)]
-
-
 @click.command(cls=LaterOptions)
 @click.option("--params", "params", required=True, help="Comma-separated parameters, e.g. pid.kp_z,pid.kd_z.")
 @click.option("--loss", type=LaterChoice(_losses), default="altitude",
@@ -195,7 +186,7 @@ def _vehicle_and_scene() -> list:
 @click.option("--memory-budget", "memory_budget", type=click.FloatRange(min=0.0, min_open=True), default=None,
               help="Memory [MB] the rollout may hold before --checkpoint auto checkpoints (default: a quarter of "
                    "the memory available).")
-@later(_vehicle_and_scene)
+@later(vehicle_and_scene())
 @click.option("--no-fly", is_flag=True, help="Tune only; do not fly the mission afterwards.")
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Folder for the results.")
 @click.pass_context

@@ -153,6 +153,20 @@ def _click_type(f, hint):
     return click.FloatRange(lo, hi, min_open=meta.get("min_open", False))
 
 
+def vehicle_and_scene(vehicle_help: str | None = None, scene_help: str | None = None) -> Callable[[], list]:
+    """For :func:`later`: ``--vehicle`` and ``--scene`` with :class:`~nexus.flight.RunConfig`'s defaults (for the
+    commands that take them without the other flight options), with the help given."""
+
+    def make() -> list:
+        from nexus.flight import RunConfig  # noqa: PLC0415
+
+        default = RunConfig()
+        return [click.option("--vehicle", default=default.vehicle, show_default=True, help=vehicle_help),
+                click.option("--scene", default=default.scene, show_default=True, help=scene_help)]
+
+    return make
+
+
 def _import_plugins(ctx, param, modules):
     from nexus.control import registry
     from nexus.core.errors import BuildError

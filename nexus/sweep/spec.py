@@ -162,6 +162,10 @@ def check_field_value(path: Path, where: str, name: str, value: Any) -> Any:
     choices = _choices(name)
     if choices is not None and value not in choices:
         raise _fail(path, f"{where}: {name} = {value!r}; choose one of {', '.join(choices)}")
+    from nexus.flight import out_of_bounds  # noqa: PLC0415
+
+    if (bounds := out_of_bounds(_run_fields()[name], value)) is not None:
+        raise _fail(path, f"{where}: {name} = {value!r} is out of bounds; {bounds}")
     if isinstance(value, int) and not isinstance(value, bool) and hint is float:
         value = float(value)
     if name in PATH_FIELDS and isinstance(value, str):
@@ -308,6 +312,11 @@ def _check_draw(path: Path, key: str, spec: Any, axis: Axis, known: dict) -> dic
         elif not fits_type(0.5, hint):
             raise _fail(path, f"{where}: {key} is of type {type_text(hint)}; draw it from whole-number bounds "
                               "or from a list of values")
+        from nexus.flight import out_of_bounds  # noqa: PLC0415
+
+        for end, value in (("low", low), ("high", high)):
+            if (bounds := out_of_bounds(_run_fields()[key], value)) is not None:
+                raise _fail(path, f"{where}: {key}: {end} = {value!r} is out of bounds; {bounds}")
     return {"low": low, "high": high}
 
 
