@@ -127,17 +127,23 @@ def config_option(name: str, help: str | None = None, **extra):
     f = next(f for f in fields(RunConfig) if f.name == name)
     hint = typing.get_type_hints(RunConfig)[name]
     flag = f.metadata.get("flag") or "--" + name.replace("_", "-")
-    text = help_of(f) if help is None else help
+    return field_option(f, hint, flag, name, help_of(f) if help is None else help, **extra)
+
+
+def field_option(f, hint, flag: str, dest: str, help: str, **extra):
+    """The click option ``flag`` (value in ``dest``) of a dataclass field whose metadata holds its choices, bounds
+    and whether it is a file (a RunConfig field's :func:`~nexus.flight.setting`, a controller's
+    :func:`~nexus.control.registry.option`): a flag for a bool, repeated for a list, else one value."""
     if hint is bool:
-        return click.option(flag, name, is_flag=True, default=f.default, help=text, **extra)
+        return click.option(flag, dest, is_flag=True, default=f.default, help=help, **extra)
     if f.default is MISSING:  # a list: one item each time the option is given
-        return click.option(flag, name, multiple=True, help=text, **extra)
-    return click.option(flag, name, type=_click_type(f, hint), default=f.default, show_default=f.default is not None,
-                        help=text, **extra)
+        return click.option(flag, dest, multiple=True, help=help, **extra)
+    return click.option(flag, dest, type=_click_type(f, hint), default=f.default, show_default=f.default is not None,
+                        help=help, **extra)
 
 
 def _click_type(f, hint):
-    """The click type of a RunConfig field: its choices, a file, a bounded number, or its plain type."""
+    """The click type of a field: its choices, a file, a bounded number, or its plain type."""
     meta = f.metadata
     choices = meta.get("choices")
     if choices is not None:
@@ -198,20 +204,7 @@ def _dest(f) -> str:
 
 def _controller_option(f, hint):
     """The click option of a controller's option field (its flag, help, default and bounds)."""
-    meta = f.metadata
-    if hint is bool:
-        return click.option(meta["flag"], _dest(f), is_flag=True, default=f.default, help=meta["help"])
-    lo, hi = meta.get("minimum"), meta.get("maximum")
-    if meta.get("path"):
-        kind = click.Path(dir_okay=False)
-    elif hint is int:
-        kind = click.IntRange(lo, hi) if lo is not None or hi is not None else int
-    elif hint is float:
-        kind = click.FloatRange(lo, hi) if lo is not None or hi is not None else float
-    else:
-        kind = str
-    return click.option(meta["flag"], _dest(f), type=kind, default=f.default, show_default=f.default is not None,
-                        help=meta["help"])
+    return field_option(f, hint, f.metadata["flag"], _dest(f), f.metadata["help"])
 
 
 def default_durations() -> dict[str, float]:
