@@ -5,7 +5,7 @@ module that needs only :mod:`nexus.core.errors` (a command, a file reader)
 does not load Warp.
 """
 
-import importlib as _importlib
+from nexus.core.lazy import lazy_names as _lazy_names
 
 #: Public name -> the module that defines it, loaded on first access (PEP 562).
 _PUBLIC: dict[str, str] = {
@@ -39,14 +39,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module 'nexus.core' has no attribute '{name}'")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_PUBLIC))
+__getattr__, __dir__ = _lazy_names("nexus.core", _PUBLIC, globals())
