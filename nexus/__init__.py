@@ -24,7 +24,7 @@ The public names, by group:
   :class:`GpsSample`, :class:`PoseTwist`, :class:`Setpoint`.
 """
 
-import importlib as _importlib
+from nexus.core.lazy import lazy_names as _lazy_names
 
 from nexus import schemas as _schemas
 
@@ -65,14 +65,4 @@ _PUBLIC: dict[str, str] = {
 __all__ = ["__version__", *_PUBLIC]
 
 
-def __getattr__(name: str):
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module 'nexus' has no attribute '{name}'")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_PUBLIC))
+__getattr__, __dir__ = _lazy_names("nexus", _PUBLIC, globals())

@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from nexus.assembly import DEFAULT_CONTROLLER, Vehicle, assemble
+from nexus.assembly import DEFAULT_CONTROLLER, MISSIONS, Vehicle, assemble
 from nexus.control import registry
 from nexus.control.registry import ControllerOptions
 from nexus.core import Component, Loop
-from nexus.core.device import resolve_device
+from nexus.core.device import DEVICE_CHOICES, resolve_device
 from nexus.core.errors import BuildError
 from nexus.core.loop import DEFAULT_TICK_HZ, tick_ns
+from nexus.plant.solvers import DEFAULT_SOLVER, SOLVERS
 from nexus.record.recorder import Recorder
 from nexus.roles import FLIGHT_RULES
 
@@ -34,6 +35,49 @@ ADDED_LATER = {"worlds": 1, "vary": None, "record_every": 1, "record_mode": "ful
 
 #: ``--render``: where the ray-traced sensors render (``auto``: a peer process on the CPU, inline on a GPU).
 RENDER_MODES = ("auto", "peer", "inline")
+
+
+def setting(default: Any = MISSING, help: str = "", *, default_factory: Any = MISSING, unit: str | None = None,
+            choices: Sequence[str] | Callable[[], Sequence[str]] | None = None, minimum: float | None = None,
+            maximum: float | None = None, min_open: bool = False, flag: str | None = None,
+            path: bool = False) -> Field:
+    """A :class:`RunConfig` field with what every reader of it needs: its help text and ``unit``, its ``choices``
+    (a function: read each time, e.g. the controllers registered so far), its bounds (``min_open``: the minimum
+    itself is refused), whether it is a file (``path``), and its command-line ``flag`` when that is not
+    ``--<name>``. The command line's options (:mod:`nexus.commands.options`) and a sweep file's checks
+    (:mod:`nexus.sweep.spec`) are made from it.
+    """
+    metadata = {"help": help, "unit": unit, "choices": choices, "minimum": minimum, "maximum": maximum,
+                "min_open": min_open, "flag": flag, "path": path}
+    if default_factory is not MISSING:
+        return field(default_factory=default_factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def choices_of(f: Field) -> tuple[str, ...] | None:
+    """The values a RunConfig field may take (None: any of its type)."""
+    choices = f.metadata.get("choices")
+    if choices is None:
+        return None
+    return tuple(choices() if callable(choices) else choices)
+
+
+def out_of_bounds(f: Field, value: Any) -> str | None:
+    """What a RunConfig field's ``value`` must be when it is outside the field's bounds (None: inside them)."""
+    lo, hi = f.metadata.get("minimum"), f.metadata.get("maximum")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if lo is not None and (value < lo or (value == lo and f.metadata.get("min_open"))):
+        return f"give more than {lo:g}" if f.metadata.get("min_open") else f"give {lo:g} or more"
+    if hi is not None and value > hi:
+        return f"give {hi:g} or less"
+    return None
+
+
+def help_of(f: Field) -> str:
+    """A RunConfig field's help text as a sentence, with its unit: ``Control tick rate [Hz].``"""
+    unit = f.metadata.get("unit")
+    return f.metadata["help"] + (f" [{unit}]" if unit else "") + "."
 
 
 class ConfigError(BuildError):
@@ -52,23 +96,24 @@ class RunConfig:
     options when the configuration is made, after ``plugins`` are imported.
     """
 
-    vehicle: str = "astro_max_base"
-    scene: str = "empty"
-    controller: str = DEFAULT_CONTROLLER
+    vehicle: str = setting("astro_max_base", "Vehicle name (a file in vehicles/) or path to a .usda file")
+    scene: str = setting("empty", "Scene name (a file in scenes/) or path to a .usda file")
+    controller: str = setting(DEFAULT_CONTROLLER, "What writes the controls (docs/controllers.md; one of your own: "
+                              "--plugin MODULE)", choices=registry.names)
     #: ``scene`` flies the scene's mission; ``short`` the same mission in under 10 s.
-    mission: str = "scene"
+    mission: str = setting("scene", "With --controller pid: the scene's mission, or the same mission shortened to "
+                           "under 10 s", choices=MISSIONS)
     #: The controller's typed options (its registration's options class: PX4's host, port, timeouts, ...).
     controller_options: ControllerOptions = field(default_factory=dict)
-    seed: int = 0
+    seed: int = setting(0, "Seed of every random stream", minimum=0)
     #: Control tick rate [Hz]; one tick is ``dt`` [s].
-    tick_hz: float = DEFAULT_TICK_HZ
-    #: Solver steps per tick.
-    substeps: int = 1
+    tick_hz: float = setting(DEFAULT_TICK_HZ, "Control tick rate", unit="Hz", minimum=1.0, maximum=10000.0)
+    substeps: int = setting(1, "Solver steps per tick", minimum=1)
     #: Longest sim time to fly [s]; None: the controller's default.
-    duration: float | None = None
-    device: str = "auto"
+    duration: float | None = setting(None, "Longest sim time to fly", unit="s", minimum=0.0, min_open=True)
+    device: str = setting("auto", "auto takes the GPU when one is present", choices=DEVICE_CHOICES)
     #: Launch stage by stage instead of replaying graphs (the debugging reference).
-    eager: bool = False
+    eager: bool = setting(False, "Launch stage by stage instead of replaying graphs (debugging)")
     #: WMM date [decimal year]; None takes the plant's fixed default.
     decimal_year: float | None = None
     #: Rows the device record table holds between drains (41 s at 250 Hz; a multiple of the 16 ticks a replay
@@ -76,24 +121,24 @@ class RunConfig:
     record_capacity: int = 10240
     #: Ticks per graph replay; None lets the loop choose (a hidden knob for tests, not a CLI option).
     ticks_per_replay: int | None = None
-    #: Vehicles flown at once, one Newton world each, in one model, solver and graph.
-    worlds: int = 1
+    worlds: int = setting(1, "Vehicles flown at once, one Newton world each, in one graph (docs/worlds.md)")
     #: A variation file (TOML) drawing each world's values; None: every world is the vehicle as its file says.
-    vary: str | None = None
-    #: Every ``record_every``-th tick is recorded.
-    record_every: int = 1
-    #: ``full``: the record and the summary; ``summary``: only the per-world summary.
-    record_mode: str = "full"
+    vary: str | None = setting(None, "Variation file (TOML): each world's mass, rotors, sensors, start, wind and "
+                               "faults, drawn from the seed (docs/worlds.md lists every parameter)", path=True)
+    record_every: int = setting(1, "Record ticks K, 2K, 3K, ... of every world (every tick: 1)")
+    record_mode: str = setting("full", "full: the record and the per-world summary; summary: the summary only",
+                               choices=RECORD_MODES, flag="--record")
     #: The run-wide index of this run's world 0 (``--world-of RUN:i`` flies world i of RUN alone).
     first_world: int = 0
-    #: Where cameras and lidars render: ``peer`` (a process of its own, overlapping the loop), ``inline``
-    #: (this process, between replays) or ``auto`` (peer on the CPU, inline on a GPU).
-    render: str = "auto"
-    #: The physics solver: ``mujoco`` or ``featherstone`` (differentiable; :mod:`nexus.plant.solvers`).
-    solver: str = "mujoco"
+    render: str = setting("auto", "Where cameras and lidars render: peer (a process of its own, overlapping the "
+                          "loop), inline (this process), auto (peer on the CPU, inline on a GPU)", choices=RENDER_MODES)
+    #: The physics solver (:mod:`nexus.plant.solvers`).
+    solver: str = setting(DEFAULT_SOLVER, "Physics solver; featherstone is the differentiable one", choices=SOLVERS)
     #: Modules imported before the run is built (each may register a controller); ``run.json`` lists them
     #: when there are any, and a sweep's workers import them before building.
-    plugins: list[str] = field(default_factory=list)
+    plugins: list[str] = setting(help="Import MODULE before anything else (repeatable): a module of your own that "
+                                      "registers a controller (docs/controllers.md); run.json lists it",
+                                 default_factory=list, flag="--plugin")
 
     def __post_init__(self):
         self.plugins = list(self.plugins)

@@ -8,14 +8,13 @@ import platform
 
 import click
 
-from nexus.commands.options import resolve
-from nexus.core.device import DEVICE_CHOICES
+from nexus.commands.options import DEVICES, resolve
 
 
 @click.command()
 @click.option("--suite", "suites", multiple=True, default=None,
               help="Suite to run (repeatable); 'all' runs every suite. Default: the first suite.")
-@click.option("--device", type=click.Choice(DEVICE_CHOICES), default="cpu", show_default=True,
+@click.option("--device", type=DEVICES, default="cpu", show_default=True,
               help="Device to measure on.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per suite instead of a table.")
 @click.pass_context

@@ -28,6 +28,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from nexus.commands.options import LaterChoice, LaterOptions, later, vehicle_and_scene
 from nexus.core.errors import BuildError
 
 def layer_attributes(rollout, names: list[str], vehicle: str) -> dict[str, object]:
@@ -138,7 +139,7 @@ def fly(vehicle: str, scene: str, out: Path) -> dict:
     from nexus.flight import RunConfig  # noqa: PLC0415
     from nexus.run import run_flight  # noqa: PLC0415
 
-    run_flight(RunConfig(vehicle=vehicle, scene=scene, mission="short", device="cpu"), "cpu", out, duration=12.0,
+    run_flight(RunConfig(vehicle=vehicle, scene=scene, mission="short", device="cpu", duration=12.0), "cpu", out,
                progress=False, overwrite=True)
     return flight_errors(out)
 
@@ -164,10 +165,16 @@ def write_curve(rows: list[dict], out: Path) -> None:
     plt.close(fig)
 
 
-@click.command()
+def _losses() -> tuple[str, ...]:
+    from nexus.diff.losses import LOSSES  # noqa: PLC0415
+
+    return LOSSES
+
+
+@click.command(cls=LaterOptions)
 @click.option("--params", "params", required=True, help="Comma-separated parameters, e.g. pid.kp_z,pid.kd_z "
               "(nexus params --vehicle V lists those marked gradient).")
-@click.option("--loss", type=click.Choice(("altitude", "yaw", "figure8", "energy")), default="altitude",
+@click.option("--loss", type=LaterChoice(_losses), default="altitude",
               show_default=True, help="What the rollout measures (docs/differentiable.md).")
 @click.option("--steps", type=click.IntRange(min=1), default=30, show_default=True, help="Adam steps.")
 @click.option("--detune", type=click.FloatRange(min=0.0, min_open=True), default=1.0, show_default=True,
@@ -185,8 +192,7 @@ def write_curve(rows: list[dict], out: Path) -> None:
 @click.option("--memory-budget", "memory_budget", type=click.FloatRange(min=0.0, min_open=True), default=None,
               help="Memory [MB] the rollout may hold before --checkpoint auto checkpoints (default: a quarter of "
                    "the memory available).")
-@click.option("--vehicle", default="astro_max_base", show_default=True)
-@click.option("--scene", default="empty", show_default=True)
+@later(vehicle_and_scene())
 @click.option("--no-fly", is_flag=True, help="Tune only; do not fly the mission afterwards.")
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Folder for the results.")
 @click.pass_context
@@ -196,6 +202,7 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
     from nexus.core.warp_setup import init_warp  # noqa: PLC0415
     from nexus.diff import Rollout  # noqa: PLC0415
     from nexus.diff.rollout import EAGER_TAPED_RUNS, TAPED_CAPTURE_PAYS_FROM  # noqa: PLC0415
+    from nexus.flight import RunConfig  # noqa: PLC0415
     from nexus.sweep.overrides import write_overrides  # noqa: PLC0415
 
     init_warp(bool((ctx.obj or {}).get("verbose", False)))
@@ -206,11 +213,12 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
     try:
         check_tunable(names, vehicle)
         every = parse_checkpoint(checkpoint)
-        ticks = int(round(duration * 250.0))
+        config = RunConfig(vehicle=vehicle, scene=scene, duration=duration, device="cpu", solver="featherstone")
         # steps + 1 taped calls (the last measures the final values): replayed as graphs where that pays.
-        rollout = Rollout(ticks, loss=loss, vehicle=vehicle, scene=scene, window=window, checkpoint=every,
-                          memory_budget=None if memory_budget is None else memory_budget * 1e6,
-                          capture_tape=steps + 1 >= TAPED_CAPTURE_PAYS_FROM)
+        rollout = Rollout.from_config(config, loss=loss, window=window, checkpoint=every,
+                                      memory_budget=None if memory_budget is None else memory_budget * 1e6,
+                                      capture_tape=steps + 1 >= TAPED_CAPTURE_PAYS_FROM)
+        ticks = rollout.ticks
         for name in names:
             rollout.slot(name)  # every name resolved above; the rollout holds each
         for name in names:

@@ -1,13 +1,89 @@
-"""Option helpers shared by the ``nexus`` commands: the device, and the flight options of ``run`` and ``plan``."""
+"""Option helpers shared by the ``nexus`` commands: the device, and the flight options of ``run`` and ``plan``.
+
+The flight options are read from :class:`nexus.flight.RunConfig` and the
+controller registry, which load Warp and Newton; :class:`LaterOptions` makes
+them when a command first needs them (to parse its arguments or show its
+help), so that ``nexus --help`` and the other commands load neither.
+"""
 
 from __future__ import annotations
 
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import MISSING, fields
+
 import click
 
-from nexus.core.device import DEVICE_CHOICES
+
+class LaterOptions(click.Command):
+    """A command some of whose options are made when it first needs them (to parse its arguments or show its
+    help), not when it is defined: those that :func:`later` marks, each in its place among the others."""
+
+    @property
+    def params(self) -> list[click.Parameter]:
+        if any(isinstance(p, _Later) for p in self._own):
+            self._own[:] = [made for p in self._own for made in (p.options() if isinstance(p, _Later) else [p])]
+        return self._own
+
+    @params.setter
+    def params(self, value: list[click.Parameter]) -> None:
+        self._own = value
+
+
+class _Later:
+    """The place of the options ``make()`` returns (click option decorators) among a command's parameters."""
+
+    def __init__(self, make: Callable[[], list]):
+        self.make = make
+
+    def options(self) -> list[click.Parameter]:
+        def holder():
+            pass
+
+        for decorator in reversed(self.make()):
+            holder = decorator(holder)
+        return getattr(holder, "__click_params__", [])[::-1]
+
+
+def later(make: Callable[[], list]):
+    """A decorator for a :class:`LaterOptions` command: the options ``make()`` returns (click option decorators,
+    in order) stand here among the command's options, made when the command first needs them."""
+
+    def decorate(f):
+        f.__dict__.setdefault("__click_params__", []).append(_Later(make))
+        return f
+
+    return decorate
+
+
+class LaterChoice(click.Choice):
+    """A choice whose values ``values()`` gives each time they are read (when the option is used or shown)."""
+
+    def __init__(self, values: Callable[[], Sequence[str]]):
+        self._values = values
+        super().__init__(())
+
+    @property
+    def choices(self):
+        return self._values()
+
+    @choices.setter
+    def choices(self, value):
+        pass
+
+
+def _devices() -> tuple[str, ...]:
+    from nexus.core.device import DEVICE_CHOICES
+
+    return DEVICE_CHOICES
+
+
+#: ``--device``'s type: auto, cpu or cuda (read from :mod:`nexus.core.device`, which loads Warp, when used).
+DEVICES = LaterChoice(_devices)
 
 
 def resolve(device: str, verbose: bool) -> str:
+    """Start Warp and the Warp device that ``--device`` names (a usage error when there is none such)."""
     from nexus.core.device import resolve_device
     from nexus.core.errors import NexusError
     from nexus.core.warp_setup import init_warp
@@ -19,70 +95,82 @@ def resolve(device: str, verbose: bool) -> str:
         raise click.UsageError(str(error)) from None
 
 
-def flight_options(f):
-    """The options shared by ``run`` and ``plan``; their defaults are :class:`nexus.flight.RunConfig`'s."""
-    from nexus.assembly import MISSIONS
-    from nexus.flight import RECORD_MODES, RENDER_MODES, RunConfig
-
-    default = RunConfig()
-    decorators = [
-        click.option("--vehicle", default=default.vehicle, show_default=True,
-                     help="Vehicle name (a file in vehicles/) or path to a .usda file."),
-        click.option("--scene", default=default.scene, show_default=True,
-                     help="Scene name (a file in scenes/) or path to a .usda file."),
-        click.option("--device", type=click.Choice(DEVICE_CHOICES), default=default.device, show_default=True,
-                     help="auto takes the GPU when one is present."),
-        click.option("--controller", type=_Controllers(), default=default.controller, show_default=True,
-                     help="What writes the controls (docs/controllers.md; one of your own: --plugin MODULE)."),
-        click.option("--seed", type=click.IntRange(min=0), default=default.seed, show_default=True,
-                     help="Seed of every random stream."),
-        click.option("--tick-hz", type=click.FloatRange(min=1.0, max=10000.0), default=default.tick_hz, show_default=True,
-                     help="Control tick rate [Hz]."),
-        click.option("--substeps", type=click.IntRange(min=1), default=default.substeps, show_default=True,
-                     help="Solver steps per tick."),
-        click.option("--solver", type=click.Choice(("mujoco", "featherstone")), default=default.solver,
-                     show_default=True, help="Physics solver; featherstone is the differentiable one."),
-        click.option("--eager", is_flag=True, default=default.eager,
-                     help="Launch stage by stage instead of replaying graphs (debugging)."),
-        click.option("--mission", type=click.Choice(MISSIONS), default=default.mission, show_default=True,
-                     help="With --controller pid: the scene's mission, or the same mission shortened to under 10 s."),
-        *(_controller_option(f, hint) for _, f, hint in _controller_flags()),
-        click.option("--worlds", type=int, default=default.worlds, show_default=True,
-                     help="Vehicles flown at once, one Newton world each, in one graph (docs/worlds.md)."),
-        click.option("--vary", type=click.Path(dir_okay=False), default=default.vary,
-                     help="Variation file (TOML): each world's mass, rotors, sensors, start, wind and faults, drawn "
-                          "from the seed (docs/worlds.md lists every parameter)."),
-        click.option("--record-every", type=int, default=default.record_every, show_default=True,
-                     help="Record ticks K, 2K, 3K, ... of every world (every tick: 1)."),
-        click.option("--record", "record_mode", type=click.Choice(RECORD_MODES), default=default.record_mode,
-                     show_default=True, help="full: the record and the per-world summary; summary: the summary only."),
-        click.option("--render", type=click.Choice(RENDER_MODES), default=default.render, show_default=True,
-                     help="Where cameras and lidars render: peer (a process of its own, overlapping the loop), "
-                          "inline (this process), auto (peer on the CPU, inline on a GPU)."),
-        click.option("--plugin", "plugins", multiple=True, is_eager=True, callback=_import_plugins, metavar="MODULE",
-                     help="Import MODULE before anything else (repeatable): a module of your own that registers a "
-                          "controller (docs/controllers.md); run.json lists it."),
-    ]
-    for decorator in reversed(decorators):
-        f = decorator(f)
-    return f
+#: The RunConfig fields ``run`` and ``plan`` take as options, in the order their ``--help`` lists them; None
+#: stands for the options of Nexus's own controllers (from the controller registry).
+FLIGHT_FIELDS = ("vehicle", "scene", "device", "controller", "seed", "tick_hz", "substeps", "solver", "eager",
+                 "mission", None, "worlds", "vary", "record_every", "record_mode", "render", "plugins")
 
 
-class _Controllers(click.Choice):
-    """``--controller``'s choices: the registered controllers, read when the option is used (after ``--plugin``)."""
+def flight_options() -> list:
+    """The options shared by ``run`` and ``plan`` (click decorators, in order), made from the fields of
+    :class:`nexus.flight.RunConfig`: their flags, defaults, help, choices and bounds."""
+    made = []
+    for name in FLIGHT_FIELDS:
+        if name is None:
+            made += [_controller_option(f, hint) for _, f, hint in _controller_flags()]
+        elif name == "plugins":
+            made.append(config_option(name, is_eager=True, callback=_import_plugins, metavar="MODULE"))
+        else:
+            made.append(config_option(name))
+    return made
 
-    def __init__(self):
-        super().__init__(())
 
-    @property
-    def choices(self):
-        from nexus.control import registry
+def config_option(name: str, help: str | None = None, **extra):
+    """The click option of :class:`~nexus.flight.RunConfig`'s field ``name``.
 
-        return registry.names()
+    Its flag is ``--<name>`` (or the field's ``flag``), its type comes from its type hint, choices and bounds,
+    its default from the field (shown unless None), its help from the field unless ``help`` replaces it;
+    ``extra`` goes to ``click.option``. A list field is an option given once per item.
+    """
+    from nexus.flight import RunConfig, help_of  # noqa: PLC0415
 
-    @choices.setter
-    def choices(self, value):
-        pass
+    f = next(f for f in fields(RunConfig) if f.name == name)
+    hint = typing.get_type_hints(RunConfig)[name]
+    flag = f.metadata.get("flag") or "--" + name.replace("_", "-")
+    return field_option(f, hint, flag, name, help_of(f) if help is None else help, **extra)
+
+
+def field_option(f, hint, flag: str, dest: str, help: str, **extra):
+    """The click option ``flag`` (value in ``dest``) of a dataclass field whose metadata holds its choices, bounds
+    and whether it is a file (a RunConfig field's :func:`~nexus.flight.setting`, a controller's
+    :func:`~nexus.control.registry.option`): a flag for a bool, repeated for a list, else one value."""
+    if hint is bool:
+        return click.option(flag, dest, is_flag=True, default=f.default, help=help, **extra)
+    if f.default is MISSING:  # a list: one item each time the option is given
+        return click.option(flag, dest, multiple=True, help=help, **extra)
+    return click.option(flag, dest, type=_click_type(f, hint), default=f.default, show_default=f.default is not None,
+                        help=help, **extra)
+
+
+def _click_type(f, hint):
+    """The click type of a field: its choices, a file, a bounded number, or its plain type."""
+    meta = f.metadata
+    choices = meta.get("choices")
+    if choices is not None:
+        return LaterChoice(choices) if callable(choices) else click.Choice(choices)
+    if meta.get("path"):
+        return click.Path(dir_okay=False)
+    kind = next((k for k in (bool, int, float) if k in (hint, *typing.get_args(hint))), None)
+    lo, hi = meta.get("minimum"), meta.get("maximum")
+    if kind is None or (lo is None and hi is None):
+        return kind
+    if kind is int:
+        return click.IntRange(lo, hi)
+    return click.FloatRange(lo, hi, min_open=meta.get("min_open", False))
+
+
+def vehicle_and_scene(vehicle_help: str | None = None, scene_help: str | None = None) -> Callable[[], list]:
+    """For :func:`later`: ``--vehicle`` and ``--scene`` with :class:`~nexus.flight.RunConfig`'s defaults (for the
+    commands that take them without the other flight options), with the help given."""
+
+    def make() -> list:
+        from nexus.flight import RunConfig  # noqa: PLC0415
+
+        default = RunConfig()
+        return [click.option("--vehicle", default=default.vehicle, show_default=True, help=vehicle_help),
+                click.option("--scene", default=default.scene, show_default=True, help=scene_help)]
+
+    return make
 
 
 def _import_plugins(ctx, param, modules):
@@ -116,20 +204,7 @@ def _dest(f) -> str:
 
 def _controller_option(f, hint):
     """The click option of a controller's option field (its flag, help, default and bounds)."""
-    meta = f.metadata
-    if hint is bool:
-        return click.option(meta["flag"], _dest(f), is_flag=True, default=f.default, help=meta["help"])
-    lo, hi = meta.get("minimum"), meta.get("maximum")
-    if meta.get("path"):
-        kind = click.Path(dir_okay=False)
-    elif hint is int:
-        kind = click.IntRange(lo, hi) if lo is not None or hi is not None else int
-    elif hint is float:
-        kind = click.FloatRange(lo, hi) if lo is not None or hi is not None else float
-    else:
-        kind = str
-    return click.option(meta["flag"], _dest(f), type=kind, default=f.default, show_default=f.default is not None,
-                        help=meta["help"])
+    return field_option(f, hint, f.metadata["flag"], _dest(f), f.metadata["help"])
 
 
 def default_durations() -> dict[str, float]:

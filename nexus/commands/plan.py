@@ -6,11 +6,11 @@ import logging
 
 import click
 
-from nexus.commands.options import flight_options, resolve, run_config
+from nexus.commands.options import LaterOptions, flight_options, later, resolve, run_config
 
 
-@click.command()
-@flight_options
+@click.command(cls=LaterOptions)
+@later(flight_options)
 @click.option("--verbose", "details", is_flag=True,
               help="Also print the ticks per replay and the graph nodes (kernel launches) per tick.")
 @click.pass_context

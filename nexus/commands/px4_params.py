@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import click
 
-from nexus.commands.options import resolve
+from nexus.commands.options import LaterOptions, later, resolve, vehicle_and_scene
 
 
-@click.command("params")
-@click.option("--vehicle", default="astro_max_base", show_default=True, help="Vehicle name or .usda path.")
-@click.option("--scene", default="empty", show_default=True, help="Scene name or .usda path (for gravity).")
+@click.command("params", cls=LaterOptions)
+@later(vehicle_and_scene("Vehicle name or .usda path.", "Scene name or .usda path (for gravity)."))
 @click.option("--export", "as_export", is_flag=True, help="Prefix each line with 'export ' for a shell.")
 @click.pass_context
 def px4_params(ctx, vehicle, scene, as_export):

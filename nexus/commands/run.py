@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import fields
 from pathlib import Path
 
 import click
 
 from nexus.commands.exits import exit_status, report_error, worlds_failed_status
-from nexus.commands.options import default_durations, flight_options, resolve, run_config
+from nexus.commands.options import (LaterOptions, config_option, default_durations, flight_options, later, resolve,
+                                    run_config)
 
 
 def _files_in(out: Path) -> str:
@@ -30,12 +32,19 @@ def _flown(out: Path) -> str:
     return f"after {info['ticks']} ticks ({info['sim_time_s']:.2f} s sim)"
 
 
-@click.command()
-@flight_options
-@click.option("--duration", type=click.FloatRange(min=0.0, min_open=True), default=None,
-              help="Longest sim time to fly [s]. Default, by controller: "
-                   + ", ".join(f"{name} {seconds:g}" for name, seconds in default_durations().items())
-                   + " (a mission ends a run sooner).")
+def _duration_option() -> list:
+    """``--duration``, whose help gives each controller's default run length (from the registry)."""
+    from nexus.flight import RunConfig, help_of  # noqa: PLC0415
+
+    duration = next(f for f in fields(RunConfig) if f.name == "duration")
+    return [config_option("duration", help_of(duration) + " Default, by controller: "
+                          + ", ".join(f"{name} {seconds:g}" for name, seconds in default_durations().items())
+                          + " (a mission ends a run sooner).")]
+
+
+@click.command(cls=LaterOptions)
+@later(flight_options)
+@later(_duration_option)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder. Default: runs/<UTC timestamp>/. A folder that holds a run is refused.")
 @click.option("--overwrite", is_flag=True,

@@ -738,6 +738,30 @@ class Rollout:
                               len(self.plant.rotors), scale],
                       outputs=[loss], device=self.device)
 
+    @classmethod
+    def from_config(cls, config, ticks: int | None = None, *, loss: str = "altitude", **settings) -> Rollout:
+        """The rollout of the flight ``config`` (a :class:`nexus.flight.RunConfig`) describes, with its own settings.
+
+        The vehicle, scene, tick rate, seed, worlds, controller, solver and device come from ``config`` (its
+        device resolved: ``auto`` takes the GPU when one is present); ``ticks`` None flies its duration
+        (``config.duration_s`` times its tick rate, rounded). ``loss`` and ``settings`` are the rollout's own
+        (``window``, ``checkpoint``, ``memory_budget``, ``capture``, ``capture_tape``, ``noise``, ``reference``,
+        ``start_height``, ``start_offsets``). A setting of ``config`` the rollout cannot fly is refused.
+        """
+        from nexus.core.device import resolve_device  # noqa: PLC0415
+
+        if config.substeps != 1:
+            raise BuildError(f"substeps {config.substeps}: the differentiable rollout steps the solver once per "
+                             "tick; give substeps 1")
+        if config.vary is not None:
+            raise BuildError(f"vary {config.vary}: the differentiable rollout draws no variation; give none "
+                             "(its parameters are set with Rollout.set)")
+        if ticks is None:
+            ticks = int(round(config.duration_s * config.tick_hz))
+        return cls(ticks, worlds=config.worlds, vehicle=config.vehicle, scene=config.scene, tick_hz=config.tick_hz,
+                   seed=config.seed, device=resolve_device(config.device), controller=config.controller,
+                   solver=config.solver, loss=loss, **settings)
+
 
 
 __all__ = ["DEFAULT_MEMORY_FRACTION", "DEFAULT_START_HEIGHT", "Rollout", "Trajectory", "available_memory"]

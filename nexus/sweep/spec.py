@@ -59,10 +59,6 @@ PX4_KEYS = ("binary", "model", "rootfs", "params", "env", "mission", "command", 
 PX4_MISSIONS = ("nexus", "none")
 #: RunConfig fields whose string value is a path when it looks like one.
 PATH_FIELDS = ("vehicle", "scene", "vary")
-#: RunConfig fields with a fixed set of values, and where the set is written (a function: called).
-CHOICES = {"controller": ("nexus.control.registry", "names"), "mission": ("nexus.assembly", "MISSIONS"),
-           "device": ("nexus.core.device", "DEVICE_CHOICES"), "record_mode": ("nexus.flight", "RECORD_MODES"),
-           "render": ("nexus.flight", "RENDER_MODES"), "solver": ("nexus.plant.solvers", "SOLVERS")}
 
 
 class SweepError(BuildError):
@@ -149,13 +145,10 @@ def type_text(hint: Any) -> str:
 
 
 def _choices(name: str) -> tuple[str, ...] | None:
-    import importlib
+    """The values RunConfig field ``name`` may take (its ``choices``), or None when any of its type will do."""
+    from nexus.flight import choices_of  # noqa: PLC0415
 
-    if name not in CHOICES:
-        return None
-    module, attr = CHOICES[name]
-    found = getattr(importlib.import_module(module), attr)
-    return tuple(found() if callable(found) else found)
+    return choices_of(_run_fields()[name])
 
 
 def check_field_value(path: Path, where: str, name: str, value: Any) -> Any:
@@ -171,6 +164,10 @@ def check_field_value(path: Path, where: str, name: str, value: Any) -> Any:
     choices = _choices(name)
     if choices is not None and value not in choices:
         raise _fail(path, f"{where}: {name} = {value!r}; choose one of {', '.join(choices)}")
+    from nexus.flight import out_of_bounds  # noqa: PLC0415
+
+    if (bounds := out_of_bounds(_run_fields()[name], value)) is not None:
+        raise _fail(path, f"{where}: {name} = {value!r} is out of bounds; {bounds}")
     if isinstance(value, int) and not isinstance(value, bool) and hint is float:
         value = float(value)
     if name in PATH_FIELDS and isinstance(value, str):
@@ -346,6 +343,11 @@ def _check_draw(path: Path, key: str, spec: Any, axis: Axis, known: dict) -> dic
         elif not fits_type(0.5, hint):
             raise _fail(path, f"{where}: {key} is of type {type_text(hint)}; draw it from whole-number bounds "
                               "or from a list of values")
+        from nexus.flight import out_of_bounds  # noqa: PLC0415
+
+        for end, value in (("low", low), ("high", high)):
+            if (bounds := out_of_bounds(_run_fields()[key], value)) is not None:
+                raise _fail(path, f"{where}: {key}: {end} = {value!r} is out of bounds; {bounds}")
     return {"low": low, "high": high}
 
 

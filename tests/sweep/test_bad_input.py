@@ -121,3 +121,14 @@ def test_cuda_points_on_a_cluster_without_a_gpu_are_refused(tmp_path, ray_cpus):
     with pytest.raises(SweepError, match="need a GPU, and the Ray cluster has none"):
         run_sweep(path, SweepOptions(out=tmp_path / "out", progress=False))
     assert not (tmp_path / "out" / "runs").exists()
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('[grid]\nseed = [0, -1]\n', "[grid]: seed = -1 is out of bounds; give 0 or more"),
+    ('[grid]\ntick_hz = [250.0, 20000.0]\n', "[grid]: tick_hz = 20000.0 is out of bounds; give 10000 or less"),
+    ('[run]\nduration = 0.0\n[grid]\nseed = [0]\n', "[run]: duration = 0.0 is out of bounds; give more than 0"),
+    ('[random]\ncount = 2\nsubsteps = {low = 0, high = 3}\n', "[random]: substeps: low = 0 is out of bounds; give 1 or more"),
+])
+def test_a_value_outside_a_run_fields_bounds_is_refused_as_the_command_line_would(tmp_path, text, said):
+    # The bounds are RunConfig's (the same the command line's --seed, --tick-hz, --duration, --substeps take).
+    assert said in refused(tmp_path, text)
