@@ -376,12 +376,18 @@ def _run_fields():
 def _run_row(f) -> ParamEntry:
     import typing  # noqa: PLC0415
 
-    from nexus.flight import RunConfig  # noqa: PLC0415
+    from nexus.flight import RunConfig, choices_of  # noqa: PLC0415
 
     hint = typing.get_type_hints(RunConfig)[f.name]
-    unit = f.metadata.get("unit", "-") if f.metadata else "-"
-    choices = f.metadata.get("choices") if f.metadata else None
+    unit = (f.metadata.get("unit") or "-") if f.metadata else "-"
+    choices = choices_of(f) if f.metadata else None
     bounds = ("one of " + ", ".join(map(str, choices))) if choices else _type_text(hint)
+    if f.metadata and not choices:
+        lo, hi = f.metadata.get("minimum"), f.metadata.get("maximum")
+        low = None if lo is None else f"{'>' if f.metadata.get('min_open') else '>='} {lo:g}"
+        high = None if hi is None else f"<= {hi:g}"
+        if low or high:
+            bounds = ", ".join(x for x in (bounds, low, high) if x)
     doc = f.metadata.get("help", "") if f.metadata else ""
     return ParamEntry(f.name, "run", unit, bounds, ("sweep",), doc or "a RunConfig field (nexus run's option)")
 

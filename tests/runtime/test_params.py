@@ -63,7 +63,7 @@ EXPECTED = {
     "wind_x": ([], "draw", "N", "|value| <= 100", ["variation"], []),
     "noise_scale": ([], "draw", "-", ">= 0", ["variation"], []),
     "rotor_fail_index": ([], "draw", "-", "an integer in 0..rotors-1", ["variation"], []),
-    "seed": ([], "run", "-", "int", ["sweep"], []),
+    "seed": ([], "run", "-", "int, >= 0", ["sweep"], []),
 }
 
 
