@@ -14,7 +14,7 @@ Build a flight and run it::
 The public names, by group:
 
 - flights: :class:`RunConfig`, :func:`build_flight`, :func:`run_flight`,
-  :class:`Flight`, :class:`RunSummary` (replaying a run: :func:`nexus.replay.replay`),
+  :class:`Flight`, :class:`RunSummary` (replaying a run: :func:`nexus.runtime.replay.replay`),
   :func:`set_verbose` (Warp's banner and module-load lines, hidden by default; or ``NEXUS_VERBOSE=1``);
 - components: :class:`Component`, :class:`Spec`, :class:`Param`,
   :class:`Input`, :class:`Output`, :class:`StateVar`, :class:`Stage`,
@@ -35,12 +35,12 @@ _schemas.register()
 #: Public name -> the module that defines it, loaded on first access (PEP 562).
 _PUBLIC: dict[str, str] = {
     # Build a flight and run it.
-    "RunConfig": "nexus.flight",
+    "RunConfig": "nexus.runtime.flight",
     "set_verbose": "nexus.core.warp_setup",
-    "build_flight": "nexus.flight",
-    "Flight": "nexus.flight",
-    "run_flight": "nexus.run",
-    "RunSummary": "nexus.run",
+    "build_flight": "nexus.runtime.flight",
+    "Flight": "nexus.runtime.flight",
+    "run_flight": "nexus.runtime.run",
+    "RunSummary": "nexus.runtime.run",
     # Write a component.
     "Component": "nexus.core.component",
     "Spec": "nexus.core.spec",

@@ -122,7 +122,7 @@ def test_an_unexpected_failure_is_one_line_with_a_debug_hint(cli, tmp_path, monk
     def broken(*args, **kwargs):
         raise ZeroDivisionError("float division by zero")
 
-    monkeypatch.setattr("nexus.run.run_flight", broken)  # a bug, injected where the CLI calls it
+    monkeypatch.setattr("nexus.runtime.run.run_flight", broken)  # a bug, injected where the CLI calls it
     result = cli.invoke(main, ["run", "--controller", "hold", "--device", "cpu", "--out", str(tmp_path / "r")])
     assert result.exit_code == 1
     assert "error: ZeroDivisionError: float division by zero" in result.output and "--debug" in result.output

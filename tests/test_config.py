@@ -11,10 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from nexus.cli import main
-from nexus.flight import ConfigError, RunConfig
+from nexus.runtime.flight import ConfigError, RunConfig
 from nexus.plant.frames import yaw_ned_np
-from nexus.replay import ReplayError, replay
-from nexus.run import run_flight
+from nexus.runtime.replay import ReplayError, replay
+from nexus.runtime.run import run_flight
 
 
 # -- the object ------------------------------------------------------------------------------------

@@ -8,8 +8,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from nexus.flight import RunConfig
-from nexus.run import run_flight
+from nexus.runtime.flight import RunConfig
+from nexus.runtime.run import run_flight
 
 pytestmark = pytest.mark.cuda
 

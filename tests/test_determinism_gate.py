@@ -27,9 +27,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from nexus.flight import RunConfig
-from nexus.replay import compare, load_run
-from nexus.run import run_flight
+from nexus.runtime.flight import RunConfig
+from nexus.runtime.replay import compare, load_run
+from nexus.runtime.run import run_flight
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The shortened default mission ends itself in under 10 s of sim time.

@@ -5,10 +5,10 @@ import pytest
 import warp as wp
 
 from nexus.core.executors import graph_nodes
-from nexus.flight import RunConfig, build_flight
+from nexus.runtime.flight import RunConfig, build_flight
 from nexus.plant.esc import Esc
 from nexus.plant.propeller import Propeller
-from nexus.run import run_flight
+from nexus.runtime.run import run_flight
 
 
 def stage_nodes(loop, name):

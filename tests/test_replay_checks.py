@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from nexus.cli import main
-from nexus.flight import RunConfig
-from nexus.replay import ReplayError, compare, replay
-from nexus.run import run_flight
+from nexus.runtime.flight import RunConfig
+from nexus.runtime.replay import ReplayError, compare, replay
+from nexus.runtime.run import run_flight
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -4,7 +4,7 @@ import pytest
 import warp as wp
 
 from nexus.core import BuildError, Loop, Read, Stage, Write
-from nexus.roles import FLIGHT_RULES
+from nexus.runtime.roles import FLIGHT_RULES
 from tests.core.toy_parts import Part, host_stage
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from nexus.core import Component, Stage
 from nexus.core.errors import BuildError
-from nexus.flight import RunConfig
-from nexus.run import DurationError, OutputError, run_flight
+from nexus.runtime.flight import RunConfig
+from nexus.runtime.run import DurationError, OutputError, run_flight
 
 HOLD = RunConfig(controller="hold")
 

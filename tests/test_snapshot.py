@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import warp as wp
 
-from nexus.flight import RunConfig, build_flight
-from nexus.startup import start
+from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.startup import start
 
 #: Ticks before the snapshot and after it: 0.4 s at 250 Hz each, the spin-up, lift-off (about tick 55) and the
 #: start of the climb. Measured: from tick 55 on, no constraint is active, so MuJoCo's solver does not iterate.

@@ -13,8 +13,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from nexus.flight import RunConfig
-from nexus.run import run_flight
+from nexus.runtime.flight import RunConfig
+from nexus.runtime.run import run_flight
 
 ROOT = Path(__file__).resolve().parents[1]
 

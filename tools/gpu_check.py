@@ -158,7 +158,7 @@ def bench(name: str, device: str, json_out: Path, quick: bool) -> int:
 
 
 def compare_runs(first: Path, second: Path, json_out: Path) -> int:
-    from nexus.replay import ReplayError, compare, load_run  # noqa: PLC0415
+    from nexus.runtime.replay import ReplayError, compare, load_run  # noqa: PLC0415
 
     try:
         first_info, first_cols = load_run(first)

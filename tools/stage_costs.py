@@ -26,9 +26,9 @@ import pyarrow.parquet as pq
 import warp as wp
 
 from nexus.core.executors import graph_nodes
-from nexus.flight import RunConfig, build_flight, fly
+from nexus.runtime.flight import RunConfig, build_flight, fly
 from nexus.record.writer import PARQUET_OPTIONS
-from nexus.startup import start
+from nexus.runtime.startup import start
 
 COPIES, REPLAYS, TRIES = 50, 20, 7
 

@@ -42,8 +42,8 @@ ACTION = "controls:4"
 
 def record(scene: str, mission: str, seconds: float) -> tuple[list[tuple], object]:
     """(estimate, setpoint, controls[:4]) for every armed tick of a PID flight more than 0.3 m above the start."""
-    from nexus.flight import RunConfig, build_flight
-    from nexus.startup import start
+    from nexus.runtime.flight import RunConfig, build_flight
+    from nexus.runtime.startup import start
 
     flight = build_flight(RunConfig(scene=scene, mission=mission), "cpu")
     loop = flight.loop

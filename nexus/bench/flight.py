@@ -41,9 +41,9 @@ import warp as wp
 from nexus.bench.plant import bare_step_graph
 from nexus.bench.timing import alternating_best
 from nexus.core.executors import graph_nodes
-from nexus.flight import RunConfig, fly
+from nexus.runtime.flight import RunConfig, fly
 from nexus.record.writer import RecordWriter
-from nexus.run_file import RunFile
+from nexus.runtime.run_file import RunFile
 from nexus.runtime.flight_session import FlightSession
 
 #: One control tick of the default run [s].

@@ -20,7 +20,7 @@ TICK_S = tick_ns(DEFAULT_TICK_HZ) * 1e-9
 
 def plant_loop(device: str, extra=()):
     """A captured plant-only loop of the Astro Max at hover, and its vehicle."""
-    from nexus.assembly import assemble
+    from nexus.runtime.assembly import assemble
     from nexus.control.hold import HoldControls
     from nexus.plant.esc import Esc
     from nexus.plant.hover import hover_command, hover_speed

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import warp as wp
 
-from nexus.flight import RunConfig
+from nexus.runtime.flight import RunConfig
 from nexus.runtime.flight_session import FlightSession
 
 #: Sim time of each flight [s].

@@ -3,7 +3,7 @@
 * ``sweep_speedup`` (the target): the sequential time over the sweep's time
   for the same ``RUNS`` flights of the short mission (seeds 0..RUNS-1), both
   warm, both timed from the first point: ``sequential_s`` flies them one
-  after another with :func:`nexus.run.run_flight` in this process after one
+  after another with :func:`nexus.runtime.run.run_flight` in this process after one
   untimed flight (kernels loaded), ``sweep_s`` flies them as one sweep on a
   local Ray instance with one worker per core, counted from the first point
   submitted, after the workers started and built one flight each (starting
@@ -84,7 +84,7 @@ def _sweep_file(folder: Path, text: str, name: str = "sweep.toml") -> Path:
 
 def _sequential(points: list[tuple], device: str, folder: Path) -> tuple[float, list[float]]:
     """Fly ``points`` ((RunConfig, attributes) each) one after another; (the whole time, each point's) [s]."""
-    from nexus.run import run_flight
+    from nexus.runtime.run import run_flight
     from nexus.sweep.overrides import write_overrides
 
     times = []
@@ -101,7 +101,7 @@ def _sequential(points: list[tuple], device: str, folder: Path) -> tuple[float, 
 
 def _compare(name: str, sweep_text: str, points: list[tuple], device: str, folder: Path, rounds: int) -> dict:
     """The same points, flown one after another and as a sweep, in alternating rounds; the best of each."""
-    from nexus.run import run_flight
+    from nexus.runtime.run import run_flight
     from nexus.sweep.runner import SweepOptions, run_sweep
 
     config, _ = points[0]
@@ -130,7 +130,7 @@ def _compare(name: str, sweep_text: str, points: list[tuple], device: str, folde
 
 
 def run(device: str = "cpu") -> dict:
-    from nexus.flight import RunConfig
+    from nexus.runtime.flight import RunConfig
     from nexus.sweep.cluster import connect
     from nexus.sweep.runner import SweepOptions, run_sweep
 

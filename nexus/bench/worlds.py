@@ -26,7 +26,7 @@ from pathlib import Path
 import warp as wp
 
 from nexus.bench.flight import loop_against_bare
-from nexus.flight import RunConfig, build_flight
+from nexus.runtime.flight import RunConfig, build_flight
 
 CPU_WORLDS = (1, 16, 64)
 CUDA_WORLDS = (1, 1024, 4096, 16384)

@@ -24,7 +24,7 @@ def worlds_failed_status(failed: int) -> int:
 def exit_status(error: BaseException) -> int:
     """The exit status an error ends a command with (see ``EXIT_*``)."""
     from nexus.core.errors import BuildError
-    from nexus.stopping import Terminated
+    from nexus.runtime.stopping import Terminated
 
     if isinstance(error, Terminated):
         return EXIT_TERMINATED

@@ -136,8 +136,8 @@ def flight_errors(out: Path) -> dict:
 
 def fly(vehicle: str, scene: str, out: Path) -> dict:
     """The normal captured MuJoCo mission (short) with ``vehicle``; its errors."""
-    from nexus.flight import RunConfig  # noqa: PLC0415
-    from nexus.run import run_flight  # noqa: PLC0415
+    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
+    from nexus.runtime.run import run_flight  # noqa: PLC0415
 
     run_flight(RunConfig(vehicle=vehicle, scene=scene, mission="short", device="cpu", duration=12.0), "cpu", out,
                progress=False, overwrite=True)
@@ -202,7 +202,7 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
     from nexus.core.warp_setup import init_warp  # noqa: PLC0415
     from nexus.diff import Rollout  # noqa: PLC0415
     from nexus.diff.rollout import EAGER_TAPED_RUNS, TAPED_CAPTURE_PAYS_FROM  # noqa: PLC0415
-    from nexus.flight import RunConfig  # noqa: PLC0415
+    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
     from nexus.sweep.overrides import write_overrides  # noqa: PLC0415
 
     init_warp(bool((ctx.obj or {}).get("verbose", False)))

@@ -1,6 +1,6 @@
 """Option helpers shared by the ``nexus`` commands: the device, and the flight options of ``run`` and ``plan``.
 
-The flight options are read from :class:`nexus.flight.RunConfig` and the
+The flight options are read from :class:`nexus.runtime.flight.RunConfig` and the
 controller registry, which load Warp and Newton; :class:`LaterOptions` makes
 them when a command first needs them (to parse its arguments or show its
 help), so that ``nexus --help`` and the other commands load neither.
@@ -103,7 +103,7 @@ FLIGHT_FIELDS = ("vehicle", "scene", "device", "controller", "seed", "tick_hz", 
 
 def flight_options() -> list:
     """The options shared by ``run`` and ``plan`` (click decorators, in order), made from the fields of
-    :class:`nexus.flight.RunConfig`: their flags, defaults, help, choices and bounds."""
+    :class:`nexus.runtime.flight.RunConfig`: their flags, defaults, help, choices and bounds."""
     made = []
     for name in FLIGHT_FIELDS:
         if name is None:
@@ -116,13 +116,13 @@ def flight_options() -> list:
 
 
 def config_option(name: str, help: str | None = None, **extra):
-    """The click option of :class:`~nexus.flight.RunConfig`'s field ``name``.
+    """The click option of :class:`~nexus.runtime.flight.RunConfig`'s field ``name``.
 
     Its flag is ``--<name>`` (or the field's ``flag``), its type comes from its type hint, choices and bounds,
     its default from the field (shown unless None), its help from the field unless ``help`` replaces it;
     ``extra`` goes to ``click.option``. A list field is an option given once per item.
     """
-    from nexus.flight import RunConfig, help_of  # noqa: PLC0415
+    from nexus.runtime.flight import RunConfig, help_of  # noqa: PLC0415
 
     f = next(f for f in fields(RunConfig) if f.name == name)
     hint = typing.get_type_hints(RunConfig)[name]
@@ -132,7 +132,7 @@ def config_option(name: str, help: str | None = None, **extra):
 
 def field_option(f, hint, flag: str, dest: str, help: str, **extra):
     """The click option ``flag`` (value in ``dest``) of a dataclass field whose metadata holds its choices, bounds
-    and whether it is a file (a RunConfig field's :func:`~nexus.flight.setting`, a controller's
+    and whether it is a file (a RunConfig field's :func:`~nexus.runtime.flight.setting`, a controller's
     :func:`~nexus.control.registry.option`): a flag for a bool, repeated for a list, else one value."""
     if hint is bool:
         return click.option(flag, dest, is_flag=True, default=f.default, help=help, **extra)
@@ -160,11 +160,11 @@ def _click_type(f, hint):
 
 
 def vehicle_and_scene(vehicle_help: str | None = None, scene_help: str | None = None) -> Callable[[], list]:
-    """For :func:`later`: ``--vehicle`` and ``--scene`` with :class:`~nexus.flight.RunConfig`'s defaults (for the
+    """For :func:`later`: ``--vehicle`` and ``--scene`` with :class:`~nexus.runtime.flight.RunConfig`'s defaults (for the
     commands that take them without the other flight options), with the help given."""
 
     def make() -> list:
-        from nexus.flight import RunConfig  # noqa: PLC0415
+        from nexus.runtime.flight import RunConfig  # noqa: PLC0415
 
         default = RunConfig()
         return [click.option("--vehicle", default=default.vehicle, show_default=True, help=vehicle_help),
@@ -214,12 +214,12 @@ def default_durations() -> dict[str, float]:
 
 
 def run_config(ctx, controller, **flight):
-    """The :class:`~nexus.flight.RunConfig` of the options :func:`flight_options` adds (and ``--duration``).
+    """The :class:`~nexus.runtime.flight.RunConfig` of the options :func:`flight_options` adds (and ``--duration``).
 
     A controller's option given on the command line for another controller is refused.
     """
     from nexus.control import registry
-    from nexus.flight import RunConfig
+    from nexus.runtime.flight import RunConfig
 
     chosen = {}
     for owner, f, _ in _controller_flags():

@@ -16,7 +16,7 @@ from nexus.commands.options import LaterOptions, flight_options, later, resolve,
 @click.pass_context
 def plan(ctx, details, **flight):
     """Print the stage plan of a run without flying it."""
-    from nexus.flight import build_flight
+    from nexus.runtime.flight import build_flight
 
     options = run_config(ctx, **flight)
     warp_device = resolve(options.device, ctx.obj["verbose"])

@@ -48,7 +48,7 @@ def _bits(values: np.ndarray) -> np.ndarray:
 
 def compare_records(run_a: Path, run_b: Path) -> dict:
     """The two records' rows, and the first tick (1-based) at which any column differs, with those columns."""
-    from nexus.replay import ReplayError, load_run  # noqa: PLC0415
+    from nexus.runtime.replay import ReplayError, load_run  # noqa: PLC0415
 
     try:
         (info_a, a), (info_b, b) = load_run(run_a), load_run(run_b)

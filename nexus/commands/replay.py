@@ -20,7 +20,7 @@ from nexus.commands.options import resolve
 @click.pass_context
 def replay(ctx, out, eager, keep):
     """Rerun the flight in OUT open loop from its recorded controls, on the CPU, and compare bit for bit."""
-    from nexus.replay import replay as replay_run
+    from nexus.runtime.replay import replay as replay_run
 
     resolve("cpu", ctx.obj["verbose"])
     logging.getLogger("nexus").setLevel(logging.WARNING)

@@ -16,7 +16,7 @@ from nexus.commands.options import (LaterOptions, config_option, default_duratio
 
 def _files_in(out: Path) -> str:
     """The run files in ``out`` that a reader can open whole, for closing messages."""
-    from nexus.runs import whole_files
+    from nexus.runtime.runs import whole_files
 
     found = whole_files(out)
     return ", ".join(found) if found else "no files"
@@ -34,7 +34,7 @@ def _flown(out: Path) -> str:
 
 def _duration_option() -> list:
     """``--duration``, whose help gives each controller's default run length (from the registry)."""
-    from nexus.flight import RunConfig, help_of  # noqa: PLC0415
+    from nexus.runtime.flight import RunConfig, help_of  # noqa: PLC0415
 
     duration = next(f for f in fields(RunConfig) if f.name == "duration")
     return [config_option("duration", help_of(duration) + " Default, by controller: "
@@ -72,7 +72,7 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
     """Fly a vehicle in a scene and record the flight (or many: --worlds N)."""
     from dataclasses import replace
 
-    from nexus.run import prepare_out, run_flight, ticks_in
+    from nexus.runtime.run import prepare_out, run_flight, ticks_in
 
     variation = None
     if world_of is not None:
@@ -112,7 +112,7 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
         summary = run_flight(options, warp_device, out, progress=not quiet, overwrite=overwrite, watch=watch,
                              variation=variation)
     except KeyboardInterrupt as stop:
-        from nexus.stopping import stop_reason
+        from nexus.runtime.stopping import stop_reason
 
         reason = stop_reason(stop)
         click.echo(f"\n{reason} {_flown(out)}; exit_reason {reason}; the run's files are in {out}: "

@@ -26,7 +26,7 @@ def runs(folder: Path, as_json: bool) -> None:
     still flies) or killed (its run.json still says running, but its process
     is gone: the ticks are those its record holds).
     """
-    from nexus.runs import find_runs
+    from nexus.runtime.runs import find_runs
 
     rows = find_runs(folder)
     if as_json:

@@ -401,7 +401,7 @@ class PidController(Component):
 
     @classmethod
     def from_prim(cls, prim, values, ctx) -> PidController:
-        """The controller for a prim applying ``NexusPidControllerAPI``; ``ctx`` is :class:`nexus.assembly.PrimContext`.
+        """The controller for a prim applying ``NexusPidControllerAPI``; ``ctx`` is :class:`nexus.runtime.assembly.PrimContext`.
 
         The thrust model factor comes from the vehicle's ESCs, which must agree.
         """

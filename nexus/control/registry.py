@@ -7,8 +7,8 @@ their help text, and a command-line flag where the command line sets them),
 whether it reads the guidance's setpoint (then its runs get the scene's
 mission) or brings its own estimator (then the vehicle's estimator prims are
 left out), whether it can fly many worlds (and why not), its default run
-length, and its help line. :mod:`nexus.assembly` builds from it,
-:class:`nexus.flight.RunConfig` takes its defaults and checks from it, the
+length, and its help line. :mod:`nexus.runtime.assembly` builds from it,
+:class:`nexus.runtime.flight.RunConfig` takes its defaults and checks from it, the
 command line generates ``--controller``'s choices and the controllers'
 options from it, a sweep file's ``controller`` values are checked against
 it, and the table of controllers in ``docs/controllers.md`` is checked
@@ -81,7 +81,7 @@ class ControllerOptions:
         A key that is no field is refused, and so is a value of the wrong type (a whole number fits a
         float field, a list a tuple field). A field that is never recorded is skipped when read back.
         """
-        from nexus.flight import _type_text, fits_type  # noqa: PLC0415 (the flight module imports this one)
+        from nexus.runtime.flight import _type_text, fits_type  # noqa: PLC0415 (the flight module imports this one)
 
         if not isinstance(data, Mapping):
             raise BuildError(f"{where} is {type(data).__name__}; give a table of option names to values")
@@ -106,7 +106,7 @@ class ControllerOptions:
 
 #: ``build(prim, path, ctx, options)``: the controller prim (``NexusPidControllerAPI``; None when the vehicle has
 #: none), the path the controller takes (the prim's, or ``<default prim>/controller``), the
-#: :class:`nexus.assembly.PrimContext` and the typed options.
+#: :class:`nexus.runtime.assembly.PrimContext` and the typed options.
 Builder = Callable[[typing.Any, str, typing.Any, ControllerOptions], typing.Any]
 
 

@@ -42,7 +42,7 @@ import os
 import numpy as np
 import warp as wp
 
-from nexus.assembly import assemble
+from nexus.runtime.assembly import assemble
 from nexus.control.pid import PidController
 from nexus.core import Loop
 from nexus.core.errors import BuildError
@@ -59,7 +59,7 @@ from nexus.plant.esc import Esc
 from nexus.plant.frames import attitude_ned_frd_np, yaw_ned_np
 from nexus.plant.hover import command_for_speed, hover_speed
 from nexus.plant.propeller import Propeller
-from nexus.roles import FLIGHT_RULES
+from nexus.runtime.roles import FLIGHT_RULES
 from nexus.sensors.imu import Imu
 from nexus.sensors.samples import ImuSample
 
@@ -740,7 +740,7 @@ class Rollout:
 
     @classmethod
     def from_config(cls, config, ticks: int | None = None, *, loss: str = "altitude", **settings) -> Rollout:
-        """The rollout of the flight ``config`` (a :class:`nexus.flight.RunConfig`) describes, with its own settings.
+        """The rollout of the flight ``config`` (a :class:`nexus.runtime.flight.RunConfig`) describes, with its own settings.
 
         The vehicle, scene, tick rate, seed, worlds, controller, solver and device come from ``config`` (its
         device resolved: ``auto`` takes the GPU when one is present); ``ticks`` None flies its duration

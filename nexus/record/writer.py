@@ -63,7 +63,7 @@ class RecordWriter:
     for one tick. :meth:`close` drains what is left; it is safe to call after
     a failure. ``on_drain(ticks_written, rows_written)`` runs after each drain
     (the run rewrites run.json there). ``shield()`` is entered around each
-    drain (the run holds SIGINT and SIGTERM back there, :mod:`nexus.stopping`).
+    drain (the run holds SIGINT and SIGTERM back there, :mod:`nexus.runtime.stopping`).
 
     A drain that cannot write raises :class:`~nexus.record.durable.WriteFailed`
     (``disk-full`` or ``write-failed``); the parts before it stay whole and the

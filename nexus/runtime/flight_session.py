@@ -1,7 +1,7 @@
 """Build, start, fly and close one flight, as one object: how code other than ``nexus run`` flies.
 
 Every benchmark suite flies the same way ``nexus run`` does (the flight built
-from a :class:`~nexus.flight.RunConfig`, its record written part by part,
+from a :class:`~nexus.runtime.flight.RunConfig`, its record written part by part,
 start-up settling the vehicle before the clock), and must close the loop and
 the render peer whatever happens. :class:`FlightSession` does that once::
 
@@ -9,7 +9,7 @@ the render peer whatever happens. :class:`FlightSession` does that once::
         wall = session.timed(ticks)          # [s] the flight, record drained, device synchronised
         rtf = session.loop.sim_time / wall
 
-``nexus run`` itself (:func:`nexus.run.run_flight`) adds what only a run
+``nexus run`` itself (:func:`nexus.runtime.run.run_flight`) adds what only a run
 needs around the same steps: run.json at every drain, the log, the stop
 signals and the summary.
 """
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import warp as wp
 
-from nexus.flight import Flight, RunConfig, build_flight, fly
+from nexus.runtime.flight import Flight, RunConfig, build_flight, fly
 from nexus.record.writer import RecordWriter
-from nexus.startup import start
+from nexus.runtime.startup import start
 
 
 class FlightSession:

@@ -8,7 +8,7 @@ builds, for one vehicle, one table of :class:`ParamEntry` rows: the canonical
 name plus its aliases, what it sets, its unit and bounds, and which readers
 take it:
 
-* ``sweep``: an axis of a sweep file (a :class:`~nexus.flight.RunConfig` field
+* ``sweep``: an axis of a sweep file (a :class:`~nexus.runtime.flight.RunConfig` field
   or a vehicle attribute, written through an override layer);
 * ``variation``: a top-level key of a variation file (``nexus run --vary``);
 * ``gradient``: a parameter of :class:`nexus.diff.Rollout` (``Rollout.slot``,
@@ -18,7 +18,7 @@ The rows come from where their metadata lives: every Nexus prim's spec
 parameters (:class:`nexus.core.spec.Param`: attribute, unit, bounds, doc), the
 variation table (:data:`nexus.worlds.variation.PARAMETERS`: unit, check, kind),
 the rollout's names (:mod:`nexus.diff.params`) and the fields of
-:class:`~nexus.flight.RunConfig`. This module only adds the links between them:
+:class:`~nexus.runtime.flight.RunConfig`. This module only adds the links between them:
 
 * :data:`VARIATION_ATTRIBUTES`: a variation name that sets a USD attribute
   outright (``mass`` is the base body's ``physics:mass``);
@@ -187,7 +187,7 @@ def parameters(vehicle: str | Path | None = None) -> Parameters:
 
 
 def _default_vehicle() -> str:
-    from nexus.flight import RunConfig  # noqa: PLC0415
+    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
 
     return next(f.default for f in fields(RunConfig) if f.name == "vehicle")
 
@@ -368,7 +368,7 @@ def _type_text(hint) -> str:
 
 
 def _run_fields():
-    from nexus.flight import RunConfig  # noqa: PLC0415
+    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
 
     return fields(RunConfig)
 
@@ -376,7 +376,7 @@ def _run_fields():
 def _run_row(f) -> ParamEntry:
     import typing  # noqa: PLC0415
 
-    from nexus.flight import RunConfig, choices_of  # noqa: PLC0415
+    from nexus.runtime.flight import RunConfig, choices_of  # noqa: PLC0415
 
     hint = typing.get_type_hints(RunConfig)[f.name]
     unit = (f.metadata.get("unit") or "-") if f.metadata else "-"

@@ -4,7 +4,7 @@
 all read a run through :class:`RunFolder`, so a folder that is not a run, a
 ``run.json`` cut short or a damaged record is the same one-line error,
 written once here, whichever command meets it. A caller that reports its
-own kind of error (``nexus replay`` raises :class:`~nexus.replay.ReplayError`)
+own kind of error (``nexus replay`` raises :class:`~nexus.runtime.replay.ReplayError`)
 passes that class; the words stay these.
 """
 

@@ -85,7 +85,7 @@ def count(spec: SweepSpec) -> int:
 def expand(spec: SweepSpec) -> list[Point]:
     """Every point of the sweep, checked as a run would check it (one-line :class:`SweepError`), repeats merged."""
     from nexus.core.errors import BuildError
-    from nexus.flight import RunConfig
+    from nexus.runtime.flight import RunConfig
 
     try:
         base = RunConfig(**spec.base)

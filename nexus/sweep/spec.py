@@ -20,7 +20,7 @@ or, instead of ``[grid]``, N seeded draws::
     tick_hz = {values = [200.0, 250.0, 500.0]}    # one of these
     "/vehicle/controller nexus:hoverThrust" = {low = 0.55, high = 0.59}   # uniform [low, high)
 
-An axis is a :class:`~nexus.flight.RunConfig` field (``seed``, ``controller``,
+An axis is a :class:`~nexus.runtime.flight.RunConfig` field (``seed``, ``controller``,
 ``mission``, ``tick_hz``, ``duration``, ``vary`` with ``worlds``, ...) or a
 USD attribute, written ``"<prim path> <attribute name>"``, of the vehicle or
 the scene (applied through an override layer in the run's folder:
@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from nexus.core.errors import BuildError
-from nexus.flight import fits_type
+from nexus.runtime.flight import fits_type
 
 #: A sweep of more points than this needs ``--yes`` (a typo in a grid multiplies quickly).
 MAX_POINTS_WITHOUT_YES = 1000
@@ -125,13 +125,13 @@ def _fail(path: Path, text: str) -> SweepError:
 
 
 def _run_fields() -> dict[str, Any]:
-    from nexus.flight import RunConfig
+    from nexus.runtime.flight import RunConfig
 
     return {f.name: f for f in fields(RunConfig)}
 
 
 def _hints() -> dict[str, Any]:
-    from nexus.flight import RunConfig
+    from nexus.runtime.flight import RunConfig
 
     return typing.get_type_hints(RunConfig)
 
@@ -146,7 +146,7 @@ def type_text(hint: Any) -> str:
 
 def _choices(name: str) -> tuple[str, ...] | None:
     """The values RunConfig field ``name`` may take (its ``choices``), or None when any of its type will do."""
-    from nexus.flight import choices_of  # noqa: PLC0415
+    from nexus.runtime.flight import choices_of  # noqa: PLC0415
 
     return choices_of(_run_fields()[name])
 
@@ -164,7 +164,7 @@ def check_field_value(path: Path, where: str, name: str, value: Any) -> Any:
     choices = _choices(name)
     if choices is not None and value not in choices:
         raise _fail(path, f"{where}: {name} = {value!r}; choose one of {', '.join(choices)}")
-    from nexus.flight import out_of_bounds  # noqa: PLC0415
+    from nexus.runtime.flight import out_of_bounds  # noqa: PLC0415
 
     if (bounds := out_of_bounds(_run_fields()[name], value)) is not None:
         raise _fail(path, f"{where}: {name} = {value!r} is out of bounds; {bounds}")
@@ -343,7 +343,7 @@ def _check_draw(path: Path, key: str, spec: Any, axis: Axis, known: dict) -> dic
         elif not fits_type(0.5, hint):
             raise _fail(path, f"{where}: {key} is of type {type_text(hint)}; draw it from whole-number bounds "
                               "or from a list of values")
-        from nexus.flight import out_of_bounds  # noqa: PLC0415
+        from nexus.runtime.flight import out_of_bounds  # noqa: PLC0415
 
         for end, value in (("low", low), ("high", high)):
             if (bounds := out_of_bounds(_run_fields()[key], value)) is not None:

@@ -1,6 +1,6 @@
 """One point of a sweep, flown in whatever process runs it (a Ray worker, or this one).
 
-It calls the same :func:`nexus.run.run_flight` that ``nexus run`` calls, into
+It calls the same :func:`nexus.runtime.run.run_flight` that ``nexus run`` calls, into
 the point's folder, so the folder is an ordinary run folder; this module
 knows nothing of Ray. A failed run is a result, not an exception: its row
 carries the exit reason and the error. Only a stop (Ctrl-C, SIGTERM, Ray's
@@ -53,11 +53,11 @@ def warm(config: dict | None = None, gate=None, workers: int = 1) -> int:
     workers together and their first points do not each pay for it. A build that fails here is left to
     the point to report.
     """
-    import nexus.run  # noqa: F401
+    import nexus.runtime.run  # noqa: F401
 
     _ready_warp()
     if config is not None:
-        from nexus.flight import RunConfig, build_flight
+        from nexus.runtime.flight import RunConfig, build_flight
 
         try:
             options = replace(RunConfig.from_dict(config), controller="pid", controller_options={}, worlds=1,
@@ -117,8 +117,8 @@ def unpack(data: bytes, folder: Path) -> None:
 
 def fly_point(point: dict, folder: str, ship: bool = False, allow_commands: bool = False) -> dict:
     """Fly one point into ``folder``; return its row (figures, exit reason, wall time) and, with ``ship``, its files."""
-    from nexus.flight import RunConfig
-    from nexus.run import run_flight
+    from nexus.runtime.flight import RunConfig
+    from nexus.runtime.run import run_flight
     from nexus.sweep.figures import run_figures
     from nexus.sweep.overrides import write_overrides
 

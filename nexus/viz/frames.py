@@ -36,7 +36,7 @@ from nexus.render.preview import (
     sensor_kind,
 )
 
-#: The run folder's frame folder (``nexus run`` writes it; nexus.run.FRAMES).
+#: The run folder's frame folder (``nexus run`` writes it; nexus.runtime.run.FRAMES).
 FRAMES = "frames"
 #: The part of the inferno map a lidar's ranges span, 0 m to the run's range scale (its black end would vanish
 #: against the viewer's shadows).

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nexus.run_file import partial_note
+from nexus.runtime.run_file import partial_note
 from nexus.runtime.run_folder import RunFolder
 
 #: Columns every figure needs: the tick's time and the base body's pose (ENU, Warp (x, y, z, w) quaternion).

@@ -133,7 +133,7 @@ def _motors(series: FlightSeries, run: RunData, vehicle: VehicleFile) -> None:
         if "tick_ns" in run.info:
             dt = float(run.info["tick_ns"]) * 1e-9
         else:  # a run.json from before it held the tick: the run configuration's default
-            from nexus.flight import RunConfig  # noqa: PLC0415  (Newton, only for old runs)
+            from nexus.runtime.flight import RunConfig  # noqa: PLC0415  (Newton, only for old runs)
 
             dt = RunConfig().dt
         series.rotor_speeds = esc_speed_targets(run.columns, vehicle.escs, dt)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nexus.run_file import partial_note
+from nexus.runtime.run_file import partial_note
 from nexus.runtime.run_folder import SUMMARY, RunFolder, first_world, world_count
 from nexus.viz.errors import RunFolderError
 from nexus.viz.run_data import REQUIRED_COLUMNS, RunData

@@ -115,7 +115,7 @@ def _landing_points(guidance, worlds: int) -> np.ndarray | None:
 
 
 def summary_columns(flight) -> dict[str, np.ndarray]:
-    """The summary's columns of a flight (``nexus.flight.Flight``) that flew, one row per world (see the
+    """The summary's columns of a flight (``nexus.runtime.flight.Flight``) that flew, one row per world (see the
     module doc for what each holds)."""
     loop, plant, variation = flight.loop, flight.vehicle.plant, flight.variation
     seed, first_world = flight.options.seed, flight.options.first_world

@@ -1,5 +1,5 @@
 """The flight options of ``run`` and ``plan`` are made from RunConfig's fields: flag, default, help, choices and
-bounds, each written once (in nexus/flight.py) and read by the command line and a sweep file's checks alike."""
+bounds, each written once (in nexus/runtime/flight.py) and read by the command line and a sweep file's checks alike."""
 
 from __future__ import annotations
 

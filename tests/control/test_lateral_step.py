@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import warp as wp
 
-from nexus.assembly import assemble
+from nexus.runtime.assembly import assemble
 from nexus.core import Component, Loop, Stage, Write
 from nexus.guidance.setpoint import Setpoint
 from nexus.plant.frames import quat_to_matrix_np
-from nexus.startup import start
+from nexus.runtime.startup import start
 
 GOAL = (3.0, 2.0, -3.0)  # NED [m]: 3 north, 2 east, 3 up; |(3, 2)| = 3.6 m sideways
 

@@ -75,8 +75,8 @@ def test_shipped_policy_holds_hover_near_the_pid_hover_command():
 
 
 def test_shipped_policy_flies_the_short_mission_to_done(capsys):
-    from nexus.flight import RunConfig, build_flight
-    from nexus.startup import start
+    from nexus.runtime.flight import RunConfig, build_flight
+    from nexus.runtime.startup import start
 
     flight = build_flight(RunConfig(controller="policy", mission="short"), "cpu")
     start(flight.loop, flight.vehicle.plant)

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nexus.flight import RunConfig, build_flight
+from nexus.runtime.flight import RunConfig, build_flight
 from nexus.guidance.tracking import TrackingGuidance
-from nexus.startup import start
+from nexus.runtime.startup import start
 
 
 @dataclass

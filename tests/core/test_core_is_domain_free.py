@@ -28,7 +28,7 @@ def test_core_imports_only_itself_from_nexus_and_no_physics():
 
 
 def test_core_names_no_drone_signal_or_role():
-    # The estimate/setpoint rules and the sample types live outside core (nexus/roles.py, the packages).
+    # The estimate/setpoint rules and the sample types live outside core (nexus/runtime/roles.py, the packages).
     # The ring's kind names (clock ... control, record) are the engine's own fixed order and stay.
     words = ("PoseTwist", "Setpoint", "ImuSample", "GpsSample", "BodyState", '"setpoint"', "ESTIMATE_READER",
              "CONTROLS_WIDTH")

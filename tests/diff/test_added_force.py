@@ -12,7 +12,7 @@ import pytest
 import warp as wp
 
 import nexus.diff.rollout as rollout_module
-from nexus.assembly import assemble
+from nexus.runtime.assembly import assemble
 from nexus.core import Component, Stage
 from nexus.diff import Rollout
 

@@ -4,12 +4,12 @@
 import numpy as np
 import pytest
 
-from nexus.assembly import assemble
+from nexus.runtime.assembly import assemble
 from nexus.core import Loop
 from nexus.core.errors import BuildError
-from nexus.flight import RunConfig
+from nexus.runtime.flight import RunConfig
 from nexus.guidance import MissionGuidance, MissionProfile
-from nexus.startup import start
+from nexus.runtime.startup import start
 from tests.guidance.flight import Flight
 
 

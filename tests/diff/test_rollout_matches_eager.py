@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import warp as wp
 
-from nexus.assembly import assemble
+from nexus.runtime.assembly import assemble
 from nexus.control.pid import PidController
 from nexus.core import Component, Loop, Read, Stage, Write
 from nexus.guidance.setpoint import Setpoint

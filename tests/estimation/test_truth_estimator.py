@@ -8,10 +8,10 @@ import pytest
 import warp as wp
 from pxr import Usd
 
-from nexus.assembly import PrimContext, assemble
+from nexus.runtime.assembly import PrimContext, assemble
 from nexus.core import Loop
 from nexus.core.errors import BuildError
-from nexus.assembly import build_component
+from nexus.runtime.assembly import build_component
 from nexus.estimation import TruthEstimator
 from nexus.plant.frames import attitude_ned_frd_np, enu_to_ned_np, flu_to_frd_np, quat_to_matrix_np
 from nexus.plant.loading import open_stage

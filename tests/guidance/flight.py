@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nexus.assembly import assemble
+from nexus.runtime.assembly import assemble
 from nexus.core import Loop
 from nexus.guidance import MissionGuidance, MissionProfile
 from nexus.plant.frames import yaw_ned_np
-from nexus.startup import start
+from nexus.runtime.startup import start
 
 
 @dataclass

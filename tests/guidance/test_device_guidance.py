@@ -153,11 +153,11 @@ def fly_short(guidance_class, out):
     """The short mission with ``guidance_class`` as its guidance; (plan text, ticks, reason, record table)."""
     import pyarrow.parquet as pq
 
-    from nexus.assembly import assemble
+    from nexus.runtime.assembly import assemble
     from nexus.core import Loop
     from nexus.record.recorder import Recorder
     from nexus.record.writer import RecordWriter
-    from nexus.startup import start
+    from nexus.runtime.startup import start
 
     vehicle = assemble("astro_max_base", "empty", mission="short")
     components = [

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from nexus.assembly import assemble
+from nexus.runtime.assembly import assemble
 from nexus.control.hold import HoldControls
 from nexus.plant.esc import Esc
 from nexus.plant.physics import Physics

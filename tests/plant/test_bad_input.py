@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from nexus.assembly import assemble
+from nexus.runtime.assembly import assemble
 from nexus.core.errors import BuildError
 from nexus.plant.assets import ROOT
 from nexus.plant.loading import load_plant, open_stage
@@ -202,7 +202,7 @@ def test_mujoco_refusal_is_one_build_error(tmp_path):
      "the sweep)"),
 ])
 def test_mission_errors_name_the_scene_file_and_the_usd_attribute(tmp_path, old, new, expected):
-    from nexus.assembly import PrimContext, _missions
+    from nexus.runtime.assembly import PrimContext, _missions
 
     text = (ROOT / "scenes" / "empty.usda").read_text()
     assert old in text

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from pxr import Usd
 
-from nexus.assembly import assemble
+from nexus.runtime.assembly import assemble
 from nexus.core.errors import BuildError
 from nexus.plant.assets import ROOT, available, resolve_asset
 from nexus.plant.loading import load_plant

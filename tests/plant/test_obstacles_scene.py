@@ -11,7 +11,7 @@ import newton
 import numpy as np
 import pytest
 
-from nexus.assembly import assemble
+from nexus.runtime.assembly import assemble
 from nexus.core import Loop
 from nexus.core.errors import BuildError
 from nexus.guidance.tracking import WAYPOINTS_SPEC, WaypointsGuidance

@@ -8,7 +8,7 @@ ring after a taped run repeats the flight of a ring that never was taped, bit fo
 import numpy as np
 import pytest
 
-from nexus.assembly import assemble
+from nexus.runtime.assembly import assemble
 from nexus.core import Loop
 from nexus.core.errors import BuildError
 from nexus.core.taped import TickCopies

@@ -7,8 +7,8 @@ from click.testing import CliRunner
 
 from nexus.cli import main
 from nexus.commands.px4_compare import compare_records, compare_ulogs
-from nexus.flight import RunConfig
-from nexus.run import run_flight
+from nexus.runtime.flight import RunConfig
+from nexus.runtime.run import run_flight
 
 
 @pytest.fixture(scope="module")

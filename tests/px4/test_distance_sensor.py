@@ -4,9 +4,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from nexus.flight import RunConfig, build_flight
+from nexus.runtime.flight import RunConfig, build_flight
 from nexus.px4.scripted_peer import ScriptedPx4
-from nexus.run import run_flight
+from nexus.runtime.run import run_flight
 from tests.sensors.test_rangefinder import vehicle_file
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 
 from nexus.px4.errors import BadActuatorsError, NoAnswerError, WrongStampsError
 from nexus.px4.scripted_peer import ScriptedPx4
-from nexus.run import run_flight
+from nexus.runtime.run import run_flight
 from tests.px4.test_lockstep import HOVER, boots_then, fly_with, px4_flight
 
 TICK_US = 4000

@@ -10,10 +10,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from nexus.core.errors import BuildError
-from nexus.flight import RunConfig, build_flight
+from nexus.runtime.flight import RunConfig, build_flight
 from nexus.px4.link import LinkError
-from nexus.replay import replay
-from nexus.run import run_flight
+from nexus.runtime.replay import replay
+from nexus.runtime.run import run_flight
 from nexus.px4.scripted_peer import ScriptedPx4
 
 TICK_US = 4000
@@ -243,7 +243,7 @@ def test_a_malformed_message_is_reported_not_fatal(tmp_path, caplog):
 def test_a_guidance_on_a_px4_run_fails_the_build():
     from nexus.core import Loop
     from nexus.guidance import MissionGuidance
-    from nexus.roles import FLIGHT_RULES
+    from nexus.runtime.roles import FLIGHT_RULES
 
     flight, px4 = px4_flight()
     flight.loop.close()

@@ -17,7 +17,7 @@ import time
 import pytest
 from pygeomag import GeoMag
 
-from nexus.assembly import assemble
+from nexus.runtime.assembly import assemble
 from nexus.core import Loop
 from nexus.px4.controller import Px4Controller
 from nexus.px4.scripted_peer import ScriptedPx4

@@ -16,7 +16,7 @@ from nexus.px4 import api_link
 from nexus.px4.errors import CommandRefusedError, CommandUnacknowledgedError
 from nexus.px4.scripted_api import ScriptedApi
 from nexus.px4.scripted_peer import ScriptedPx4
-from nexus.run import run_flight
+from nexus.runtime.run import run_flight
 from tests.px4.test_lockstep import HOVER, boots_then, px4_flight
 
 TICK_US = 4000

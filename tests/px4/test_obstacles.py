@@ -8,13 +8,13 @@ import pyarrow.parquet as pq
 import pytest
 from pymavlink.dialects.v20 import common as mavlink
 
-from nexus.flight import RunConfig, build_flight
+from nexus.runtime.flight import RunConfig, build_flight
 from nexus.px4 import obstacles
 from nexus.px4.obstacles import NO_DATA, distance_sensor_messages, lidar_directions, message_sectors, scan_sectors
 from nexus.px4.scripted_peer import ScriptedPx4
 from nexus.render.frames import read_frames
 from nexus.render.views import lidar_elevations
-from nexus.run import run_flight
+from nexus.runtime.run import run_flight
 from nexus.sensors.lidar import PointCloud
 
 DATA = Path(__file__).parents[1] / "data"

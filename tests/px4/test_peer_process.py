@@ -8,7 +8,7 @@ import time
 import pytest
 
 from nexus.px4.peer_process import PeerProcess
-from nexus.run import run_flight
+from nexus.runtime.run import run_flight
 from tests.px4.test_lockstep import HOVER, px4_flight
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

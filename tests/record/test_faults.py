@@ -12,11 +12,11 @@ from click.testing import CliRunner
 
 import nexus.record.writer as writer_module
 from nexus.cli import main
-from nexus.flight import RunConfig
+from nexus.runtime.flight import RunConfig
 from nexus.record.durable import WriteFailed, write_atomic
-from nexus.replay import replay
-from nexus.run import run_flight
-from nexus.stopping import StopSignals, Terminated
+from nexus.runtime.replay import replay
+from nexus.runtime.run import run_flight
+from nexus.runtime.stopping import StopSignals, Terminated
 
 #: 0.4 s of hold at 250 Hz: 100 ticks, drained 32 at a time.
 HOLD = RunConfig(controller="hold", record_capacity=32)

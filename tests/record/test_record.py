@@ -10,12 +10,12 @@ import warp as wp
 from nexus.core import Component, Loop, Stage, Write
 from nexus.core.errors import BuildError, RunError
 from nexus.sensors.samples import ImuSample
-from nexus.flight import RunConfig
+from nexus.runtime.flight import RunConfig
 from nexus.record.layout import TapLayout
 from nexus.record.recorder import Recorder, recorded_taps
 from nexus.record.writer import RecordWriter
-from nexus.replay import compare, load_run, replay
-from nexus.run import run_flight
+from nexus.runtime.replay import compare, load_run, replay
+from nexus.runtime.run import run_flight
 from tests.core.toy_parts import NoiseSensor
 
 

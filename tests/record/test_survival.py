@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from nexus.replay import replay
+from nexus.runtime.replay import replay
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ["run", "--controller", "hold", "--duration", "3000", "--device", "cpu", "--quiet"]

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from nexus.core.errors import BuildError
-from nexus.flight import RunConfig
+from nexus.runtime.flight import RunConfig
 from nexus.plant.assets import with_base_prims
 from nexus.render.frames import read_frames
 from nexus.render.request import ViewSpec
-from nexus.replay import replay
-from nexus.run import run_flight
+from nexus.runtime.replay import replay
+from nexus.runtime.run import run_flight
 
 SENSORS = str(Path(__file__).parents[1] / "data" / "astro_max_sensors.usda")
 TICK_S = 0.004
@@ -109,8 +109,8 @@ def test_frames_show_their_due_tick_and_count_the_latency(flown):
 
 
 def test_a_frame_reaches_the_signal_exactly_latency_ticks_after_the_tick_it_shows():
-    from nexus.flight import build_flight
-    from nexus.startup import start
+    from nexus.runtime.flight import build_flight
+    from nexus.runtime.startup import start
 
     flight = build_flight(RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render="inline"), "cpu")
     try:
@@ -157,7 +157,7 @@ def test_replay_regenerates_every_frame_bit_for_bit(flown):
 
 
 def test_a_peer_that_dies_ends_the_run_render_peer_died_with_the_record_flushed(tmp_path):
-    from nexus.flight import build_flight
+    from nexus.runtime.flight import build_flight
     from nexus.render.errors import RenderPeerDied
 
     flight = build_flight(RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render="peer"), "cpu")
@@ -186,7 +186,7 @@ def test_a_peer_that_dies_ends_the_run_render_peer_died_with_the_record_flushed(
     ("string nexus:channels", '"color,heat"', "heat"),
 ])
 def test_a_bad_camera_attribute_is_one_line_naming_the_file_prim_and_attribute(tmp_path, attribute, value, says):
-    from nexus.flight import build_flight
+    from nexus.runtime.flight import build_flight
 
     bad = with_base_prims(tmp_path / "bad.usda", f"""
             def Scope "Camera" (
@@ -227,7 +227,7 @@ def test_a_peer_that_hangs_ends_the_run_render_peer_timeout(tmp_path):
     import os
     import signal
 
-    from nexus.flight import build_flight
+    from nexus.runtime.flight import build_flight
     from nexus.render.errors import RenderPeerTimeout
 
     flight = build_flight(RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render="peer"), "cpu")

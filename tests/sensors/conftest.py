@@ -16,7 +16,7 @@ import pytest
 
 import newton
 import warp as wp
-from nexus.assembly import Vehicle, assemble
+from nexus.runtime.assembly import Vehicle, assemble
 from nexus.core import Component, Loop, Stage, Write
 from nexus.plant.body_state import BodyState
 from nexus.sensors import Sensor

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nexus.startup import start
+from nexus.runtime.startup import start
 from tests.sensors.conftest import ring
 
 SIGNALS = ("imu", "mag", "baro", "gps")

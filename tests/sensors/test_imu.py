@@ -9,7 +9,7 @@ import pytest
 
 from nexus.sensors import Imu
 from nexus.sensors.imu import ACCEL_NOISE_SIGMA, GYRO_NOISE_SIGMA
-from nexus.startup import start
+from nexus.runtime.startup import start
 from tests.sensors.conftest import BASE_COM, G, known_ring, place, ring, sample, vec
 
 

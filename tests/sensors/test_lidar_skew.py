@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pytest
 
-from nexus.assembly import assemble
+from nexus.runtime.assembly import assemble
 from nexus.render.request import ViewSpec
 from nexus.sensors.lidar import Lidar
 from tests.sensors.conftest import DATA, place, ring, rotate

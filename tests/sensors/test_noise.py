@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from nexus.sensors import Barometer, Gps, Imu, Magnetometer
-from nexus.startup import start
+from nexus.runtime.startup import start
 from tests.sensors.conftest import ORIGIN, ring
 
 TICKS = 10_000

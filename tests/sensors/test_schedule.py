@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from nexus.assembly import PrimContext
+from nexus.runtime.assembly import PrimContext
 from nexus.core.errors import BuildError
 from nexus.plant.assets import resolve_asset
 from nexus.plant.loading import open_stage
 from nexus.sensors import Barometer
-from nexus.assembly import build_component
+from nexus.runtime.assembly import build_component
 from nexus.sensors.schedule import period_ns
-from nexus.startup import start
+from nexus.runtime.startup import start
 from tests.sensors.conftest import place, ring, sample
 
 TICK_NS = 4_000_000  # 250 Hz

@@ -10,11 +10,11 @@ import pytest
 import warp as wp
 from click.testing import CliRunner
 
-from nexus.assembly import assemble
+from nexus.runtime.assembly import assemble
 from nexus.cli import main
 from nexus.core import BuildError, Component, Loop, Read, Stage, Write
 from nexus.sensors.samples import ImuSample
-from nexus.startup import start
+from nexus.runtime.startup import start
 from tests.sensors.conftest import TWO_IMUS
 
 NOISY, QUIET = "/vehicle/body/base/Imu", "/vehicle/body/base/ImuQuiet"

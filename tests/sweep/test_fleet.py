@@ -157,7 +157,7 @@ def test_ctrl_c_ends_every_px4_and_leaves_the_sweep_resumable(tmp_path, ray_cpus
 
     import pytest
 
-    from nexus.runs import describe
+    from nexus.runtime.runs import describe
     from nexus.sweep.runner import _ended_row
 
     barrier = tmp_path / "barrier"

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 from click.testing import CliRunner
 
 from nexus.cli import main
-from nexus.runs import whole_files
+from nexus.runtime.runs import whole_files
 from nexus.sweep.runner import SweepOptions, run_sweep
 from tests.sweep.conftest import write_sweep
 

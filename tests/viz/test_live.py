@@ -7,8 +7,8 @@ import urllib.request
 from click.testing import CliRunner
 
 from nexus.cli import main
-from nexus.flight import RunConfig
-from nexus.run import run_flight
+from nexus.runtime.flight import RunConfig
+from nexus.runtime.run import run_flight
 from nexus.viz.live import BUDGET, LiveWatch
 
 

@@ -123,7 +123,7 @@ def test_the_distribution_is_printed(varied):
 
 
 def test_replay_compares_every_world(varied, tmp_path):
-    from nexus.replay import replay
+    from nexus.runtime.replay import replay
 
     result = replay(varied[0][3].out)
     assert result.identical, result.first_difference

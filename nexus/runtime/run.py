@@ -2,11 +2,11 @@
 
 ``OUT/record.parquet/`` holds one row per tick, in whole part files
 (:mod:`nexus.record.parts`); ``OUT/run.json`` says what ran (the run's whole
-:class:`~nexus.flight.RunConfig` under ``options``, the versions, the
+:class:`~nexus.runtime.flight.RunConfig` under ``options``, the versions, the
 device, the vehicle and scene files with their digests, the plan, the
-record's columns), how far it got and how it ended (:mod:`nexus.run_file`);
+record's columns), how far it got and how it ended (:mod:`nexus.runtime.run_file`);
 ``OUT/run.log`` holds the log. All three exist from the run's start and stay
-readable whatever happens: a failure, SIGINT or SIGTERM (:mod:`nexus.stopping`),
+readable whatever happens: a failure, SIGINT or SIGTERM (:mod:`nexus.runtime.stopping`),
 SIGKILL, a full disk. Only a run refused before it starts (a folder that
 already holds a run, an unusable ``OUT``, a duration under one tick) writes
 nothing.
@@ -31,14 +31,14 @@ import pyarrow as pa
 from nexus.core.device import resolve_device
 from nexus.core.errors import BuildError, NexusError
 from nexus.core.loop import tick_ns
-from nexus.flight import Flight, RunConfig, build_flight, fly
+from nexus.runtime.flight import Flight, RunConfig, build_flight, fly
 from nexus.record.durable import Reserve, WriteFailed, failure, write_atomic
 from nexus.record.parts import RECORD, part_name
 from nexus.record.writer import RecordWriter, columns_table, encode
-from nexus.runs import RUN_FILES
-from nexus.run_file import RUNNING, RunFile, final_status
-from nexus.startup import start
-from nexus.stopping import StopSignals, stop_reason
+from nexus.runtime.runs import RUN_FILES
+from nexus.runtime.run_file import RUNNING, RunFile, final_status
+from nexus.runtime.startup import start
+from nexus.runtime.stopping import StopSignals, stop_reason
 
 log = logging.getLogger("nexus")
 

@@ -15,7 +15,7 @@ from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from nexus.assembly import DEFAULT_CONTROLLER, MISSIONS, Vehicle, assemble
+from nexus.runtime.assembly import DEFAULT_CONTROLLER, MISSIONS, Vehicle, assemble
 from nexus.control import registry
 from nexus.control.registry import ControllerOptions
 from nexus.core import Component, Loop
@@ -24,7 +24,7 @@ from nexus.core.errors import BuildError
 from nexus.core.loop import DEFAULT_TICK_HZ, tick_ns
 from nexus.plant.solvers import DEFAULT_SOLVER, SOLVERS
 from nexus.record.recorder import Recorder
-from nexus.roles import FLIGHT_RULES
+from nexus.runtime.roles import FLIGHT_RULES
 
 #: ``--record`` choices.
 RECORD_MODES = ("full", "summary")

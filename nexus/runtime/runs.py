@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nexus.record.parts import RECORD, is_record, record_bytes, record_rows
-from nexus.run_file import RUNNING, final_status, process_alive
+from nexus.runtime.run_file import RUNNING, final_status, process_alive
 from nexus.runtime.run_folder import RunFolder
 
 #: A run's files, in the order closing messages list them.

@@ -6,7 +6,7 @@ The setpoint and ``armed`` are the guidance's, which is not in the ring open
 loop, so they are listed as not compared.
 
 The run's configuration comes back whole from run.json
-(:meth:`nexus.flight.RunConfig.from_dict`); the replay changes only what an
+(:meth:`nexus.runtime.flight.RunConfig.from_dict`); the replay changes only what an
 open-loop replay must: the controller, the device (the CPU), the files (the
 paths the run flew, whose digests are checked) and the duration (the ticks
 recorded).
@@ -35,9 +35,9 @@ import numpy as np
 
 from nexus.control.replay import ReplayControls
 from nexus.core.errors import BuildError
-from nexus.flight import ConfigError, RunConfig
-from nexus.run import check_out, file_digest, prepare_out, run_flight
-from nexus.run_file import RUNNING, WRITE_FAILURES, partial_note
+from nexus.runtime.flight import ConfigError, RunConfig
+from nexus.runtime.run import check_out, file_digest, prepare_out, run_flight
+from nexus.runtime.run_file import RUNNING, WRITE_FAILURES, partial_note
 from nexus.runtime.run_folder import RunFolder
 
 
@@ -264,7 +264,7 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
     target = prepare_out(Path(keep), option="--keep", overwrite_option=None) if keep else Path(
         tempfile.mkdtemp(prefix="nexus-replay-"))
     try:
-        from nexus.run import values_from_json  # noqa: PLC0415
+        from nexus.runtime.run import values_from_json  # noqa: PLC0415
 
         variation = values_from_json(info["world_values"]) if info.get("world_values") else None
         run_flight(options, "cpu", target, progress=progress, controller=ReplayControls(controls), variation=variation)
