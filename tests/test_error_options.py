@@ -29,7 +29,7 @@ NAMED_COMMAND = re.compile(r"nexus ([a-z][a-z0-9-]*)")
 
 #: Modules (or folders) whose errors only one command shows, by hand: module -> command path.
 OWNERS = {
-    "replay.py": "replay",
+    "runtime/replay.py": "replay",
     "viz/live.py": "run",  # nexus run --view
     "viz/": "view",
     "commands/world_of.py": "run",
@@ -122,7 +122,7 @@ def walk() -> list[tuple[str, int, str, str]]:
 def test_the_walk_finds_the_messages_that_name_options():
     # A walk that found nothing would pass whatever the messages say: these four are known to be there.
     cases = {(module, option) for module, _, option, _ in walk()}
-    assert {("replay.py", "--keep"), ("viz/live.py", "--view-port"), ("run.py", "--overwrite"),
+    assert {("runtime/replay.py", "--keep"), ("viz/live.py", "--view-port"), ("runtime/run.py", "--overwrite"),
             ("sweep/cluster.py", "--address")} <= cases
 
 
