@@ -3,6 +3,7 @@
 import json
 import logging
 import shutil
+from dataclasses import replace
 
 import pyarrow.parquet as pq
 import pytest
@@ -12,14 +13,14 @@ from nexus.core.errors import BuildError
 from nexus.runtime.flight import RunConfig
 from nexus.runtime.run import DurationError, OutputError, run_flight
 
-HOLD = RunConfig(controller="hold")
+HOLD = RunConfig(controller="hold", device="cpu")
 
 
 @pytest.fixture(scope="module")
 def held_run(tmp_path_factory):
     """A real 0.2 s hold run (50 ticks at 250 Hz) whose folder tests copy."""
     out = tmp_path_factory.mktemp("held") / "run"
-    summary = run_flight(HOLD, "cpu", out, duration=0.2, progress=False)
+    summary = run_flight(replace(HOLD, duration=0.2), out, progress=False)
     assert summary.exit_reason == "duration" and summary.ticks == 50
     return out
 
@@ -30,7 +31,7 @@ def test_an_out_that_holds_a_run_is_refused_and_left_alone(held_run, tmp_path):
     before = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert "record.parquet/part-000001.parquet" in before
     with pytest.raises(OutputError, match=r"already holds a run \(run.json, record.parquet, run.log\).*--overwrite"):
-        run_flight(HOLD, "cpu", out, duration=0.2, progress=False)
+        run_flight(replace(HOLD, duration=0.2), out, progress=False)
     assert {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
@@ -40,7 +41,7 @@ def test_overwrite_clears_the_old_run_even_when_the_new_build_fails(held_run, tm
     (out / "mission.json").write_text("{}")
     (out / "notes.txt").write_text("mine")
     with pytest.raises(BuildError, match="astro_mini"):
-        run_flight(RunConfig(vehicle="astro_mini"), "cpu", out, duration=0.2, progress=False, overwrite=True)
+        run_flight(RunConfig(vehicle="astro_mini", device="cpu", duration=0.2), out, progress=False, overwrite=True)
     # The old 50-row record is gone, not left beside the new run.json (nor the hidden reserve); the user's own file stays.
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "record.parquet", "run.json", "run.log"]
     assert pq.read_table(out / "record.parquet").num_rows == 0
@@ -51,7 +52,7 @@ def test_a_failed_build_leaves_run_json_log_and_an_empty_valid_record(tmp_path, 
     out = tmp_path / "failed"
     with caplog.at_level(logging.INFO):
         with pytest.raises(BuildError, match="unknown vehicle 'astro_mini'"):
-            run_flight(RunConfig(vehicle="astro_mini"), "cpu", out, duration=0.2, progress=False)
+            run_flight(RunConfig(vehicle="astro_mini", device="cpu", duration=0.2), out, progress=False)
     info = json.loads((out / "run.json").read_text())
     assert info["exit_reason"] == "build-error" and "unknown vehicle 'astro_mini'" in info["error"]
     assert info["ticks"] == 0 and info["record_rows"] == 0 and info["record_columns"] == []
@@ -71,7 +72,7 @@ def test_an_unusable_out_is_a_clear_error_before_anything_is_built(tmp_path, bad
     out = tmp_path / "a-file" / "run" if bad == "under-a-file" else bad
     expected = r"a-file is a file, not a folder" if bad == "under-a-file" else r"cannot create the output folder /proc/nexus-out"
     with pytest.raises(OutputError, match=expected):
-        run_flight(HOLD, "cpu", out, duration=0.2, progress=False)
+        run_flight(replace(HOLD, duration=0.2), out, progress=False)
 
 
 @pytest.mark.parametrize("duration, tick_hz, words", [
@@ -80,7 +81,7 @@ def test_an_unusable_out_is_a_clear_error_before_anything_is_built(tmp_path, bad
 ])
 def test_a_duration_under_one_tick_is_an_error_naming_the_tick(tmp_path, duration, tick_hz, words):
     with pytest.raises(DurationError, match=words.replace("(", r"\(").replace(")", r"\)")):
-        run_flight(RunConfig(controller="hold", tick_hz=tick_hz), "cpu", tmp_path / "run", duration=duration,
+        run_flight(RunConfig(controller="hold", tick_hz=tick_hz, device="cpu", duration=duration), tmp_path / "run",
                    progress=False)
     assert not (tmp_path / "run").exists()  # refused before anything was written
 
@@ -107,7 +108,7 @@ class Grumbles(Component):
 
 def test_warnings_of_the_build_and_the_run_reach_run_json(tmp_path):
     out = tmp_path / "run"
-    summary = run_flight(HOLD, "cpu", out, duration=0.02, progress=False, extra_components=[Grumbles()])
+    summary = run_flight(replace(HOLD, duration=0.02), out, progress=False, extra_components=[Grumbles()])
     info = json.loads((out / "run.json").read_text())
     assert summary.ticks == 5 and info["exit_reason"] == "duration" and info["error"] is None
     assert info["warnings"] == ["built with a grumble", "grumbling on tick 1"]
