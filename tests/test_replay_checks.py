@@ -6,7 +6,6 @@ so a test can change those files on disk; every other check tampers with a copy 
 
 import json
 import shutil
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -29,8 +28,8 @@ def pid_run(tmp_path_factory):
     vehicle = shutil.copy(ROOT / "vehicles" / "astro_max_base.usda", assets / "astro_max_base.usda")
     scene = shutil.copy(ROOT / "scenes" / "empty.usda", assets / "empty.usda")
     out = tmp_path_factory.mktemp("pid") / "run"
-    options = RunConfig(vehicle=str(vehicle), scene=str(scene), mission="short", seed=4)
-    summary = run_flight(replace(options, device="cpu", duration=0.5), out, progress=False)
+    options = RunConfig(vehicle=str(vehicle), scene=str(scene), mission="short", seed=4, device="cpu", duration=0.5)
+    summary = run_flight(options, out, progress=False)
     assert summary.ticks == 125  # 0.5 s at 250 Hz
     return out, Path(vehicle), Path(scene)
 

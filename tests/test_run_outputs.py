@@ -4,6 +4,7 @@ import json
 import logging
 import shutil
 from dataclasses import replace
+from dataclasses import replace
 
 import pyarrow.parquet as pq
 import pytest
@@ -113,3 +114,68 @@ def test_warnings_of_the_build_and_the_run_reach_run_json(tmp_path):
     assert summary.ticks == 5 and info["exit_reason"] == "duration" and info["error"] is None
     assert info["warnings"] == ["built with a grumble", "grumbling on tick 1"]
     assert "grumbling on tick 1" in (out / "run.log").read_text()
+
+
+def test_the_configuration_is_the_only_source_of_device_and_duration(tmp_path):
+    # The old call run_flight(options, device, out, duration) overrode the configuration: it is gone.
+    with pytest.raises(TypeError):
+        run_flight(HOLD, "cpu", tmp_path / "old", 0.2, progress=False)
+    assert not (tmp_path / "old").exists()
+    out = tmp_path / "run"
+    summary = run_flight(replace(HOLD, duration=0.12), out, progress=False)
+    info = json.loads((out / "run.json").read_text())
+    # 0.12 s at 250 Hz (4 ms a tick): 30 ticks, the configuration's duration and nothing else.
+    assert summary.ticks == 30 and info["ticks"] == 30
+    assert info["options"]["duration"] == 0.12 and info["duration_requested_s"] == 0.12
+    assert info["options"]["device"] == "cpu" and info["device"] == "cpu"
+
+
+def test_no_duration_flies_the_controllers_default_and_run_json_says_which(tmp_path, monkeypatch):
+    monkeypatch.setattr("nexus.core.device.cuda_available", lambda: False)  # auto: the CPU, on any machine
+    out = tmp_path / "run"
+    summary = run_flight(RunConfig(controller="hold", device="auto"), out, progress=False)
+    info = json.loads((out / "run.json").read_text())
+    # hold registers 10 s as its default: 10 s at 250 Hz is 2500 ticks; run.json holds the config as flown.
+    assert summary.ticks == 2500 and info["options"]["duration"] == 10.0
+    assert info["options"]["device"] == "cpu" and info["device"] == "cpu"
+
+
+class BreaksAt(Component):
+    """Breaks while the ring is built (``prepare``) or at start-up (its host stage's first call); counts its closes."""
+
+    def __init__(self, when: str):
+        super().__init__("/test/breaks")
+        self.when, self.closed = when, 0
+
+    def stages(self):
+        return [Stage("break", "guide", self._run, host=True)]
+
+    def prepare(self, ctx):
+        if self.when == "build":
+            raise RuntimeError("broke while built")
+
+    def _run(self, io):
+        if self.when == "start-up":
+            raise RuntimeError("broke at start-up")
+
+    def close(self):
+        self.closed += 1
+
+
+@pytest.mark.parametrize("when", ["build", "start-up"])
+def test_a_flight_that_breaks_before_its_first_tick_leaves_a_valid_run_json_and_is_closed_once(tmp_path, when):
+    out = tmp_path / "run"
+    breaks = BreaksAt(when)
+    with pytest.raises(Exception, match=f"broke {'while built' if when == 'build' else 'at start-up'}"):
+        run_flight(replace(HOLD, duration=0.2), out, progress=False, extra_components=[breaks])
+    info = json.loads((out / "run.json").read_text())
+    assert (info["status"], info["exit_reason"]) == ("failed", "error")
+    assert f"broke {'while built' if when == 'build' else 'at start-up'}" in info["error"]
+    assert info["ticks"] == 0 and info["record_rows"] == 0 and info["options"]["duration"] == 0.2
+    table = pq.read_table(out / "record.parquet")
+    assert table.num_rows == 0
+    if when == "build":  # no ring: no plan, no columns
+        assert "stage_plan" not in info and table.num_columns == 0
+    else:  # built: run.json has the plan and the record its columns, and the ring was closed
+        assert "host(break)" in info["stage_plan"] and "time" in info["record_columns"] and "time" in table.column_names
+        assert breaks.closed == 1

@@ -74,8 +74,8 @@ def flown(tmp_path_factory):
     runs = {}
     for mode in ("peer", "inline"):
         out = tmp_path_factory.mktemp(mode)
-        options = RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render=mode)
-        runs[mode] = (out, run_flight(replace(options, device="cpu", duration=2.0), out, progress=False))
+        options = RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render=mode, device="cpu", duration=2.0)
+        runs[mode] = (out, run_flight(options, out, progress=False))
     return runs
 
 
@@ -212,8 +212,9 @@ def test_a_lidar_whose_minimum_range_is_above_its_maximum_is_refused():
 
 def test_one_render_covers_every_world_and_world_0_sees_what_it_sees_alone(flown, tmp_path):
     out_1, _ = flown["inline"]
-    options = RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render="inline", worlds=2)
-    run_flight(replace(options, device="cpu", duration=2.0), tmp_path, progress=False)
+    options = RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render="inline", worlds=2, device="cpu",
+                        duration=2.0)
+    run_flight(options, tmp_path, progress=False)
     for name in ("vehicle.body.base.Camera.parquet", "vehicle.body.base.Lidar.parquet",
                  "vehicle.body.base.Thermal.parquet"):
         alone, both = read_frames(out_1 / "frames" / name), read_frames(tmp_path / "frames" / name)
