@@ -86,7 +86,8 @@ def _fly(eager: bool, device: str, seconds: float, folder: Path, view: bool = Fa
 
 def _featherstone(device: str, folder: Path) -> tuple[float, int]:
     """(real-time factor, graph nodes per tick) of the default mission flown captured on Featherstone."""
-    with FlightSession(RunConfig(solver="featherstone", device=device), folder / "record_featherstone.parquet") as session:
+    options = RunConfig(solver="featherstone", device=device)
+    with FlightSession(options, folder / "record_featherstone.parquet") as session:
         wall = session.timed(int(round(CAP_S / TICK_S)))
         return session.loop.sim_time / wall, session.loop.nodes_per_tick
 
