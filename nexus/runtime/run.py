@@ -363,7 +363,7 @@ def _fly_and_write(options, out, duration, total_ticks, dt_ns, signals, *, progr
         device = resolve_device(options.device)
         options = replace(options, device=device, duration=duration)
         info.update({"options": options.as_dict(), "device": device})
-        session.options = options
+        session.options = options  # the session flies the configuration run.json holds
         session.open()
         flight = session.flight
         info["ned_origin_enu_m"] = [float(x) for x in session.origin]
