@@ -8,8 +8,8 @@ Build a flight and run it::
 
     import nexus
 
-    config = nexus.RunConfig(mission="short", tick_hz=500.0)
-    summary = nexus.run_flight(config, "cpu", "runs/short-500hz")
+    config = nexus.RunConfig(mission="short", tick_hz=500.0, device="cpu", duration=5.0)
+    summary = nexus.run_flight(config, "runs/short-500hz")
 
 The public names, by group:
 

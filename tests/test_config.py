@@ -69,7 +69,7 @@ ALTITUDE_M = 5.0
 def run_500hz(tmp_path_factory):
     """The default mission (the scene's) flown by the PID at 500 Hz until it lands."""
     out = tmp_path_factory.mktemp("hz500") / "run"
-    summary = run_flight(RunConfig(tick_hz=500.0, seed=2), "cpu", out, progress=False)
+    summary = run_flight(RunConfig(tick_hz=500.0, seed=2, device="cpu"), out, progress=False)
     info = json.loads((out / "run.json").read_text())
     return out, summary, info, pq.read_table(out / "record.parquet")
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.cuda
 
 
 def fly(out, device):
-    summary = run_flight(RunConfig(mission="short", seed=3), device, out, duration=10.0, progress=False)
+    summary = run_flight(RunConfig(mission="short", seed=3, device=device, duration=10.0), out, progress=False)
     table = pq.read_table(out / "record.parquet")
     return summary, {name: table.column(name).to_numpy() for name in table.column_names}
 

@@ -56,8 +56,7 @@ def columns(out):
 
 def fly(out, **changes):
     """A flight in this process."""
-    options = RunConfig(mission="short", **changes)
-    summary = run_flight(options, "cpu", out, duration=CAP_S, progress=False)
+    summary = run_flight(RunConfig(mission="short", device="cpu", duration=CAP_S, **changes), out, progress=False)
     assert summary.exit_reason == "done", summary.exit_reason
     return columns(out)
 

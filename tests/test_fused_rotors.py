@@ -1,5 +1,7 @@
 """One launch for the four ESCs and one for the four propellers: six graph nodes fewer, the same bits."""
 
+from dataclasses import replace
+
 import pyarrow.parquet as pq
 import pytest
 import warp as wp
@@ -45,7 +47,7 @@ def test_fused_and_per_rotor_flights_record_the_same_bits(tmp_path, monkeypatch)
         nodes[fuse] = flight.loop.nodes_per_tick
         out = tmp_path / str(fuse)
         # 2 s: spin-up, lift-off and the climb, with every rotor loaded differently as the PID corrects.
-        run_flight(flight.options, "cpu", out, 2.0, progress=False, flight=flight)
+        run_flight(replace(flight.options, device="cpu", duration=2.0), out, progress=False, flight=flight)
         tables[fuse] = pq.read_table(out / "record.parquet")
     assert nodes[False] - nodes[True] == 6  # 3 ESC launches and 3 propeller launches saved
     assert tables[True].num_rows == 500

@@ -28,8 +28,8 @@ def pid_run(tmp_path_factory):
     vehicle = shutil.copy(ROOT / "vehicles" / "astro_max_base.usda", assets / "astro_max_base.usda")
     scene = shutil.copy(ROOT / "scenes" / "empty.usda", assets / "empty.usda")
     out = tmp_path_factory.mktemp("pid") / "run"
-    options = RunConfig(vehicle=str(vehicle), scene=str(scene), mission="short", seed=4)
-    summary = run_flight(options, "cpu", out, duration=0.5, progress=False)
+    options = RunConfig(vehicle=str(vehicle), scene=str(scene), mission="short", seed=4, device="cpu", duration=0.5)
+    summary = run_flight(options, out, progress=False)
     assert summary.ticks == 125  # 0.5 s at 250 Hz
     return out, Path(vehicle), Path(scene)
 
@@ -139,7 +139,7 @@ def test_a_broken_run_json_is_a_clear_error(pid_run, tmp_path):
 
 def test_a_run_of_no_tick_has_nothing_to_replay(tmp_path):
     with pytest.raises(Exception, match="astro_mini"):
-        run_flight(RunConfig(vehicle="astro_mini"), "cpu", tmp_path / "failed", duration=1.0, progress=False)
+        run_flight(RunConfig(vehicle="astro_mini", device="cpu", duration=1.0), tmp_path / "failed", progress=False)
     with pytest.raises(ReplayError, match=r"a run of 0 ticks \(exit_reason 'build-error'\): nothing to replay"):
         replay(tmp_path / "failed")
 

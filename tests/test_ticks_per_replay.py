@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def fly(out: Path, duration: float = 20.0, **options) -> dict:
-    run_flight(RunConfig(mission="short", **options), "cpu", out, duration, progress=False)
+    run_flight(RunConfig(mission="short", **options, device="cpu", duration=duration), out, progress=False)
     return json.loads((out / "run.json").read_text())
 
 

@@ -26,9 +26,9 @@ import pyarrow.parquet as pq
 import warp as wp
 
 from nexus.core.executors import graph_nodes
-from nexus.runtime.flight import RunConfig, build_flight, fly
+from nexus.runtime.flight import RunConfig
+from nexus.runtime.flight_session import FlightSession
 from nexus.record.writer import PARQUET_OPTIONS
-from nexus.runtime.startup import start
 
 COPIES, REPLAYS, TRIES = 50, 20, 7
 
@@ -85,21 +85,19 @@ def drain_costs(flight, folder: Path) -> list[tuple[str, float, float]]:
 
 def main() -> None:
     config = RunConfig(device="cpu", worlds=int(os.environ.get("NEXUS_WORLDS", "1")))
-    flight = build_flight(config, "cpu")
-    start(flight.loop, flight.vehicle.plant)
-    fly(flight, None, int(round(2.0 / config.dt)))  # airborne, as the flight suite's rounds are
-    total = 0.0
-    print(f"{'stage':16s} {'nodes':>5s} {'µs':>7s}")
-    for name, nodes, micros in stage_costs(flight):
-        total += micros
-        print(f"{name:16s} {nodes:5d} {micros:7.2f}")
-    print(f"{'sum':16s} {'':5s} {total:7.2f}")
-    fly(flight, None, int(round(60.0 / config.dt)))  # to the mission's end: the table holds the whole flight
-    with tempfile.TemporaryDirectory() as folder:
-        for name, millis, size in drain_costs(flight, Path(folder)):
-            print(f"drain: {name:30s} {millis:6.2f} ms" + (f"  {size:6.0f} kB" if size else ""))
-    flight.loop.close()
-
+    with FlightSession(config) as session:  # no record written: drain_costs times the drain itself
+        flight = session.flight
+        session.fly(int(round(2.0 / config.dt)))  # airborne, as the flight suite's rounds are
+        total = 0.0
+        print(f"{'stage':16s} {'nodes':>5s} {'µs':>7s}")
+        for name, nodes, micros in stage_costs(flight):
+            total += micros
+            print(f"{name:16s} {nodes:5d} {micros:7.2f}")
+        print(f"{'sum':16s} {'':5s} {total:7.2f}")
+        session.fly(int(round(60.0 / config.dt)))  # to the mission's end: the table holds the whole flight
+        with tempfile.TemporaryDirectory() as folder:
+            for name, millis, size in drain_costs(flight, Path(folder)):
+                print(f"drain: {name:30s} {millis:6.2f} ms" + (f"  {size:6.0f} kB" if size else ""))
 
 if __name__ == "__main__":
     main()

@@ -42,30 +42,31 @@ ACTION = "controls:4"
 
 def record(scene: str, mission: str, seconds: float) -> tuple[list[tuple], object]:
     """(estimate, setpoint, controls[:4]) for every armed tick of a PID flight more than 0.3 m above the start."""
-    from nexus.runtime.flight import RunConfig, build_flight
-    from nexus.runtime.startup import start
+    from nexus.runtime.flight import RunConfig
+    from nexus.runtime.flight_session import FlightSession
 
-    flight = build_flight(RunConfig(scene=scene, mission=mission), "cpu")
-    loop = flight.loop
-    start(loop, flight.vehicle.plant)
-    estimate, setpoint, controls = loop.output("estimate"), loop.output("setpoint"), loop.output("controls")
-    rows = []
-    previous = setpoint.numpy()[0]["position"].astype(np.float64)
-    previous_velocity = np.zeros(3)
-    for _ in range(int(seconds * 250)):
-        done = loop.tick()
-        e, s, c = estimate.numpy()[0], setpoint.numpy()[0], controls.numpy()[0, :4].copy()
-        goal_velocity = (s["position"].astype(np.float64) - previous) * 250.0  # the setpoint's change per second
-        previous = s["position"].astype(np.float64)
-        goal_acceleration = (goal_velocity - previous_velocity) * 250.0
-        previous_velocity = goal_velocity
-        if c.max() > 0.0 and e["position"][2] < -0.3:  # airborne: on the ground the PID's commands follow its integrators
-            rows.append((SimpleNamespace(position=e["position"].copy(), velocity=e["velocity"].copy(),
-                                         attitude=e["attitude"].copy(), rates=e["rates"].copy()),
-                         SimpleNamespace(position=s["position"].copy(), yaw=float(s["yaw"]), velocity=goal_velocity,
-                                         acceleration=goal_acceleration), c))
-        if done:
-            break
+    with FlightSession(RunConfig(scene=scene, mission=mission, device="cpu")) as session:  # no record: rows below
+        flight = session.flight
+        loop = flight.loop
+        estimate, setpoint, controls = loop.output("estimate"), loop.output("setpoint"), loop.output("controls")
+        rows = []
+        previous = setpoint.numpy()[0]["position"].astype(np.float64)
+        previous_velocity = np.zeros(3)
+        for _ in range(int(seconds * 250)):
+            done = loop.tick()
+            e, s, c = estimate.numpy()[0], setpoint.numpy()[0], controls.numpy()[0, :4].copy()
+            goal_velocity = (s["position"].astype(np.float64) - previous) * 250.0  # the setpoint's change [m/s]
+            previous = s["position"].astype(np.float64)
+            goal_acceleration = (goal_velocity - previous_velocity) * 250.0
+            previous_velocity = goal_velocity
+            # Airborne: on the ground the PID's commands follow its integrators.
+            if c.max() > 0.0 and e["position"][2] < -0.3:
+                rows.append((SimpleNamespace(position=e["position"].copy(), velocity=e["velocity"].copy(),
+                                             attitude=e["attitude"].copy(), rates=e["rates"].copy()),
+                             SimpleNamespace(position=s["position"].copy(), yaw=float(s["yaw"]), velocity=goal_velocity,
+                                             acceleration=goal_acceleration), c))
+            if done:
+                break
     return rows, flight.vehicle.controller
 
 

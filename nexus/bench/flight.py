@@ -34,6 +34,7 @@ import contextlib
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import warp as wp
@@ -67,7 +68,7 @@ def _fly(eager: bool, device: str, seconds: float, folder: Path, view: bool = Fa
     before the clock, as a run does; no browser attached).
     """
     record = folder / f"record_{'eager' if eager else 'captured'}.parquet"
-    with FlightSession(RunConfig(eager=eager), device, record) as session:
+    with FlightSession(RunConfig(eager=eager, device=device), record) as session:
         live = None
         if view:
             from nexus.viz.live import LiveView  # noqa: PLC0415 (viser is only needed here)
@@ -85,7 +86,8 @@ def _fly(eager: bool, device: str, seconds: float, folder: Path, view: bool = Fa
 
 def _featherstone(device: str, folder: Path) -> tuple[float, int]:
     """(real-time factor, graph nodes per tick) of the default mission flown captured on Featherstone."""
-    with FlightSession(RunConfig(solver="featherstone"), device, folder / "record_featherstone.parquet") as session:
+    options = RunConfig(solver="featherstone", device=device)
+    with FlightSession(options, folder / "record_featherstone.parquet") as session:
         wall = session.timed(int(round(CAP_S / TICK_S)))
         return session.loop.sim_time / wall, session.loop.nodes_per_tick
 
@@ -116,7 +118,7 @@ def loop_against_bare(device: str, folder: Path, wall: bool, options: RunConfig 
     threads), which other jobs on a shared machine do not inflate. ``options``:
     the flight (default: the default run; the ``worlds`` suite gives N worlds).
     """
-    with FlightSession(options or RunConfig(), device, folder / "record_rounds.parquet") as session:
+    with FlightSession(replace(options or RunConfig(), device=device), folder / "record_rounds.parquet") as session:
         return _rounds(session, device, folder, wall, rounds)
 
 

@@ -42,8 +42,8 @@ class _HostFlight:
     def round(self) -> float:
         """Fly once; returns wall seconds per sim second (lower is better) and keeps the round's figures."""
         timers = {}
-        options = RunConfig(scene=SCENE, controller=self.controller)
-        with FlightSession(options, self.device, self.folder / f"record_{self.controller}.parquet",
+        options = RunConfig(scene=SCENE, controller=self.controller, device=self.device)
+        with FlightSession(options, self.folder / f"record_{self.controller}.parquet",
                            before_start=lambda flight: timers.update(time_host_stages(flight.loop.plan.stages))) \
                 as session:
             flight = session.flight

@@ -70,7 +70,7 @@ class _Px4Ring:
         options = {"host": "127.0.0.1", "port": 0, "connect_timeout": 10.0, "answer_timeout": 5.0}
         self.timers = {}
         self.peer = None
-        self.session = FlightSession(RunConfig(controller="px4", controller_options=options), device,
+        self.session = FlightSession(RunConfig(controller="px4", controller_options=options, device=device),
                                      folder / "record_px4.parquet", before_start=self._start_peer)
         try:
             self.session.__enter__()
@@ -127,7 +127,7 @@ class _Px4Ring:
 
 class _PidRing:
     def __init__(self, device: str, folder: Path):
-        self.session = FlightSession(RunConfig(), device, folder / "record_pid.parquet").__enter__()
+        self.session = FlightSession(RunConfig(device=device), folder / "record_pid.parquet").__enter__()
         self.flight, self.writer = self.session.flight, self.session.writer
 
     def round(self) -> float:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import warp as wp
@@ -102,7 +103,7 @@ def rays_per_second(device: str) -> dict[str, float]:
 
 def _fly(options: RunConfig, device: str, folder: Path) -> dict:
     # The render peer loads its scene while the session builds, before the clock.
-    with FlightSession(options, device, folder / "record.parquet", frames=folder / "frames") as session:
+    with FlightSession(replace(options, device=device), folder / "record.parquet", frames=folder / "frames") as session:
         wall = session.timed(int(round(SECONDS / TICK_S)))
         flight = session.flight
     hub = flight.render

@@ -94,7 +94,7 @@ def _sequential(points: list[tuple], device: str, folder: Path) -> tuple[float, 
         out = folder / f"point{index}"
         out.mkdir(parents=True)
         vehicle, scene = write_overrides(out, config.vehicle, config.scene, attributes)  # as a sweep's point does
-        run_flight(replace(config, vehicle=vehicle, scene=scene), device, out, progress=False)
+        run_flight(replace(config, vehicle=vehicle, scene=scene, device=device), out, progress=False)
         times.append(time.perf_counter() - began)
     return time.perf_counter() - started, times
 
@@ -105,7 +105,7 @@ def _compare(name: str, sweep_text: str, points: list[tuple], device: str, folde
     from nexus.sweep.runner import SweepOptions, run_sweep
 
     config, _ = points[0]
-    run_flight(replace(config, duration=1.0), device, folder / f"{name}-warm", progress=False)  # kernels loaded
+    run_flight(replace(config, duration=1.0, device=device), folder / f"{name}-warm", progress=False)  # kernels loaded
     spec = _sweep_file(folder, sweep_text, f"{name}.toml")
     best_sequential, best_sweep = None, None
     for round_ in range(rounds):

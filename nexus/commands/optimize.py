@@ -139,7 +139,7 @@ def fly(vehicle: str, scene: str, out: Path) -> dict:
     from nexus.runtime.flight import RunConfig  # noqa: PLC0415
     from nexus.runtime.run import run_flight  # noqa: PLC0415
 
-    run_flight(RunConfig(vehicle=vehicle, scene=scene, mission="short", device="cpu", duration=12.0), "cpu", out,
+    run_flight(RunConfig(vehicle=vehicle, scene=scene, mission="short", device="cpu", duration=12.0), out,
                progress=False, overwrite=True)
     return flight_errors(out)
 

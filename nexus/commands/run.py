@@ -109,8 +109,8 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
                f"seed {options.seed} -> {out}", err=True)
     click.echo("building (the first run compiles kernels: minutes on a CPU; later runs take seconds)...", err=True)
     try:
-        summary = run_flight(options, warp_device, out, progress=not quiet, overwrite=overwrite, watch=watch,
-                             variation=variation)
+        summary = run_flight(replace(options, device=warp_device), out, progress=not quiet, overwrite=overwrite,
+                             watch=watch, variation=variation)
     except KeyboardInterrupt as stop:
         from nexus.runtime.stopping import stop_reason
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+from dataclasses import fields
 
 import numpy as np
 import warp as wp
@@ -59,9 +60,13 @@ from nexus.plant.esc import Esc
 from nexus.plant.frames import attitude_ned_frd_np, yaw_ned_np
 from nexus.plant.hover import command_for_speed, hover_speed
 from nexus.plant.propeller import Propeller
+from nexus.runtime.flight import RunConfig
 from nexus.runtime.roles import FLIGHT_RULES
 from nexus.sensors.imu import Imu
 from nexus.sensors.samples import ImuSample
+
+#: RunConfig's field defaults: a rollout given no vehicle, scene or tick rate flies the default run's.
+RUN_DEFAULTS = {f.name: f.default for f in fields(RunConfig)}
 
 #: Height of the start above the ground [m] unless a rollout asks for another: in the air, clear of contact.
 DEFAULT_START_HEIGHT = 1.0
@@ -176,9 +181,9 @@ class Rollout:
         ticks: int,
         *,
         worlds: int = 1,
-        vehicle: str = "astro_max_base",
-        scene: str = "empty",
-        tick_hz: float = 250.0,
+        vehicle: str = RUN_DEFAULTS["vehicle"],
+        scene: str = RUN_DEFAULTS["scene"],
+        tick_hz: float = RUN_DEFAULTS["tick_hz"],
         loss: str = "altitude",
         reference: Reference | None = None,
         start_height: float = DEFAULT_START_HEIGHT,

@@ -267,7 +267,7 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
         from nexus.runtime.run import values_from_json  # noqa: PLC0415
 
         variation = values_from_json(info["world_values"]) if info.get("world_values") else None
-        run_flight(options, "cpu", target, progress=progress, controller=ReplayControls(controls), variation=variation)
+        run_flight(options, target, progress=progress, controller=ReplayControls(controls), variation=variation)
         _, replayed = load_run(target)
         frames, frame_difference = compare_frames(out / "frames", target / "frames")
     finally:

@@ -31,13 +31,13 @@ import pyarrow as pa
 from nexus.core.device import resolve_device
 from nexus.core.errors import BuildError, NexusError
 from nexus.core.loop import tick_ns
-from nexus.runtime.flight import Flight, RunConfig, build_flight, fly
+from nexus.runtime.flight import Flight, RunConfig
+from nexus.runtime.flight_session import FlightSession
 from nexus.record.durable import Reserve, WriteFailed, failure, write_atomic
 from nexus.record.parts import RECORD, part_name
-from nexus.record.writer import RecordWriter, columns_table, encode
+from nexus.record.writer import columns_table, encode
 from nexus.runtime.runs import RUN_FILES
 from nexus.runtime.run_file import RUNNING, RunFile, final_status
-from nexus.runtime.startup import start
 from nexus.runtime.stopping import StopSignals, stop_reason
 
 log = logging.getLogger("nexus")
@@ -264,9 +264,7 @@ def _empty_record(record: Path) -> None:
 
 def run_flight(
     options: RunConfig,
-    device: str | None,
     out: Path,
-    duration: float | None = None,
     *,
     progress: bool = True,
     flight: Flight | None = None,
@@ -276,11 +274,13 @@ def run_flight(
     watch=None,
     variation: list[dict] | None = None,
 ) -> RunSummary:
-    """Build (unless ``flight`` is given), start, fly up to ``duration`` [s], and write OUT.
+    """Build (unless ``flight`` is given), start, fly the configuration's duration, and write OUT.
 
-    ``device`` (a Warp device name) and ``duration`` override the configuration's; None takes
-    its ``device`` (resolved) and ``duration_s``. run.json's ``options`` holds the configuration
-    as flown: that device and that duration.
+    The configuration is the one source of what flies: its ``device`` (resolved: ``auto``
+    takes the GPU when one is present) and its ``duration_s`` [s]. run.json's ``options``
+    holds it as flown: the resolved device, the duration. A ``flight`` given must have been
+    built on that device. The flight flies through a
+    :class:`~nexus.runtime.flight_session.FlightSession`, as the benchmarks' do.
 
     ``watch`` (e.g. :class:`nexus.viz.live.LiveWatch`), if given, is called with the started
     flight and returns an object whose ``update(sim_time)`` runs at each progress update.
@@ -289,17 +289,17 @@ def run_flight(
     later failure is re-raised after OUT holds run.json (``exit_reason``, ``error``),
     run.log and record.parquet.
     """
-    duration = options.duration_s if duration is None else float(duration)
+    duration = options.duration_s
     dt_ns = flight.loop.dt_ns if flight is not None else tick_ns(options.tick_hz)
     total_ticks = ticks_in(duration, dt_ns)
     out = prepare_out(out, overwrite)
     with StopSignals() as signals:
-        return _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, progress=progress,
+        return _fly_and_write(options, out, duration, total_ticks, dt_ns, signals, progress=progress,
                               flight=flight, controller=controller, extra_components=extra_components, watch=watch,
                               variation=variation)
 
 
-def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, *, progress, flight, controller,
+def _fly_and_write(options, out, duration, total_ticks, dt_ns, signals, *, progress, flight, controller,
                    extra_components, watch, variation=None) -> RunSummary:
     handler = _log_to(out)
     reserve = Reserve(out)
@@ -309,7 +309,7 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
         "status": RUNNING,
         "pid": os.getpid(),
         "options": options.as_dict(),
-        "device": device,
+        "device": None,
         "versions": versions(),
         "duration_requested_s": duration,
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -319,23 +319,17 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
         "sim_time_s": 0.0,
     })
     info = run_file.info
-    writer = None
     counts: dict = {}
     ticks, sim_time, wall, reason, message = 0, 0.0, 0.0, "error", None
     started = time.perf_counter()
     record = out / RECORD
 
     def drained(ticks: int, rows: int) -> None:  # after each part: run.json says how many ticks are on disk
+        writer = session.writer
         run_file.write(ticks=ticks, record_rows=rows, sim_time_s=ticks * dt_ns * 1e-9,
                        wall_time_s=time.perf_counter() - started, record_parts=writer.parts if writer else 0)
 
-    try:
-        run_file.write()
-        device = device or resolve_device(options.device)
-        options = replace(options, device=device, duration=duration)
-        info.update({"options": options.as_dict(), "device": device})
-        flight = flight or build_flight(options, device, replace_controller=controller, extra_components=extra_components,
-                                        variation=variation)
+    def planned(flight: Flight) -> None:  # after the build: what will fly
         plant = flight.vehicle.plant
         info.update({
             "worlds": flight.loop.worlds, "first_world": options.first_world, "record_every": options.record_every,
@@ -353,24 +347,35 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
             "decimal_year": plant.decimal_year,
             "record_columns": flight.recorder.columns if flight.recorder is not None else [],
         })
-        if flight.recorder is not None:
-            writer = RecordWriter(record, flight.recorder, on_drain=drained, shield=signals.held_back)
-        if flight.render is not None:  # every frame and sweep, next to the record
-            flight.render.record_to(out / FRAMES)
+
+    def before_start(flight: Flight) -> None:  # every frame and sweep kept next to the record; run.json with the plan
+        if flight.render is not None:
             info["render"] = {"mode": flight.render.mode, "sensors": list(flight.render.specs),
                               "labels": flight.render.labels}
-        drained(0, 0)  # run.json with the plan, before the first tick
-        origin = start(flight.loop, plant)
-        info["ned_origin_enu_m"] = [float(x) for x in origin]
+        drained(0, 0)  # before the first tick
+
+    # Builds nothing yet: a given flight is closed by it whatever happens from here.
+    session = FlightSession(options, record, flight=flight, replace_controller=controller,
+                            extra_components=extra_components, variation=variation, frames=out / FRAMES, previews=True,
+                            on_drain=drained, shield=signals.held_back, on_built=planned, before_start=before_start)
+    try:
+        run_file.write()
+        device = resolve_device(options.device)
+        options = replace(options, device=device, duration=duration)
+        info.update({"options": options.as_dict(), "device": device})
+        session.options = options  # the session flies the configuration run.json holds
+        session.open()
+        flight = session.flight
+        info["ned_origin_enu_m"] = [float(x) for x in session.origin]
         if flight.loop.worlds > 1:  # each world's own: where its base settled
-            info["ned_origins_enu_m"] = [[float(x) for x in row] for row in plant.ned_origin.numpy()]
+            info["ned_origins_enu_m"] = [[float(x) for x in row] for row in flight.vehicle.plant.ned_origin.numpy()]
         view = watch(flight) if watch is not None else None  # started before the clock: not part of the run's time
         bar = Progress(duration, enabled=progress)
         started = time.perf_counter()
         reason = "duration"
         loop = flight.loop
         on_progress = bar.update if view is None else lambda now: (bar.update(now), view.update(now))
-        if fly(flight, writer, total_ticks, on_progress=on_progress):  # K ticks per replay, then one by one
+        if session.fly(total_ticks, on_progress=on_progress):  # K ticks per replay, then one by one
             reason = "done"
         bar.update(loop.sim_time, force=True)
         bar.close()
@@ -391,16 +396,16 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
     finally:
         signals.close()  # a second signal from here on waits: the last files are being written
         wall = time.perf_counter() - started
+        flight, writer = session.flight, session.writer
+        closing = None
+        try:
+            session.close()  # the loop, the render peer (its frames, the previews), the record's last drain
+        except Exception as error:  # reported below, after what the flight did is read
+            closing = error
         if flight is not None:
-            flight.loop.close()
-            if flight.render is not None:
-                flight.render.close()  # writes the frames it kept, stops the peer
-                try:  # MP4 previews of the cameras (the Parquet frames stay the record): never worth the run
-                    from nexus.render.preview import write_previews  # noqa: PLC0415
-
-                    info["render"]["previews"] = [p.name for p in write_previews(out / FRAMES)]
-                except Exception as error:
-                    log.warning("could not write the camera previews in %s: %s", out / FRAMES, error)
+            if flight.render is not None and "render" in info:
+                if session.preview_files is not None:
+                    info["render"]["previews"] = [p.name for p in session.preview_files]
                 info["render"]["frames"] = flight.render.frames
                 info["render"]["wait_s"] = round(flight.render.wait_s, 3)
             ticks, sim_time = flight.loop.ticks, flight.loop.sim_time
@@ -408,9 +413,9 @@ def _fly_and_write(options, device, out, duration, total_ticks, dt_ns, signals, 
             if callable(stats):
                 info["controller_stats"] = stats()
         try:
-            if writer is not None:
-                writer.close()
-            elif not record.exists() and (flight is None or flight.recorder is not None):
+            if closing is not None:
+                raise closing
+            if writer is None and not record.exists() and (flight is None or flight.recorder is not None):
                 _empty_record(record)
             if flight is not None and flight.summary is not None and "ned_origin_enu_m" in info:
                 counts = _write_summary(out, flight)

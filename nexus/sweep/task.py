@@ -150,7 +150,7 @@ def fly_point(point: dict, folder: str, ship: bool = False, allow_commands: bool
                     except Exception as failure:  # noqa: BLE001 (recorded as the point's error)
                         error = f"PX4 did not start: {type(failure).__name__}: {failure}"
                 if error is None:
-                    run_flight(config, None, out, progress=False)
+                    run_flight(config, out, progress=False)
             except KeyboardInterrupt:
                 raise
             except Exception:  # noqa: BLE001 (run.json and run.log hold the exit reason and error)

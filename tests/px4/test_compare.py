@@ -17,7 +17,7 @@ def runs(tmp_path_factory):
     out = {}
     for name, seed in (("a", 1), ("b", 1), ("c", 2)):
         out[name] = tmp_path_factory.mktemp(name)
-        run_flight(RunConfig(controller="hold", seed=seed), "cpu", out[name], 0.1, progress=False)
+        run_flight(RunConfig(controller="hold", seed=seed, device="cpu", duration=0.1), out[name], progress=False)
     return out
 
 

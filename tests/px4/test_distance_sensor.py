@@ -1,5 +1,7 @@
 """A rangefinder reaches PX4 as DISTANCE_SENSOR, through its spec alone, over a real TCP link."""
 
+from dataclasses import replace
+
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
@@ -21,7 +23,8 @@ def flown(tmp_path_factory):
     # Like PX4: silent for 10 sensor messages, then a climb command every tick.
     peer = ScriptedPx4(px4.link.port, lambda n: None if n <= 10 else [0.7] * 4 + [0.0] * 12)
     with peer.running():
-        summary = run_flight(flight.options, "cpu", folder / "run", 1.0, progress=False, flight=flight)
+        summary = run_flight(replace(flight.options, device="cpu", duration=1.0), folder / "run", progress=False,
+                             flight=flight)
     return folder / "run", summary, px4, peer
 
 

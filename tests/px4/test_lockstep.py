@@ -4,6 +4,7 @@ import json
 import math
 import threading
 import time
+from dataclasses import replace
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -36,7 +37,8 @@ def fly_with(peer_factory, tmp_path, seconds=1.0, **link):
     flight, px4 = px4_flight(**link)
     peer = peer_factory(px4.link.port)
     with peer.running():
-        summary = run_flight(flight.options, "cpu", tmp_path, seconds, progress=False, flight=flight)
+        summary = run_flight(replace(flight.options, device="cpu", duration=seconds), tmp_path, progress=False,
+                             flight=flight)
     return summary, px4, peer
 
 
@@ -166,7 +168,7 @@ def test_no_tick_advances_before_the_peers_first_answer(tmp_path):
     flight, px4 = px4_flight(boot_patience=20.0)
     peer = ScriptedPx4(px4.link.port, script)
     peer.start()
-    runner = threading.Thread(target=run_flight, args=(flight.options, "cpu", tmp_path, 0.2),
+    runner = threading.Thread(target=run_flight, args=(replace(flight.options, device="cpu", duration=0.2), tmp_path),
                               kwargs={"progress": False, "flight": flight}, daemon=True)
     runner.start()
     assert peer.holding.wait(10.0)
@@ -188,7 +190,7 @@ def test_the_sim_does_not_advance_while_px4_withholds_its_answer(tmp_path):
     flight, px4 = px4_flight()
     peer = ScriptedPx4(px4.link.port, held)
     peer.start()
-    runner = threading.Thread(target=run_flight, args=(flight.options, "cpu", tmp_path, 0.5),
+    runner = threading.Thread(target=run_flight, args=(replace(flight.options, device="cpu", duration=0.5), tmp_path),
                               kwargs={"progress": False, "flight": flight}, daemon=True)
     runner.start()
     assert peer.holding.wait(10.0)
@@ -206,7 +208,7 @@ def test_the_sim_does_not_advance_while_px4_withholds_its_answer(tmp_path):
 def test_connect_timeout_is_a_clear_error_with_a_flushed_record(tmp_path):
     flight, px4 = px4_flight(connect_timeout=0.3)
     with pytest.raises(LinkError, match="did not connect"):
-        run_flight(flight.options, "cpu", tmp_path, 1.0, progress=False, flight=flight)
+        run_flight(replace(flight.options, device="cpu", duration=1.0), tmp_path, progress=False, flight=flight)
     info = json.loads((tmp_path / "run.json").read_text())
     assert info["exit_reason"] == "px4-no-connection" and info["ticks"] == 0
     assert "did not connect" in info["error"] and "within 0.3 s" in info["error"]
@@ -264,7 +266,7 @@ def test_the_wait_for_px4_to_connect_is_reported_apart_from_the_flight(tmp_path)
     peer = ScriptedPx4(px4.link.port, boots_then([HOVER] * 4))
     threading.Thread(target=lambda: (waiting_began.wait(30.0), time.sleep(1.2), peer.start()), daemon=True).start()
     try:
-        run_flight(flight.options, "cpu", tmp_path, 0.4, progress=False, flight=flight)
+        run_flight(replace(flight.options, device="cpu", duration=0.4), tmp_path, progress=False, flight=flight)
     finally:
         peer.stop.set()
     info = json.loads((tmp_path / "run.json").read_text())

@@ -7,6 +7,7 @@ no HIL_SENSOR went out between the command and PX4 taking it.
 """
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -33,7 +34,8 @@ def fly_mission(out, seconds=8.0, api=None, answer_timeout=5.0, silent=3):
     toy = ScriptedApi(px4.commander.link.port, **(api or {}))
     peer = ScriptedPx4(px4.link.port, boots_then([HOVER] * 4, silent=silent), api=toy)
     with peer.running():
-        summary = run_flight(flight.options, "cpu", out, seconds, progress=False, flight=flight)
+        summary = run_flight(replace(flight.options, device="cpu", duration=seconds), out, progress=False,
+                             flight=flight)
     return summary, px4, toy
 
 
@@ -164,7 +166,8 @@ def test_nexus_px4_mission_flies_the_same_plan_as_an_ordinary_client(tmp_path):
     toy = ScriptedApi(port)
     peer = ScriptedPx4(px4.link.port, boots_then([HOVER] * 4, silent=3), api=toy)
     with peer.running():
-        summary = run_flight(flight.options, "cpu", tmp_path, 8.0, progress=False, flight=flight)
+        summary = run_flight(replace(flight.options, device="cpu", duration=8.0), tmp_path, progress=False,
+                             flight=flight)
     runner.join(10.0)
     assert summary.exit_reason == "done" and mission.report.landed_disarmed
     assert [c for c, _, _ in toy.commands] == [ARM, TAKEOFF, REPOSITION, REPOSITION, REPOSITION, LAND]

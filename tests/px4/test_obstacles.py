@@ -1,6 +1,7 @@
 """The lidar feeds PX4's collision prevention: 72 sectors of 5° (body FRD, clockwise), eight DISTANCE_SENSORs a sweep."""
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -174,7 +175,7 @@ def flown(tmp_path_factory):
     px4.link._write = lambda data: (writes.append(bytes(data)), write(data))[1]
     peer = ScriptedPx4(px4.link.port, lambda n: None if n <= 10 else [0.0] * 16)
     with peer.running():
-        summary = run_flight(flight.options, "cpu", out, 1.0, progress=False, flight=flight)
+        summary = run_flight(replace(flight.options, device="cpu", duration=1.0), out, progress=False, flight=flight)
     parser = mavlink.MAVLink(None)
     parsed = [parser.parse_buffer(data) or [] for data in writes]
     return out, summary, px4, peer, parsed, flight

@@ -4,6 +4,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -69,7 +70,8 @@ def test_settle_waits_for_an_idle_peer_after_every_answer(tmp_path):
     peer = subprocess.Popen([sys.executable, "-m", "nexus.px4.scripted_peer", "--port", str(px4.link.port),
                              "--row", str(HOVER)])
     try:
-        summary = run_flight(flight.options, "cpu", tmp_path, 0.2, progress=False, flight=flight)
+        summary = run_flight(replace(flight.options, device="cpu", duration=0.2), tmp_path, progress=False,
+                             flight=flight)
     finally:
         peer.terminate()
         peer.wait(timeout=10)

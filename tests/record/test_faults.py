@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import signal
+from dataclasses import replace
 
 import pyarrow.parquet as pq
 import pytest
@@ -19,7 +20,7 @@ from nexus.runtime.run import run_flight
 from nexus.runtime.stopping import StopSignals, Terminated
 
 #: 0.4 s of hold at 250 Hz: 100 ticks, drained 32 at a time.
-HOLD = RunConfig(controller="hold", record_capacity=32)
+HOLD = RunConfig(controller="hold", record_capacity=32, device="cpu")
 
 
 def refuse_parts_after(monkeypatch, whole: int, code: int = errno.ENOSPC):
@@ -49,7 +50,7 @@ def test_a_disk_that_fills_ends_the_run_disk_full_and_keeps_the_parts_before(tmp
     out = tmp_path / "run"
     calls = refuse_parts_after(monkeypatch, whole=3)  # part 0 (columns), two drains of 32 ticks
     with pytest.raises(WriteFailed) as caught:
-        run_flight(HOLD, "cpu", out, duration=0.4, progress=False)
+        run_flight(replace(HOLD, duration=0.4), out, progress=False)
     assert caught.value.reason == "disk-full"
     assert str(caught.value).startswith(f"the disk holding {out / 'record.parquet'} is full: writing record part "
                                         "part-000003.parquet (32 ticks) needed ")
@@ -71,7 +72,7 @@ def test_an_io_error_ends_the_run_write_failed_and_keeps_the_parts_before(tmp_pa
     out = tmp_path / "run"
     refuse_parts_after(monkeypatch, whole=2, code=errno.EIO)
     with pytest.raises(WriteFailed) as caught:
-        run_flight(HOLD, "cpu", out, duration=0.4, progress=False)
+        run_flight(replace(HOLD, duration=0.4), out, progress=False)
     assert caught.value.reason == "write-failed"
     assert str(caught.value).startswith(f"cannot write record part part-000002.parquet (32 ticks) into "
                                         f"{out / 'record.parquet'} (Input/output error)")
@@ -112,7 +113,7 @@ def test_a_signal_during_a_drain_waits_for_its_end():
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs") / "finished"
-    run_flight(HOLD, "cpu", out, duration=0.2, progress=False)
+    run_flight(replace(HOLD, duration=0.2), out, progress=False)
     return out
 
 

@@ -161,7 +161,7 @@ class FailAt(Component):
 
 def test_a_failing_run_still_leaves_record_and_run_json(tmp_path):
     with pytest.raises(RunError, match="peer went away"):
-        run_flight(RunConfig(), "cpu", tmp_path, duration=1.0, progress=False, extra_components=[FailAt(30)])
+        run_flight(RunConfig(device="cpu", duration=1.0), tmp_path, progress=False, extra_components=[FailAt(30)])
     info = json.loads((tmp_path / "run.json").read_text())
     assert info["exit_reason"] == "error" and "peer went away" in info["error"]
     # Start-up runs the guide stage once, so its 30th call is tick 29: ticks 1..28 completed
@@ -173,7 +173,7 @@ def test_a_failing_run_still_leaves_record_and_run_json(tmp_path):
 @pytest.fixture(scope="module")
 def recorded_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    summary = run_flight(RunConfig(seed=5), "cpu", out, duration=1.0, progress=False)
+    summary = run_flight(RunConfig(seed=5, device="cpu", duration=1.0), out, progress=False)
     return out, summary
 
 

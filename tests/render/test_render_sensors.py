@@ -6,6 +6,7 @@ import math
 import threading
 import time
 from dataclasses import replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -73,8 +74,8 @@ def flown(tmp_path_factory):
     runs = {}
     for mode in ("peer", "inline"):
         out = tmp_path_factory.mktemp(mode)
-        options = RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render=mode)
-        runs[mode] = (out, run_flight(options, "cpu", out, 2.0, progress=False))
+        options = RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render=mode, device="cpu", duration=2.0)
+        runs[mode] = (out, run_flight(options, out, progress=False))
     return runs
 
 
@@ -136,8 +137,8 @@ def test_ticks_between_frames_run_as_one_graph_with_the_same_bits_as_eager(flown
     peer_out, _ = flown["peer"]
     assert "between host ticks graph x16" in json.loads((peer_out / "run.json").read_text())["stage_plan"]
     eager = tmp_path / "eager"
-    run_flight(RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render="inline", eager=True), "cpu",
-               eager, 2.0, progress=False)
+    run_flight(RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render="inline", eager=True, device="cpu",
+                         duration=2.0), eager, progress=False)
     a, b = read_record(peer_out / "record.parquet"), read_record(eager / "record.parquet")
     assert a.num_rows == b.num_rows == 500 and a.column_names == b.column_names
     for name in a.column_names:
@@ -172,7 +173,7 @@ def test_a_peer_that_dies_ends_the_run_render_peer_died_with_the_record_flushed(
 
     threading.Thread(target=kill_once_flying, daemon=True).start()
     with pytest.raises(RenderPeerDied, match=rf"render peer \(pid {pid}\) ended"):
-        run_flight(flight.options, "cpu", tmp_path, 60.0, progress=False, flight=flight)
+        run_flight(replace(flight.options, device="cpu", duration=60.0), tmp_path, progress=False, flight=flight)
     info = json.loads((tmp_path / "run.json").read_text())
     assert info["exit_reason"] == "render-peer-died" and info["status"] == "failed"
     assert info["record_rows"] == info["ticks"] > 0
@@ -211,8 +212,9 @@ def test_a_lidar_whose_minimum_range_is_above_its_maximum_is_refused():
 
 def test_one_render_covers_every_world_and_world_0_sees_what_it_sees_alone(flown, tmp_path):
     out_1, _ = flown["inline"]
-    options = RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render="inline", worlds=2)
-    run_flight(options, "cpu", tmp_path, 2.0, progress=False)
+    options = RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render="inline", worlds=2, device="cpu",
+                        duration=2.0)
+    run_flight(options, tmp_path, progress=False)
     for name in ("vehicle.body.base.Camera.parquet", "vehicle.body.base.Lidar.parquet",
                  "vehicle.body.base.Thermal.parquet"):
         alone, both = read_frames(out_1 / "frames" / name), read_frames(tmp_path / "frames" / name)
@@ -236,7 +238,7 @@ def test_a_peer_that_hangs_ends_the_run_render_peer_timeout(tmp_path):
     os.kill(pid, signal.SIGSTOP)  # alive, but never answers
     try:
         with pytest.raises(RenderPeerTimeout, match=rf"render peer \(pid {pid}\) sent nothing for 1 s"):
-            run_flight(flight.options, "cpu", tmp_path, 60.0, progress=False, flight=flight)
+            run_flight(replace(flight.options, device="cpu", duration=60.0), tmp_path, progress=False, flight=flight)
     finally:
         with contextlib.suppress(ProcessLookupError):  # the run's close ends the stopped peer itself
             os.kill(pid, signal.SIGCONT)

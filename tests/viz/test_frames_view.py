@@ -27,8 +27,8 @@ def sensor_run(tmp_path_factory) -> Path:
 
     scene = "obstacles" if Path("scenes/obstacles.usda").is_file() else "empty"
     out = tmp_path_factory.mktemp("frames") / "sensors"
-    run_flight(RunConfig(vehicle=VEHICLE, scene=scene, mission="short", render="inline"), "cpu", out, 2.0,
-               progress=False)
+    run_flight(RunConfig(vehicle=VEHICLE, scene=scene, mission="short", render="inline", device="cpu", duration=2.0),
+               out, progress=False)
     print(f"\nframes artefacts (previews, contact sheets, screenshots) in {out}")
     return out
 

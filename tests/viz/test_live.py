@@ -23,7 +23,8 @@ def test_live_view_serves_during_the_run_within_its_budget(tmp_path):
     watch = LiveWatch("127.0.0.1", 0, say=say)
     try:
         # 20 s of sim time with the motors off: the vehicle rests on its skids.
-        run_flight(RunConfig(controller="hold"), "cpu", tmp_path / "run", 20.0, progress=False, watch=watch)
+        run_flight(RunConfig(controller="hold", device="cpu", duration=20.0), tmp_path / "run", progress=False,
+                   watch=watch)
         live = watch.live
         frames, cost = live.frames, live.cost_s
         resting = live.flown[-1]

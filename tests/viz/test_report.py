@@ -6,6 +6,7 @@ degrees, not the vehicle file's noise σ.
 """
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -231,7 +232,7 @@ def test_plot_of_a_px4_run_shows_its_lockstep_counters(tmp_path):
     flight = build_flight(RunConfig(controller="px4", controller_options=link), "cpu")
     peer = ScriptedPx4(flight.vehicle.controller.link.port, lambda n: None if n <= 10 else [0.7] * 4 + [0.0] * 12)
     with peer.running():
-        run_flight(flight.options, "cpu", tmp_path / "px4", 1.0, progress=False, flight=flight)
+        run_flight(replace(flight.options, device="cpu", duration=1.0), tmp_path / "px4", progress=False, flight=flight)
     result = plot_in_process(tmp_path / "px4")
     assert result.exit_code == 0, result.output
     page = (tmp_path / "px4" / "report.html").read_text()

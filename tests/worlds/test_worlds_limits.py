@@ -50,7 +50,7 @@ def test_a_world_that_goes_non_finite_fails_alone(tmp_path):
     import pandas as pd
 
     options = RunConfig(mission="short", seed=5, worlds=3, device="cpu", duration=4.0)
-    summary = run_flight(options, "cpu", tmp_path / "run", progress=False, extra_components=[Poison(1, 300)])
+    summary = run_flight(options, tmp_path / "run", progress=False, extra_components=[Poison(1, 300)])
     assert (summary.worlds, summary.worlds_failed) == (3, 1)
     table = pd.read_parquet(tmp_path / "run" / "summary.parquet")
     assert list(table.exit_reason) == ["duration", "failed", "duration"]
@@ -60,7 +60,7 @@ def test_a_world_that_goes_non_finite_fails_alone(tmp_path):
     assert len(failed) == 300  # its rows stop at the tick it failed
     assert np.isfinite(failed["body/base.pose[2]"].to_numpy()).all()  # put back to its last finite state
     # The others fly on untouched: world 2 is world 2 of a run without the poison.
-    clean = run_flight(options, "cpu", tmp_path / "clean", progress=False)
+    clean = run_flight(options, tmp_path / "clean", progress=False)
     assert clean.worlds_failed == 0
     other = pd.read_parquet(tmp_path / "clean" / "record.parquet")
     pick = lambda rows: rows[rows.world == 2].drop(columns="world").reset_index(drop=True)  # noqa: E731
