@@ -16,15 +16,18 @@ def rows(vehicle: str, reader: str | None = None) -> list[dict]:
 
     table = parameters(vehicle)
     return [{"name": entry.name, "aliases": list(entry.aliases), "kind": entry.kind, "unit": entry.unit,
-             "bounds": entry.bounds, "read_by": list(entry.readers), "sets": list(entry.targets), "doc": entry.doc}
+             "bounds": entry.bounds, "read_by": list(entry.readers), "sets": list(entry.targets), "doc": entry.doc,
+             "owner": entry.owner}
             for entry in table.entries if reader is None or entry.read_by(reader)]
 
 
 def table_lines(found: list[dict]) -> list[str]:
-    """The rows as aligned text: name, aliases, unit, bounds, readers (a shared parameter then says what it sets)."""
+    """The rows as aligned text: name, aliases, unit, bounds, readers (a shared parameter then says what it sets,
+    a drawn one which part takes it)."""
     cells = [list(COLUMNS)]
     for row in found:
         sets = f"; sets {', '.join(row['sets'])}" if row["kind"] == "shared" else ""
+        sets += f"; drawn into {row['owner']}" if row["owner"] else ""
         cells.append([row["name"], ", ".join(row["aliases"]) or "-", row["unit"] or "-", row["bounds"],
                       ", ".join(row["read_by"]) + sets])
     widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS) - 1)]

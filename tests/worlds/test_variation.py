@@ -8,7 +8,8 @@ import pytest
 
 from nexus.core.errors import BuildError
 from nexus.core.rng import RngTree
-from nexus.worlds.variation import PARAMETERS, load_variation, world_values_problem
+from nexus.worlds.drawn import drawn_parameters
+from nexus.worlds.variation import load_variation, world_values_problem
 
 SENSORS = ("Imu", "Mag", "Baro", "Gps")
 
@@ -211,10 +212,11 @@ def test_world_values_problem():
 
 
 def test_every_parameter_is_documented():
-    assert len(PARAMETERS) == 28
-    for name, info in PARAMETERS.items():
+    own = drawn_parameters(builtin_only=True)
+    assert len(own) == 28
+    for name, info in own.items():
         assert info.name == name and info.doc and info.check
-    assert {n for n, i in PARAMETERS.items() if i.per_rotor_allowed} == {"thrust_scale", "drag_scale"}
+    assert {n for n, i in own.items() if i.per_rotor_allowed} == {"thrust_scale", "drag_scale"}
 
 
 # -- file errors -------------------------------------------------------------------------------------------------
