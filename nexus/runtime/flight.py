@@ -137,7 +137,8 @@ class RunConfig:
     #: Modules imported before the run is built (each may register a controller); ``run.json`` lists them
     #: when there are any, and a sweep's workers import them before building.
     plugins: list[str] = setting(help="Import MODULE before anything else (repeatable): a module of your own that "
-                                      "registers a controller (docs/controllers.md); run.json lists it",
+                                      "registers a controller (docs/controllers.md) or declares drawn parameters "
+                                      "(docs/worlds.md); run.json lists it",
                                  default_factory=list, flag="--plugin")
 
     def __post_init__(self):

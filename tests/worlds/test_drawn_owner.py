@@ -121,3 +121,32 @@ def test_a_force_declared_only_here_gets_each_world_s_draw_and_flies(tmp_path):
                     .sum(axis=1).mean() for w in (0, 1))
     weight = TOTAL_MASS * GRAVITY
     assert lifted / free == pytest.approx((weight - 10.0) / weight, rel=0.01)
+
+
+PLUGIN = '''
+from nexus.core import Component
+from nexus.worlds.drawn import Drawn, draws
+
+
+@draws(Drawn("gust_x", "N", "a gust along x (a plugin's)", "any", kind="float"))
+class Gust(Component):
+    pass
+'''
+
+
+def test_a_plugin_module_s_names_are_listed_with_nexus_params_plugin(tmp_path, monkeypatch):
+    (tmp_path / "gust_plugin.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        result = CliRunner().invoke(main, ["params", "--reader", "variation", "--json", "--plugin", "gust_plugin"])
+        assert result.exit_code == 0, result.output
+        rows = {row["name"]: row for row in map(json.loads, result.output.splitlines())}
+        assert rows["gust_x"]["owner"] == "gust_plugin.Gust"
+        assert list(rows)[-2:] == ["lift_z", "gust_x"]  # after Nexus's own, in the order they were declared
+    finally:
+        import sys
+
+        from nexus.worlds.drawn import owner_of
+
+        withdraw(owner_of("gust_x").target)
+        sys.modules.pop("gust_plugin", None)
