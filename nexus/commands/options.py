@@ -109,7 +109,7 @@ def flight_options() -> list:
         if name is None:
             made += [_controller_option(f, hint) for _, f, hint in _controller_flags()]
         elif name == "plugins":
-            made.append(config_option(name, is_eager=True, callback=_import_plugins, metavar="MODULE"))
+            made.append(plugin_option())
         else:
             made.append(config_option(name))
     return made
@@ -171,6 +171,11 @@ def vehicle_and_scene(vehicle_help: str | None = None, scene_help: str | None = 
                 click.option("--scene", default=default.scene, show_default=True, help=scene_help)]
 
     return make
+
+
+def plugin_option():
+    """``--plugin MODULE`` (RunConfig's ``plugins``): imports each module as the command line is read."""
+    return config_option("plugins", is_eager=True, callback=_import_plugins, metavar="MODULE")
 
 
 def _import_plugins(ctx, param, modules):

@@ -27,6 +27,7 @@ from nexus.core.spec import Input, Param, Relation, Spec, positive
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.plant import Plant, Rotor
 from nexus.plant.safe_math import safe_sqrt
+from nexus.worlds import drawn
 
 #: Keys of the ESC's command parameters (the motor's parameters go to Newton's actuator, see loading.py).
 COMMAND_KEYS = ("channel", "min_speed", "max_speed", "thrust_model_factor", "tau_up", "tau_down")
@@ -171,6 +172,8 @@ def esc_command_all(
     feedforward[d] = spin[i] * torque_coefficient[i] * lagged * lagged
 
 
+@drawn.draws(drawn.Drawn("esc_lag_scale", "-", "multiplies the ESC speed time constants", "> 0",
+                         accepts=drawn.positive))
 class Esc(Component):
     """One ESC, one command stage. Reads the leading ``rotor_count`` of the ``controls`` row.
 

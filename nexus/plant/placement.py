@@ -1,7 +1,9 @@
 """Each world's own vehicle: its drawn mass and centre of mass, and where and how it starts.
 
-Applied to the model and state before the first tick, and only for the
-parameters a variation draws, so a run without one keeps its bits. A world
+Each function declares the drawn parameters it takes (:func:`nexus.worlds.drawn.draws`);
+:func:`nexus.worlds.drawn.take_draws` applies it to the model and state before
+the first tick, and only when some world draws one of its names, so a run
+without them keeps its bits. A world
 flown alone (``nexus run --world-of``) gets the same values through the same
 calls, so it matches its world of the batch bit for bit.
 """
@@ -16,26 +18,32 @@ import numpy as np
 
 from nexus.plant.frames import quat_multiply_np
 from nexus.plant.plant import Plant
+from nexus.worlds.drawn import Drawn, abs_at_most, draws, positive
 
-MASS_PARAMETERS = ("mass", "com_x", "com_y", "com_z")
-START_PARAMETERS = ("start_x", "start_y", "start_yaw")
+#: The base body's drawn mass and centre of mass.
+MASS = (
+    Drawn("mass", "kg", "base body mass", "> 0", accepts=positive),
+    *(Drawn(f"com_{axis}", "m", f"centre-of-mass offset of the base body along {axis}, body frame FLU",
+            "|value| <= 0.5", accepts=abs_at_most(0.5)) for axis in "xyz"),
+)
+#: Where and how each world's vehicle starts.
+START = (
+    *(Drawn(f"start_{axis}", "m", f"start offset of the vehicle along {axis}, world ENU", "|value| <= 1000",
+            accepts=abs_at_most(1000.0)) for axis in "xy"),
+    Drawn("start_yaw", "deg", "initial heading", "|value| <= 360", accepts=abs_at_most(360.0)),
+)
 
 
-def _drawn(variation: Sequence[dict], names: tuple[str, ...]) -> bool:
-    return any(name in values for values in variation for name in names)
-
-
+@draws(*MASS)
 def vary_mass(plant: Plant, variation: Sequence[dict]) -> None:
     """Give each world's base body its drawn mass [kg] and centre-of-mass offset [m, FLU], then tell the solver."""
-    if not _drawn(variation, MASS_PARAMETERS):
-        return
     model = plant.model
     mass = model.body_mass.numpy()
     inverse = model.body_inv_mass.numpy()
     com = model.body_com.numpy()
     for world, values in enumerate(variation):
         body = plant.base + world * plant.bodies_per_world
-        if "mass" in values:  # positive: build_flight checked every world's values
+        if "mass" in values:  # positive: world_values checked every world's values
             value = float(values["mass"])
             mass[body] = value
             inverse[body] = 1.0 / value
@@ -53,14 +61,13 @@ def _yaw_quaternion(degrees: float) -> np.ndarray:
     return np.array([0.0, 0.0, math.sin(half), math.cos(half)])  # (x, y, z, w), about world +z (ENU: counter-clockwise)
 
 
+@draws(*START)
 def place_worlds(plant: Plant, variation: Sequence[dict]) -> None:
     """Move each world's vehicle by its drawn start offset [m, ENU] and turn it to its drawn heading [deg].
 
     A heading of ``start_yaw`` turns the vehicle about the vertical: in NED (0 north,
     90 east, clockwise seen from above) it starts ``start_yaw`` degrees from its file's heading.
     """
-    if not _drawn(variation, START_PARAMETERS):
-        return
     q = plant.state.joint_q.numpy()
     for world, values in enumerate(variation):
         coord = plant._base_coord + world * plant.coords_per_world

@@ -20,6 +20,7 @@ from nexus.core import Component, Read, Stage
 from nexus.core.clock import at_ns
 from nexus.core.spec import Input, Param, Relation, Spec
 from nexus.plant.plant import Plant, Rotor
+from nexus.worlds import drawn
 
 PROPELLER_SPEC = Spec(
     name="Propeller",
@@ -154,6 +155,27 @@ def rotor_variation(ctx, rotors: int) -> RotorVariation:
     return v
 
 
+#: Each world's drawn factors on the rotors' coefficients and its rotor failure (read by :func:`rotor_variation`).
+ROTOR_DRAWS = (
+    drawn.Drawn("thrust_scale", "-", "multiplies each rotor's thrust coefficient", "> 0", per_rotor_allowed=True,
+                accepts=drawn.positive),
+    drawn.Drawn("drag_scale", "-", "multiplies each rotor's drag-torque coefficient", ">= 0",
+                per_rotor_allowed=True, accepts=drawn.non_negative),
+    drawn.Drawn("rotor_fail_time", "s", "sim time a rotor fails (inf: no failure in this world)", ">= 0",
+                allow_inf=True, accepts=drawn.non_negative),
+    drawn.Drawn("rotor_fail_index", "-", "which rotor fails (0-based); default 0", "an integer in 0..rotors-1",
+                kind="int"),
+    drawn.Drawn("rotor_fail_fraction", "-", "the failed rotor's thrust that remains; default 0", "in [0, 1]",
+                accepts=drawn.unit_interval),
+    drawn.Drawn("rotor_fail_probability", "-", "chance a world gets the rotor failure at all; default 1",
+                "in [0, 1]", accepts=drawn.unit_interval),
+)
+#: A world gets the rotor failure with its drawn probability (stream ``vary/rotor_fail_occurs/<world>``).
+ROTOR_FAILURE = drawn.Occurrence("rotor_fail_time", "rotor_fail_probability", "rotor_fail_occurs",
+                                 {"rotor_fail_index": 0, "rotor_fail_fraction": 0.0})
+
+
+@drawn.draws(*ROTOR_DRAWS, occurrences=(ROTOR_FAILURE,))
 class Propeller(Component):
     """One propeller, one force stage. The loaded rotor carries its coefficients and spin
     (:func:`nexus.plant.loading.load_plant` read them with this spec), which the ESC and the

@@ -137,7 +137,8 @@ class RunConfig:
     #: Modules imported before the run is built (each may register a controller); ``run.json`` lists them
     #: when there are any, and a sweep's workers import them before building.
     plugins: list[str] = setting(help="Import MODULE before anything else (repeatable): a module of your own that "
-                                      "registers a controller (docs/controllers.md); run.json lists it",
+                                      "registers a controller (docs/controllers.md) or declares drawn parameters "
+                                      "(docs/worlds.md); run.json lists it",
                                  default_factory=list, flag="--plugin")
 
     def __post_init__(self):
@@ -297,19 +298,16 @@ def build_flight(
         solver=options.solver,
     )
     plant = vehicle.plant
-    if variation is None:
-        variation = draw_variation(options, plant, vehicle.components) if options.vary else [{}] * worlds
-    variation = [dict(values) for values in variation]
-    if len(variation) != worlds:
-        raise BuildError(f"{len(variation)} worlds' values given for a run of {worlds} worlds")
-    _check_values(variation, options, len(plant.rotors))
+    from nexus.worlds.drawn import take_draws, world_values  # noqa: PLC0415
+
+    variation = world_values(options, plant, vehicle.components, variation)  # drawn or given, checked
     components = list(vehicle.components)
     if replace_controller is not None:
         replace_controller.name = vehicle.controller.name  # the ESCs connect to the controller prim
         components = [replace_controller if c is vehicle.controller else c for c in components]
         components = [c for c in components if not getattr(c, "is_guidance", False)]
     components += list(extra_components)
-    components += _varied_parts(plant, components, variation)
+    components += take_draws(plant, components, variation)  # each draw to the part that declares it
     summary = None
     if worlds > 1 or options.record_mode == "summary":  # a one-world run keeps its ring (and files) as they were
         from nexus.worlds.summary import WorldSummary  # noqa: PLC0415
@@ -319,10 +317,6 @@ def build_flight(
     recorder = None
     if options.record_mode == "full":
         recorder = Recorder.for_components(components, capacity=options.record_capacity, every=options.record_every)
-    from nexus.plant.placement import place_worlds, vary_mass  # noqa: PLC0415
-
-    vary_mass(plant, variation)
-    place_worlds(plant, variation)
     loop = Loop(
         [*components, *([recorder] if recorder is not None else [])], device=device, tick_hz=options.tick_hz,
         seed=options.seed, mode="eager" if options.eager else "captured", ticks_per_replay=options.ticks_per_replay,
@@ -355,42 +349,6 @@ def _render_hub(options: RunConfig, plant, components: Sequence[Component], devi
     for sensor in sensors:
         sensor.hub = hub
     return hub
-
-
-def _varied_parts(plant, components: Sequence[Component], variation: Sequence[dict]) -> list[Component]:
-    """The components a variation adds: a wind on the base, and the sensor faults (after every sensor)."""
-    from nexus.plant.wind import WIND_PARAMETERS, Wind  # noqa: PLC0415
-    from nexus.sensors.faults import SensorFaults  # noqa: PLC0415
-    from nexus.sensors.sensor import Sensor  # noqa: PLC0415
-
-    parts: list[Component] = []
-    if any(name in values for values in variation for name in WIND_PARAMETERS):
-        parts.append(Wind(plant))
-    if SensorFaults.wanted(variation):
-        parts.append(SensorFaults([c for c in components if isinstance(c, Sensor)], variation))
-    return parts
-
-
-def draw_variation(options: RunConfig, plant, components: Sequence[Component]) -> list[dict]:
-    """Each world's values, drawn from ``options.vary`` with the run's seed (world ``first_world + i``'s)."""
-    from nexus.core.rng import RngTree  # noqa: PLC0415
-    from nexus.sensors.faults import sensor_label  # noqa: PLC0415
-    from nexus.sensors.sensor import Sensor  # noqa: PLC0415
-    from nexus.worlds.variation import load_variation  # noqa: PLC0415
-
-    sensors = [sensor_label(c) for c in components if isinstance(c, Sensor)]
-    variation = load_variation(options.vary, rotors=len(plant.rotors), sensors=sensors, vehicle=options.vehicle)
-    return variation.draw(RngTree(options.seed), options.first_world + options.worlds)[options.first_world:]
-
-
-def _check_values(variation: Sequence[dict], options: RunConfig, rotors: int) -> None:
-    """Every world's values within the physical checks, drawn here or given (a replay's, ``--world-of``'s)."""
-    from nexus.worlds.variation import world_values_problem  # noqa: PLC0415
-
-    for world, values in enumerate(variation, options.first_world):
-        problem = world_values_problem(values, rotors) if values else None
-        if problem is not None:
-            raise BuildError(f"{options.vary or 'the drawn values'}: world {world}: {problem}")
 
 
 def fly(flight: Flight, writer, ticks: int, on_progress=None) -> bool:

@@ -16,8 +16,8 @@ take it:
 
 The rows come from where their metadata lives: every Nexus prim's spec
 parameters (:class:`nexus.core.spec.Param`: attribute, unit, bounds, doc), the
-variation table (:data:`nexus.worlds.variation.PARAMETERS`: unit, check, kind),
-the rollout's names (:mod:`nexus.diff.params`) and the fields of
+drawn parameters each owner declares beside its class (:mod:`nexus.worlds.drawn`:
+unit, check, kind, and the owner: the part a drawn value goes to), the rollout's names (:mod:`nexus.diff.params`) and the fields of
 :class:`~nexus.runtime.flight.RunConfig`. This module only adds the links between them:
 
 * :data:`VARIATION_ATTRIBUTES`: a variation name that sets a USD attribute
@@ -76,7 +76,8 @@ class ParamEntry:
     constant), ``state`` (the rollout's start state), ``draw`` (a variation draw
     or multiplier that no attribute holds) or ``run`` (a RunConfig field).
     ``targets`` are the attributes (with ``[i]`` for a component) it sets;
-    ``variation`` the name a variation file's draws carry.
+    ``variation`` the name a variation file's draws carry, and ``owner`` the part
+    that takes the drawn value (``nexus.plant.wind.Wind``: :mod:`nexus.worlds.drawn`).
     """
 
     name: str
@@ -88,6 +89,7 @@ class ParamEntry:
     aliases: tuple[str, ...] = ()
     targets: tuple[str, ...] = ()
     variation: str | None = None
+    owner: str | None = None
 
     def read_by(self, reader: str) -> bool:
         return reader in self.readers
@@ -179,11 +181,12 @@ def vehicle_label(vehicle: str | Path) -> str:
 def parameters(vehicle: str | Path | None = None) -> Parameters:
     """The parameter table of ``vehicle`` (a shipped name or a USD path; None: RunConfig's default vehicle)."""
     from nexus.plant.assets import resolve_asset  # noqa: PLC0415
+    from nexus.worlds.drawn import version  # noqa: PLC0415
 
     if vehicle is None:
         vehicle = _default_vehicle()
     path = resolve_asset("vehicle", vehicle)
-    return _table(str(path), path.stat().st_mtime_ns, vehicle_label(vehicle))
+    return _table(str(path), path.stat().st_mtime_ns, vehicle_label(vehicle), version())
 
 
 def _default_vehicle() -> str:
@@ -193,7 +196,7 @@ def _default_vehicle() -> str:
 
 
 @lru_cache(maxsize=8)
-def _table(path: str, _mtime: int, label: str) -> Parameters:
+def _table(path: str, _mtime: int, label: str, _declared: int) -> Parameters:
     from pxr import Usd  # noqa: PLC0415
 
     import nexus  # noqa: F401, PLC0415 (registers the Nexus USD schemas before the stage opens)
@@ -245,8 +248,9 @@ def _rows(stage) -> list[ParamEntry]:
     from nexus.control.pid import PidController  # noqa: PLC0415
     from nexus.plant.esc import Esc  # noqa: PLC0415
     from nexus.plant.propeller import Propeller  # noqa: PLC0415
-    from nexus.worlds.variation import PARAMETERS  # noqa: PLC0415
+    from nexus.worlds.drawn import drawn_parameters  # noqa: PLC0415
 
+    drawn = drawn_parameters()
     specs = _specs(stage)
     base = _base_body(stage)
     pid = next((prim for prim, spec in specs if spec is PidController.spec), None)
@@ -280,14 +284,14 @@ def _rows(stage) -> list[ParamEntry]:
             attribute_rows.append(_attribute_row(f"{prim} {param.attr}", param.unit, _bounds(param), param.doc,
                                                  links))
     if base is not None:
-        drawn = {attribute: PARAMETERS[name] for name, attribute in VARIATION_ATTRIBUTES.items()}
+        by_attribute = {attribute: drawn[name] for name, attribute in VARIATION_ATTRIBUTES.items()}
         for attribute, (unit, bounds, doc) in PHYSICS_ATTRIBUTES.items():
-            if attribute in drawn:  # a variation draws it: its unit and check are the variation table's
-                unit, bounds = drawn[attribute].unit, drawn[attribute].check
+            if attribute in by_attribute:  # a variation draws it: its unit and check are its owner's
+                unit, bounds = by_attribute[attribute].unit, by_attribute[attribute].check
             attribute_rows.append(_attribute_row(f"{base} {attribute}", unit, bounds, doc, links))
     rows += attribute_rows
     rows += _gradient_rows(pid, base, escs, len(propellers))
-    rows += [_draw_row(info) for info in PARAMETERS.values() if info.name not in VARIATION_ATTRIBUTES]
+    rows += [_draw_row(info) for info in drawn.values() if info.name not in VARIATION_ATTRIBUTES]
     if pid is not None and escs and base is not None:
         _check_gradient_names(rows, len(propellers))
     return rows
@@ -316,7 +320,16 @@ def _bounds(param) -> str:
 def _attribute_row(name: str, unit: str, bounds: str, doc: str, links: dict) -> ParamEntry:
     readers, aliases, variation = links.get(name, (set(), [], None))
     ordered = tuple(r for r in READERS if r == "sweep" or r in readers)
-    return ParamEntry(name, "attribute", unit, bounds, ordered, doc, tuple(aliases), (name,), variation)
+    return ParamEntry(name, "attribute", unit, bounds, ordered, doc, tuple(aliases), (name,), variation,
+                      _owner(variation))
+
+
+def _owner(variation: str | None) -> str | None:
+    """The part a drawn value goes to (None: no variation draws it)."""
+    from nexus.worlds.drawn import owner_of  # noqa: PLC0415
+
+    owner = owner_of(variation) if variation is not None else None
+    return owner.label if owner is not None else None
 
 
 def _gradient_rows(pid: str | None, base: str | None, escs: list[str], rotors: int) -> list[ParamEntry]:
@@ -358,7 +371,8 @@ def _draw_row(info) -> ParamEntry:
     unit = info.unit if info.unit else "-"
     kind = {"int": "an integer", "str": "a name"}.get(info.kind)
     doc = info.doc + (f" ({kind})" if kind else "") + ("; per rotor allowed" if info.per_rotor_allowed else "")
-    return ParamEntry(info.name, "draw", unit, info.check, ("variation",), doc, variation=info.name)
+    return ParamEntry(info.name, "draw", unit, info.check, ("variation",), doc, variation=info.name,
+                      owner=_owner(info.name))
 
 
 def _type_text(hint) -> str:

@@ -12,7 +12,7 @@ one launch over the worlds works on the sample's 32-bit words in place:
 
 Every sample struct starts with its time (``wp.float64``: two words), which
 is what ``freeze`` leaves alone. Without a sensor fault the stage is not in
-the ring, so a run without one keeps its bits.
+the ring (``from_draws`` gives none), so a run without one keeps its bits.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from nexus.core import Component, Read, Stage
 from nexus.core.clock import NEVER_NS, at_ns
 from nexus.core.errors import BuildError
 from nexus.record.layout import numpy_dtype
+from nexus.worlds import drawn
 
 FREEZE = wp.constant(0)
 DROPOUT = wp.constant(1)
@@ -60,6 +61,24 @@ def sensor_label(component) -> str:
     return component.name.rstrip("/").rsplit("/", 1)[-1]
 
 
+FAULT_DRAWS = (
+    drawn.Drawn("sensor_fault_time", "s", "sim time a sensor faults (inf: no fault in this world)", ">= 0",
+                allow_inf=True, accepts=drawn.non_negative),
+    drawn.Drawn("sensor_fault_sensor", "", "which sensor faults: the last element of its prim's path "
+                "(Imu, Mag, Baro, Gps)", "one of the vehicle's sensor names", kind="str", accepts=bool,
+                sensor_name=True),
+    drawn.Drawn("sensor_fault_mode", "", "freeze (values stuck, time stamps go on) or dropout (no new samples); "
+                "default freeze", "'freeze' or 'dropout'", kind="str", accepts=lambda v: v in MODES),
+    drawn.Drawn("sensor_fault_probability", "-", "chance a world gets the sensor fault at all; default 1",
+                "in [0, 1]", accepts=drawn.unit_interval),
+)
+#: A world gets the sensor fault with its drawn probability (stream ``vary/sensor_fault_occurs/<world>``).
+SENSOR_FAULT = drawn.Occurrence("sensor_fault_time", "sensor_fault_probability", "sensor_fault_occurs",
+                                {"sensor_fault_sensor": None, "sensor_fault_mode": "freeze"},
+                                required={"sensor_fault_sensor": "which sensor faults"})
+
+
+@drawn.draws(*FAULT_DRAWS, occurrences=(SENSOR_FAULT,))
 class SensorFaults(Component):
     """Freezes or drops out the samples of the sensors each world's drawn fault names."""
 
@@ -80,9 +99,14 @@ class SensorFaults(Component):
             raise BuildError(f"a sensor fault names {sorted(unknown)}, which this vehicle does not have; it has "
                              f"{', '.join(sorted(by_label))}")
 
-    @staticmethod
-    def wanted(variation) -> bool:
-        return any(math.isfinite(v.get("sensor_fault_time", math.inf)) for v in variation)
+    @classmethod
+    def from_draws(cls, ring) -> SensorFaults | None:
+        """The faults of a ring where some world gets one, after every sensor of the ring (else None)."""
+        if not any(math.isfinite(v.get("sensor_fault_time", math.inf)) for v in ring.variation):
+            return None
+        from nexus.sensors.sensor import Sensor  # noqa: PLC0415
+
+        return cls([c for c in ring.components if isinstance(c, Sensor)], ring.variation)
 
     def stages(self) -> list[Stage]:
         reads = [Read("time_ns", wp.int64, (1,))]

@@ -25,6 +25,7 @@ from nexus.sensors.noise import normal3
 from nexus.sensors.samples import ImuSample
 from nexus.sensors.schedule import SampleClock, due
 from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
+from nexus.worlds import drawn
 
 #: PX4 Gazebo (gz) IMU white-noise defaults: gyro 0.05 deg/s, accelerometer.
 GYRO_NOISE_SIGMA = 0.0008726646  # [rad/s]
@@ -36,11 +37,11 @@ def turn_on_bias(imu: Imu, ctx) -> np.ndarray:
     draw = ctx.rng.child("imu/turn_on_bias").child(imu.name).generator().standard_normal((2, 3))
     scale = 1.0 if imu.noise else 0.0
     bias = (draw * np.array([[imu.accel_bias_sigma], [imu.gyro_bias_sigma]]) * scale).astype(np.float32)
-    drawn = getattr(ctx, "world_values", {})
+    values = getattr(ctx, "world_values", {})
     for row, kind in enumerate(("accel", "gyro")):  # ``--vary accel_bias_x`` ...: added on top, FRD
         for axis, name in enumerate("xyz"):
-            if f"{kind}_bias_{name}" in drawn:
-                bias[row, axis] += np.float32(drawn[f"{kind}_bias_{name}"])
+            if f"{kind}_bias_{name}" in values:
+                bias[row, axis] += np.float32(values[f"{kind}_bias_{name}"])
     return bias
 
 
@@ -120,6 +121,16 @@ def sample_imu(
     out[world] = sample
 
 
+#: Each world's drawn bias, added to every IMU's turn-on bias (read by :func:`turn_on_bias`).
+BIAS_DRAWS = (
+    *(drawn.Drawn(f"accel_bias_{axis}", "m/s^2", f"added to each IMU's accelerometer bias along {axis}, FRD",
+                  "|value| <= 10", accepts=drawn.abs_at_most(10.0)) for axis in "xyz"),
+    *(drawn.Drawn(f"gyro_bias_{axis}", "rad/s", f"added to each IMU's gyro bias along {axis}, FRD",
+                  "|value| <= 1", accepts=drawn.abs_at_most(1.0)) for axis in "xyz"),
+)
+
+
+@drawn.draws(*BIAS_DRAWS)
 class Imu(Sensor):
     """Accelerometer and gyro on one body; writes ``imu`` (:class:`ImuSample`).
 

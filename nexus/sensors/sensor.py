@@ -24,6 +24,7 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Param, Spec
 from nexus.plant.body_state import BodyState
 from nexus.sensors.schedule import SCHEDULE, SampleClock, period_ns, sample_clock
+from nexus.worlds import drawn
 
 #: The declaration every sensor's spec names as its base.
 SENSOR = Spec(
@@ -64,6 +65,8 @@ def mounted_body(prim, ctx) -> str:
     )
 
 
+@drawn.draws(drawn.Drawn("noise_scale", "-", "multiplies every sensor's white-noise sigma", ">= 0",
+                         accepts=drawn.non_negative))
 class Sensor(Component):
     """Base of every sensor component.
 

@@ -1,7 +1,8 @@
 """Monte Carlo variation files: ``nexus run --worlds N --vary FILE.toml``.
 
-A variation file is TOML. Each top-level key names a parameter (see
-:data:`PARAMETERS`); its value is a number (the same in every world), a
+A variation file is TOML. Each top-level key names a parameter that some
+part of the vehicle or the ring declares it takes (:mod:`nexus.worlds.drawn`;
+``nexus params --reader variation`` lists them); its value is a number (the same in every world), a
 string for the two string parameters, or a table describing a distribution::
 
     mass = {dist = "normal", mean = 1.2, std = 0.05, low = 1.0, high = 1.4}
@@ -27,8 +28,9 @@ World ``i``'s value of parameter ``name`` comes from the stream
 ``vary/<name>/<i>`` of the run's :class:`~nexus.core.rng.RngTree`, so it
 depends only on the seed, the name and ``i``: world 5 of a 16-world run is
 world 5 of a 64-world run. Whether a world gets a fault at all comes from
-``vary/rotor_fail_occurs/<i>`` (``vary/sensor_fault_occurs/<i>``); a world
-without the fault has its fault time at ``math.inf``.
+``vary/rotor_fail_occurs/<i>`` (``vary/sensor_fault_occurs/<i>``: the stream
+its owner's :class:`~nexus.worlds.drawn.Occurrence` names); a world without
+the fault has its fault time at ``math.inf``.
 
 Every error is a :class:`~nexus.core.errors.BuildError` of one line that
 starts with ``FILE:LINE:`` (the line where known), raised before anything runs.
@@ -41,20 +43,21 @@ import math
 import numbers
 import re
 import tomllib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from nexus.core.errors import BuildError
 from nexus.core.rng import RngTree
+from nexus.worlds.drawn import Drawn, drawn_parameters, occurrences
+from nexus.worlds.drawn import is_number as _is_number
+from nexus.worlds.drawn import show as _show
+from nexus.worlds.drawn import type_name as _type_name
 
 #: How many times a truncated normal redraws a sample outside its bounds before giving up.
 MAX_TRUNCATION_TRIES = 1000
-
-#: The sensor fault modes: ``freeze`` keeps the last values (time stamps go on), ``dropout`` stops new samples.
-FAULT_MODES = ("freeze", "dropout")
 
 #: The distributions a table may name, each with its required and optional keys.
 DISTRIBUTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -63,105 +66,6 @@ DISTRIBUTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "choice": (("values",), ("weights",)),
     "constant": (("value",), ()),
 }
-
-
-@dataclass(frozen=True)
-class ParameterInfo:
-    """One variation parameter: its unit, meaning and the physical check on each drawn value.
-
-    ``kind`` is ``"float"``, ``"int"`` (a rotor index) or ``"str"`` (a name);
-    ``check`` is the check as text (``"> 0"``); ``allow_inf`` marks fault times,
-    which are ``math.inf`` in a world that does not get the fault.
-    """
-
-    name: str
-    unit: str
-    doc: str
-    check: str
-    per_rotor_allowed: bool = False
-    kind: str = "float"
-    allow_inf: bool = False
-    accepts: Callable[[object], bool] = field(default=lambda value: True, repr=False, compare=False)
-
-
-def _positive(v):
-    return v > 0
-
-
-def _non_negative(v):
-    return v >= 0
-
-
-def _abs_at_most(bound):
-    return lambda v: abs(v) <= bound
-
-
-def _unit_interval(v):
-    return 0 <= v <= 1
-
-
-def _parameters() -> dict[str, ParameterInfo]:
-    table: list[ParameterInfo] = [
-        ParameterInfo("mass", "kg", "base body mass", "> 0", accepts=_positive),
-    ]
-    for axis in "xyz":
-        table.append(ParameterInfo(f"com_{axis}", "m", f"centre-of-mass offset of the base body along {axis}, "
-                                   "body frame FLU", "|value| <= 0.5", accepts=_abs_at_most(0.5)))
-    table += [
-        ParameterInfo("thrust_scale", "-", "multiplies each rotor's thrust coefficient", "> 0",
-                      per_rotor_allowed=True, accepts=_positive),
-        ParameterInfo("drag_scale", "-", "multiplies each rotor's drag-torque coefficient", ">= 0",
-                      per_rotor_allowed=True, accepts=_non_negative),
-        ParameterInfo("esc_lag_scale", "-", "multiplies the ESC speed time constants", "> 0", accepts=_positive),
-        ParameterInfo("noise_scale", "-", "multiplies every sensor's white-noise sigma", ">= 0",
-                      accepts=_non_negative),
-    ]
-    for axis in "xyz":
-        table.append(ParameterInfo(f"accel_bias_{axis}", "m/s^2", f"added to each IMU's accelerometer bias along "
-                                   f"{axis}, FRD", "|value| <= 10", accepts=_abs_at_most(10.0)))
-    for axis in "xyz":
-        table.append(ParameterInfo(f"gyro_bias_{axis}", "rad/s", f"added to each IMU's gyro bias along {axis}, FRD",
-                                   "|value| <= 1", accepts=_abs_at_most(1.0)))
-    for axis in "xy":
-        table.append(ParameterInfo(f"start_{axis}", "m", f"start offset of the vehicle along {axis}, world ENU",
-                                   "|value| <= 1000", accepts=_abs_at_most(1000.0)))
-    table.append(ParameterInfo("start_yaw", "deg", "initial heading", "|value| <= 360", accepts=_abs_at_most(360.0)))
-    for axis in "xyz":
-        table.append(ParameterInfo(f"wind_{axis}", "N", f"constant force on the base body along {axis}, world ENU",
-                                   "|value| <= 100", accepts=_abs_at_most(100.0)))
-    table += [
-        ParameterInfo("rotor_fail_time", "s", "sim time a rotor fails (inf: no failure in this world)", ">= 0",
-                      allow_inf=True, accepts=_non_negative),
-        ParameterInfo("rotor_fail_index", "-", "which rotor fails (0-based); default 0",
-                      "an integer in 0..rotors-1", kind="int"),
-        ParameterInfo("rotor_fail_fraction", "-", "the failed rotor's thrust that remains; default 0",
-                      "in [0, 1]", accepts=_unit_interval),
-        ParameterInfo("rotor_fail_probability", "-", "chance a world gets the rotor failure at all; default 1",
-                      "in [0, 1]", accepts=_unit_interval),
-        ParameterInfo("sensor_fault_time", "s", "sim time a sensor faults (inf: no fault in this world)", ">= 0",
-                      allow_inf=True, accepts=_non_negative),
-        ParameterInfo("sensor_fault_sensor", "", "which sensor faults: the last element of its prim's path "
-                      "(Imu, Mag, Baro, Gps)", "one of the vehicle's sensor names", kind="str",
-                      accepts=lambda v: bool(v)),
-        ParameterInfo("sensor_fault_mode", "", "freeze (values stuck, time stamps go on) or dropout (no new "
-                      "samples); default freeze", "'freeze' or 'dropout'", kind="str",
-                      accepts=lambda v: v in FAULT_MODES),
-        ParameterInfo("sensor_fault_probability", "-", "chance a world gets the sensor fault at all; default 1",
-                      "in [0, 1]", accepts=_unit_interval),
-    ]
-    return {info.name: info for info in table}
-
-
-#: Every parameter a variation file may name, in documentation order.
-PARAMETERS: dict[str, ParameterInfo] = _parameters()
-
-#: The fault groups: time key, probability key, occurrence stream, the keys that need the time and their defaults.
-_FAULTS = (
-    ("rotor_fail_time", "rotor_fail_probability", "rotor_fail_occurs",
-     {"rotor_fail_index": 0, "rotor_fail_fraction": 0.0}),
-    ("sensor_fault_time", "sensor_fault_probability", "sensor_fault_occurs",
-     {"sensor_fault_sensor": None, "sensor_fault_mode": "freeze"}),
-)
 
 
 @dataclass(frozen=True)
@@ -219,8 +123,8 @@ class VariationEntry:
     per_rotor: bool = False
 
     @property
-    def info(self) -> ParameterInfo:
-        return PARAMETERS[self.name]
+    def info(self) -> Drawn:
+        return drawn_parameters()[self.name]
 
 
 @dataclass(frozen=True)
@@ -252,14 +156,14 @@ class Variation:
         result = []
         for world in range(int(worlds)):
             values = {entry.name: self._draw_entry(entry, vary, world) for entry in self.entries}
-            for time_key, probability_key, occurs, defaults in _FAULTS:
-                if time_key not in values:
+            for fault in occurrences():
+                if fault.time not in values:
                     continue
-                for key, default in defaults.items():
+                for key, default in fault.defaults.items():
                     values.setdefault(key, default)
-                probability = values.pop(probability_key, 1.0)
-                if probability < 1.0 and not vary.child(occurs).child(str(world)).generator().random() < probability:
-                    values[time_key] = math.inf
+                probability = values.pop(fault.probability, 1.0)
+                if probability < 1.0 and not vary.child(fault.stream).child(str(world)).generator().random() < probability:
+                    values[fault.time] = math.inf
             result.append(values)
         return result
 
@@ -275,7 +179,7 @@ class Variation:
                     f"{_where(self.path, entry.line)}: world {world}: parameter {entry.name!r}: "
                     f"{MAX_TRUNCATION_TRIES} draws from {entry.dist.describe()} all fell outside its bounds; "
                     "move the mean inside the bounds or widen them")
-            problem = _problem(info, value, self.rotors)
+            problem = info.problem(value, self.rotors)
             if problem is not None:
                 which = f" for rotor {rotor}" if entry.per_rotor else ""
                 raise BuildError(
@@ -290,19 +194,20 @@ class Variation:
 
 def world_values_problem(values: dict, rotors: int) -> str | None:
     """What is physically wrong with one world's values (as :meth:`Variation.draw` gives them), or None."""
+    known = drawn_parameters()
     for name, value in values.items():
-        info = PARAMETERS.get(name)
+        info = known.get(name)
         if info is None:
-            return f"{name!r} is not a variation parameter; valid parameters: {', '.join(PARAMETERS)}"
+            return f"{name!r} is not a variation parameter; valid parameters: {', '.join(known)}"
         if info.per_rotor_allowed and isinstance(value, (list, tuple)):
             if len(value) != rotors:
                 return f"{name} has {len(value)} values, but the vehicle has {rotors} rotors"
             for rotor, item in enumerate(value):
-                problem = _problem(info, item, rotors)
+                problem = info.problem(item, rotors)
                 if problem is not None:
                     return f"{name}[{rotor}] = {_show(item)}, but it {problem}"
             continue
-        problem = _problem(info, value, rotors)
+        problem = info.problem(value, rotors)
         if problem is not None:
             return f"{name} = {_show(value)}, but it {problem}"
     return None
@@ -333,23 +238,28 @@ def load_variation(path: str | Path, *, rotors: int, sensors: Sequence[str],
             line = max((number for number, row in enumerate(text.splitlines(), 1) if row.strip()), default=1)
         raise BuildError(f"{_where(path, line)}: not valid TOML: {error}; fix the syntax there") from None
     entries = []
+    known = drawn_parameters()
     for name, value in data.items():
         line = _key_line(text, name)
-        if name not in PARAMETERS:
+        if name not in known:
             name = _variation_name(path, line, name, vehicle)
         if any(entry.name == name for entry in entries):
             raise BuildError(f"{_where(path, line)}: parameter {name!r} is given twice (under two of its names); "
                              "keep one")
         entries.append(_parse_entry(path, line, name, value, rotors, sensors))
     by_name = {entry.name: entry for entry in entries}
-    for time_key, probability_key, _, defaults in _FAULTS:
-        for key in (*defaults, probability_key):
-            if key in by_name and time_key not in by_name:
-                raise BuildError(f"{_where(path, by_name[key].line)}: parameter {key!r} needs {time_key!r} "
-                                 f"(when the fault happens); add {time_key} to the file")
-    if "sensor_fault_time" in by_name and "sensor_fault_sensor" not in by_name:
-        raise BuildError(f"{_where(path, by_name['sensor_fault_time'].line)}: parameter 'sensor_fault_time' needs "
-                         f"'sensor_fault_sensor' (which sensor faults); add it, one of: {_names(sensors)}")
+    faults = occurrences()
+    for fault in faults:
+        for key in (*fault.defaults, fault.probability):
+            if key in by_name and fault.time not in by_name:
+                raise BuildError(f"{_where(path, by_name[key].line)}: parameter {key!r} needs {fault.time!r} "
+                                 f"(when the fault happens); add {fault.time} to the file")
+    for fault in faults:
+        for key, what in fault.required.items():
+            if fault.time in by_name and key not in by_name:
+                choices = f", one of: {_names(sensors)}" if known[key].sensor_name else ""
+                raise BuildError(f"{_where(path, by_name[fault.time].line)}: parameter {fault.time!r} needs "
+                                 f"{key!r} ({what}); add it{choices}")
     return Variation(path=path, entries=tuple(entries), rotors=rotors, sensors=sensors)
 
 
@@ -405,32 +315,6 @@ def _key_line(text: str, name: str) -> int | None:
     return None
 
 
-def _is_number(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
-def _type_name(value) -> str:
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower()})"
-    if isinstance(value, str):
-        return f"a string ({value!r})"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "an array"
-    if _is_number(value):
-        return f"a number ({value!r})"
-    return f"a {type(value).__name__} ({value})"
-
-
-def _show(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if isinstance(value, str):
-        return repr(value)
-    return str(value)
-
-
 def _names(names: Sequence[str]) -> str:
     return ", ".join(names) if names else "(the vehicle has no sensors)"
 
@@ -443,7 +327,7 @@ def _number(context: str, key: str, value) -> float:
     return float(value)
 
 
-def _scalar(context: str, info: ParameterInfo, value, what: str) -> object:
+def _scalar(context: str, info: Drawn, value, what: str) -> object:
     """A value of the parameter's kind, from the file: a float, a rotor index or a name."""
     if info.kind == "str":
         if not isinstance(value, str):
@@ -460,29 +344,7 @@ def _scalar(context: str, info: ParameterInfo, value, what: str) -> object:
     return float(value)
 
 
-def _problem(info: ParameterInfo, value, rotors: int) -> str | None:
-    """Why one value of ``info`` fails its physical check (a phrase after "it"), or None."""
-    unit = f" [{info.unit}]" if info.unit and info.unit != "-" else ""
-    if info.kind == "str":
-        if not isinstance(value, str):
-            return f"must be a string, not {_type_name(value)}"
-        return None if info.accepts(value) else f"must be {info.check}"
-    if info.kind == "int":
-        if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-            return f"must be {info.check}, not {_type_name(value)}"
-        if value < 0:
-            return f"is negative: rotors count from 0; the vehicle has {rotors} rotors (0..{rotors - 1})"
-        if value >= rotors:
-            return f"is past the last rotor: the vehicle has {rotors} rotors (0..{rotors - 1})"
-        return None
-    if not _is_number(value):
-        return f"must be a number, not {_type_name(value)}"
-    if math.isnan(value) or (math.isinf(value) and not (info.allow_inf and value > 0)):
-        return f"must be finite{unit}"
-    return None if info.accepts(value) else f"must be {info.check}{unit}"
-
-
-def _narrowing(dist: Distribution, info: ParameterInfo) -> str:
+def _narrowing(dist: Distribution, info: Drawn) -> str:
     if dist.kind == "normal":
         return f"give the normal low/high bounds inside the valid range, {info.check}"
     if dist.kind == "uniform":
@@ -492,7 +354,7 @@ def _narrowing(dist: Distribution, info: ParameterInfo) -> str:
 
 def _parse_entry(path: Path, line: int | None, name: str, value, rotors: int,
                  sensors: tuple[str, ...]) -> VariationEntry:
-    info = PARAMETERS[name]
+    info = drawn_parameters()[name]
     context = f"{_where(path, line)}: parameter {name!r}"
     if isinstance(value, dict):
         dist, per_rotor = _parse_table(context, info, value)
@@ -506,17 +368,17 @@ def _parse_entry(path: Path, line: int | None, name: str, value, rotors: int,
     for candidate in dist.values:
         what = (f"{context} = {_show(candidate)}" if dist.kind == "constant"
                 else f"{context}: choice value {_show(candidate)}")
-        if name == "sensor_fault_sensor" and candidate not in sensors:
+        if info.sensor_name and candidate not in sensors:
             close = difflib.get_close_matches(candidate, sensors, n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]!r}?" if close else ";"
             raise BuildError(f"{what} is not a sensor of this vehicle{hint} valid names: {_names(sensors)}")
-        problem = _problem(info, candidate, rotors)
+        problem = info.problem(candidate, rotors)
         if problem is not None:
             raise BuildError(f"{what}, but it {problem}; change it")
     return VariationEntry(name=name, line=line, dist=dist, per_rotor=per_rotor)
 
 
-def _parse_table(context: str, info: ParameterInfo, table: dict) -> tuple[Distribution, bool]:
+def _parse_table(context: str, info: Drawn, table: dict) -> tuple[Distribution, bool]:
     if "dist" not in table:
         raise BuildError(f"{context}: its table needs a 'dist' key, one of: {', '.join(DISTRIBUTIONS)}")
     kind = table["dist"]
@@ -543,7 +405,7 @@ def _parse_table(context: str, info: ParameterInfo, table: dict) -> tuple[Distri
     if not isinstance(per_rotor, bool):
         raise BuildError(f"{context}: 'per_rotor' must be true or false, not {_type_name(per_rotor)}")
     if per_rotor and not info.per_rotor_allowed:
-        allowed_names = [p.name for p in PARAMETERS.values() if p.per_rotor_allowed]
+        allowed_names = [p.name for p in drawn_parameters().values() if p.per_rotor_allowed]
         raise BuildError(f"{context}: per_rotor = true is allowed only for {', '.join(allowed_names)}; "
                          "remove it")
     if kind in ("normal", "uniform") and info.kind != "float":

@@ -67,6 +67,28 @@ EXPECTED = {
 }
 
 
+# name -> the part its drawn value goes to (nexus/worlds/drawn.py): the owner each module declares beside itself.
+OWNERS = {
+    "/vehicle/body/base physics:mass": "nexus.plant.placement.vary_mass",
+    "com_x": "nexus.plant.placement.vary_mass",
+    "start_yaw": "nexus.plant.placement.place_worlds",
+    "thrust_scale": "nexus.plant.propeller.Propeller",
+    "rotor_fail_index": "nexus.plant.propeller.Propeller",
+    "esc_lag_scale": "nexus.plant.esc.Esc",
+    "noise_scale": "nexus.sensors.sensor.Sensor",
+    "gyro_bias_z": "nexus.sensors.imu.Imu",
+    "wind_x": "nexus.plant.wind.Wind",
+    "sensor_fault_mode": "nexus.sensors.faults.SensorFaults",
+    "/vehicle/propeller_1 nexus:thrustCoefficient": None,  # no variation draws it
+    "seed": None,
+}
+
+
+@pytest.mark.parametrize("name", list(OWNERS))
+def test_each_drawn_name_says_which_part_takes_it(rows, name):
+    assert rows[name]["owner"] == OWNERS[name]
+
+
 @pytest.mark.parametrize("name", list(EXPECTED))
 def test_the_default_vehicle_lists_each_name_with_unit_bounds_and_readers(rows, name):
     aliases, kind, unit, bounds, readers, sets = EXPECTED[name]
@@ -95,7 +117,7 @@ def test_the_table_lines_up_its_columns():
     assert re.split(r"\s{2,}", lines[0]) == ["name", "aliases", "unit", "bounds", "read by"]
     mass = next(line for line in lines if line.startswith("/vehicle/body/base physics:mass "))
     assert re.split(r"\s{2,}", mass) == ["/vehicle/body/base physics:mass", "mass", "kg", "> 0",
-                                         "sweep, variation, gradient"]
+                                         "sweep, variation, gradient; drawn into nexus.plant.placement.vary_mass"]
     # The variation reader's names: mass plus the 27 draws of the variation table (com 3, four scales, accel and
     # gyro bias 3 each, start 3, wind 3, rotor failure 4, sensor fault 4), under the heading.
     assert len(lines) == 1 + 1 + 27

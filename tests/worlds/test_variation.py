@@ -8,7 +8,8 @@ import pytest
 
 from nexus.core.errors import BuildError
 from nexus.core.rng import RngTree
-from nexus.worlds.variation import PARAMETERS, load_variation, world_values_problem
+from nexus.worlds.drawn import drawn_parameters
+from nexus.worlds.variation import load_variation, world_values_problem
 
 SENSORS = ("Imu", "Mag", "Baro", "Gps")
 
@@ -211,10 +212,11 @@ def test_world_values_problem():
 
 
 def test_every_parameter_is_documented():
-    assert len(PARAMETERS) == 28
-    for name, info in PARAMETERS.items():
+    own = drawn_parameters(builtin_only=True)
+    assert len(own) == 28
+    for name, info in own.items():
         assert info.name == name and info.doc and info.check
-    assert {n for n, i in PARAMETERS.items() if i.per_rotor_allowed} == {"thrust_scale", "drag_scale"}
+    assert {n for n, i in own.items() if i.per_rotor_allowed} == {"thrust_scale", "drag_scale"}
 
 
 # -- file errors -------------------------------------------------------------------------------------------------
@@ -365,3 +367,43 @@ def test_dotted_keys_and_quoted_keys_find_their_line(tmp_path):
 
 def test_an_empty_file_varies_nothing(tmp_path):
     assert load(tmp_path, "# nothing\n").draw(RngTree(1), 3) == [{}, {}, {}]
+
+
+# -- a replay's values (given, not drawn) ------------------------------------------------------------------------
+
+def _given(values, vary=None, first_world=0):
+    """world_values for a run of len(values) worlds of astro_max_base (four rotors), given these values."""
+    from types import SimpleNamespace
+
+    from nexus.worlds.drawn import world_values
+
+    options = SimpleNamespace(worlds=len(values), vary=vary, first_world=first_world, vehicle="astro_max_base",
+                              seed=0)
+    return world_values(options, SimpleNamespace(rotors=[0, 1, 2, 3]), (), given=values)
+
+
+def test_given_values_are_taken_as_they_are():
+    assert _given([{}, {"mass": 5.5, "wind_x": 1.0}]) == [{}, {"mass": 5.5, "wind_x": 1.0}]
+
+
+def test_a_given_name_no_owner_declares_gets_the_resolvers_sentence():
+    with pytest.raises(BuildError) as raised:
+        _given([{}, {"masss": 5.5}], vary="vary.toml", first_world=3)
+    assert str(raised.value) == ("vary.toml: world 4: parameter 'masss' is unknown; did you mean 'mass'? "
+                                 "`nexus params --vehicle astro_max_base` lists every name and what reads it")
+    with pytest.raises(BuildError, match=r"^the drawn values: world 0: '/vehicle/body/base physics:mass' is another "
+                                         r"name of 'mass'; a world's values carry the draw's own name$"):
+        _given([{"/vehicle/body/base physics:mass": 5.5}])
+
+
+def test_a_given_value_outside_its_owners_check_names_the_world():
+    with pytest.raises(BuildError, match=r"^the drawn values: world 1: wind_z = 200, but it must be \|value\| <= 100 "
+                                         r"\[N\]$"):
+        _given([{}, {"wind_z": 200.0}])
+    with pytest.raises(BuildError, match=r"^1 worlds' values given for a run of 2 worlds$"):
+        from types import SimpleNamespace
+
+        from nexus.worlds.drawn import world_values
+
+        world_values(SimpleNamespace(worlds=2, vary=None, first_world=0, vehicle="astro_max_base"),
+                     SimpleNamespace(rotors=[0]), (), given=[{}])
