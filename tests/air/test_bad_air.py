@@ -54,6 +54,11 @@ CASES = {
                       "wind prim /scene/air: nexus:turbulence is hurricane; it must be one of none, light, moderate, "
                       "severe, custom"),
     "negative-speed": (wind_prim("float nexus:speed = -3"), "wind prim /scene/air: nexus:speed is -3 m/s; it must be >= 0"),
+    "roughness-above-reference": (wind_prim('token nexus:profile = "logarithmic"', "float nexus:roughnessLength = 12"),
+                                  "wind prim /scene/air: nexus:roughnessLength (12 m) is not below "
+                                  "nexus:referenceHeight (10 m)"),
+    "two-wind-prims": (wind_prim() + wind_prim().replace('"air"', '"air2"'),
+                       "wind prims /scene/air, /scene/air2: a scene has one air"),
     "gust-without-direction": (gust_prim("float nexus:start = 1", "float nexus:amplitude = 4"),
                                "gust prim /scene/gust: nexus:direction is not authored; give the direction"),
     "gust-longer-than-the-run": (gust_prim("float nexus:duration = 12", "float nexus:direction = 90"),
