@@ -14,14 +14,17 @@ Three parts add up, in the world frame (ENU, [m/s]):
   world's own stream (``air/turbulence/<prim>`` of the world's random tree) and the tick
   counter, so a CPU run repeats bit for bit and world i of N is the one-world run of world i.
 
-It is in the ring only when the scene has a wind prim or the run gives ``--wind`` or
-``--turbulence``; the drag (:mod:`nexus.air.drag`) reads the signal.
+It is in the ring only when the scene has a wind or gust prim, the run gives ``--wind`` or
+``--turbulence``, or a variation file draws ``wind_speed``, ``wind_direction`` or
+``turbulence_level`` (each world's draw then replaces the scene's and the options' value);
+the drag (:mod:`nexus.air.drag`) reads the signal.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +41,8 @@ from nexus.schemas.reader import read_prim, where
 
 PROFILES = ("power", "logarithmic")
 TURBULENCE = ("none", "light", "moderate", "severe", "custom")
+#: The variation parameters (``--vary``) that draw each world's air.
+AIR_PARAMETERS = ("wind_speed", "wind_direction", "turbulence_level")
 #: ``--turbulence`` choices: the levels of MIL-HDBK-1797.
 TURBULENCE_LEVELS = ("light", "moderate", "severe")
 #: The mean wind's direction is kept from the prim when ``--wind`` gives none; the format of ``--wind``.
@@ -231,10 +236,11 @@ class WindField(Component):
                          "there (e.g. /scene/air), or give --wind SPEED@FROM")
 
     @classmethod
-    def from_scene(cls, plant, wind: str | None, turbulence: str | None,
-                   run_duration: float) -> WindField | None:
+    def from_scene(cls, plant, wind: str | None, turbulence: str | None, run_duration: float,
+                   variation: Sequence[dict] = ()) -> WindField | None:
         """The scene's wind prim (``NexusWindAPI``, at most one) with the run's ``--wind`` and ``--turbulence``
-        over it; None when neither the scene nor the options declare air (the ring then keeps its bits)."""
+        over it, and each world's drawn air (``variation``) over both; None when neither the scene, the options
+        nor the variation declare air (the ring then keeps its bits)."""
         from nexus.plant.loading import open_stage  # noqa: PLC0415
 
         path = Path(plant.scene_path)
@@ -244,7 +250,8 @@ class WindField(Component):
             raise BuildError(f"{path}: wind prims {', '.join(str(p.GetPath()) for p in prims)}: a scene has one "
                              "air; keep one prim with NexusWindAPI")
         gusts = read_gusts(stage, path, run_duration)
-        if not prims and wind is None and turbulence is None and not gusts:
+        drawn = any(name in values for values in variation for name in AIR_PARAMETERS)
+        if not prims and wind is None and turbulence is None and not gusts and not drawn:
             return None
         values = read_prim(prims[0], WIND_SPEC, path) if prims else dict(WIND_SPEC.defaults())
         if prims and values["profile"] == "logarithmic" and values["roughness_length"] >= values["reference_height"]:
@@ -264,10 +271,14 @@ class WindField(Component):
         from nexus.sensors.noise import stream_seed  # noqa: PLC0415
 
         v, device, worlds = self.values, ctx.device, ctx.worlds
+        # Each world's drawn air (``--vary``: wind_speed, wind_direction, turbulence_level), else the prim's.
+        drawn = [ctx.values_of(w) for w in range(worlds)]
         s = AirSettings()
-        s.speed = wp.array(np.full(worlds, v["speed"], dtype=np.float64), dtype=wp.float64, device=device)
-        s.toward = wp.array(np.tile(toward(v["direction"]), (worlds, 1)), dtype=wp.vec2d, device=device)
-        s.w20 = wp.array(np.full(worlds, W20.get(v["turbulence"], 0.0)), dtype=wp.float64, device=device)
+        s.speed = wp.array([d.get("wind_speed", v["speed"]) for d in drawn], dtype=wp.float64, device=device)
+        s.toward = wp.array([toward(d.get("wind_direction", v["direction"])) for d in drawn], dtype=wp.vec2d,
+                            device=device)
+        s.w20 = wp.array([W20.get(d.get("turbulence_level", v["turbulence"]), 0.0) for d in drawn],
+                         dtype=wp.float64, device=device)
         s.reference_height = float(v["reference_height"])
         s.logarithmic = int(v["profile"] == "logarithmic")
         s.shear_exponent = float(v["shear_exponent"])

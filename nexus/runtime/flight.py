@@ -319,7 +319,7 @@ def build_flight(
     components += list(extra_components)
     from nexus.air.wind_field import WindField  # noqa: PLC0415
 
-    air = WindField.from_scene(plant, options.wind, options.turbulence, options.duration_s)
+    air = WindField.from_scene(plant, options.wind, options.turbulence, options.duration_s, variation)
     components[1:1] = [air] if air is not None else []  # after the physics, before every force stage that reads it
     components += _varied_parts(plant, components, variation)
     summary = None

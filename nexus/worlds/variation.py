@@ -129,6 +129,15 @@ def _parameters() -> dict[str, ParameterInfo]:
     for axis in "xyz":
         table.append(ParameterInfo(f"wind_{axis}", "N", f"constant force on the base body along {axis}, world ENU",
                                    "|value| <= 100", accepts=_abs_at_most(100.0)))
+    table += [  # the air of docs/air.md: they bring the wind field into the ring, over the scene's and the options'
+        ParameterInfo("wind_speed", "m/s", "mean wind speed at the scene's reference height (docs/air.md)", ">= 0",
+                      accepts=_non_negative),
+        ParameterInfo("wind_direction", "deg", "where the mean wind blows from, clockwise from north (docs/air.md)",
+                      "in [0, 360]", accepts=lambda v: 0 <= v <= 360),
+        ParameterInfo("turbulence_level", "", "Dryden turbulence: none, light, moderate or severe (docs/air.md)",
+                      "'none', 'light', 'moderate' or 'severe'", kind="str",
+                      accepts=lambda v: v in ("none", "light", "moderate", "severe")),
+    ]
     table += [
         ParameterInfo("rotor_fail_time", "s", "sim time a rotor fails (inf: no failure in this world)", ">= 0",
                       allow_inf=True, accepts=_non_negative),
