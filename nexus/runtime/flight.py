@@ -178,6 +178,10 @@ class RunConfig:
         from nexus.plant.solvers import check_solver  # noqa: PLC0415
 
         check_solver(self.solver)
+        if self.wind is not None:
+            from nexus.air.wind_field import parse_wind  # noqa: PLC0415
+
+            parse_wind(self.wind)  # SPEED@FROM, before anything is built (a sweep's points too)
         if self.render not in RENDER_MODES:
             raise BuildError(f"--render {self.render}: choose one of {', '.join(RENDER_MODES)}")
         if self.record_mode not in RECORD_MODES:

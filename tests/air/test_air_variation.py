@@ -63,3 +63,25 @@ def test_a_variation_drawing_wind_speed_puts_the_wind_field_in_the_ring(tmp_path
     assert [c for c in flight.loop.components if isinstance(c, WindField)]
     assert sorted({w["wind_speed"] for w in flight.variation}) <= [2.0, 9.0]
     flight.loop.close()
+
+
+def test_a_sweep_grid_over_wind_and_turbulence_makes_one_point_each(tmp_path):
+    from nexus.sweep.points import expand
+    from nexus.sweep.spec import parse
+
+    path = tmp_path / "sweep.toml"
+    path.write_text('[run]\nmission = "short"\nduration = 2.0\ndevice = "cpu"\n\n'
+                    '[grid]\nwind = ["0@270", "8@270"]\nturbulence = ["light", "severe"]\n')
+    made = expand(parse(path))
+    assert sorted((p.config.wind, p.config.turbulence) for p in made) == [
+        ("0@270", "light"), ("0@270", "severe"), ("8@270", "light"), ("8@270", "severe")]
+
+
+def test_a_sweep_point_with_a_bad_wind_is_refused_before_any_run(tmp_path):
+    from nexus.sweep.points import expand
+    from nexus.sweep.spec import SweepError, parse
+
+    path = tmp_path / "sweep.toml"
+    path.write_text('[run]\nmission = "short"\ndevice = "cpu"\n\n[grid]\nwind = ["8@270", "8@west"]\n')
+    with pytest.raises(SweepError, match=r"the point \{'wind': '8@west'\} cannot fly: --wind 8@west: give SPEED@FROM"):
+        expand(parse(path))
