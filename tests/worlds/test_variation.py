@@ -211,7 +211,7 @@ def test_world_values_problem():
 
 
 def test_every_parameter_is_documented():
-    assert len(PARAMETERS) == 28
+    assert len(PARAMETERS) == 31  # 28, and the air: wind_speed, wind_direction, turbulence_level
     for name, info in PARAMETERS.items():
         assert info.name == name and info.doc and info.check
     assert {n for n, i in PARAMETERS.items() if i.per_rotor_allowed} == {"thrust_scale", "drag_scale"}
