@@ -87,14 +87,3 @@ def test_welch_spectrum_matches_the_dryden_closed_form_within_10_percent(turbule
         ratios.append(psd[inside].mean() / closed_form(f[inside], axis).mean())
     assert np.array(ratios) == pytest.approx(np.ones(10), rel=0.10), np.round(ratios, 3)
 
-
-def _print_ratios():  # pragma: no cover - for docs/air.md: python -c 'import tests.air.test_dryden as t; t._print_ratios()'
-    wind = wind_series(moderate(), 30_001, worlds=128, seed=3, position=(0.0, 0.0, 10.0))[1:]
-    wind[..., 0] -= AIRSPEED
-    print("sigma", wind.reshape(-1, 3).std(axis=0), "expected", SIGMA)
-    edges = np.geomspace(0.25, 25.0, 11)
-    for axis in range(3):
-        f, psd = welch(wind[..., axis], TICK_HZ, 8192)
-        ratios = [psd[(f >= lo) & (f < hi)].mean() / closed_form(f[(f >= lo) & (f < hi)], axis).mean()
-                  for lo, hi in zip(edges[:-1], edges[1:])]
-        print("uvw"[axis], np.round(ratios, 3))

@@ -32,3 +32,9 @@ def test_worlds_draw_independent_noise():
     up = wind_series(severe(), 2000, worlds=2, seed=5)[:, :, 2]
     steps = np.diff(up, axis=0)
     assert abs(np.corrcoef(steps[:, 0], steps[:, 1])[0, 1]) < 0.1
+
+
+def test_eager_and_captured_turbulence_are_bit_identical():
+    captured = wind_series(severe(), 40, worlds=2, seed=9)
+    eager = wind_series(severe(), 40, worlds=2, seed=9, mode="eager")
+    assert np.array_equal(captured, eager)
