@@ -70,3 +70,19 @@ def test_wind_8_at_270_flies_records_the_wind_and_replays_bit_for_bit(tmp_path):
     replayed = nexus("replay", out, cwd=tmp_path)
     assert replayed.returncode == 0, replayed.stderr + replayed.stdout
     assert "identical" in replayed.stdout
+
+
+def stage_names(config: RunConfig) -> list[str]:
+    """The ring's stage names, after flying 1 s of it (the drag with no wind reads the constant still air)."""
+    flight = build_flight(config)
+    start(flight.loop, flight.vehicle.plant)
+    fly(flight, None, 250)
+    names = [stage.name for stage in flight.loop.plan.stages]
+    flight.loop.close()
+    return names
+
+
+def test_the_default_flight_has_no_air_and_a_drag_vehicle_without_wind_reads_still_air():
+    assert not {"wind", "drag"} & set(stage_names(RunConfig(device="cpu")))
+    names = stage_names(RunConfig(vehicle=str(DRAG_VEHICLE), device="cpu"))
+    assert "drag" in names and "wind" not in names
