@@ -30,7 +30,7 @@ from nexus.runtime.roles import FLIGHT_RULES
 RECORD_MODES = ("full", "summary")
 #: RunConfig fields a run.json from before them lacks, with the value such a run flew with.
 ADDED_LATER = {"worlds": 1, "vary": None, "record_every": 1, "record_mode": "full", "first_world": 0,
-               "render": "auto", "solver": "mujoco", "plugins": []}
+               "render": "auto", "solver": "mujoco", "plugins": [], "wind": None, "turbulence": None}
 
 
 #: ``--render``: where the ray-traced sensors render (``auto``: a peer process on the CPU, inline on a GPU).
@@ -141,6 +141,13 @@ class RunConfig:
                                       "(docs/worlds.md); run.json lists it",
                                  default_factory=list, flag="--plugin")
 
+    #: The air for this run over the scene's (docs/air.md); None: the scene's own.
+    wind: str | None = setting(None, "Mean wind SPEED@FROM: speed [m/s] at the scene's reference height and where it "
+                               "blows from, degrees clockwise from north (8@270: 8 m/s from the west); over the "
+                               "scene's wind (docs/air.md)")
+    turbulence: str | None = setting(None, "Dryden turbulence level (MIL-HDBK-1797), over the scene's (docs/air.md)",
+                                     choices=("light", "moderate", "severe"))
+
     def __post_init__(self):
         self.plugins = list(self.plugins)
         registry.import_plugins(self.plugins, "plugins")
@@ -172,6 +179,10 @@ class RunConfig:
         from nexus.plant.solvers import check_solver  # noqa: PLC0415
 
         check_solver(self.solver)
+        if self.wind is not None:
+            from nexus.air.wind_field import parse_wind  # noqa: PLC0415
+
+            parse_wind(self.wind)  # SPEED@FROM, before anything is built (a sweep's points too)
         if self.render not in RENDER_MODES:
             raise BuildError(f"--render {self.render}: choose one of {', '.join(RENDER_MODES)}")
         if self.record_mode not in RECORD_MODES:
@@ -187,8 +198,9 @@ class RunConfig:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["controller_options"] = self.controller_options.as_dict()
         values["plugins"] = list(self.plugins)
-        if not self.plugins:  # a run without plugins writes what it wrote before them (and keeps its sweep point id)
-            del values["plugins"]
+        for name in ("plugins", "wind", "turbulence"):  # a run without them writes what it wrote before them
+            if not values[name]:                         # (and keeps its sweep point id)
+                del values[name]
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in values.items()}
 
     @classmethod
@@ -307,6 +319,10 @@ def build_flight(
         components = [replace_controller if c is vehicle.controller else c for c in components]
         components = [c for c in components if not getattr(c, "is_guidance", False)]
     components += list(extra_components)
+    from nexus.air.wind_field import WindField  # noqa: PLC0415
+
+    air = WindField.from_scene(plant, options.wind, options.turbulence, options.duration_s, variation)
+    components[1:1] = [air] if air is not None else []  # after the physics, before every force stage that reads it
     components += take_draws(plant, components, variation)  # each draw to the part that declares it
     summary = None
     if worlds > 1 or options.record_mode == "summary":  # a one-world run keeps its ring (and files) as they were

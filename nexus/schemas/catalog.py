@@ -24,7 +24,8 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Spec
 
 #: Packages whose modules may declare components with specs.
-COMPONENT_PACKAGES = ("nexus.plant", "nexus.sensors", "nexus.estimation", "nexus.guidance", "nexus.control")
+COMPONENT_PACKAGES = ("nexus.plant", "nexus.sensors", "nexus.estimation", "nexus.guidance", "nexus.control",
+                      "nexus.air")
 INDEX_FILE = Path(__file__).with_name("components.json")
 
 

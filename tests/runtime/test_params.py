@@ -117,10 +117,10 @@ def test_the_table_lines_up_its_columns():
     assert re.split(r"\s{2,}", lines[0]) == ["name", "aliases", "unit", "bounds", "read by"]
     mass = next(line for line in lines if line.startswith("/vehicle/body/base physics:mass "))
     assert re.split(r"\s{2,}", mass) == ["/vehicle/body/base physics:mass", "mass", "kg", "> 0",
-                                         "sweep, variation, gradient; drawn into nexus.plant.placement.vary_mass"]
-    # The variation reader's names: mass plus the 27 draws of the variation table (com 3, four scales, accel and
-    # gyro bias 3 each, start 3, wind 3, rotor failure 4, sensor fault 4), under the heading.
-    assert len(lines) == 1 + 1 + 27
+                                          "sweep, variation, gradient; drawn into nexus.plant.placement.vary_mass"]
+    # The variation reader's names: mass plus the 30 draws of the variation table (com 3, four scales, accel and
+    # gyro bias 3 each, start 3, wind force 3, the air 3, rotor failure 4, sensor fault 4), under the heading.
+    assert len(lines) == 1 + 1 + 30
 
 
 SENTENCE = f"parameter 'mas' is unknown; did you mean 'mass'? {POINTER}"
