@@ -118,7 +118,9 @@ class GroundEffect(Component):
         if not prim.HasAPI("NexusPropellerAPI") or propeller is None:
             raise BuildError(f"{here}: NexusGroundEffectAPI acts on a propeller; apply it on a prim that applies "
                              "NexusPropellerAPI")
-        return cls(path, ctx.plant, ctx.rotor_for_body(propeller["body"], path), values["rotor_radius"])
+        # Named apart from the propeller that shares its prim (component names are unique).
+        return cls(f"{path}/groundEffect", ctx.plant, ctx.rotor_for_body(propeller["body"], path),
+                   values["rotor_radius"])
 
     def stages(self) -> list[Stage]:
         # The clock, for a rotor that fails at a drawn time (the propeller's factors, applied here too).
