@@ -35,6 +35,7 @@ keeps its bits.
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import numpy as np
 import warp as wp
@@ -199,7 +200,7 @@ def check_curve(points, where: str) -> None:
     if points[0][0] != 0.0 or points[-1][0] != 1.0:
         raise BuildError(f"{where}: {attr} runs from state of charge {points[0][0]:g} to {points[-1][0]:g}, "
                          f"not 0 to 1; {fix}")
-    for (s0, v0), (s1, v1) in zip(points, points[1:]):
+    for (s0, v0), (s1, v1) in pairwise(points):
         if not (s1 > s0 and v1 > v0):
             raise BuildError(f"{where}: {attr} is not increasing in state of charge: ({s1:g}, {v1:g} V) follows "
                              f"({s0:g}, {v0:g} V); {fix}")

@@ -62,6 +62,22 @@ def ground_effect_ratio(height: wp.float32, radius: wp.float32) -> wp.float32:
     return 1.0 / (1.0 - k * k)
 
 
+@wp.func
+def add_rotor_ground_effect(world: int, rotor: int, dof: int, body: int, thrust_coefficient: wp.float32,
+                            radius: wp.float32, now_ns: wp.int64, variation: RotorVariation,
+                            joint_qd: wp.array(dtype=wp.float32), body_q: wp.array(dtype=wp.transform),
+                            body_f: wp.array(dtype=wp.spatial_vector)):
+    """Add ``(ratio - 1)·kT·ω²`` along rotor body ``body``'s +z to its wrench (``dof``, ``body``: this world's)."""
+    omega = joint_qd[dof]
+    kt = thrust_coefficient * rotor_factor(variation.thrust_scale, world, rotor, now_ns, variation.fail_ns,
+                                           variation.fail_rotor, variation.fail_fraction)
+    pose = body_q[body]
+    height = wp.transform_get_translation(pose)[2] - wp.float32(GROUND_HEIGHT)
+    extra = (ground_effect_ratio(height, radius) - 1.0) * kt * omega * omega
+    push = wp.quat_rotate(wp.transform_get_rotation(pose), wp.vec3(0.0, 0.0, extra))
+    body_f[body] = body_f[body] + wp.spatial_vector(push, wp.vec3(0.0))
+
+
 @wp.kernel
 def add_ground_effect(
     # Model:
@@ -81,19 +97,36 @@ def add_ground_effect(
     body_f: wp.array(dtype=wp.spatial_vector),
 ):
     world = wp.tid()
-    b = body + world * bodies_per_world
-    omega = joint_qd[dof + world * dofs_per_world]
-    kt = thrust_coefficient * rotor_factor(variation.thrust_scale, world, rotor, time_ns[world], variation.fail_ns,
-                                           variation.fail_rotor, variation.fail_fraction)
-    pose = body_q[b]
-    height = wp.transform_get_translation(pose)[2] - wp.float32(GROUND_HEIGHT)
-    extra = (ground_effect_ratio(height, radius) - 1.0) * kt * omega * omega
-    push = wp.quat_rotate(wp.transform_get_rotation(pose), wp.vec3(0.0, 0.0, extra))
-    body_f[b] = body_f[b] + wp.spatial_vector(push, wp.vec3(0.0))
+    add_rotor_ground_effect(world, rotor, dof + world * dofs_per_world, body + world * bodies_per_world,
+                            thrust_coefficient, radius, time_ns[world], variation, joint_qd, body_q, body_f)
+
+
+@wp.kernel
+def add_ground_effect_all(
+    # Model:
+    rotor: wp.array(dtype=wp.int32),
+    dof: wp.array(dtype=wp.int32),
+    body: wp.array(dtype=wp.int32),
+    thrust_coefficient: wp.array(dtype=wp.float32),
+    radius: wp.array(dtype=wp.float32),
+    dofs_per_world: wp.int32,
+    bodies_per_world: wp.int32,
+    variation: RotorVariation,
+    # Data in:
+    joint_qd: wp.array(dtype=wp.float32),
+    body_q: wp.array(dtype=wp.transform),
+    time_ns: wp.array(dtype=wp.int64),
+    # Data out:
+    body_f: wp.array(dtype=wp.spatial_vector),
+):
+    """Every rotor's ground effect in one launch, one thread per rotor and world, each on a body of its own."""
+    world, i = wp.tid()
+    add_rotor_ground_effect(world, rotor[i], dof[i] + world * dofs_per_world, body[i] + world * bodies_per_world,
+                            thrust_coefficient[i], radius[i], time_ns[world], variation, joint_qd, body_q, body_f)
 
 
 class GroundEffect(Component):
-    """The ground effect on one propeller's rotor: one force stage, one launch over the worlds."""
+    """The ground effect on one propeller's rotor: one force stage; a plant's ground effects launch as one."""
 
     spec = GROUND_EFFECT_SPEC
 
@@ -126,13 +159,34 @@ class GroundEffect(Component):
         # The clock, for a rotor that fails at a drawn time (the propeller's factors, applied here too).
         return [Stage(self.spec.stage, self.spec.kind, self._run, reads=(Read("time_ns", wp.int64, (1,)),))]
 
+    #: One launch for all the plant's ground effects (False: one launch each, the reference tests compare with).
+    fuse = True
+
     def prepare(self, ctx) -> None:
+        # Like the propellers: on distinct bodies, one launch from the first one's stage, the same bits as one each.
+        group = [c for c in ctx.components if isinstance(c, GroundEffect) and c.plant is self.plant]
+        distinct = len({c.rotor.body for c in group}) == len(group)
+        self.leader = group[0] if (GroundEffect.fuse and len(group) > 1 and distinct) else None
         plant, rotor = self.plant, self.rotor
-        self._args = [rotor.index, rotor.dof, rotor.body, rotor.thrust_coefficient, self.rotor_radius,
-                      plant.dofs_per_world, plant.bodies_per_world, rotor_variation(ctx, len(plant.rotors))]
+        strides = [plant.dofs_per_world, plant.bodies_per_world, rotor_variation(ctx, len(plant.rotors))]
+        if self.leader is None:
+            self._args = [rotor.index, rotor.dof, rotor.body, rotor.thrust_coefficient, self.rotor_radius, *strides]
+        elif self.leader is self:
+
+            def column(values, dtype=wp.float32):
+                return wp.array(values, dtype=dtype, device=ctx.device)
+
+            self._args = [column([c.rotor.index for c in group], wp.int32), column([c.rotor.dof for c in group], wp.int32),
+                          column([c.rotor.body for c in group], wp.int32),
+                          column([c.rotor.thrust_coefficient for c in group]), column([c.rotor_radius for c in group]),
+                          *strides]
+            self._count = len(group)
 
     def _run(self, io) -> None:
+        if self.leader is not None and self.leader is not self:
+            return  # the first ground effect's launch drove this one
         state = self.plant.state
-        wp.launch(add_ground_effect, dim=self.plant.worlds,
-                  inputs=[*self._args, state.joint_qd, state.body_q, io["time_ns"]],
+        kernel, dim = ((add_ground_effect, self.plant.worlds) if self.leader is None
+                       else (add_ground_effect_all, (self.plant.worlds, self._count)))
+        wp.launch(kernel, dim=dim, inputs=[*self._args, state.joint_qd, state.body_q, io["time_ns"]],
                   outputs=[state.body_f], device=io.device)

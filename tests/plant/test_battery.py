@@ -21,8 +21,8 @@ from nexus.core.stage_io import StageIO
 from nexus.plant.battery import BATTERY_SPEC, Battery, BatterySample
 
 DT = 0.01
-PARAMS = dict(cells=10, capacity=1.0e5, resistance=0.05, rc_resistance=0.03, rc_capacitance=1000.0,
-              open_circuit_voltage=[(0.0, 3.9), (1.0, 4.1)], efficiency=1.0, initial_charge=1.0)
+PARAMS = {"cells": 10, "capacity": 1.0e5, "resistance": 0.05, "rc_resistance": 0.03, "rc_capacitance": 1000.0,
+          "open_circuit_voltage": [(0.0, 3.9), (1.0, 4.1)], "efficiency": 1.0, "initial_charge": 1.0}
 
 
 class Pack:

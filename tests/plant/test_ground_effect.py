@@ -82,3 +82,24 @@ def test_the_hover_speed_near_the_ground_matches_cheeseman_and_bennett(hovers):
 def test_the_hover_command_is_lower_near_the_ground(hovers):
     # The ESC's command u gives ω = 375 √(0.5 u + 0.5 u²): the lower speed needs the lower command.
     assert hovers[0.3].controls.mean() < hovers[5.0].controls.mean() - 0.002
+
+
+def test_one_launch_for_the_four_ground_effects_flies_the_same_bits(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from nexus.plant.ground_effect import GroundEffect
+    from nexus.runtime.flight import RunConfig, build_flight
+    from nexus.runtime.run import run_flight
+
+    tables, nodes = {}, {}
+    for fuse in (True, False):
+        monkeypatch.setattr(GroundEffect, "fuse", fuse)
+        flight = build_flight(RunConfig(vehicle=str(VEHICLE), mission="short"), "cpu")
+        nodes[fuse] = flight.loop.nodes_per_tick
+        out = tmp_path / str(fuse)
+        # 2 s: spin-up on the ground (rotors at 1.5 radii), lift-off and the climb through ground effect.
+        run_flight(flight.options, "cpu", out, 2.0, progress=False, flight=flight)
+        tables[fuse] = pq.read_table(out / "record.parquet")
+    assert nodes[False] - nodes[True] == 3  # three launches saved
+    assert tables[True].num_rows == 500
+    assert tables[True].equals(tables[False])
