@@ -82,7 +82,7 @@ BATTERY_SPEC = Spec(
         non_negative("rc_resistance", "nexus:battery:rcResistance", 0.01, "ohm",
                      "Resistance of the pack's RC pair, R1 (0: no RC pair)"),
         positive("rc_capacitance", "nexus:battery:rcCapacitance", 2000.0, "F", "Capacitance of the pack's RC pair, C1"),
-        Param("open_circuit_voltage", "nexus:battery:openCircuitVoltage", "float2[]", LIPO_CELL, "-, V",
+        Param("open_circuit_voltage", "nexus:battery:openCircuitVoltage", "float2[]", LIPO_CELL, "(-, V)",
               "One cell's open-circuit voltage over state of charge: points (state of charge, voltage [V]), state of "
               "charge from 0 to 1 and voltage both rising; linear between points", low=0.0),
         Param("efficiency", "nexus:battery:efficiency", "float", 0.8, "-",
