@@ -36,7 +36,7 @@ from nexus.core.signals import NO_DEFAULT, Read, Write
 #: USD value type names a parameter may have, with the Python type its value reads as.
 PARAM_TYPES: dict[str, type] = {
     "float": float, "double": float, "int": int, "bool": bool, "float3": tuple, "double3": tuple,
-    "float3[]": list, "string": str, "token": str,
+    "float3[]": list, "float2[]": list, "string": str, "token": str,
 }
 
 

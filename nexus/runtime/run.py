@@ -376,7 +376,9 @@ def _fly_and_write(options, out, duration, total_ticks, dt_ns, signals, *, progr
         loop = flight.loop
         on_progress = bar.update if view is None else lambda now: (bar.update(now), view.update(now))
         if session.fly(total_ticks, on_progress=on_progress):  # K ticks per replay, then one by one
-            reason = "done"
+            from nexus.worlds.summary import run_end_reason  # noqa: PLC0415
+
+            reason = run_end_reason(loop.world_done())
         bar.update(loop.sim_time, force=True)
         bar.close()
         loop.check_end()

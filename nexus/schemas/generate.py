@@ -53,7 +53,7 @@ def _value(param: Param) -> str:
         return "true" if value else "false"
     if param.type in ("float3", "double3"):
         return "(" + ", ".join(_number(v) for v in value) + ")"
-    if param.type == "float3[]":
+    if param.type in ("float3[]", "float2[]"):
         return "[" + ", ".join("(" + ", ".join(_number(v) for v in item) + ")" for item in value) + "]"
     if param.type in ("string", "token"):
         return _quote(str(value))

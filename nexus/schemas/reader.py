@@ -37,7 +37,7 @@ def _convert(param: Param, raw: Any) -> Any:
         return float(raw)
     if param.type in ("float3", "double3"):
         return tuple(float(v) for v in raw)
-    if param.type == "float3[]":
+    if param.type in ("float3[]", "float2[]"):
         return [tuple(float(v) for v in item) for item in raw]
     return str(raw)
 
