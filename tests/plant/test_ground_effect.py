@@ -94,11 +94,12 @@ def test_one_launch_for_the_four_ground_effects_flies_the_same_bits(tmp_path, mo
     tables, nodes = {}, {}
     for fuse in (True, False):
         monkeypatch.setattr(GroundEffect, "fuse", fuse)
-        flight = build_flight(RunConfig(vehicle=str(VEHICLE), mission="short"), "cpu")
+        config = RunConfig(vehicle=str(VEHICLE), mission="short", device="cpu", duration=2.0)
+        flight = build_flight(config, "cpu")
         nodes[fuse] = flight.loop.nodes_per_tick
         out = tmp_path / str(fuse)
         # 2 s: spin-up on the ground (rotors at 1.5 radii), lift-off and the climb through ground effect.
-        run_flight(flight.options, "cpu", out, 2.0, progress=False, flight=flight)
+        run_flight(config, out, progress=False, flight=flight)
         tables[fuse] = pq.read_table(out / "record.parquet")
     assert nodes[False] - nodes[True] == 3  # three launches saved
     assert tables[True].num_rows == 500
