@@ -87,7 +87,7 @@ class QuadModel:
 def model_from_plant(plant, where: str) -> QuadModel:
     """The plant's quadrotor, or a BuildError naming ``where`` when it is not a four-rotor vehicle with one thrust model."""
     from nexus.plant.frames import flu_to_frd_np, quat_to_matrix_np
-    from nexus.px4.params import centre_of_mass, inertia_about
+    from nexus.plant.rotor_geometry import centre_of_mass, inertia_about
 
     rotors = sorted(plant.rotors, key=lambda r: r.esc["channel"])
     if len(rotors) != INPUT_SIZE or [r.esc["channel"] for r in rotors] != list(range(INPUT_SIZE)):
