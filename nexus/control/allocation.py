@@ -264,10 +264,26 @@ def write_rotor_commands(controls: wp.array2d(dtype=wp.float32), world: int, thr
             lo = wp.max(lo, -tilt / m)
             hi = wp.min(hi, (1.0 - tilt) / m)
     base = wp.clamp(collective, lo, hi)
+    # Rows the collective does not move (a rotor opposite a failed one) fit roll and pitch only with some yaw:
+    # the yaw asked for is moved into the range where they fit (empty: none such, the yaw asked for).
+    yaw_lo = float(-1.0e30)
+    yaw_hi = float(1.0e30)
+    for i in range(MAX_ROTORS):
+        m = t.mix[table, i, 3]
+        k = t.mix[table, i, 2]
+        if m <= 1.0e-6 and wp.abs(k) > 1.0e-6:
+            tilt = _tilt(t, table, i, torque) / shrink
+            a = -tilt / k
+            b = (1.0 - tilt) / k
+            yaw_lo = wp.max(yaw_lo, wp.min(a, b))
+            yaw_hi = wp.min(yaw_hi, wp.max(a, b))
+    yaw = torque[2]
+    if yaw_lo <= yaw_hi:
+        yaw = wp.clamp(yaw, yaw_lo, yaw_hi)
     # Yaw: in full if it fits at this collective, ...
     share = float(1.0)
     for i in range(MAX_ROTORS):
-        spin = t.mix[table, i, 2] * torque[2]
+        spin = t.mix[table, i, 2] * yaw
         thrust = base * t.mix[table, i, 3] + _tilt(t, table, i, torque) / shrink
         if spin > 0.0:
             share = wp.min(share, (1.0 - thrust) / spin)
@@ -281,7 +297,7 @@ def write_rotor_commands(controls: wp.array2d(dtype=wp.float32), world: int, thr
         for i in range(MAX_ROTORS):
             m = t.mix[table, i, 3]
             if m > 1.0e-6:
-                tilt = _tilt(t, table, i, torque) / shrink + t.mix[table, i, 2] * torque[2]
+                tilt = _tilt(t, table, i, torque) / shrink + t.mix[table, i, 2] * yaw
                 lo_yaw = wp.max(lo_yaw, -tilt / m)
                 hi_yaw = wp.min(hi_yaw, (1.0 - tilt) / m)
         if lo_yaw <= hi_yaw:
@@ -292,5 +308,5 @@ def write_rotor_commands(controls: wp.array2d(dtype=wp.float32), world: int, thr
     for i in range(MAX_ROTORS):
         if i < controls.shape[1]:
             thrust = base * t.mix[table, i, 3] + _tilt(t, table, i, torque) / shrink
-            thrust = thrust + share * (t.mix[table, i, 2] * torque[2])
+            thrust = thrust + share * (t.mix[table, i, 2] * yaw)
             controls[world, i] = command_for_thrust(wp.clamp(thrust, 0.0, 1.0), thrust_model_factor) * on
