@@ -178,3 +178,15 @@ def test_command_inverts_the_thrust_model():
     np.testing.assert_allclose(run_mix(hover, [0.0, 0.0, 0.0], factor=0.5)[0, :4], 0.572, atol=1e-5)
     # f = 0: thrust is linear in the command.
     np.testing.assert_allclose(run_mix(0.3, [0.0, 0.0, 0.0], factor=0.0)[0, :4], 0.3, atol=1e-6)
+
+
+def test_the_rotor_opposite_a_failed_one_keeps_roll_by_moving_yaw():
+    # Hexa without rotor 1, hovering at 0.4 and asked for roll −0.1, yaw 0. The left rotor's row is
+    # roll + yaw (above): −0.1 would be below zero thrust, so yaw is moved to +0.1 and the left rotor sits at 0.
+    # Corner rotors (rows [0, 0.5, −0.75, 1.5], [−0.5, −0.5, 0.25, 1.5], [−0.5, 0.5, 0.25, 1.5],
+    # [0, −0.5, −0.75, 1.5]): 0.6 − 0.075 = 0.525, 0.6 + 0.05 + 0.025 = 0.675, 0.675, 0.525. Roll moment
+    # 0.1375·(0.525 − 0.675 − 0.675 + 0.525) = −0.04125 N·m = −0.1 · 0.4125: the whole roll asked for.
+    # (Clipping the left rotor instead would leave 0.6, 0.65, 0.65, 0.6: a third of it.)
+    allocation = Allocation.from_matrix(effectiveness(hexa_x()))
+    t = run_mix(0.4, [-0.1, 0.0, 0.0], allocation=allocation, failures=[(0, 0.0, 0)])[0, :6]
+    np.testing.assert_allclose(t, [0.0, 0.0, 0.525, 0.675, 0.675, 0.525], atol=1e-6)
