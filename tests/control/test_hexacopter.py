@@ -65,3 +65,17 @@ def test_told_of_the_failure_the_controller_stops_driving_that_rotor(failed):
         before, after = rows[rows.time < 2.99], rows[rows.time > 3.01]
         assert before[f"controls[{rotor}]"].min() > 0.3
         assert (after[f"controls[{rotor}]"] == 0.0).all()
+
+
+def test_the_mpc_flies_the_hexacopter_on_its_six_rotor_model(tmp_path):
+    # The MPC's model has 13 + 6 states and 6 inputs, its moments from the effectiveness matrix. On the
+    # figure eight (2 m, 8 s) it tracks within centimetres once it has caught the reference (the Astro
+    # Max's figure in docs/controllers.md is 3.4 mm RMS; measured for the hexacopter 1.9 mm over 2 - 10 s).
+    run = fly(tmp_path / "run", "--vehicle", "hexa_f550", "--controller", "mpc", "--scene", "figure_eight",
+              "--duration", "5")
+    rows = run.record[run.record.time > 2.0]
+    estimate = rows[[f"estimate.position[{i}]" for i in range(3)]].to_numpy()
+    goal = rows[[f"setpoint.position[{i}]" for i in range(3)]].to_numpy()
+    error = np.linalg.norm(estimate - goal, axis=1)
+    assert np.sqrt((error ** 2).mean()) < 0.02
+    assert (rows[[f"controls[{i}]" for i in range(6)]].to_numpy() > 0.0).all()  # all six rotors in use

@@ -22,7 +22,7 @@ import warp as wp
 
 from nexus.control.mpc.attitude_loop import AttitudeGoal, attitude_loop
 from nexus.control.allocation import Allocation, allocation_for, mix_tables, quad_x_allocation
-from nexus.control.mpc.model import STATE_SIZE, QuadModel, model_from_plant
+from nexus.control.mpc.model import QuadModel, model_from_plant
 from nexus.control.mpc.solver import MpcSettings, RtiSolver, attitudes_for
 from nexus.control.registry import register
 from nexus.control.pid import PID_SPEC, PID_STATE, PidGains, PidParams, device_params
@@ -140,7 +140,7 @@ class MpcController(Component):
         reference: ReferenceTrajectory = io["reference"].read()
         e = io["estimate"].read()
         solver = self.solver
-        thrusts = solver.xbar[13:17, 0] if solver.started else np.zeros(4)
+        thrusts = solver.xbar[13:, 0] if solver.started else np.zeros(self.model.rotors)
         if self.rotor_speeds is not None:
             speeds, indices, kt = self.rotor_speeds
             thrusts = kt * speeds.numpy()[indices].astype(np.float64) ** 2
@@ -171,18 +171,19 @@ class MpcController(Component):
         return goal
 
     def reference_nodes(self, reference: ReferenceTrajectory, now: float, attitude) -> tuple[np.ndarray, np.ndarray]:
-        """Reference states (13, nodes+1) and rotor thrusts (4, nodes) at the nodes from ``now`` [s]."""
+        """Reference states (13 + n, nodes+1) and rotor thrusts (n, nodes) at the nodes from ``now`` [s]."""
         n, g = self.settings.nodes, self.model.gravity
         times = now + np.arange(n + 1) * self.solver.dt
         p, v, a = reference.sample(times)
-        xref = np.zeros((STATE_SIZE, n + 1))
+        xref = np.zeros((self.model.state_size, n + 1))
         xref[0:3], xref[3:6] = p.T, v.T
         q = attitudes_for(a, reference.yaw, g)
         q *= np.where(q @ np.asarray(attitude) >= 0.0, 1.0, -1.0)[:, None]  # the hemisphere of the measured attitude
         xref[6:10] = q.T
         lift = np.linalg.norm(np.array([0.0, 0.0, g]) - a[:n], axis=1)
-        uref = np.repeat((self.model.mass * lift / 4.0)[None, :], 4, axis=0)
-        xref[13:17, :n], xref[13:17, n] = uref, uref[:, -1]
+        rotors = self.model.rotors
+        uref = np.repeat((self.model.mass * lift / float(rotors))[None, :], rotors, axis=0)
+        xref[13:, :n], xref[13:, n] = uref, uref[:, -1]
         return xref, uref
 
     # -- device: the attitude loop ------------------------------------------------------
