@@ -190,3 +190,51 @@ def test_the_rotor_opposite_a_failed_one_keeps_roll_by_moving_yaw():
     allocation = Allocation.from_matrix(effectiveness(hexa_x()))
     t = run_mix(0.4, [-0.1, 0.0, 0.0], allocation=allocation, failures=[(0, 0.0, 0)])[0, :6]
     np.testing.assert_allclose(t, [0.0, 0.0, 0.525, 0.675, 0.675, 0.525], atol=1e-6)
+
+
+def _ring(count, radius, first_deg):
+    """``count`` rotors evenly on a circle (FRD angle from the nose, clockwise seen from above), spins alternating."""
+    angles = [math.radians(first_deg + 360.0 * k / count) for k in range(count)]
+    return [rotor(k, radius * math.cos(a), radius * math.sin(a), +1 if k % 2 == 0 else -1) for k, a in enumerate(angles)]
+
+
+def _coaxial_x8():
+    """Four arms at (±0.25, ±0.25) m, each an upper and a lower rotor of opposite spin."""
+    rotors = []
+    for k, (x, y, spin) in enumerate(((0.25, 0.25, 1), (-0.25, -0.25, 1), (0.25, -0.25, -1), (-0.25, 0.25, -1))):
+        rotors.append(rotor(2 * k, x, y, spin))
+        rotors.append(rotor(2 * k + 1, x, y, -spin))
+    return rotors
+
+
+LAYOUTS = {
+    # Moment per unit of normalised torque (the diagonal of B·mix): the rotors with the longest arm on an axis
+    # move by 0.5 and the others in proportion, so a unit gives 0.5·T·Σ arm² / (longest arm) [N·m]; the
+    # collective's unit is the full thrust Σ T [N]. Rotors of 10 N, kQ/kT 0.016 m.
+    # Plus, arms 0.25: two rotors on each axis: 0.5·10·2·0.25² / 0.25 = 2.5; yaw 4·0.5·0.16 = 0.32.
+    "quad-plus": ([rotor(0, 0.25, 0.0, 1), rotor(1, -0.25, 0.0, 1), rotor(2, 0.0, 0.25, -1), rotor(3, 0.0, -0.25, -1)],
+                  [2.5, 2.5, 0.32, 40.0]),
+    # H, 0.3 forward and 0.15 sideways: roll 4·0.5·10·0.15 = 3.0, pitch 4·0.5·10·0.3 = 6.0.
+    "quad-h": ([rotor(0, 0.3, 0.15, 1), rotor(1, -0.3, -0.15, 1), rotor(2, 0.3, -0.15, -1), rotor(3, -0.3, 0.15, -1)],
+               [3.0, 6.0, 0.32, 40.0]),
+    # Hexa plus (rotor at the nose), radius 0.25: Σ y² = Σ x² = 6·0.25²/2 = 0.1875; longest y 0.25·sin 60°
+    # = 0.216506, longest x 0.25: roll 5·0.1875/0.216506 = 4.330127, pitch 5·0.1875/0.25 = 3.75; yaw 6·0.08 = 0.48.
+    "hexa-plus": (_ring(6, 0.25, 0.0), [4.330127, 3.75, 0.48, 60.0]),
+    # Octo X (first rotor at 22.5°), radius 0.25: Σ y² = 8·0.25²/2 = 0.25, longest arm 0.25·cos 22.5° = 0.230970:
+    # roll = pitch = 5·0.25/0.230970 = 5.411961; yaw 8·0.08 = 0.64.
+    "octo-x": (_ring(8, 0.25, 22.5), [5.411961, 5.411961, 0.64, 80.0]),
+    # Coaxial X8: every rotor at 0.25 from both axes: 8·0.5·10·0.25 = 10 on roll and pitch; yaw 8·0.08 = 0.64.
+    "coaxial-x8": (_coaxial_x8(), [10.0, 10.0, 0.64, 80.0]),
+    # Twelve rotors (a dodecarotor ring, first at 15°), radius 0.25: Σ y² = 12·0.25²/2 = 0.375, longest
+    # arm 0.25·cos 15° = 0.241481: roll = pitch = 5·0.375/0.241481 = 7.764571; yaw 12·0.08 = 0.96.
+    "dodeca": (_ring(12, 0.25, 15.0), [7.764571, 7.764571, 0.96, 120.0]),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_every_layout_gets_a_mix_with_the_hand_worked_authority(layout):
+    rotors, diagonal = LAYOUTS[layout]
+    b = effectiveness(rotors)
+    mix = Allocation.from_matrix(b).mix
+    np.testing.assert_allclose(b @ mix, np.diag(diagonal), atol=1e-5)
+    assert np.abs(mix[:, :3]).max() == pytest.approx(0.5, abs=1e-9)  # the most-moved rotor moves 0.5 per unit
