@@ -238,3 +238,14 @@ def test_every_layout_gets_a_mix_with_the_hand_worked_authority(layout):
     mix = Allocation.from_matrix(b).mix
     np.testing.assert_allclose(b @ mix, np.diag(diagonal), atol=1e-5)
     assert np.abs(mix[:, :3]).max() == pytest.approx(0.5, abs=1e-9)  # the most-moved rotor moves 0.5 per unit
+
+
+def test_a_rotor_left_with_half_its_thrust_is_used_for_what_it_still_gives():
+    # rotor_fail_fraction 0.5: rotor 1's column halves. The mix still gives the intact vehicle's moment per
+    # unit (B with the halved column times the mix: the same diagonal), and rotor 1 keeps a share.
+    allocation = Allocation.from_matrix(effectiveness(hexa_x()))
+    mix = allocation.mix_without(0, 0.5)
+    b = effectiveness(hexa_x())
+    b[:, 0] *= 0.5
+    np.testing.assert_allclose(b @ mix, np.diag([0.4125, 0.476314, 0.048, 6.0]), atol=1e-5)
+    assert mix[0, 3] > 0.0
