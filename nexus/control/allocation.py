@@ -29,7 +29,10 @@ collective asked for is moved into that range (thrust given up for roll and
 pitch); yaw is added in full when the collective can move to make room for it
 (thrust given up for yaw) and otherwise scaled down to the room left. This is
 the order of PX4's sequential desaturation, worked out here for a mix whose
-thrust column need not be uniform.
+thrust column need not be uniform. A rotor the collective does not move (the
+one opposite a failed rotor of a hexacopter idles at hover, whatever the
+collective) can fit roll and pitch only with some yaw: the yaw asked for is
+moved into the range where it does, roll and pitch first.
 """
 
 from __future__ import annotations
@@ -40,12 +43,14 @@ import numpy as np
 import warp as wp
 
 from nexus.control.mixer import command_for_thrust
+from nexus.core.clock import at_ns
 from nexus.plant.rotor_geometry import MAX_ROTORS, RotorGeometry, effectiveness, rotor_geometry
 
 #: Change of the most-moved rotor's thrust fraction per unit of normalised torque [-].
 TORQUE_SCALE = 0.5
 #: Decimals the scaled mix keeps.
 MIX_DECIMALS = 6
+
 
 def _pseudo_inverse(matrix: np.ndarray) -> np.ndarray:
     """``matrix``'s pseudo-inverse (n, 4); a matrix without yaw authority is solved for roll, pitch and thrust."""
@@ -139,11 +144,10 @@ def mix_tables(allocation: Allocation, worlds: int, device, failures=None) -> Mi
     return t
 
 
-def failures_of(ctx, allocation_geometry: list[RotorGeometry]) -> list:
-    """Each world's drawn rotor failure (``rotor_fail_*`` of a variation file) as (slot, remaining, at_ns), or None."""
-    from nexus.core.clock import at_ns  # noqa: PLC0415
-
-    slot_of = {g.index: g.channel for g in allocation_geometry}
+def failures_of(ctx, geometry: list[RotorGeometry]) -> list:
+    """Each world's drawn rotor failure (``rotor_fail_*`` of a variation file) as (slot, remaining, at_ns), or None;
+    ``geometry`` maps the failure's rotor index (propeller order) to its slot (ESC channel)."""
+    slot_of = {g.index: g.channel for g in geometry}
     found = []
     for w in range(ctx.worlds):
         values = ctx.values_of(w)
