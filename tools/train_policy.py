@@ -11,7 +11,7 @@
 2. Fit a linear policy by least squares (NumPy): the features of
    :mod:`nexus.control.policy.features` (errors and motion in the heading
    frame, tilt, rates, heading error) plus a constant, to the rotors' thrust
-   fractions in the mixer's terms, each output on its own features. No
+   fractions in the allocation's terms, each output on its own features. No
    learning framework is needed.
 3. Write it as an ONNX ``Gemm`` followed by the ESC's thrust model inverted,
    with the onnx package's helper API, the layouts in its metadata
@@ -99,6 +99,7 @@ def label(rows, controller) -> list[tuple]:
     heading-rate terms): the PID's law as a function of the state and the setpoint's motion."""
     import warp as wp
 
+    from nexus.control.allocation import mix_tables
     from nexus.control.pid import PidParams, PidState, device_params, pid_control
     from nexus.estimation.pose_twist import PoseTwist
     from nexus.guidance.setpoint import Setpoint
@@ -108,6 +109,7 @@ def label(rows, controller) -> list[tuple]:
                       dtype=PidParams, device="cpu")
     armed = wp.array([1], dtype=wp.int32, device="cpu")
     controls = wp.zeros((1, CONTROLS_WIDTH), dtype=wp.float32, device="cpu")
+    tables, clock = mix_tables(controller.allocation, 1, "cpu"), wp.zeros(1, dtype=wp.int64, device="cpu")
     labelled = []
     for estimate, setpoint, _ in rows:
         e, s = PoseTwist(), Setpoint()
@@ -122,7 +124,7 @@ def label(rows, controller) -> list[tuple]:
         state = wp.array([previous], dtype=PidState, device="cpu").reshape((1, 1))  # (worlds, 1), as the engine holds it
         wp.launch(pid_control, dim=1, inputs=[wp.array([e], dtype=PoseTwist, device="cpu"),
                                               wp.array([s], dtype=Setpoint, device="cpu"), armed, params, state,
-                                              0.004, 4], outputs=[state, controls], device="cpu")
+                                              0.004, tables, clock], outputs=[state, controls], device="cpu")
         labelled.append((estimate, setpoint, controls.numpy()[0, :4].copy()))
     return labelled
 
@@ -137,21 +139,21 @@ STRUCTURE = {
 }
 
 
-def fit(rows, layout, thrust_model_factor: float, ridge: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
+def fit(rows, layout, thrust_model_factor: float, allocation, ridge: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
     """Weights (features, 4) and bias (4,) from the features to the rotors' thrust fractions.
 
     The PID's commands u become thrust fractions t = (1 − f)·u + f·u² (the ESC's thrust model), and those the
-    mixer's collective and roll, pitch, yaw torques (its four orthogonal patterns); each of the four is fitted by
-    least squares on its own features (:data:`STRUCTURE`) and a constant, then mixed back to the four rotors.
+    allocation's collective and roll, pitch, yaw torques (the quad-X mix's four orthogonal columns); each of the
+    four is fitted by least squares on its own features (:data:`STRUCTURE`) and a constant, then mixed back to the
+    four rotors.
     """
-    from nexus.control.mixer import PITCH, ROLL, YAW
     from nexus.control.policy.features import observe
 
     x = np.array([observe(layout, e, s, s.velocity, s.acceleration) for e, s, _ in rows], dtype=np.float64)
     u = np.array([c for _, _, c in rows], dtype=np.float64)
     f = thrust_model_factor
     thrust = (1.0 - f) * u + f * u * u
-    mix = np.column_stack([np.full(4, 0.25), ROLL, PITCH, YAW])  # rotor fractions = basis @ mix.T ... inverse below
+    mix = allocation.mix[:, [3, 0, 1, 2]]  # rotor fractions = basis @ mix.T (collective, roll, pitch, yaw)
     basis = thrust @ np.linalg.inv(mix).T  # (n, 4): collective, roll, pitch, yaw
     weights = np.zeros((x.shape[1], 4))
     bias = np.zeros(4)
@@ -269,7 +271,7 @@ def main() -> None:
         rows += flown
     rows = label(rows + perturbed(rows, 3), controller)
     factor = controller.thrust_model_factor
-    weights, bias = fit(rows, layout, factor)
+    weights, bias = fit(rows, layout, factor, controller.allocation)
     export(weights, bias, factor, args.out)
     if args.torchscript is not None:
         export_torchscript(weights, bias, factor, args.torchscript)

@@ -1,9 +1,9 @@
-"""The cascaded PID controller: position -> velocity -> attitude -> body rate -> quad-x mixer.
+"""The cascaded PID controller: position -> velocity -> attitude -> body rate -> control allocation.
 
 One device stage and one kernel. Each tick it reads the ``estimate``
 (:class:`~nexus.estimation.pose_twist.PoseTwist`, NED/FRD), the ``setpoint`` (position
 goal [m] NED and heading [rad]) and ``armed`` (``wp.int32``; 0 cuts the
-motors), and writes the ``controls`` row (the first four slots, PX4's quad-x
+motors), and writes the ``controls`` row (one slot per rotor, in ESC channel
 order; the rest stay 0).
 
 * **Position** (P): velocity goal = ``positionP``·error + the setpoint's own
@@ -18,7 +18,11 @@ order; the rest stay 0).
   setpoint's heading this is an attitude goal, driven PX4's way (tilt first,
   heading weighted), plus the heading's rate of change as a feed-forward.
 * **Rate** (PID): normalised torques in [-1, 1]; D acts on the measured rates.
-* **Mixer**: :mod:`nexus.control.mixer`.
+* **Allocation**: :mod:`nexus.control.allocation`, the mix worked out from the
+  vehicle's rotor geometry at build time (any layout of 4 to 12 rotors). With
+  the option ``knows_failures`` the controller switches, at a drawn rotor
+  failure's tick (``rotor_fail_*`` in a variation file), to the mix solved
+  without that rotor; without it, it mixes as if every rotor still worked.
 
 Gains come from the ``NexusPidControllerAPI`` prim, declared once in
 :data:`PID_SPEC` and read by :func:`nexus.schemas.reader.read_prim`. The
@@ -40,15 +44,18 @@ from dataclasses import dataclass
 import warp as wp
 
 from nexus.control.attitude import attitude_error_rates, attitude_from_thrust_axis, wrap_angle
-from nexus.control.mixer import command_for_thrust, quad_x_thrusts
+from nexus.control.allocation import (Allocation, MixTables, allocation_for, failures_of, mix_tables, quad_x_allocation,
+                                      write_rotor_commands)
+from nexus.plant.rotor_geometry import rotor_geometry
 from nexus.plant.safe_math import angle_of_cosine, safe_sqrt
 from nexus.core import Component
 from nexus.core.errors import BuildError
+from nexus.core.signals import Read
 from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
 from nexus.plant.controls import CONTROLS_WIDTH
-from nexus.control.registry import register
+from nexus.control.registry import ControllerOptions, option, register
 from nexus.schemas.reader import read_connections, read_prim, shown, where
 
 
@@ -111,10 +118,11 @@ PID_SPEC = Spec(
     name="PidController",
     schema="NexusPidControllerAPI",
     noun="controller",
-    doc="A cascaded PID flight controller (position, velocity, attitude, body rate) and quad-x mixer writing the "
+    doc="A cascaded PID flight controller (position, velocity, attitude, body rate) and control allocation writing the "
         "`controls` row every tick. Gains follow PX4's multicopter parameters and units: the velocity loop outputs "
         "acceleration [m/s^2], which nexus:hoverThrust scales to a collective thrust, and the rate loop outputs "
-        "normalised torques in [-1, 1], one unit moving each rotor's thrust fraction by 0.5. The fallbacks are "
+        "normalised torques in [-1, 1], one unit moving the most-moved rotor's thrust fraction by 0.5 (the allocation "
+        "is worked out from the rotors' geometry: docs/vehicles.md). The fallbacks are "
         "PX4's defaults; a vehicle authors the gains tuned for it. Vector gains are per axis (x, y, z) or (roll, "
         "pitch, yaw). It reads `estimate`, `setpoint` and `armed` (0 cuts the motors; 1 when nothing writes it).",
     params=(
@@ -153,7 +161,7 @@ PID_SPEC = Spec(
         Input("armed", wp.int32, default=1, doc="0 cuts the motors and clears the integrators; 1 when nothing writes it"),
     ),
     outputs=(Output("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True,
-                    doc="ESC commands in [0, 1], PX4's quad-x order in the first four slots"),),
+                    doc="ESC commands in [0, 1], one slot per rotor in ESC channel order"),),
     state=(PID_STATE,),
     stage="pid",
     kind="control",
@@ -222,17 +230,6 @@ def rate_loop(p: PidParams, s: PidState, rates: wp.vec3, rate_goal: wp.vec3, tor
     return torque, rate_integral
 
 
-@wp.func
-def write_rotor_commands(controls: wp.array2d(dtype=wp.float32), world: int, p: PidParams, collective: float,
-                         torque: wp.vec3, rotor_count: int, on: float):
-    """The quad-X mix of ``collective`` and ``torque`` as ESC commands in the first four slots; zeros elsewhere."""
-    thrusts = quad_x_thrusts(collective, torque)
-    for i in range(controls.shape[1]):
-        controls[world, i] = 0.0
-    for i in range(wp.min(rotor_count, 4)):
-        controls[world, i] = command_for_thrust(thrusts[i], p.thrust_model_factor) * on
-
-
 @wp.kernel
 def pid_control(
     estimate: wp.array(dtype=PoseTwist),
@@ -241,7 +238,8 @@ def pid_control(
     params: wp.array(dtype=PidParams),
     state_in: wp.array2d(dtype=PidState),
     dt: float,
-    rotor_count: int,
+    mix: MixTables,
+    time_ns: wp.array(dtype=wp.int64),
     state_out: wp.array2d(dtype=PidState),
     controls: wp.array2d(dtype=wp.float32),
 ):
@@ -290,7 +288,7 @@ def pid_control(
 
     # Rate -> normalised torque, mixed into the rotor commands.
     torque, rate_integral = rate_loop(p, s, est.rates, rate_goal, wp.vec3(0.0, 0.0, 0.0), dt, on)
-    write_rotor_commands(controls, world, p, collective, torque, rotor_count, on)
+    write_rotor_commands(controls, world, p.thrust_model_factor, collective, torque, on, mix, time_ns[world])
 
     out = PidState()
     out.velocity_integral = velocity_integral
@@ -370,12 +368,25 @@ def device_params(gains: PidGains, thrust_model_factor: float, gravity: float) -
     return params
 
 
+@dataclass(frozen=True)
+class PidOptions(ControllerOptions):
+    """``--controller pid``'s options."""
+
+    knows_failures: bool = option(
+        False, "Tell the PID of a drawn rotor failure (a variation file's rotor_fail_*): at the failure's tick it "
+        "mixes with the allocation solved without that rotor.", flag="--knows-failures")
+
+
+
 class PidController(Component):
-    """The cascaded PID law as one ``control`` stage writing ``controls`` (quad-x, four rotors).
+    """The cascaded PID law as one ``control`` stage writing ``controls`` through the vehicle's allocation.
 
     The gains are a device table made in :meth:`prepare` (constant through a
     run; :meth:`set_gains` rewrites it between ticks); the integrators are the
     engine's state ``pid`` (:data:`PID_STATE`), reached through the stage's io.
+    The mix (:class:`~nexus.control.allocation.Allocation`) comes from the
+    vehicle's geometry; without one (a controller made by hand) it is PX4's
+    quad-X.
     """
 
     spec = PID_SPEC
@@ -387,35 +398,54 @@ class PidController(Component):
         *,
         thrust_model_factor: float = 0.5,
         gravity: float = 9.80665,
-        rotor_count: int = 4,
+        allocation: Allocation | None = None,
+        knows_failures: bool = False,
         connections=None,
     ):
         super().__init__(name, connections)
-        if rotor_count != 4:
-            raise BuildError(f"{name}: the PID controller mixes for a quad-x with 4 rotors; this vehicle has {rotor_count}")
         self.gains = gains or PidGains()
         self.thrust_model_factor = float(thrust_model_factor)
         self.gravity = float(gravity)
-        self.rotor_count = rotor_count
+        self.allocation = allocation or quad_x_allocation()
+        self.knows_failures = bool(knows_failures)
+        #: Each rotor's :class:`~nexus.plant.rotor_geometry.RotorGeometry` (maps a drawn failure to its slot).
+        self.geometry = None
         self.params = None
 
+    @property
+    def rotor_count(self) -> int:
+        return self.allocation.rotors
+
     @classmethod
-    def from_prim(cls, prim, values, ctx) -> PidController:
+    def from_prim(cls, prim, values, ctx, knows_failures: bool = False) -> PidController:
         """The controller for a prim applying ``NexusPidControllerAPI``; ``ctx`` is :class:`nexus.runtime.assembly.PrimContext`.
 
-        The thrust model factor comes from the vehicle's ESCs, which must agree.
+        The thrust model factor comes from the vehicle's ESCs, which must agree; the allocation from its rotors.
         """
         factors = {rotor.esc["thrust_model_factor"] for rotor in ctx.plant.rotors}
         if len(factors) != 1:
             raise BuildError(f"{where(prim, PID_SPEC, ctx.path)}: the ESCs disagree on nexus:thrustModelFactor "
                              f"({sorted(factors)}); the mixer needs one")
-        return cls(str(prim.GetPath()), PidGains.from_values(prim, values, ctx.path), thrust_model_factor=factors.pop(),
-                   gravity=ctx.plant.gravity, rotor_count=ctx.rotor_count, connections=read_connections(prim, cls.spec, ctx.path))
+        controller = cls(str(prim.GetPath()), PidGains.from_values(prim, values, ctx.path),
+                         thrust_model_factor=factors.pop(), gravity=ctx.plant.gravity,
+                         allocation=allocation_for(ctx.plant), knows_failures=knows_failures,
+                         connections=read_connections(prim, cls.spec, ctx.path))
+        controller.geometry = rotor_geometry(ctx.plant)
+        return controller
+
+    def reads(self) -> tuple:
+        # The clock, when the controller is told of rotor failures (it switches mix at a failure's tick).
+        if self.knows_failures:
+            return (*super().reads(), Read("time_ns", wp.int64, (1,)))
+        return super().reads()
 
     def prepare(self, ctx) -> None:
         self.dt = ctx.dt
         self.worlds = ctx.worlds
         self.params = wp.array([device_params(self.gains, self.thrust_model_factor, self.gravity)], dtype=PidParams, device=ctx.device)
+        failures = failures_of(ctx, self.geometry) if (self.knows_failures and self.geometry) else None
+        self.mix = mix_tables(self.allocation, ctx.worlds, ctx.device, failures)
+        self.no_clock = wp.zeros(ctx.worlds, dtype=wp.int64, device=ctx.device)
 
     def set_gains(self, gains: PidGains) -> None:
         """Change the gains between ticks; a captured graph reads the new values on its next replay."""
@@ -428,22 +458,23 @@ class PidController(Component):
             pid_control,
             dim=self.worlds,
             inputs=[io["estimate"], io["setpoint"], io["armed"], self.params, io.state_in["pid"], float(self.dt),
-                    self.rotor_count],
+                    self.mix, io["time_ns"] if self.knows_failures else self.no_clock],
             outputs=[io.state_out["pid"], io["controls"]],
             device=io.device,
         )
 
 
 
-def _build(prim, path: str, ctx, options) -> PidController:
+def _build(prim, path: str, ctx, options: PidOptions) -> PidController:
     """``--controller pid``: the controller the vehicle's ``NexusPidControllerAPI`` prim declares."""
     if prim is None:
         raise BuildError(f"{ctx.path}: --controller pid needs a prim with NexusPidControllerAPI (its gains)")
-    return PidController.from_prim(prim, read_prim(prim, PidController.spec, ctx.path), ctx)
+    return PidController.from_prim(prim, read_prim(prim, PidController.spec, ctx.path), ctx,
+                                   knows_failures=options.knows_failures)
 
 
-register("pid", _build, help="the cascaded PID of the vehicle's NexusPidControllerAPI prim", reads_setpoint=True,
-         duration_s=60.0)
+register("pid", _build, help="the cascaded PID of the vehicle's NexusPidControllerAPI prim", options=PidOptions,
+         reads_setpoint=True, duration_s=60.0)
 
 
-__all__ = ["PID_SPEC", "PID_STATE", "PidController", "PidGains", "PidParams", "PidState", "device_params", "pid_control"]
+__all__ = ["PID_SPEC", "PID_STATE", "PidController", "PidGains", "PidOptions", "PidParams", "PidState", "device_params", "pid_control"]

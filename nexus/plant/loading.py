@@ -23,6 +23,7 @@ from nexus.core.errors import BuildError
 from nexus.plant.assets import resolve_asset
 from nexus.plant.esc import ESC_SPEC
 from nexus.plant.newton_messages import newton_messages_to_nexus
+from nexus.plant.rotor_geometry import check_vehicle
 from nexus.plant.plant import GEODETIC_ORIGIN_SPEC, GeodeticOrigin, Plant, Rotor
 from nexus.plant.propeller import PROPELLER_SPEC
 from nexus.plant.usd_files import open_stage
@@ -81,6 +82,12 @@ def _read_escs(stage, path: Path) -> list[tuple[object, dict]]:
 def _read_propellers(stage, path: Path) -> list[tuple[object, dict, str]]:
     """Every propeller prim with its checked values and the rotor joint its ``nexus:inputs:rotor`` names."""
     found = []
+    unspun = [str(prim.GetPath()) for prim in prims_with(stage, PROPELLER_SPEC.schema)
+              if not prim.GetAttribute("nexus:spin").HasAuthoredValue()]
+    if unspun:
+        raise BuildError(f"{path}: propeller prims {', '.join(unspun)} have no nexus:spin; give each one its spin "
+                         "direction seen from above (+1 counter-clockwise, -1 clockwise): the yaw the rotors give "
+                         "depends on it")
     for prim in prims_with(stage, PROPELLER_SPEC.schema):
         values = read_prim(prim, PROPELLER_SPEC, path)
         joint = read_connections(prim, PROPELLER_SPEC, path, required=("rotor",))["rotor"]
@@ -195,4 +202,6 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worl
     # The ESC and propeller prims were read (and checked) once, here; their components reuse the values.
     plant.prim_values = {str(prim.GetPath()): values for prim, values in esc_prims}
     plant.prim_values.update({str(prim.GetPath()): values for prim, values, _ in propeller_prims})
+    # Rotors that can fly the vehicle: one ESC each, authority on every axis, thrust to spare (one line each).
+    check_vehicle(plant)
     return plant, vehicle_stage, scene_stage

@@ -15,12 +15,15 @@ from __future__ import annotations
 import numpy as np
 
 from nexus.core.errors import BuildError
-from nexus.plant.frames import flu_to_frd_np, quat_to_matrix_np
 from nexus.plant.hover import hover_speed
 from nexus.plant.plant import Plant
+from nexus.plant.rotor_geometry import centre_of_mass, inertia_about, rotor_geometry, to_body_matrix
 
 #: PX4's actuator outputs for motors; a quad uses the first four.
 MAX_ROTORS = 12
+
+#: MAVLink's MAV_TYPE for a multirotor of this many rotors (quadrotor, hexarotor, octorotor).
+MAV_TYPES = {4: 2, 6: 13, 8: 14}
 
 #: The Iris that PX4's SITL rate gains are tuned for (Gazebo Classic's model): full thrust
 #: per rotor 5.84e-6·1100² [N], PX4's moment coefficient for it 0.05 [m], rotor arms 0.1515
@@ -34,18 +37,6 @@ IRIS_INERTIA = (0.029125, 0.029125, 0.055225)
 PX4_RATE_GAINS = {"ROLL": (0.15, 0.2), "PITCH": (0.15, 0.2), "YAW": (0.2, 0.1)}
 
 
-def centre_of_mass(plant: Plant) -> np.ndarray:
-    """The whole vehicle's centre of mass [m, world] at its initial pose."""
-    model = plant.model
-    body_q = model.body_q.numpy().astype(np.float64)
-    masses = model.body_mass.numpy().astype(np.float64)
-    coms = model.body_com.numpy().astype(np.float64)
-    points = []
-    for q, com in zip(body_q, coms):
-        points.append(q[:3] + quat_to_matrix_np(q[3:7]) @ com)
-    return (masses[:, None] * np.array(points)).sum(axis=0) / masses.sum()
-
-
 def px4_parameters(plant: Plant) -> dict[str, float | int]:
     """``{NAME: value}`` for PX4 from the vehicle's rotors, ESCs and mass."""
     rotors = sorted(plant.rotors, key=lambda r: r.esc["channel"])
@@ -56,49 +47,34 @@ def px4_parameters(plant: Plant) -> dict[str, float | int]:
         raise BuildError(
             f"{plant.vehicle_path}: ESC channels must be 0..{len(rotors) - 1} to map onto PX4's motor outputs, got {channels}"
         )
-    body_q = plant.model.body_q.numpy().astype(np.float64)
-    base = body_q[plant.base]
-    to_body = quat_to_matrix_np(base[3:7]).T
-    com = centre_of_mass(plant)
+    geometry = rotor_geometry(plant)
     params: dict[str, float | int] = {"CA_ROTOR_COUNT": len(rotors)}
-    for n, rotor in enumerate(rotors):
-        position = flu_to_frd_np(to_body @ (body_q[rotor.body][:3] - com))
-        max_thrust = rotor.thrust_coefficient * rotor.esc["max_speed"] ** 2
-        params[f"CA_ROTOR{n}_PX"] = round(float(position[0]), 4)
-        params[f"CA_ROTOR{n}_PY"] = round(float(position[1]), 4)
-        params[f"CA_ROTOR{n}_PZ"] = round(float(position[2]), 4)
-        params[f"CA_ROTOR{n}_KM"] = round(rotor.spin * rotor.torque_coefficient / rotor.thrust_coefficient, 5)
-        params[f"CA_ROTOR{n}_CT"] = round(max_thrust, 3)
+    if len(rotors) in MAV_TYPES:
+        params["MAV_TYPE"] = MAV_TYPES[len(rotors)]
+    for n, rotor in enumerate(geometry):
+        params[f"CA_ROTOR{n}_PX"] = round(rotor.position[0], 4)
+        params[f"CA_ROTOR{n}_PY"] = round(rotor.position[1], 4)
+        params[f"CA_ROTOR{n}_PZ"] = round(rotor.position[2], 4)
+        params[f"CA_ROTOR{n}_KM"] = round(rotor.yaw_moment, 5)
+        params[f"CA_ROTOR{n}_CT"] = round(rotor.max_thrust, 3)
     first = rotors[0].esc
     # Collective thrust at hover: (ω_hover / ω_max)², before PX4's thrust curve.
     params["MPC_THR_HOVER"] = round((hover_speed(plant) / first["max_speed"]) ** 2, 4)
     params["THR_MDL_FAC"] = round(first["thrust_model_factor"], 3)
-    params.update(rate_gains(plant, rotors, com, to_body))
+    params.update(rate_gains(plant, rotors, geometry))
     return params
 
 
-def inertia_about(plant: Plant, point, to_body) -> np.ndarray:
-    """Diagonal of the whole vehicle's inertia about ``point`` [kg·m², body axes, FLU]."""
-    model = plant.model
-    body_q = model.body_q.numpy().astype(np.float64)
-    total = np.zeros((3, 3))
-    for q, mass, com, inertia in zip(body_q, model.body_mass.numpy(), model.body_com.numpy(), model.body_inertia.numpy()):
-        rotation = to_body @ quat_to_matrix_np(q[3:7])
-        r = to_body @ (q[:3] + quat_to_matrix_np(q[3:7]) @ com - point)
-        total += rotation @ inertia @ rotation.T + mass * (np.dot(r, r) * np.eye(3) - np.outer(r, r))
-    return np.diag(total)
-
-
-def rate_gains(plant: Plant, rotors, com, to_body) -> dict[str, float]:
+def rate_gains(plant: Plant, rotors, geometry) -> dict[str, float]:
     """PX4's default rate gains scaled by how much less angular acceleration a unit of torque
     command gives this vehicle than the Iris they were tuned on."""
-    inertia = inertia_about(plant, com, to_body)
-    thrust = [r.thrust_coefficient * r.esc["max_speed"] ** 2 for r in rotors]
-    arms = [abs(flu_to_frd_np(to_body @ (plant.model.body_q.numpy()[r.body][:3] - com))) for r in rotors]
+    inertia = inertia_about(plant, centre_of_mass(plant), to_body_matrix(plant))
+    thrust = [g.max_thrust for g in geometry]
+    arms = [np.abs(g.position) for g in geometry]
     authority = {
         "ROLL": sum(t * a[1] for t, a in zip(thrust, arms)) / inertia[0],
         "PITCH": sum(t * a[0] for t, a in zip(thrust, arms)) / inertia[1],
-        "YAW": sum(t * r.torque_coefficient / r.thrust_coefficient for t, r in zip(thrust, rotors)) / inertia[2],
+        "YAW": sum(t * abs(g.yaw_moment) for t, g in zip(thrust, geometry)) / inertia[2],
     }
     iris = {
         "ROLL": 2 * IRIS_ROTOR_THRUST * sum(IRIS_ARM_Y) / IRIS_INERTIA[0],

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import warp as wp
 
+from nexus.control.allocation import mix_tables, quad_x_allocation
 from nexus.control.pid import PID_SPEC, PidController, PidGains, PidParams, PidState, device_params, pid_control
 from nexus.core import Component, Stage, Write
 from nexus.core.errors import BuildError
@@ -36,6 +37,8 @@ def signals(position=(0, 0, 0), velocity=(0, 0, 0), rates=(0, 0, 0), yaw=0.0, go
 
 
 PARAMS = device_params(PidGains(hover_thrust=HOVER_COMMAND), thrust_model_factor=0.5, gravity=9.80665)
+#: PX4's quad-X mix (the allocation of a controller made without a vehicle), never failing.
+QUAD_X = mix_tables(quad_x_allocation(), 1, "cpu")
 
 
 def new_state():
@@ -45,7 +48,8 @@ def new_state():
 
 def step(buffers, state_in, state_out):
     controls = wp.full((1, CONTROLS_WIDTH), 7.0, dtype=wp.float32, device="cpu")
-    wp.launch(pid_control, 1, inputs=[*buffers, wp.array([PARAMS], dtype=PidParams, device="cpu"), state_in, 0.004, 4],
+    wp.launch(pid_control, 1, inputs=[*buffers, wp.array([PARAMS], dtype=PidParams, device="cpu"), state_in, 0.004,
+                                      QUAD_X, wp.zeros(1, dtype=wp.int64, device="cpu")],
               outputs=[state_out, controls], device="cpu")
     return controls.numpy()[0]
 
@@ -207,6 +211,3 @@ def test_the_engine_owns_the_pid_and_mission_state_restore_rewinds_them():
     assert mission.phase == "start" and mission.transitions == []
 
 
-def test_a_controller_for_six_rotors_fails_naming_its_prim():
-    with pytest.raises(BuildError, match="/vehicle/controller.*6"):
-        PidController("/vehicle/controller", rotor_count=6)

@@ -58,3 +58,21 @@ def test_cli_prints_environment_settings():
     assert result.exit_code == 0, result.output
     lines = [l for l in result.output.splitlines() if l.startswith("PX4_PARAM_")]
     assert "PX4_PARAM_CA_ROTOR0_KM=0.03761" in lines and "PX4_PARAM_MPC_THR_HOVER=0.4498" in lines
+
+
+def test_the_hexacopter_is_a_px4_hexarotor():
+    # vehicles/hexa_f550.usda: PX4's hexarotor-X numbering at 0.275 m; full thrust 6.3e-6 · 1116² = 7.846 N;
+    # KM ∓ 1.008e-7 / 6.3e-6 = 0.016 m (rotor 1 clockwise: −); hover (720.3 / 1116)² = 0.4166 with
+    # ω = √(2.0 · 9.80665 / (6 · 6.3e-6)) = 720.3 rad/s.
+    plant, _, _ = load_plant("hexa_f550", "empty")
+    params = px4_parameters(plant)
+    assert params["MAV_TYPE"] == 13 and params["CA_ROTOR_COUNT"] == 6
+    expected = [(0.0, 0.275, -1), (0.0, -0.275, 1), (0.2382, -0.1375, -1), (-0.2382, 0.1375, 1),
+                (0.2382, 0.1375, 1), (-0.2382, -0.1375, -1)]
+    for n, (px, py, spin) in enumerate(expected):
+        assert params[f"CA_ROTOR{n}_PX"] == pytest.approx(px, abs=1e-4)
+        assert params[f"CA_ROTOR{n}_PY"] == pytest.approx(py, abs=1e-4)
+        assert params[f"CA_ROTOR{n}_KM"] == pytest.approx(spin * 0.016, abs=1e-5)
+        assert params[f"CA_ROTOR{n}_CT"] == pytest.approx(7.846, abs=1e-3)
+    hover = math.sqrt(2.0 * 9.80665 / (6 * 6.3e-6))
+    assert params["MPC_THR_HOVER"] == pytest.approx((hover / 1116.0) ** 2, abs=1e-4)

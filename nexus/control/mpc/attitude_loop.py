@@ -1,4 +1,4 @@
-"""The device loop under the MPC: attitude goal -> body rates -> torques -> quad-x mixer.
+"""The device loop under the MPC: attitude goal -> body rates -> torques -> control allocation.
 
 The MPC (a host stage) writes an :class:`AttitudeGoal` at its own rate: its
 rotor thrusts split the mixer's way into a collective thrust fraction and a
@@ -6,7 +6,7 @@ torque feed-forward, and the attitude and body rates it plans for its next
 solve. This device stage runs every tick: it applies the feed-forward and
 corrects the drift from the plan between solves with the PID controller's own
 attitude law and rate PID
-(:mod:`nexus.control.attitude`, :mod:`nexus.control.mixer`, gains from the
+(:mod:`nexus.control.attitude`, :mod:`nexus.control.allocation`, gains from the
 ``NexusPidControllerAPI`` prim), as PX4 splits its position and attitude
 loops. Its integrators are a :class:`~nexus.control.pid.PidState` the engine
 owns (the MPC's state ``pid``), read from ``state_in`` and written to
@@ -19,7 +19,8 @@ from __future__ import annotations
 import warp as wp
 
 from nexus.control.attitude import attitude_error_rates
-from nexus.control.pid import PidParams, PidState, clamp_rates, rate_loop, write_rotor_commands
+from nexus.control.allocation import MixTables, write_rotor_commands
+from nexus.control.pid import PidParams, PidState, clamp_rates, rate_loop
 from nexus.estimation.pose_twist import PoseTwist
 
 
@@ -45,7 +46,8 @@ def attitude_loop(
     params: wp.array(dtype=PidParams),
     state_in: wp.array2d(dtype=PidState),
     dt: float,
-    rotor_count: int,
+    mix: MixTables,
+    time_ns: wp.array(dtype=wp.int64),
     state_out: wp.array2d(dtype=PidState),
     controls: wp.array2d(dtype=wp.float32),
 ):
@@ -62,7 +64,7 @@ def attitude_loop(
     rate_goal = clamp_rates(rate_goal, p.max_rates)
     torque, rate_integral = rate_loop(p, s, est.rates, rate_goal, g.torque, dt, on)
     collective = wp.clamp(float(g.thrust), p.min_thrust, p.max_thrust)
-    write_rotor_commands(controls, world, p, collective, torque, rotor_count, on)
+    write_rotor_commands(controls, world, p.thrust_model_factor, collective, torque, on, mix, time_ns[world])
     out = PidState()
     out.velocity_integral = s.velocity_integral
     out.previous_velocity = s.previous_velocity

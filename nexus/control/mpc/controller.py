@@ -21,8 +21,8 @@ import numpy as np
 import warp as wp
 
 from nexus.control.mpc.attitude_loop import AttitudeGoal, attitude_loop
-from nexus.control.mixer import PITCH, ROLL, YAW
-from nexus.control.mpc.model import STATE_SIZE, QuadModel, model_from_plant
+from nexus.control.allocation import Allocation, allocation_for, mix_tables, quad_x_allocation
+from nexus.control.mpc.model import QuadModel, model_from_plant
 from nexus.control.mpc.solver import MpcSettings, RtiSolver, attitudes_for
 from nexus.control.registry import register
 from nexus.control.pid import PID_SPEC, PID_STATE, PidGains, PidParams, device_params
@@ -81,13 +81,15 @@ class MpcController(Component):
     spec = MPC_SPEC
 
     def __init__(self, name: str, model: QuadModel, gains: PidGains | None = None,
-                 settings: MpcSettings | None = None, connections=None, rotor_speeds=None):
+                 settings: MpcSettings | None = None, connections=None, rotor_speeds=None,
+                 allocation: Allocation | None = None):
         """``rotor_speeds``: (the plant's ESC speed array [rad/s], rotor indices in channel order, kT [N/(rad/s)²]):
         the rotors' thrusts at each solve, as an ESC's RPM telemetry would give them; without it the MPC takes
         its own prediction."""
         super().__init__(name, connections)
         self.rotor_speeds = rotor_speeds
         self.model = model
+        self.allocation = allocation or quad_x_allocation()
         self.gains = gains or PidGains()
         self.settings = settings or MpcSettings()
         check_settings(self.model, self.settings, name)
@@ -113,6 +115,8 @@ class MpcController(Component):
         f = self.model.thrust_model_factor
         self.params = wp.array([device_params(self.gains, f, self.model.gravity)], dtype=PidParams, device=ctx.device)
         self.solver = RtiSolver(self.model, self.settings)
+        self.mix = mix_tables(self.allocation, ctx.worlds, ctx.device)
+        self.no_clock = wp.zeros(ctx.worlds, dtype=wp.int64, device=ctx.device)
 
     # -- host: the solve --------------------------------------------------------------
 
@@ -136,7 +140,7 @@ class MpcController(Component):
         reference: ReferenceTrajectory = io["reference"].read()
         e = io["estimate"].read()
         solver = self.solver
-        thrusts = solver.xbar[13:17, 0] if solver.started else np.zeros(4)
+        thrusts = solver.xbar[13:, 0] if solver.started else np.zeros(self.model.rotors)
         if self.rotor_speeds is not None:
             speeds, indices, kt = self.rotor_speeds
             thrusts = kt * speeds.numpy()[indices].astype(np.float64) ** 2
@@ -158,8 +162,7 @@ class MpcController(Component):
         fractions = u[:, 0] / self.model.max_thrust
         goal = AttitudeGoal()
         goal.thrust = float(fractions.mean())
-        # The mixer adds 0.5·torque·(±1) per rotor: its four patterns are orthogonal, each of squared norm 4.
-        goal.torque = wp.vec3(*[float(np.dot(pattern, fractions) / 2.0) for pattern in (ROLL, PITCH, YAW)])
+        goal.torque = wp.vec3(*[float(t) for t in torques_for(self.allocation.mix, fractions)])
         f = self.solver.shift
         q = (1.0 - f) * x[6:10, 0] + f * x[6:10, 1]
         q /= np.linalg.norm(q)
@@ -168,18 +171,19 @@ class MpcController(Component):
         return goal
 
     def reference_nodes(self, reference: ReferenceTrajectory, now: float, attitude) -> tuple[np.ndarray, np.ndarray]:
-        """Reference states (13, nodes+1) and rotor thrusts (4, nodes) at the nodes from ``now`` [s]."""
+        """Reference states (13 + n, nodes+1) and rotor thrusts (n, nodes) at the nodes from ``now`` [s]."""
         n, g = self.settings.nodes, self.model.gravity
         times = now + np.arange(n + 1) * self.solver.dt
         p, v, a = reference.sample(times)
-        xref = np.zeros((STATE_SIZE, n + 1))
+        xref = np.zeros((self.model.state_size, n + 1))
         xref[0:3], xref[3:6] = p.T, v.T
         q = attitudes_for(a, reference.yaw, g)
         q *= np.where(q @ np.asarray(attitude) >= 0.0, 1.0, -1.0)[:, None]  # the hemisphere of the measured attitude
         xref[6:10] = q.T
         lift = np.linalg.norm(np.array([0.0, 0.0, g]) - a[:n], axis=1)
-        uref = np.repeat((self.model.mass * lift / 4.0)[None, :], 4, axis=0)
-        xref[13:17, :n], xref[13:17, n] = uref, uref[:, -1]
+        rotors = self.model.rotors
+        uref = np.repeat((self.model.mass * lift / float(rotors))[None, :], rotors, axis=0)
+        xref[13:, :n], xref[13:, n] = uref, uref[:, -1]
         return xref, uref
 
     # -- device: the attitude loop ------------------------------------------------------
@@ -187,7 +191,7 @@ class MpcController(Component):
     def _attitude(self, io) -> None:
         wp.launch(attitude_loop, dim=1,
                   inputs=[io["estimate"], io["attitude_goal"], io["armed"], self.params, io.state_in["pid"],
-                          float(self.dt), 4],
+                          float(self.dt), self.mix, self.no_clock],
                   outputs=[io.state_out["pid"], io["controls"]], device=io.device)
 
     def stats(self) -> dict:
@@ -195,6 +199,15 @@ class MpcController(Component):
         summary = self.solver.stats.summary() if self.solver else {}
         return {"controller": "mpc", "rate_hz": self.settings.rate, "horizon_s": self.settings.horizon,
                 "nodes": self.settings.nodes, "qp_solver": self.settings.qp_solver, **summary}
+
+
+def torques_for(mix: np.ndarray, fractions: np.ndarray) -> np.ndarray:
+    """The normalised torques (3,) whose mix comes nearest the rotors' thrust fractions: each torque column's
+    projection when the mix's columns are orthogonal (PX4's quad-X: ±0.5 each), else the least-squares fit."""
+    gram = mix.T @ mix
+    if np.allclose(gram, np.diag(np.diag(gram)), atol=1e-9):
+        return np.array([np.dot(mix[:, k], fractions) / gram[k, k] for k in range(3)])
+    return np.linalg.lstsq(mix, fractions, rcond=None)[0][:3]
 
 
 def build_mpc(prim, ctx, **options) -> MpcController:
@@ -213,7 +226,7 @@ def build_mpc(prim, ctx, **options) -> MpcController:
     rotors = sorted(ctx.plant.rotors, key=lambda r: r.esc["channel"])
     speeds = (ctx.plant.esc_speed, np.array([r.index for r in rotors]), np.array([r.thrust_coefficient for r in rotors]))
     return MpcController(path, model_from_plant(ctx.plant, here), gains, MpcSettings(**options), connections,
-                         rotor_speeds=speeds)
+                         rotor_speeds=speeds, allocation=allocation_for(ctx.plant))
 
 
 def _build(prim, path: str, ctx, options: MpcSettings) -> MpcController:

@@ -32,7 +32,7 @@ import numpy as np
 
 from nexus.control.mpc.blas import one_blas_thread
 from nexus.control.registry import ControllerOptions
-from nexus.control.mpc.model import INPUT_SIZE, STATE_SIZE, QuadModel
+from nexus.control.mpc.model import QuadModel
 
 if TYPE_CHECKING:  # annotations only: CasADi loads when an MPC is built
     import casadi as ca
@@ -147,7 +147,7 @@ class RtiSolver:
     def __init__(self, model: QuadModel, settings: MpcSettings):
         import casadi as ca  # noqa: PLC0415 (loaded when an MPC is built: listing the controllers must not need it)
         self.model, self.settings = model, settings
-        n, nx, nu = settings.nodes, STATE_SIZE, INPUT_SIZE
+        n, nx, nu = settings.nodes, model.state_size, model.rotors
         self.dt = settings.horizon / n
         #: Intervals the horizon moves on between solves.
         self.shift = min(1.0, 1.0 / (settings.rate * self.dt))
@@ -156,7 +156,7 @@ class RtiSolver:
         next_x = step(xs, us)
         self.linear = linearisation(xs, us, next_x, n, settings.jit)
         weights = np.array(list(settings.position_weight) + list(settings.velocity_weight) + list(settings.attitude_weight)
-                           + list(settings.rate_weight) + [settings.rotor_weight] * 4)
+                           + list(settings.rate_weight) + [settings.rotor_weight] * nu)
         self.state_weights = np.repeat(weights[:, None], n + 1, axis=1)
         self.state_weights[:, n] *= settings.terminal_factor
         # The QP is condensed: the state deviations follow from the input deviations through the linearised
@@ -174,7 +174,7 @@ class RtiSolver:
         hover = model.hover_thrust
         self.xbar = np.zeros((nx, n + 1))
         self.xbar[6] = 1.0
-        self.xbar[13:17] = hover
+        self.xbar[13:] = hover
         self.ubar = np.full((nu, n), hover)
         self.lam_x = np.zeros(self.nw)
         self.stats = SolveStats()
@@ -187,12 +187,12 @@ class RtiSolver:
         self.started = True
 
     def solve(self, x0: np.ndarray, xref: np.ndarray, uref: np.ndarray) -> bool:
-        """One real-time iteration from state ``x0`` (17) towards ``xref`` (17, nodes+1) and ``uref`` (4, nodes); True if it succeeded.
+        """One real-time iteration from state ``x0`` (13 + n) towards ``xref`` (13 + n, nodes+1) and ``uref`` (n, nodes); True if it succeeded.
 
         On success the new trajectory is in :attr:`xbar` and :attr:`ubar`
         (node 0 is the command); on failure they keep the last good one.
         """
-        s, n, nx = self.settings, self.settings.nodes, STATE_SIZE
+        s, n, nx, nu = self.settings, self.settings.nodes, self.model.state_size, self.model.rotors
         if not self.started:
             self.reset(x0)
         x0 = np.asarray(x0, dtype=np.float64)
@@ -205,7 +205,7 @@ class RtiSolver:
         blas.__enter__()
         try:
             f, a, b = (m.full() for m in self.linear(self.xbar[:, :n], self.ubar))
-            a, b = a.reshape(nx, n, nx), b.reshape(nx, n, INPUT_SIZE)  # [row, node, column]
+            a, b = a.reshape(nx, n, nx), b.reshape(nx, n, nu)  # [row, node, column]
             gap = f - self.xbar[:, 1:]  # F(xbar_k, ubar_k) − xbar_{k+1}
             # dx_k = E_k du + e_k, from dx_0 = x0 − xbar_0 and dx_{k+1} = A_k dx_k + B_k du_k + gap_k.
             e = np.zeros((n + 1, nx))
@@ -213,7 +213,7 @@ class RtiSolver:
             e[0] = x0 - self.xbar[:, 0]
             for k in range(n):
                 big_e[k + 1] = a[:, k, :] @ big_e[k]
-                big_e[k + 1][:, k * INPUT_SIZE:(k + 1) * INPUT_SIZE] += b[:, k, :]
+                big_e[k + 1][:, k * nu:(k + 1) * nu] += b[:, k, :]
                 e[k + 1] = a[:, k, :] @ e[k] + gap[:, k]
             stacked = big_e.reshape((n + 1) * nx, self.nw)
             weights = self.state_weights.T.ravel()
@@ -241,7 +241,7 @@ class RtiSolver:
             return False
         self.stats.consecutive_failures = 0
         self.lam_x = result["lam_x"].full().ravel()
-        u = self.ubar + du.reshape(n, INPUT_SIZE).T
+        u = self.ubar + du.reshape(n, nu).T
         x[6:10] /= np.linalg.norm(x[6:10], axis=0)
         self.solution_x, self.solution_u = x, u
         # Warm start: the solution moved on by one solve period (a fraction of an interval), its last node held.

@@ -5,7 +5,11 @@ the ``setpoint`` (and ``armed``), builds the observation the model declares
 in its ONNX metadata or TorchScript extra files
 (:mod:`nexus.control.policy.features`), runs the model, and writes its
 action into the ``controls`` row (the first ``width`` slots, clipped to
-[0, 1]; zeros while ``armed`` is 0). Everything else in the tick stays
+[0, 1]; zeros while ``armed`` is 0), or, for a model whose action is
+``thrust_torque:4`` (a collective thrust fraction and roll, pitch, yaw
+torques in the PID's units), the ESC commands the vehicle's control
+allocation (:mod:`nexus.control.allocation`) mixes from it, so one policy
+output fits any rotor layout. Everything else in the tick stays
 captured in graphs. The format's runner (:mod:`nexus.control.policy.runners`,
 chosen by the file's suffix) is the only part that differs.
 
@@ -30,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import warp as wp
 
+from nexus.control.allocation import Allocation, MixTables, allocation_for, mix_tables, quad_x_allocation, write_rotor_commands
 from nexus.control.policy.features import ACTIONS, FEATURES, observe, parse_layout
 from nexus.control.policy.runners import runner_for
 from nexus.control.registry import ControllerOptions, option, register
@@ -45,11 +50,29 @@ DEFAULT_MODEL = Path(__file__).with_name("pid_imitation.onnx")
 OBSERVATION_KEY, ACTION_KEY = "nexus:observation", "nexus:action"
 
 
+@wp.kernel
+def mix_actions(actions: wp.array2d(dtype=wp.float32), armed: wp.array(dtype=wp.int32), factor: float,
+                tables: MixTables, controls: wp.array2d(dtype=wp.float32)):
+    """Each world's ``thrust_torque`` action (collective, roll, pitch, yaw) through the allocation into ESC commands."""
+    w = wp.tid()
+    on = float(0.0)
+    if armed[w] != 0:
+        on = 1.0
+    torque = wp.vec3(wp.clamp(actions[w, 1], -1.0, 1.0), wp.clamp(actions[w, 2], -1.0, 1.0),
+                     wp.clamp(actions[w, 3], -1.0, 1.0))
+    write_rotor_commands(controls, w, factor, wp.clamp(actions[w, 0], 0.0, 1.0), torque, on, tables, wp.int64(0))
+
+
 class PolicyController(Component):
     """Runs ``model`` (an ONNX file, or TorchScript: .pt, .ts, .torchscript) every tick: observation from estimate and setpoint, action into ``controls``."""
 
-    def __init__(self, name: str, model: str | Path = DEFAULT_MODEL, connections=None):
+    def __init__(self, name: str, model: str | Path = DEFAULT_MODEL, connections=None,
+                 allocation: Allocation | None = None, thrust_model_factor: float = 0.5):
+        """``allocation`` and ``thrust_model_factor`` (the vehicle's; PX4's quad-X and 0.5 without) mix a
+        ``thrust_torque`` action."""
         super().__init__(name, connections)
+        self.allocation = allocation or quad_x_allocation()
+        self.thrust_model_factor = float(thrust_model_factor)
         self.model_path = Path(model)
         where = f"controller '{name}': policy {self.model_path}"
         if not self.model_path.is_file():
@@ -76,7 +99,13 @@ class PolicyController(Component):
         if given is not None and given != action_width:
             raise BuildError(f"{where}: {action_key} ({meta[action_key]}) names {action_width} controls, "
                              f"but {self.runner.output_label} gives {given}")
+        names = [name for name, _ in self.action]
+        if "thrust_torque" in names and len(names) > 1:
+            raise BuildError(f"{where}: {action_key} ({meta[action_key]}) mixes thrust_torque with other actions; "
+                             "give either thrust_torque:4 or controls:N")
         self.action_width = action_width
+        #: True when the action is a collective and torques for the allocation to mix.
+        self.mixes = names == ["thrust_torque"]
         self.inference_us: list[float] = []
         self._previous_goal = None
         self._previous_velocity = None
@@ -94,15 +123,34 @@ class PolicyController(Component):
         self.dt = ctx.dt
         self.worlds = ctx.worlds
         self.runner.prepare(ctx.device)
+        if self.mixes:
+            self.tables = mix_tables(self.allocation, ctx.worlds, ctx.device)
+
+    def controls_for(self, actions: np.ndarray, armed: np.ndarray) -> np.ndarray:
+        """The ``controls`` rows (worlds, 16) for the model's actions (worlds, width) and ``armed`` (worlds,)."""
+        actions = np.asarray(actions, dtype=np.float32).reshape(len(armed), -1)
+        if not self.mixes:
+            rows = np.zeros((len(armed), CONTROLS_WIDTH), dtype=np.float32)
+            rows[:, : self.action_width] = np.clip(actions, 0.0, 1.0)
+            rows[np.asarray(armed) == 0] = 0.0
+            return rows
+        device = self.tables.mix.device
+        rows = wp.zeros((len(armed), CONTROLS_WIDTH), dtype=wp.float32, device=device)
+        wp.launch(mix_actions, len(armed), inputs=[wp.array(actions, dtype=wp.float32, device=device),
+                                                   wp.array(np.asarray(armed, dtype=np.int32), dtype=wp.int32, device=device),
+                                                   self.thrust_model_factor, self.tables], outputs=[rows], device=device)
+        return rows.numpy()
 
     def act(self, estimate, setpoint, setpoint_velocity=None, setpoint_acceleration=None) -> np.ndarray:
         """The model's action (clipped to [0, 1]) for one estimate and setpoint (and the setpoint's velocity [m/s]
         and acceleration [m/s²], NED)."""
         observation = observe(self.observation, estimate, setpoint, setpoint_velocity, setpoint_acceleration)[None, :]
         begin = time.perf_counter()
-        action = self.runner.run(observation)
+        action = np.asarray(self.runner.run(observation), dtype=np.float32).reshape(-1)
         self.inference_us.append((time.perf_counter() - begin) * 1e6)
-        return np.clip(np.asarray(action, dtype=np.float32).reshape(-1), 0.0, 1.0)
+        if self.mixes:  # a collective in [0, 1] and torques in [-1, 1], mixed by controls_for
+            return np.concatenate([np.clip(action[:1], 0.0, 1.0), np.clip(action[1:], -1.0, 1.0)])
+        return np.clip(action, 0.0, 1.0)
 
     def _run(self, io) -> None:
         if self.worlds > 1:
@@ -116,7 +164,11 @@ class PolicyController(Component):
         acceleration = np.zeros(3) if self._previous_velocity is None else (velocity - self._previous_velocity) / self.dt
         self._previous_goal, self._previous_velocity = goal, velocity
         if int(io["armed"].read()) != 0:
-            row[: self.action_width] = self.act(io["estimate"].read(), setpoint, velocity, acceleration)
+            action = self.act(io["estimate"].read(), setpoint, velocity, acceleration)
+            if self.mixes:
+                row = self.controls_for(action[None, :], np.ones(1, dtype=np.int32))[0]
+            else:
+                row[: self.action_width] = action
         io["controls"].write(row)
 
     def _run_worlds(self, io) -> None:
@@ -137,10 +189,7 @@ class PolicyController(Component):
         begin = time.perf_counter()
         actions = np.asarray(self.runner.run(observations), dtype=np.float32).reshape(self.worlds, -1)
         self.inference_us.append((time.perf_counter() - begin) * 1e6)
-        rows = np.zeros((self.worlds, CONTROLS_WIDTH), dtype=np.float32)
-        rows[:, : self.action_width] = np.clip(actions, 0.0, 1.0)
-        rows[armed == 0] = 0.0
-        io["controls"].write_all(rows)
+        io["controls"].write_all(self.controls_for(actions, armed))
 
     def stats(self) -> dict:
         times = np.asarray(self.inference_us) if self.inference_us else np.zeros(1)
@@ -151,7 +200,13 @@ class PolicyController(Component):
 
 def build_policy(prim, ctx, model: str | Path | None = None) -> PolicyController:
     """The policy controller at the controller prim's path (the ESCs connect to it); ``model`` defaults to the shipped one."""
-    return PolicyController(str(prim.GetPath()), model or DEFAULT_MODEL)
+    factors = sorted({rotor.esc["thrust_model_factor"] for rotor in ctx.plant.rotors})
+    policy = PolicyController(str(prim.GetPath()), model or DEFAULT_MODEL, allocation=allocation_for(ctx.plant),
+                              thrust_model_factor=factors[0])
+    if policy.mixes and len(factors) != 1:
+        raise BuildError(f"controller '{policy.name}': the ESCs disagree on nexus:thrustModelFactor ({factors}); "
+                         "mixing a thrust_torque action needs one")
+    return policy
 
 
 @dataclass(frozen=True)

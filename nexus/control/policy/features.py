@@ -28,8 +28,12 @@ FEATURES = {
     "setpoint_velocity_heading": (3, ("setpoint",), "the setpoint's change since the last tick per second [m/s], heading frame"),
     "setpoint_acceleration_heading": (3, ("setpoint",), "the change of that velocity per second [m/s²], heading frame"),
 }
-#: Action name -> (width limit, signal written).
-ACTIONS = {"controls": (16, "controls")}
+#: Action name -> (width limit, signal written). ``controls``: ESC commands in [0, 1], one per slot;
+#: ``thrust_torque``: a collective thrust fraction in [0, 1] and roll, pitch, yaw torques in [-1, 1] (the PID's
+#: units), which the vehicle's control allocation mixes into ESC commands (any rotor layout).
+ACTIONS = {"controls": (16, "controls"), "thrust_torque": (4, "controls")}
+#: Actions whose width is exactly their limit.
+EXACT_ACTIONS = ("thrust_torque",)
 
 
 def parse_layout(text: str, known: dict, key: str, where: str) -> list[tuple[str, int]]:
@@ -44,7 +48,7 @@ def parse_layout(text: str, known: dict, key: str, where: str) -> list[tuple[str
         except ValueError:
             raise ValueError(f"{where}: {key} entry '{item}' must be name:width") from None
         limit = known[name][0]
-        if (name in FEATURES and width != limit) or width > limit or width < 1:
+        if ((name in FEATURES or name in EXACT_ACTIONS) and width != limit) or width > limit or width < 1:
             raise ValueError(f"{where}: {key} gives '{name}' width {width}, but the signal's '{name}' has width {limit}")
         layout.append((name, width))
     if not layout:
