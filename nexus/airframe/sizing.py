@@ -7,7 +7,7 @@ written out in ``docs/vehicles.md``:
 
 * rotors: each ``rotor_mass`` = 5 % of the vehicle's mass over the rotor count; propeller diameter 90 %
   of the gap between neighbouring rotors; rotor inertia a thin rod of half the rotor's mass across the
-  diameter plus nothing else (Izz = m D²/24, in-plane Izz/2);
+  diameter (Izz = m D²/24), in-plane 0.55 Izz (a flat disk has Izz/2; the bell and the blades have depth);
 * propeller: kT = C_T ρ D⁴ / (4π²), kQ = C_P ρ D⁵ / (8π³) with C_T 0.1, C_P 0.04, ρ 1.225 kg/m³;
 * maximum rotor speed: 80 % of the motor's no-load speed kv·V when both are given, otherwise the speed
   at which the vehicle has a thrust-to-weight ratio of 2 (hover at half thrust);
@@ -281,7 +281,7 @@ def size(name: str, given: AirframeInput, source: str | None = None) -> Airframe
     rotor_inertia = check.triple("rotor_inertia", given.rotor_inertia)
     if rotor_inertia is None:
         izz = rotor_mass * diameter**2 / 24
-        rotor_inertia = (izz / 2, izz / 2, izz)
+        rotor_inertia = (0.55 * izz, 0.55 * izz, izz)  # in-plane a little over Izz / 2: blades and bell have depth
 
     box = check.triple("box", given.box) or (arm, arm, arm / 3)
     base_inertia = check.triple("base_inertia", given.base_inertia)

@@ -21,7 +21,7 @@ def vehicle() -> None:
 
 @vehicle.command("new")
 @click.argument("name")
-@click.option("--frame", type=click.Choice(FRAME_NAMES), default=None, help="Rotor layout, PX4's motor order.  [default: quad-x]")
+@click.option("--frame", default=None, help=f"Rotor layout, PX4's motor order: {', '.join(FRAME_NAMES)}.  [default: quad-x]")
 @click.option("--arm", type=float, default=None, help="Centre to rotor axis [m].")
 @click.option("--mass", type=float, default=None, help="Whole vehicle [kg].")
 @click.option("--thrust-coefficient", type=float, default=None, help="kT [N/(rad/s)^2]; default from the propeller size.")
