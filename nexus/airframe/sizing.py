@@ -316,9 +316,13 @@ def size(name: str, given: AirframeInput, source: str | None = None) -> Airframe
     stall = max(7.5 * drag, 1.5 * torque_limit)
     gear_height = given.gear_height if given.gear_height is not None else arm / 2
     gear_height = check.positive("gear_height", gear_height)
-    for sensor in given.sensors:
-        if sensor not in SENSORS:
-            check.fail("sensors", given.sensors, f"each must be one of {', '.join(SENSORS)}")
+    if not isinstance(given.sensors, (list, tuple)) or any(s not in SENSORS for s in given.sensors):
+        check.fail("sensors", given.sensors, f"give a list of {', '.join(SENSORS)}")
+    if not isinstance(given.px4, dict):
+        check.fail("px4", given.px4, "give a table of PX4 parameters, NAME = number")
+    for key, value in given.px4.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not key.replace("_", "").isalnum():
+            check.fail("px4", {key: value}, "each entry must be a PX4 parameter name with a number")
     return Airframe(
         name=name, frame=given.frame, arm=arm, base_mass=base_mass, base_inertia=tuple(base_inertia), box=tuple(box),
         rotors=rotors, rotor_mass=rotor_mass, rotor_inertia=tuple(rotor_inertia), thrust_coefficient=kt,

@@ -117,3 +117,15 @@ def test_a_toml_file_error_names_the_file_and_key(tmp_path):
     path.write_text('frame = "quad-x"\narm = 0.25\nmass = 1.5\ntau_up = -0.01\n')
     with pytest.raises(BuildError, match=r"bad.toml: key 'tau_up' is -0.01; it must be a positive number"):
         size("q", AirframeInput.from_toml(path), str(path))
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('sensors = ["imu", "lidar"]', "key 'sensors' is ['imu', 'lidar']; give a list of imu, mag, baro, gps"),
+    ('[px4]\nCA_ROTOR0_PX = "front"', "key 'px4' is {'CA_ROTOR0_PX': 'front'}; each entry must be a PX4 parameter"),
+])
+def test_sensors_and_px4_pins_are_checked_too(tmp_path, extra, message):
+    path = tmp_path / "v.toml"
+    path.write_text(f'frame = "quad-x"\narm = 0.25\nmass = 1.5\n{extra}\n')
+    with pytest.raises(BuildError) as caught:
+        size("v", AirframeInput.from_toml(path), str(path))
+    assert message in str(caught.value)
