@@ -264,7 +264,8 @@ def size(name: str, given: AirframeInput, source: str | None = None) -> Airframe
             max_speed = math.sqrt(HOVER_THRUST_TO_WEIGHT * total * GRAVITY / (n * kt))
     ratio = n * kt * max_speed**2 / (total * GRAVITY)
     if ratio < MIN_THRUST_TO_WEIGHT:
-        what = "max_speed" if given.max_speed is not None else "thrust_coefficient" if given.thrust_coefficient else "mass"
+        what = ("max_speed" if given.max_speed is not None else "kv" if given.kv is not None
+                else "thrust_coefficient" if given.thrust_coefficient is not None else "mass")
         raise BuildError(
             f"{check.name(what)}: thrust-to-weight ratio {ratio:.2f} (n kT ω_max² / m g = {n} × {kt:.4g} × "
             f"{max_speed:.4g}² / ({total:.4g} × 9.80665)) is under {MIN_THRUST_TO_WEIGHT}; the vehicle could not "
