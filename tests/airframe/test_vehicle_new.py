@@ -93,3 +93,11 @@ def assert_flew_the_default_mission(run: Path):
     assert np.linalg.norm(position - goal, axis=1).max() < 0.35  # never further than 35 cm from its setpoint
     assert np.linalg.norm(position[-1]) < 0.05  # landed within 5 cm of the mission's end point (the origin)
     assert record["time"].iloc[-1] < 30.0  # the mission ended the run (about 28 s), not the 60 s duration
+
+
+def test_the_commands_frame_list_is_the_generators():
+    # The command keeps its own copy so `nexus vehicle new --help` loads nothing heavy.
+    from nexus.airframe.frames import FRAMES
+    from nexus.commands.vehicle import FRAME_NAMES
+
+    assert FRAME_NAMES == tuple(FRAMES)
