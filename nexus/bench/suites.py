@@ -16,6 +16,7 @@ SUITES: dict[str, str] = {
     "render": "nexus.bench.render",
     "sweep": "nexus.bench.sweep",
     "diff": "nexus.bench.diff",
+    "vehicles": "nexus.bench.vehicles",
 }
 
 DEFAULT_SUITE = "flight"

@@ -8,6 +8,13 @@ at full command), its hover thrust (``MPC_THR_HOVER``, collective thrust in
 [0, 1] before the thrust curve) and its thrust curve (``THR_MDL_FAC``, the
 ESC's thrust model factor). PX4 SITL reads them at start-up from environment
 variables ``PX4_PARAM_<NAME>=value``.
+
+A vehicle modelled on a PX4 airframe file may pin what that file sets: its root
+prim's ``customData`` dictionary ``px4Parameters`` (``{NAME: value}``) replaces
+the derived values. PX4's Gazebo x500 is such a vehicle: its airframe
+``4001_gz_x500`` allocates for rotors at (±0.13, ±0.22/±0.20) m with KM ±0.05
+while its model's rotors sit at (±0.174, ±0.174) m with a moment constant of
+0.016 m, and PX4 SITL flies the model with the airframe's numbers.
 """
 
 from __future__ import annotations
@@ -62,7 +69,28 @@ def px4_parameters(plant: Plant) -> dict[str, float | int]:
     params["MPC_THR_HOVER"] = round((hover_speed(plant) / first["max_speed"]) ** 2, 4)
     params["THR_MDL_FAC"] = round(first["thrust_model_factor"], 3)
     params.update(rate_gains(plant, rotors, geometry))
+    params.update(pinned_parameters(plant.vehicle_path))
     return params
+
+
+#: The root prim's customData key holding the PX4 parameters an airframe file pins.
+PINNED_KEY = "px4Parameters"
+
+
+def pinned_parameters(vehicle_path) -> dict[str, float | int]:
+    """``{NAME: value}`` from the vehicle file's root prim (``customData = {dictionary px4Parameters = {...}}``)."""
+    from pxr import Usd  # noqa: PLC0415
+
+    stage = Usd.Stage.Open(str(vehicle_path))
+    root = stage.GetDefaultPrim() if stage else None
+    pinned = (root.GetCustomDataByKey(PINNED_KEY) if root else None) or {}
+    out: dict[str, float | int] = {}
+    for name, value in pinned.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not name.replace("_", "").isalnum():
+            raise BuildError(f"{vehicle_path}: prim {root.GetPath()} customData {PINNED_KEY}: '{name}' = {value!r}; "
+                             "each entry must be a PX4 parameter name with a number (int or double)")
+        out[name] = value if isinstance(value, int) else round(float(value), 6)
+    return out
 
 
 def rate_gains(plant: Plant, rotors, geometry) -> dict[str, float]:
