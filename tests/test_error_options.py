@@ -34,6 +34,8 @@ OWNERS = {
     "viz/": "view",
     "commands/world_of.py": "run",
     "commands/optimize.py": "optimize",
+    "commands/vehicle.py": "vehicle new",
+    "airframe/": "vehicle new",
     "diff/": "optimize",
     "sweep/": "sweep",
     "schemas/": "schema",
