@@ -139,6 +139,8 @@ def field_option(f, hint, flag: str, dest: str, help: str, **extra):
         return click.option(flag, dest, is_flag=True, default=f.default, help=help, **extra)
     if f.default is MISSING:  # a list: one item each time the option is given
         return click.option(flag, dest, multiple=True, help=help, **extra)
+    if f.metadata.get("metavar"):
+        extra = {"metavar": f.metadata["metavar"], **extra}
     return click.option(flag, dest, type=_click_type(f, hint), default=f.default, show_default=f.default is not None,
                         help=help, **extra)
 

@@ -40,15 +40,15 @@ RENDER_MODES = ("auto", "peer", "inline")
 def setting(default: Any = MISSING, help: str = "", *, default_factory: Any = MISSING, unit: str | None = None,
             choices: Sequence[str] | Callable[[], Sequence[str]] | None = None, minimum: float | None = None,
             maximum: float | None = None, min_open: bool = False, flag: str | None = None,
-            path: bool = False) -> Field:
+            path: bool = False, metavar: str | None = None) -> Field:
     """A :class:`RunConfig` field with what every reader of it needs: its help text and ``unit``, its ``choices``
     (a function: read each time, e.g. the controllers registered so far), its bounds (``min_open``: the minimum
-    itself is refused), whether it is a file (``path``), and its command-line ``flag`` when that is not
-    ``--<name>``. The command line's options (:mod:`nexus.commands.options`) and a sweep file's checks
-    (:mod:`nexus.sweep.spec`) are made from it.
+    itself is refused), whether it is a file (``path``), its command-line ``flag`` when that is not
+    ``--<name>``, and how --help writes its value (``metavar``). The command line's options
+    (:mod:`nexus.commands.options`) and a sweep file's checks (:mod:`nexus.sweep.spec`) are made from it.
     """
     metadata = {"help": help, "unit": unit, "choices": choices, "minimum": minimum, "maximum": maximum,
-                "min_open": min_open, "flag": flag, "path": path}
+                "min_open": min_open, "flag": flag, "path": path, "metavar": metavar}
     if default_factory is not MISSING:
         return field(default_factory=default_factory, metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -144,7 +144,7 @@ class RunConfig:
     #: The air for this run over the scene's (docs/air.md); None: the scene's own.
     wind: str | None = setting(None, "Mean wind SPEED@FROM: speed [m/s] at the scene's reference height and where it "
                                "blows from, degrees clockwise from north (8@270: 8 m/s from the west); over the "
-                               "scene's wind (docs/air.md)")
+                               "scene's wind (docs/air.md)", metavar="SPEED@FROM")
     turbulence: str | None = setting(None, "Dryden turbulence level (MIL-HDBK-1797), over the scene's (docs/air.md)",
                                      choices=("light", "moderate", "severe"))
 

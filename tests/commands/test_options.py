@@ -32,6 +32,8 @@ def test_a_field_with_its_own_flag_choices_or_file_gets_them(run_options):
     plugins = run_options["plugins"]
     assert plugins.opts == ["--plugin"] and plugins.multiple and plugins.is_eager and plugins.metavar == "MODULE"
     assert run_options["eager"].is_flag and run_options["eager"].default is False
+    assert run_options["wind"].metavar == "SPEED@FROM" and run_options["wind"].default is None
+    assert list(run_options["turbulence"].type.choices) == ["light", "moderate", "severe"]
 
 
 def test_duration_is_open_at_zero_and_names_each_controllers_default(run_options):
