@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, Field, dataclass, field, fields
 
 from nexus.core.errors import BuildError
+from nexus.core.lazy import import_once
 
 #: The modules that register Nexus's own controllers, imported on the first look-up; ``--controller`` lists
 #: their controllers in this order, then those registered by other modules in the order they registered.
@@ -139,7 +140,6 @@ class Controller:
 
 
 _REGISTRY: dict[str, Controller] = {}
-_loaded = False
 
 
 def register(name: str, build: Builder, *, help: str, options: type[ControllerOptions] = ControllerOptions,
@@ -163,12 +163,7 @@ def register(name: str, build: Builder, *, help: str, options: type[ControllerOp
     return entry
 
 
-def _load_builtins() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in BUILTIN_MODULES:
-            importlib.import_module(module)
+_load_builtins = import_once(BUILTIN_MODULES)
 
 
 def controllers(builtin_only: bool = False) -> dict[str, Controller]:

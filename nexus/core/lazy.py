@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 
 def lazy_names(package: str, public: dict[str, str], namespace: dict) -> tuple[Callable, Callable]:
@@ -22,3 +22,19 @@ def lazy_names(package: str, public: dict[str, str], namespace: dict) -> tuple[C
         return sorted(set(namespace) | set(public))
 
     return __getattr__, __dir__
+
+
+def import_once(modules: Sequence[str]) -> Callable[[], None]:
+    """A function that imports ``modules``, in order, the first time it is called and does nothing after: how a
+    registry whose entries register themselves on import (controllers, drawn parameters) loads its own only
+    when it is first read. It counts as done before the imports, so a module that reads the registry while
+    it is being imported does not start them again."""
+    done = []
+
+    def load() -> None:
+        if not done:
+            done.append(True)
+            for module in modules:
+                importlib.import_module(module)
+
+    return load

@@ -30,7 +30,6 @@ their owner.
 
 from __future__ import annotations
 
-import importlib
 import math
 import numbers
 from collections.abc import Callable, Sequence
@@ -38,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexus.core.errors import BuildError
+from nexus.core.lazy import import_once
 
 #: The modules that declare Nexus's own drawn parameters, imported on the first look-up; their parameters are
 #: listed in this order (then each module's in declaration order), then those other modules declared.
@@ -144,7 +144,6 @@ class Owner:
 
 
 _OWNERS: list[Owner] = []
-_loaded = False
 #: Counts the registrations, so caches of the parameter table (:mod:`nexus.runtime.params`) see a new one.
 _version = 0
 
@@ -187,12 +186,7 @@ def version() -> int:
     return _version
 
 
-def _load_builtins() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in BUILTIN_MODULES:
-            importlib.import_module(module)
+_load_builtins = import_once(BUILTIN_MODULES)
 
 
 def owners(builtin_only: bool = False) -> list[Owner]:
