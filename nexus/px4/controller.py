@@ -10,6 +10,10 @@ values to the ``controls`` row.
 Sim time reaches PX4 only through ``time_usec``, and the next tick starts
 only after PX4 has answered, so PX4 runs exactly as fast as the sim lets it.
 
+An airspeed sensor (:mod:`nexus.sensors.airspeed`, signal ``airspeed``; the first, if several)
+fills HIL_SENSOR's ``diff_pressure`` [hPa] and sets its ``fields_updated`` bit on each new
+sample; without one the field is 0 and the bit never set.
+
 Any other sensor reaches PX4 through its spec: a spec whose ``extras`` name a
 MAVLink message (``{"mavlink": "DISTANCE_SENSOR"}``) is listed in the schema
 index, the exchange reads that sensor's output signal (every writer of it),
@@ -56,6 +60,7 @@ from nexus.core import Component, Read, Stage, Write
 from nexus.schemas.catalog import component_class, index
 from nexus.plant.body_state import BodyState
 from nexus.plant.controls import CONTROLS_WIDTH
+from nexus.sensors.airspeed import AirspeedSample
 from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
 from nexus.px4 import messages, obstacles
 from nexus.px4.gather import STAMPS, Px4Row, gather_px4_row
@@ -98,6 +103,8 @@ BOOT_QUIET_S = 0.1
 CONNECT_TIMEOUT_S, ANSWER_TIMEOUT_S = 120.0, 5.0
 
 SAMPLES = (("imu", ImuSample), ("mag", MagSample), ("baro", BaroSample), ("gps", GpsSample))
+#: The signal an airspeed sensor writes: HIL_SENSOR's diff_pressure.
+AIRSPEED_SIGNAL = "airspeed"
 #: The host signal a lidar writes (nexus.sensors.lidar): its sweeps become PX4's obstacle data.
 LIDAR_SIGNAL = "lidar"
 #: PX4's collision prevention drops a distance sensor's data 0.5 s after it arrived (RANGE_STREAM_TIMEOUT_US).
@@ -161,6 +168,11 @@ class Px4Controller(Component):
         self.last_exchange_usec = 0
         #: NumPy views of the exchange's signals and the frame packers, made on the first tick.
         self.views: dict | None = None
+        #: The first airspeed sensor's view (None without one), its last sample time sent, and the last
+        #: differential pressure [hPa] (HIL_SENSOR carries it on every message, new or not).
+        self.airspeed_view: HostView | None = None
+        self.airspeed_last_time: float | None = None
+        self.diff_pressure_hpa = 0.0
         self.packers: dict = {}
         self.last_controls = np.zeros(CONTROLS_WIDTH, dtype=np.float32)
         self.heartbeats = 0
@@ -199,6 +211,7 @@ class Px4Controller(Component):
         # their own message, and every lidar's sweeps (an empty list on a vehicle without one).
         exchange_reads = (Read("time_ns", wp.int64, (1,)), samples["gps"],
                           *(Read(port.signal, list[port.dtype], (1,)) for port in self.extra_sensors.values()),
+                          Read(AIRSPEED_SIGNAL, list[AirspeedSample], (1,)),
                           Read(LIDAR_SIGNAL, list[PointCloud]))
         return [
             # One row of everything PX4 gets this tick, gathered in the graph before the host stages.
@@ -323,6 +336,8 @@ class Px4Controller(Component):
     def _make_views(self, io) -> dict:
         """The exchange's signals as NumPy views made once, and the frame packers."""
         self.views = views = {name: HostView(io[name]) for name in ("time_ns", "controls", "gps")}
+        airspeeds = io[AIRSPEED_SIGNAL]
+        self.airspeed_view = HostView(airspeeds[0]) if airspeeds else None
         mav = self.link.mav
         self.packers = {"truth": FramePacker(mavlink.MAVLink_hil_state_quaternion_message, mav),
                         "sensor": FramePacker(mavlink.MAVLink_hil_sensor_message, mav),
@@ -347,9 +362,11 @@ class Px4Controller(Component):
         fields = messages.sensor_fields(stamps[0] != last[0], stamps[1] != last[1], stamps[2] != last[2])
         new_gps = stamps[3] != last[3]
         self.last_sample_time = stamps
+        if self.airspeed_view is not None:
+            fields |= self._take_airspeed()
         # HIL_SENSOR's fields, already in PX4's units: accel, gyro, mag, abs and diff pressure, altitude, temperature.
         self.link.queue_frame(self.packers["sensor"].pack_wire(
-            time_usec, *sensor[:10], 0.0, sensor[10], sensor[11], fields, 0))
+            time_usec, *sensor[:10], self.diff_pressure_hpa, sensor[10], sensor[11], fields, 0))
         if new_gps:
             gps = views["gps"]
             gps.refresh()
@@ -375,6 +392,17 @@ class Px4Controller(Component):
             io.finish()
         if self.commander is not None and self.commander.finished(time_usec):
             io.finish()
+
+    def _take_airspeed(self) -> int:
+        """HIL_SENSOR's diff-pressure bit when the airspeed sensor has a new sample (kept in hPa), else 0."""
+        view = self.airspeed_view
+        view.refresh()
+        stamp = view.value("time")
+        if stamp == self.airspeed_last_time:
+            return 0
+        self.airspeed_last_time = stamp
+        self.diff_pressure_hpa = view.value("differential_pressure") * messages.PA_TO_HPA
+        return messages.DIFF_PRESSURE_BITS
 
     def _queue_extra_sensors(self, io, time_usec: int) -> None:
         """Each spec-declared sensor's message, for each new sample."""

@@ -8,6 +8,13 @@ stands on the scene's geodetic origin):
     T = 288.15 - 0.0065·h                              [K]
     p = 101325·(T / 288.15)^5.25588                    [Pa]
 
+A static port on a moving vehicle also feels part of the dynamic pressure of the air going
+past it; ``dynamicPressureCoefficient`` C says how much (0, the default, leaves it out):
+
+    a   = the air's velocity relative to the mount [m/s] (:mod:`nexus.sensors.relative_air`)
+    rho = p / (287.05287 · T)                          [kg/m^3]  (ISA: 1.225 at sea level)
+    p  += C · 1/2 · rho · |a|²                         [Pa]
+
 White noise is added to ``p``; the pressure altitude is the ISA altitude of
 the noisy pressure, ``(288.15 / 0.0065)·(1 - (p / 101325)^(1 / 5.25588))``,
 as an autopilot would compute it. The temperature carries no noise.
@@ -20,6 +27,7 @@ import warp as wp
 from nexus.core.spec import Output, Spec, non_negative
 from nexus.plant.body_state import BodyState
 from nexus.sensors.noise import normal1
+from nexus.sensors.relative_air import WIND_INPUT, relative_air
 from nexus.sensors.samples import BaroSample
 from nexus.sensors.schedule import SampleClock, due
 from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
@@ -29,6 +37,7 @@ SEA_LEVEL_TEMPERATURE = 288.15  # [K]
 LAPSE_RATE = 0.0065  # [K/m]
 SEA_LEVEL_PRESSURE = 101325.0  # [Pa]
 PRESSURE_EXPONENT = 5.25588  # g·M / (R·L) [-]
+AIR_GAS_CONSTANT = 287.05287  # specific gas constant of dry air [J/(kg·K)]
 #: PX4 Gazebo barometer white noise [Pa].
 NOISE_SIGMA = 3.0
 
@@ -41,7 +50,11 @@ BAROMETER_SPEC = Spec(
     params=(
         sensor_rate(50.0),
         non_negative("noise_sigma", "nexus:noiseSigma", NOISE_SIGMA, "Pa", "White noise on the pressure, 1 sigma"),
+        non_negative("dynamic_pressure_coefficient", "nexus:dynamicPressureCoefficient", 0.0, "-",
+                     "Share C of the relative air's dynamic pressure the static port feels: p + C 1/2 rho |a|^2 "
+                     "(0: none)"),
     ),
+    inputs=(WIND_INPUT,),
     outputs=(Output("baro", BaroSample, recorded=True, doc="Pressure [Pa], temperature [K], pressure altitude [m]"),),
     stage="baro",
 )
@@ -53,6 +66,7 @@ _P0 = wp.constant(wp.float64(SEA_LEVEL_PRESSURE))
 _N = wp.constant(wp.float64(PRESSURE_EXPONENT))
 _INVERSE_N = wp.constant(wp.float64(1.0 / PRESSURE_EXPONENT))
 _T0_OVER_L = wp.constant(wp.float64(SEA_LEVEL_TEMPERATURE / LAPSE_RATE))
+_R_AIR = wp.constant(wp.float64(AIR_GAS_CONSTANT))
 
 
 @wp.func
@@ -66,6 +80,12 @@ def isa_pressure(altitude: wp.float64) -> wp.float64:
 
 
 @wp.func
+def isa_density(altitude: wp.float64) -> wp.float64:
+    """ISA air density [kg/m^3] at ``altitude`` [m] above mean sea level: p / (R·T)."""
+    return isa_pressure(altitude) / (_R_AIR * isa_temperature(altitude))
+
+
+@wp.func
 def pressure_altitude(pressure: wp.float64) -> wp.float64:
     return _T0_OVER_L * (wp.float64(1.0) - wp.pow(pressure / _P0, _INVERSE_N))
 
@@ -74,9 +94,11 @@ def pressure_altitude(pressure: wp.float64) -> wp.float64:
 def sample_baro(
     body: wp.array(dtype=BodyState),
     clock: SampleClock,
+    wind: wp.array(dtype=wp.vec3),
     ned_origin: wp.array(dtype=wp.vec3),
     origin_altitude: wp.float64,
     mount: wp.vec3,
+    dynamic_coefficient: wp.float64,
     sigma: wp.float32,
     seeds: wp.array(dtype=wp.int32),
     noise_scale: wp.array(dtype=wp.float32),
@@ -87,7 +109,11 @@ def sample_baro(
         return
     position = wp.transform_point(body[world].pose, mount)
     altitude = origin_altitude + wp.float64(position[2] - ned_origin[world][2])
-    pressure = isa_pressure(altitude) + wp.float64(normal1(seeds[world], clock.tick[world], sigma * noise_scale[world]))
+    pressure = isa_pressure(altitude)
+    if dynamic_coefficient > wp.float64(0.0):  # 0 leaves the pressure exactly as without the term
+        air = wp.vec3d(relative_air(body[world], wind[world], mount))
+        pressure = pressure + dynamic_coefficient * wp.float64(0.5) * isa_density(altitude) * wp.dot(air, air)
+    pressure = pressure + wp.float64(normal1(seeds[world], clock.tick[world], sigma * noise_scale[world]))
     sample = BaroSample()
     sample.time = clock.time[world]
     sample.pressure = wp.float32(pressure)
@@ -97,7 +123,7 @@ def sample_baro(
 
 
 class Barometer(Sensor):
-    """Writes ``baro`` (:class:`BaroSample`); ``noise_sigma`` [Pa]."""
+    """Writes ``baro`` (:class:`BaroSample`); ``noise_sigma`` [Pa], ``dynamic_pressure_coefficient`` [-]."""
 
     spec = BAROMETER_SPEC
 
@@ -105,6 +131,7 @@ class Barometer(Sensor):
         super().__init__(name, **params)
         self.plant = plant
         self.noise_sigma = float(self.values["noise_sigma"])
+        self.dynamic_pressure_coefficient = float(self.values["dynamic_pressure_coefficient"])
 
     @classmethod
     def from_prim(cls, prim, values, ctx, **extra) -> Barometer:
@@ -114,8 +141,9 @@ class Barometer(Sensor):
         super().prepare(ctx)
         self.seed = self.world_seeds(ctx, ("baro",), wp.int32)
         sigma = self.noise_sigma if self.noise else 0.0
-        self._args = [self.plant.ned_origin, wp.float64(self.plant.origin.altitude), self.mount, sigma, self.seed,
-                      self.noise_scale]
+        self._args = [self.plant.ned_origin, wp.float64(self.plant.origin.altitude), self.mount,
+                      wp.float64(self.dynamic_pressure_coefficient), sigma, self.seed, self.noise_scale]
 
     def launch(self, io) -> None:
-        wp.launch(sample_baro, self.worlds, inputs=[*self.clock_inputs(io), *self._args], outputs=[io[self.signal]], device=io.device)
+        wp.launch(sample_baro, self.worlds, inputs=[*self.clock_inputs(io), io["wind"], *self._args],
+                  outputs=[io[self.signal]], device=io.device)
