@@ -108,7 +108,7 @@ def frame_streams(run: Path, info: dict, notes: list[str]) -> list[FrameStream]:
     """The run's frame folders (run.json's order) with the arrays of each that export; ``notes`` gets a line for
     each array or folder left out."""
     from nexus.render.frames import sensor_file  # noqa: PLC0415
-    from nexus.render.preview import frame_layout  # noqa: PLC0415
+    from nexus.render.preview import frame_layout, sensor_kind  # noqa: PLC0415
 
     folder = Path(run) / FRAMES
     if not folder.is_dir():
@@ -124,6 +124,10 @@ def frame_streams(run: Path, info: dict, notes: list[str]) -> list[FrameStream]:
             layout = frame_layout(found[file])
         except Exception as error:  # noqa: BLE001 (pyarrow raises several types for a damaged part)
             notes.append(f"{found[file]}: not readable frames ({error}); left out")
+            continue
+        if sensor_kind(layout) == "lidar":
+            notes.append(f"{prim}: a lidar's sweeps have no Foxglove raw image; left out (they stay in the run's "
+                         "frames folder; `nexus view` draws them)")
             continue
         arrays = []
         for name, spec in layout.items():

@@ -4,7 +4,9 @@ Every signal of every world becomes a channel, ``/world<K>/<signal>``
 (``/world0/imu``, ``/world0/body/base``, ``/world1/controls``), whose
 messages are JSON with a JSON Schema naming each field and its unit
 (:mod:`nexus.record.signal_channels`): one message per record row, its log
-and publish time the tick's sim time [ns]. A run with camera frames adds
+and publish time the tick's sim time [ns]. ``/world<K>/tf`` holds the
+recorded bodies' poses as ``foxglove.FrameTransforms``
+(:mod:`nexus.record.transforms`), for Foxglove's 3D panel. A run with camera frames adds
 ``foxglove.RawImage`` channels (:mod:`nexus.record.frame_messages`). Messages
 are written in time order, the record a part file at a time, into
 zstd-compressed chunks with the MCAP index, so a reader seeks by time.
@@ -28,6 +30,7 @@ import numpy as np
 from nexus.record.export_file import ExportError, ExportFile
 from nexus.record.frame_messages import RAW_IMAGE, frame_streams, raw_image_schema
 from nexus.record.signal_channels import signal_channels
+from nexus.record.transforms import transform_channel
 
 #: Bytes of a chunk before it is compressed and written (the mcap library's default).
 CHUNK_BYTES = 1024 * 1024
@@ -95,6 +98,9 @@ def export_mcap(run, out: Path, *, world: int | None = None, frames: bool = True
     if "time" not in types:
         raise folder.lacks(["time"])
     channels = signal_channels(types)
+    transforms = transform_channel(list(types))
+    if transforms is not None:
+        channels.append(transforms)
     notes: list[str] = []
     streams = frame_streams(folder.path, folder.info, notes) if frames else []
     end_s = max((float(t.column("time").to_numpy()[-1]) for t in tables if t.num_rows), default=0.0)

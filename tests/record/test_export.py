@@ -22,6 +22,8 @@ from tests.worlds.flights import fly
 
 #: Every signal of the default vehicle's record flown by the PID: one channel per signal and world.
 SIGNALS = ["body/base", "imu", "mag", "baro", "gps", "estimate", "setpoint", "armed", "controls"]
+#: ... and the base's pose as Foxglove frame transforms: 10 channels per world.
+CHANNELS = [*SIGNALS, "tf"]
 #: 1 s at 250 Hz.
 ROWS = 250
 
@@ -57,20 +59,21 @@ def two_worlds_mcap(two_worlds, tmp_path_factory):
 
 def test_every_signal_of_every_world_is_a_typed_channel_with_one_message_per_record_row(two_worlds, two_worlds_mcap):
     (channels, messages, metadata, summary), output = two_worlds_mcap
-    expected = {f"/world{w}/{s}" for w in (0, 1) for s in SIGNALS}
-    assert set(channels) == expected  # 18 channels
+    expected = {f"/world{w}/{s}" for w in (0, 1) for s in CHANNELS}
+    assert set(channels) == expected  # 20 channels
     for topic, (channel, schema) in channels.items():
         assert channel.message_encoding == "json" and schema.encoding == "jsonschema"
-        assert schema.name == "nexus." + topic.split("/", 2)[2].replace("/", ".")
+        name = "nexus." + topic.split("/", 2)[2].replace("/", ".")
+        assert schema.name == ("foxglove.FrameTransforms" if topic.endswith("/tf") else name)
         assert channel.metadata["world"] == topic[6]
     counted = pd.Series([topic for topic, _, _ in messages]).value_counts().to_dict()
     for world in (0, 1):
         rows = len(two_worlds.world(world))
         assert rows == ROWS
-        assert all(counted[f"/world{world}/{s}"] == ROWS for s in SIGNALS)
-    assert len(messages) == summary.statistics.message_count == 2 * len(SIGNALS) * ROWS  # 4,500
+        assert all(counted[f"/world{world}/{s}"] == ROWS for s in CHANNELS)
+    assert len(messages) == summary.statistics.message_count == 2 * len(CHANNELS) * ROWS  # 5,000
     assert metadata["nexus.export"]["complete"] == "true" and metadata["nexus.run"]["worlds"] == "2"
-    assert "18 channels of 2 worlds, 4,500 messages, 1.00 s of sim time" in output
+    assert "20 channels of 2 worlds, 5,000 messages, 1.00 s of sim time" in output
 
 
 def test_messages_hold_the_records_values_bit_for_bit_at_the_ticks_sim_time(two_worlds, two_worlds_mcap):
@@ -89,6 +92,13 @@ def test_messages_hold_the_records_values_bit_for_bit_at_the_ticks_sim_time(two_
         assert [m["fix_type"] for m in gps] == rows["gps.fix_type"].tolist()
         body = [m for topic, _, m in messages if topic == f"/world{world}/body/base"]
         assert np.array_equal(np.array([m["pose"][2] for m in body], dtype=np.float32),
+                              rows["body/base.pose[2]"].to_numpy())
+        tf = [m["transforms"] for topic, _, m in messages if topic == f"/world{world}/tf"]
+        assert all(len(t) == 1 and t[0]["child_frame_id"] == f"world{world}/base" for t in tf)
+        assert tf[0][0]["parent_frame_id"] == "world" and tf[0][0]["timestamp"] == {"sec": 0, "nsec": 4_000_000}
+        assert np.array_equal(np.array([t[0]["rotation"]["w"] for t in tf], dtype=np.float32),
+                              rows["body/base.pose[6]"].to_numpy())
+        assert np.array_equal(np.array([t[0]["translation"]["z"] for t in tf], dtype=np.float32),
                               rows["body/base.pose[2]"].to_numpy())
         controls = [m for topic, _, m in messages if topic == f"/world{world}/controls"]
         assert all(len(m["value"]) == 16 for m in controls)
@@ -113,6 +123,8 @@ def test_each_schema_names_every_field_with_its_unit(two_worlds_mcap):
     gps = json.loads(channels["/world0/gps"][1].data)["properties"]
     assert gps["fix_type"]["type"] == "integer" and gps["latitude"]["type"] == "number"
     for topic, (_, schema) in channels.items():
+        if topic.endswith("/tf"):
+            continue
         for name, field in json.loads(schema.data)["properties"].items():
             assert "not known" not in field["description"], (topic, name)
 
@@ -122,8 +134,8 @@ def test_one_chosen_world_exports_alone(two_worlds, tmp_path):
     result = export(two_worlds.out, "--world", 1, "--out", out)
     assert result.exit_code == 0, result.output
     channels, messages, metadata, _ = read_mcap(out)
-    assert set(channels) == {f"/world1/{s}" for s in SIGNALS}
-    assert len(messages) == len(SIGNALS) * ROWS and metadata["nexus.export"]["worlds"] == "1"
+    assert set(channels) == {f"/world1/{s}" for s in CHANNELS}
+    assert len(messages) == len(CHANNELS) * ROWS and metadata["nexus.export"]["worlds"] == "1"
     baro = np.array([m["pressure"] for topic, _, m in messages if topic == "/world1/baro"], dtype=np.float32)
     assert np.array_equal(baro, two_worlds.world(1)["baro.pressure"].to_numpy())
 
@@ -177,7 +189,7 @@ def test_bad_input_is_one_line_and_writes_nothing(two_worlds, tmp_path):
     assert result.exit_code == 2 and "exists; give --overwrite to replace it" in result.output
     assert out.read_bytes() == b"earlier"
     assert export(two_worlds.out, "--out", out, "--overwrite").exit_code == 0
-    assert read_mcap(out)[3].statistics.message_count == 2 * len(SIGNALS) * ROWS
+    assert read_mcap(out)[3].statistics.message_count == 2 * len(CHANNELS) * ROWS
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.mcap"]  # no temporary file left
 
 
@@ -199,10 +211,10 @@ def test_an_interrupted_export_exits_130_and_keeps_a_whole_file_cut_short(two_wo
     assert "keeps what was exported, up to 0.50 s of sim time" in result.output
     channels, messages, metadata, summary = read_mcap(out)
     assert metadata["nexus.export"]["complete"] == "false"
-    assert len(channels) == 2 * len(SIGNALS)
+    assert len(channels) == 2 * len(CHANNELS)
     # The message that reported 0.504 s is written (tick 126 of world 0, its first signal); nothing after it.
     assert messages[-1][1] == 504_000_000 and summary.statistics.message_count == len(messages)
-    assert 125 * 2 * len(SIGNALS) < len(messages) < 126 * 2 * len(SIGNALS)
+    assert len(messages) == 125 * 2 * len(CHANNELS) + 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.mcap"]
 
 
