@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from nexus.record.export_file import ExportFile
-from nexus.record.mcap_export import Exported, chosen_worlds
+from nexus.record.mcap_export import Exported, chosen_worlds, record_tables, run_folder
 from nexus.record.units import header
 
 
@@ -29,10 +29,7 @@ def export_csv(run, out: Path, *, world: int | None = None, overwrite: bool = Fa
     """
     import pyarrow.csv as pacsv  # noqa: PLC0415
 
-    from nexus.record.mcap_export import record_tables  # noqa: PLC0415
-    from nexus.runtime.run_folder import RunFolder  # noqa: PLC0415
-
-    folder = RunFolder(run).require(record=True)
+    folder = run_folder(run)
     worlds = chosen_worlds(folder.worlds, world)
     target = ExportFile(out, overwrite)
     names = folder.record_names()

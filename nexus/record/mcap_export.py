@@ -66,12 +66,26 @@ def chosen_worlds(run_worlds: int, world: int | None) -> list[int]:
     return [world]
 
 
+def run_folder(run):
+    """The run folder ``run``, refused unless it holds a record (a summary-only run is told how to get one)."""
+    from nexus.runtime.run_folder import RunFolder  # noqa: PLC0415
+
+    folder = RunFolder(run)
+    if folder.path.is_dir() and folder.has_summary() and not folder.has_record():
+        mode = (folder.peek_info() or {}).get("record_mode", "summary")
+        raise ExportError(f"{folder.path} kept its summary alone (record_mode {mode!r}), no record: there is nothing "
+                          "to export; fly it again with --record full")
+    return folder.require(record=True)
+
+
 def record_tables(folder, worlds: list[int], all_worlds: int) -> list:
-    """The record's parts with rows (only ``worlds``' rows when that is not all of them)."""
+    """The record's parts (only ``worlds``' rows when that is not all of them); a record of no rows is refused."""
     tables = folder.record_parts(world=worlds[0] if len(worlds) < all_worlds else None)
     if not tables:
         raise ExportError(f"{folder.record_path} holds no columns: the run failed before it recorded anything; "
                           "there is nothing to export")
+    if not any(table.num_rows for table in tables):
+        raise folder.no_rows(f"of world {worlds[0]}" if len(worlds) < all_worlds else "")
     return tables
 
 
@@ -88,9 +102,8 @@ def export_mcap(run, out: Path, *, world: int | None = None, frames: bool = True
     from mcap.writer import CompressionType, Writer  # noqa: PLC0415
 
     from nexus import __version__  # noqa: PLC0415
-    from nexus.runtime.run_folder import RunFolder  # noqa: PLC0415
 
-    folder = RunFolder(run).require(record=True)
+    folder = run_folder(run)
     worlds = chosen_worlds(folder.worlds, world)
     target = ExportFile(out, overwrite)
     tables = record_tables(folder, worlds, folder.worlds)

@@ -183,6 +183,13 @@ def test_bad_input_is_one_line_and_writes_nothing(two_worlds, tmp_path):
     assert result.exit_code == 2 and "cannot tell the format from the suffix '.bag'" in result.output
     result = export(two_worlds.out, "--format", "xlsx", "--out", out)
     assert result.exit_code == 2 and "'xlsx' is not one of 'mcap', 'csv'" in result.output
+    summary_only = tmp_path / "summary_only"  # what `nexus run --record summary` leaves: no record
+    summary_only.mkdir()
+    (summary_only / "run.json").write_text(json.dumps({"record_mode": "summary", "worlds": 2}))
+    shutil.copy(two_worlds.out / "summary.parquet", summary_only / "summary.parquet")
+    result = export(summary_only, "--out", out)
+    assert result.exit_code == 2 and "kept its summary alone (record_mode 'summary'), no record" in result.output
+    shutil.rmtree(summary_only)
     assert list(tmp_path.iterdir()) == []
     out.write_bytes(b"earlier")
     result = export(two_worlds.out, "--out", out)
