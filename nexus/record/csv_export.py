@@ -53,5 +53,7 @@ def export_csv(run, out: Path, *, world: int | None = None, overwrite: bool = Fa
                         on_progress(result.last_time, end_s)
             except KeyboardInterrupt:
                 result.complete = False
+                if on_progress is not None:
+                    on_progress(result.last_time, end_s)  # where it stopped, for the caller's message
                 raise
     return result

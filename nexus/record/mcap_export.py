@@ -151,6 +151,8 @@ def export_mcap(run, out: Path, *, world: int | None = None, frames: bool = True
                     on_progress(result.last_time, end_s)
         except KeyboardInterrupt:
             result.complete = False
+            if on_progress is not None:
+                on_progress(result.last_time, end_s)  # where it stopped, for the caller's message
             raise
         finally:
             result.counts = {_topic(key, channels, streams): count for key, count in counts.items()}
