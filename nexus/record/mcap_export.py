@@ -195,12 +195,13 @@ def _topic(key: tuple, channels, streams) -> str:
 
 
 def _run_metadata(folder) -> dict[str, str]:
+    """The ``nexus.run`` metadata record: what flew, from run.json (MCAP metadata values are text)."""
     info = folder.info
     options = info.get("options") or {}
     vehicle = (info.get("vehicle") or {}).get("name") or options.get("vehicle")
     scene = (info.get("scene") or {}).get("name") or options.get("scene")
-    found = {"run": str(folder.path.resolve()), "vehicle": vehicle, "scene": scene, "controller": options.get("controller"),
-             "seed": options.get("seed"), "worlds": folder.worlds, "first_world": folder.first_world,
+    found = {"run": str(folder.path.resolve()), "vehicle": vehicle, "scene": scene,
+             "controller": options.get("controller"), "seed": options.get("seed"), "worlds": folder.worlds, "first_world": folder.first_world,
              "tick_hz": info.get("tick_hz"), "status": info.get("status"), "exit_reason": info.get("exit_reason")}
     return {key: str(value) for key, value in found.items() if value is not None}
 
