@@ -27,6 +27,7 @@ from nexus.commands.exits import (  # noqa: F401  (the exit statuses, as before,
     report_error,
     worlds_failed_status,
 )
+from nexus.commands.export import export
 from nexus.commands.optimize import optimize
 from nexus.commands.params import params
 from nexus.commands.plan import plan
@@ -83,7 +84,7 @@ def main(ctx: click.Context, verbose: bool, debug: bool) -> None:
 
 
 for command in (run, plan, replay, bench, schema, px4, plot, view, runs, render_peer, sweep, optimize, params,
-                vehicle):
+                vehicle, export):
     main.add_command(command)
 for command in (px4_params, px4_mission, px4_compare):
     px4.add_command(command)

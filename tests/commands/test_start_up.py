@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 #: Every command ``nexus --help`` lists, in its order (alphabetical: click's).
-COMMANDS = ["bench", "optimize", "params", "plan", "plot", "px4", "render-peer", "replay", "run", "runs", "schema", "sweep",
+COMMANDS = ["bench", "export", "optimize", "params", "plan", "plot", "px4", "render-peer", "replay", "run", "runs", "schema", "sweep",
             "vehicle", "view"]
 
 
@@ -40,7 +40,7 @@ def test_nexus_help_lists_every_command_and_loads_neither_warp_nor_newton():
 
 def test_the_help_of_a_command_without_flight_options_loads_neither():
     for command in (["runs"], ["sweep"], ["plot"], ["view"], ["replay"], ["schema"], ["px4", "mission"],
-                    ["vehicle", "new"]):
+                    ["vehicle", "new"], ["export"]):
         loaded, _ = _loaded_after([*command, "--help"])
         assert loaded == [], command
 

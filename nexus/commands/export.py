@@ -1,0 +1,119 @@
+"""``nexus export RUN``: a run's record (and camera frames) as an MCAP file for Foxglove and PlotJuggler, or as CSV.
+
+The exporters (:mod:`nexus.record.mcap_export`, :mod:`nexus.record.csv_export`) load inside the command, so
+``nexus --help`` pays for neither them nor the ``mcap`` library.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+#: The formats ``--format`` takes, and the file suffix each is recognised by.
+FORMATS = {"mcap": ".mcap", "csv": ".csv"}
+
+
+class ExportProgress:
+    """A one-line progress report on stderr: the sim time exported so far of the run's; at most twice a second."""
+
+    def __init__(self, enabled: bool = True, every_s: float = 0.5):
+        self.enabled, self.every_s = enabled, every_s
+        self.tty = sys.stderr.isatty()
+        self.last_wall = 0.0
+        self.shown = False
+        #: Sim time [s] exported so far.
+        self.sim_s = 0.0
+
+    def update(self, sim_s: float, end_s: float) -> None:
+        self.sim_s = sim_s
+        now = time.monotonic()
+        if not self.enabled or (now - self.last_wall < self.every_s and sim_s < end_s):
+            return
+        self.last_wall, self.shown = now, True
+        share = min(sim_s / end_s, 1.0) if end_s > 0 else 1.0
+        line = f"[{'#' * int(share * 30):<30}] exported {sim_s:7.2f} s / {end_s:.2f} s of sim time"
+        sys.stderr.write(("\r" + line) if self.tty else (line + "\n"))
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.tty and self.shown:
+            sys.stderr.write("\n")
+            self.shown = False
+
+
+def format_of(out: Path | None, given: str | None) -> str:
+    """The format to write: ``--format``, else the one ``--out``'s suffix names, else mcap."""
+    from nexus.record.export_file import ExportError  # noqa: PLC0415
+
+    if given is not None:
+        return given
+    if out is None:
+        return "mcap"
+    for name, suffix in FORMATS.items():
+        if out.suffix.lower() == suffix:
+            return name
+    raise ExportError(f"--out {out}: cannot tell the format from the suffix '{out.suffix}'; give --format "
+                      f"{' or '.join(FORMATS)} (or end the name in {' or '.join(FORMATS.values())})")
+
+
+def default_out(run: Path, fmt: str, world: int | None) -> Path:
+    """``RUN/record.mcap`` (``RUN/record.world3.mcap`` for ``--world 3``)."""
+    return run / f"record{'' if world is None else f'.world{world}'}{FORMATS[fmt]}"
+
+
+@click.command()
+@click.argument("run_folder", metavar="RUN", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default=None,
+              help="mcap: one channel per signal and world, JSON with a schema (Foxglove, PlotJuggler); csv: one "
+                   "table with units in the header. Default: from --out's suffix, else mcap.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The file to write. Default: RUN/record.mcap (or .csv; record.worldK.* with --world K).")
+@click.option("--world", type=click.IntRange(min=0), default=None, metavar="K",
+              help="With a run of several worlds: export world K alone. Default: every world (MCAP: one channel "
+                   "per world; CSV: a world column).")
+@click.option("--frames/--no-frames", default=True, show_default=True,
+              help="MCAP: also export the run's camera frames (foxglove.RawImage), where it has them.")
+@click.option("--overwrite", is_flag=True, help="Replace --out if it exists (else an existing file is refused).")
+@click.option("--quiet", is_flag=True, help="No progress line.")
+def export(run_folder: Path, fmt: str | None, out: Path | None, world: int | None, frames: bool, overwrite: bool,
+           quiet: bool) -> None:
+    """Write the record of the run in RUN (and its camera frames) as an MCAP file that Foxglove and PlotJuggler
+    open, or as CSV for spreadsheets."""
+    from nexus.runtime.stopping import StopSignals  # noqa: PLC0415
+
+    fmt = format_of(out, fmt)
+    out = out if out is not None else default_out(run_folder, fmt, world)
+    progress = ExportProgress(enabled=not quiet)
+    with StopSignals() as signals:
+        try:
+            if fmt == "mcap":
+                from nexus.record.mcap_export import export_mcap  # noqa: PLC0415
+
+                result = export_mcap(run_folder, out, world=world, frames=frames, overwrite=overwrite,
+                                     on_progress=progress.update, hold=signals.held_back)
+            else:
+                from nexus.record.csv_export import export_csv  # noqa: PLC0415
+
+                result = export_csv(run_folder, out, world=world, overwrite=overwrite, on_progress=progress.update)
+        except KeyboardInterrupt:
+            progress.close()
+            if progress.sim_s > 0 and out.exists():
+                click.echo(f"stopped: {out} keeps what was exported, up to {progress.sim_s:.2f} s of sim time "
+                           "(a whole file, cut short)", err=True)
+            raise
+        finally:
+            progress.close()
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    worlds = len(result.worlds)
+    of_worlds = f" of world {result.worlds[0]}" if world is not None else (f" of {worlds} worlds" if worlds > 1 else "")
+    size = out.stat().st_size
+    if fmt == "mcap":
+        click.echo(f"exported {out}: {len(result.counts)} channels{of_worlds}, {result.messages:,} messages, "
+                   f"{result.last_time:.2f} s of sim time, {size:,} bytes")
+    else:
+        click.echo(f"exported {out}: {result.messages:,} rows{of_worlds}, {result.last_time:.2f} s of sim time, "
+                   f"{size:,} bytes")
