@@ -144,6 +144,8 @@ class OffboardPlan(MissionPlan):
             return "a home position (HOME_POSITION: a good EKF)"
         if command.label == "offboard" and not self.streaming:
             return "the setpoint stream (PX4's API stream not heard yet)"
+        if command.label == "arm" and self.commands[0].result != 0:
+            return "PX4's acceptance of the switch to offboard (COMMAND_ACK)"
         return None
 
     def _after(self, command: Command) -> None:
