@@ -142,6 +142,16 @@ def test_a_switch_before_px4_has_had_setpoints_long_enough_is_refused_with_px4s_
     assert [c for c, _, _ in toys[0].commands] == [SET_MODE]
 
 
+def test_two_offboard_flights_are_identical_bit_for_bit(offboard, tmp_path):
+    summary, toy, record, _ = offboard
+    again, toy_again = fly_offboard(tmp_path)
+    second = pq.read_table(tmp_path / "run" / "record.parquet").to_pandas()
+    assert again.ticks == summary.ticks and list(second.columns) == list(record.columns)
+    for name in record.columns:
+        assert record[name].to_numpy().tobytes() == second[name].to_numpy().tobytes(), name
+    assert toy_again.setpoints == toy.setpoints and toy_again.commands == toy.commands
+
+
 # -- bad input: refused when the flight is built, before any stage runs, in one line ----------------------------
 
 
@@ -179,3 +189,17 @@ def test_an_offboard_policy_and_the_built_in_mission_together_are_refused(tmp_pa
     with pytest.raises(BuildError, match=r"--px4-offboard-policy and --px4-mission both command PX4"):
         Px4Controller("/vehicle/controller", None, mission={"url": "udpin:127.0.0.1:0"},
                       offboard_policy=_model(tmp_path / "ctbr.onnx"))
+
+
+def test_px4_instance_and_another_offboard_url_are_refused_before_anything_is_written(tmp_path):
+    from click.testing import CliRunner
+
+    from nexus.cli import main
+
+    out = tmp_path / "no"
+    clash = CliRunner().invoke(main, ["run", "--controller", "px4", "--px4-instance", "2", "--px4-offboard-policy",
+                                      _model(tmp_path / "ctbr.onnx"), "--px4-offboard-url", "udpin:127.0.0.1:14540",
+                                      "--out", str(out)])
+    # Instance 2 sends its API stream to 14542.
+    assert clash.exit_code == 2 and "--px4-offboard-url udpin:127.0.0.1:14540 and --px4-instance 2 " \
+        "(udpin:127.0.0.1:14542) disagree" in clash.output and not out.exists()
