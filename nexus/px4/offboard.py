@@ -41,6 +41,7 @@ import numpy as np
 from nexus.control.policy.features import FEATURES, observe, parse_layout
 from nexus.control.policy.runners import runner_for
 from nexus.core.errors import BuildError, RunError
+from nexus.px4.api_link import ApiLinkError, parse_url
 from nexus.px4.errors import CommandUnacknowledgedError
 from nexus.px4.mission import (AUTOPILOT_COMPONENT, COMMAND_NAMES, DEFAULT_URL, MAV_CMD_COMPONENT_ARM_DISARM, Command,
                                 MissionPlan, usec)
@@ -165,6 +166,11 @@ class OffboardPilot:
         self.rate_hz, self.url, self.hold_timeout_s = float(rate_hz), url, hold_timeout_s
         if not self.rate_hz > 0:
             raise BuildError(f"--px4-offboard-rate {rate_hz}: give the policy's rate in Hz, more than 0")
+        try:
+            parse_url(url)  # a malformed URL is refused with the flight's build
+        except ApiLinkError:
+            raise BuildError(f"--px4-offboard-url {url!r} is not udpin:HOST:PORT; give e.g. udpin:127.0.0.1:14540 "
+                             "(PX4 instance i sends its API stream to 14540 + i)") from None
         self.at_s, self.lead_s = float(at_s), float(lead_s)
         self.plan = OffboardPlan(self.at_s, float(arm_delay_s))
         self.stream_at_usec = usec(max(0.0, self.at_s - self.lead_s))
@@ -194,7 +200,11 @@ class OffboardPilot:
         if self.commander is None:
             from nexus.px4.commander import LockstepCommander
 
-            self.commander = LockstepCommander(self.plan, self.url, self.hold_timeout_s)
+            try:
+                self.commander = LockstepCommander(self.plan, self.url, self.hold_timeout_s)
+            except ApiLinkError as error:
+                raise BuildError(f"--px4-offboard-url {self.url}: {str(error).split(';')[0]}; stop the mission or "
+                                 "ground station that holds it, or pass another --px4-offboard-url") from None
         log.info("PX4 offboard policy %s at %g Hz (every %d ticks), setpoints from %.2f s, offboard at %.2f s",
                  self.policy.path, self.rate_hz, self.decimation, self.stream_at_usec * 1e-6, self.at_s)
 

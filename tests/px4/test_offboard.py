@@ -185,6 +185,21 @@ def test_a_rate_that_is_not_a_whole_number_of_ticks_is_refused(tmp_path):
         pilot.prepare(4_000_000)
 
 
+def test_a_malformed_or_busy_offboard_url_is_refused_naming_the_option(tmp_path):
+    with pytest.raises(BuildError, match=r"^--px4-offboard-url 'udp:14540' is not udpin:HOST:PORT"):
+        OffboardPilot(_model(tmp_path / "ctbr.onnx"), url="udp:14540")
+    from nexus.px4.api_link import ApiLink
+
+    holder = ApiLink("udpin:127.0.0.1:0")
+    try:
+        pilot = OffboardPilot(_model(tmp_path / "ctbr.onnx"), url=f"udpin:127.0.0.1:{holder.port}")
+        with pytest.raises(BuildError, match=rf"^--px4-offboard-url udpin:127.0.0.1:{holder.port}: cannot listen .*"
+                           r"pass another --px4-offboard-url"):
+            pilot.prepare(4_000_000)
+    finally:
+        holder.close()
+
+
 def test_an_offboard_policy_and_the_built_in_mission_together_are_refused(tmp_path):
     with pytest.raises(BuildError, match=r"--px4-offboard-policy and --px4-mission both command PX4"):
         Px4Controller("/vehicle/controller", None, mission={"url": "udpin:127.0.0.1:0"},
