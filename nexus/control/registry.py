@@ -71,6 +71,12 @@ class ControllerOptions:
                 values[f.name] = list(value) if isinstance(value, tuple) else value
         return values
 
+    def reads_guidance(self) -> bool:
+        """True when these options make the controller read the guidance's ``setpoint`` and the vehicle's
+        ``estimate`` although its registration says otherwise (PX4 flying an offboard policy): the run then
+        gets the scene's mission and the vehicle's estimator."""
+        return False
+
     def keywords(self) -> dict:
         """Every field as a keyword argument (what a builder passes on to a constructor)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}

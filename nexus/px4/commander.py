@@ -141,6 +141,14 @@ class LockstepCommander:
                         previous_usec)
         log.info("mission: %s on tick %d (%.3f s sim)", command.label, command.sent_tick, command.sent_usec * 1e-6)
 
+    def read(self) -> list:
+        """Read PX4's API stream now (the plan notes every message); what arrived."""
+        return self._read()
+
+    def hold_until(self, done) -> bool:
+        """Hold the clock, reading PX4's stream, until ``done(messages)``; False after the hold timeout."""
+        return self._hold(done)
+
     def _hold(self, done) -> bool:
         """Read PX4's stream with the clock held until ``done(messages)``; False after the hold timeout."""
         self.holds += 1

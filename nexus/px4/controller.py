@@ -40,6 +40,11 @@ answering with the wrong stamps), or too many unusable answers in a row.
 With a ``mission``, the built-in mission (:mod:`nexus.px4.mission`) is flown
 from the exchange: each command goes out before the ``HIL_SENSOR`` of its due
 tick and the clock holds until PX4 has it (:mod:`nexus.px4.commander`).
+
+With an ``offboard_policy``, a host stage ``offboard`` before the exchange
+flies a CTBR policy through PX4's offboard mode (:mod:`nexus.px4.offboard`);
+the run then gets the vehicle's estimator and the scene's mission, whose
+``estimate`` and ``setpoint`` the policy observes.
 """
 
 from __future__ import annotations
@@ -57,12 +62,15 @@ from pymavlink.dialects.v20 import common as mavlink
 
 from nexus.control.registry import ControllerOptions, option, register
 from nexus.core import Component, Read, Stage, Write
+from nexus.core.errors import BuildError
 from nexus.schemas.catalog import component_class, index
 from nexus.plant.body_state import BodyState
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.sensors.airspeed import AirspeedSample
 from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
-from nexus.px4 import messages, obstacles
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.guidance.setpoint import Setpoint
+from nexus.px4 import messages, obstacles, offboard
 from nexus.px4.gather import STAMPS, Px4Row, gather_px4_row
 from nexus.px4.errors import AnswerTimeoutError, BadActuatorsError, NoAnswerError, WrongStampsError
 from nexus.px4.host_views import HostView
@@ -134,8 +142,21 @@ class Px4Controller(Component):
         boot_patience: float = BOOT_PATIENCE_S,
         mission: dict | None = None,
         settle: bool = False,
+        offboard_policy: str | None = None,
+        offboard_rate: float = offboard.RATE_HZ,
+        offboard_url: str = offboard.DEFAULT_URL,
+        offboard_at_s: float = offboard.AT_S,
+        offboard_lead_s: float = offboard.LEAD_S,
+        offboard_arm_delay_s: float = offboard.ARM_DELAY_S,
     ):
         super().__init__(name)
+        if offboard_policy is not None and mission is not None:
+            raise BuildError("--px4-offboard-policy and --px4-mission both command PX4 over its MAVLink API port "
+                             "(the policy flies offboard, the mission takes off and lands): give one of them")
+        #: The CTBR policy flown in PX4's offboard mode (its model is loaded and checked here, at the build).
+        self.offboard = None if offboard_policy is None else offboard.OffboardPilot(
+            offboard_policy, rate_hz=offboard_rate, url=offboard_url, at_s=offboard_at_s, lead_s=offboard_lead_s,
+            arm_delay_s=offboard_arm_delay_s, hold_timeout_s=answer_timeout)
         self.plant = plant
         self.link = MavlinkLink(host, port)
         self.connect_timeout, self.answer_timeout = connect_timeout, answer_timeout
@@ -213,9 +234,16 @@ class Px4Controller(Component):
                           *(Read(port.signal, list[port.dtype], (1,)) for port in self.extra_sensors.values()),
                           Read(AIRSPEED_SIGNAL, list[AirspeedSample], (1,)),
                           Read(LIDAR_SIGNAL, list[PointCloud]))
+        # The offboard policy's setpoint goes out before the tick's HIL_SENSOR, so its stage runs first.
+        flies_policy = [] if self.offboard is None else [Stage(
+            "offboard", "control", self._offboard, host=True,
+            reads=(Read("time_ns", wp.int64, (1,)), Read("estimate", PoseTwist, (1,)), Read("setpoint", Setpoint, (1,))),
+            writes=(Write("ctbr", wp.float32, (1, 4), recorded=True),),
+        )]
         return [
             # One row of everything PX4 gets this tick, gathered in the graph before the host stages.
             Stage("px4_row", "control", self._gather, reads=(Read("body/base", BodyState, (1,)), *samples.values())),
+            *flies_policy,
             Stage(
                 "exchange", "control", self._exchange,
                 reads=exchange_reads,
@@ -234,6 +262,8 @@ class Px4Controller(Component):
             options = dict(self.mission_options)
             url = options.pop("url", DEFAULT_URL)
             self.commander = LockstepCommander(MissionPlan(**options), url, self.answer_timeout)
+        if self.offboard is not None:
+            self.offboard.prepare(ctx.dt_ns)
         self.gravity = self.plant.gravity
         origin = self.plant.origin
         self._row_constants = (
@@ -291,6 +321,8 @@ class Px4Controller(Component):
         self.link.close()
         if self.commander is not None:
             self.commander.close()
+        if self.offboard is not None:
+            self.offboard.close()
 
     def stats(self) -> dict:
         """Counts of the link's traffic, for run.json and the closing log line."""
@@ -309,6 +341,7 @@ class Px4Controller(Component):
             "messages_sent": self.link.sent, "messages_received": self.link.received,
             "malformed_messages": self.link.bad_messages, "skipped_bytes": self.link.reader.skipped_bytes,
             **({"mission": self.commander.stats()} if self.commander is not None else {}),
+            **({"offboard": self.offboard.stats()} if self.offboard is not None else {}),
         }
 
     # -- stages ------------------------------------------------------------------------
@@ -317,6 +350,14 @@ class Px4Controller(Component):
         wp.launch(gather_px4_row, dim=1, inputs=[io["body/base"], io["imu"], io["mag"], io["baro"], io["gps"],
                                                  self.plant.ned_origin, *self._row_constants],
                   outputs=[self.row], device=io.device)
+
+    def _offboard(self, io) -> None:
+        """Once PX4 is in lockstep: the policy's setpoint for this tick, before the exchange sends its HIL_SENSOR."""
+        if self.lockstep:
+            time_usec = int(io["time_ns"].read()) // 1000
+            action = self.offboard.step(self.exchanges + 1, time_usec, self.last_exchange_usec,
+                                        io["estimate"].read(), io["setpoint"].read())
+            io["ctbr"].write(action)
 
     def _connect(self) -> None:
         """Wait for PX4 to connect (the first tick), and find its process when it runs on this machine."""
@@ -592,10 +633,28 @@ class Px4Options(ControllerOptions):
                                   "obstacles (±).")
     boot_patience: float = option(BOOT_PATIENCE_S, "Wall time [s] a boot tick waits for an answer when PX4's "
                                   "idleness cannot be seen.")
+    offboard_policy: str | None = option(None, "With --controller px4: fly this CTBR policy (ONNX, action ctbr:4: "
+                                         "thrust [0, 1], roll, pitch, yaw rates [rad/s]) in PX4's offboard mode, as "
+                                         "SET_ATTITUDE_TARGET on fixed ticks (docs/px4_offboard.md).",
+                                         flag="--px4-offboard-policy", path=True)
+    offboard_rate: float = option(offboard.RATE_HZ, "With --px4-offboard-policy: the policy's rate [Hz]; its period "
+                                  "must be a whole number of ticks.", flag="--px4-offboard-rate", minimum=0.001)
+    offboard_url: str = option(offboard.DEFAULT_URL, "With --px4-offboard-policy: where PX4's MAVLink API stream "
+                               "arrives (the setpoints go back to its sender).", flag="--px4-offboard-url")
+    offboard_at_s: float = option(offboard.AT_S, "With --px4-offboard-policy: sim time [s] of the switch to offboard "
+                                  "mode (the arm follows offboard_arm_delay_s later).", flag="--px4-offboard-at",
+                                  minimum=0.0)
+    offboard_lead_s: float = option(offboard.LEAD_S, "Sim time [s] the setpoint stream runs before the switch to "
+                                    "offboard (PX4 wants more than 1 s).")
+    offboard_arm_delay_s: float = option(offboard.ARM_DELAY_S, "Sim time [s] from the switch to offboard to the arm.")
     #: ``{"url": ...}``: fly the built-in mission from inside the lockstep loop (``nexus run --px4-mission``).
     mission: dict | None = option(None, "The built-in mission flown from inside the loop: {url = MAVLink URL}.")
     finish_when: threading.Event | None = option(None, "The run ends once this event is set (a sweep's PX4 command "
                                                  "or mission ended).", recorded=False)
+
+    def reads_guidance(self) -> bool:
+        """An offboard policy observes the vehicle's estimate and the scene mission's setpoint."""
+        return self.offboard_policy is not None
 
 
 def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:

@@ -12,6 +12,16 @@ acknowledged ``ack_after`` sensor messages later, as PX4's commander does.
 The toy vehicle arms, climbs at 1 m/s to the takeoff altitude, turns at once,
 descends at 1 m/s after NAV_LAND and disarms on the ground.
 
+Offboard, as PX4 does it as far as the offboard tests need: each
+``SET_ATTITUDE_TARGET`` is noted with the clock it arrived at
+(``setpoints``); ``MAV_CMD_DO_SET_MODE`` to custom main mode 6 (offboard) is
+refused (``MAV_RESULT_TEMPORARILY_REJECTED``, with PX4's words) unless
+setpoints have come for more than ``offboard_lead_s`` of its clock, and
+otherwise puts the heartbeat's custom mode in offboard. Its rate controller
+is a toy: :meth:`offboard_row`, armed in offboard, gives every motor the last
+setpoint's thrust (the rates are only noted), which a
+:class:`~nexus.px4.scripted_peer.ScriptedPx4` script sends back as its answer.
+
 Faults for the tests: ``refuse`` ({command: (MAV_RESULT, text)}), ``never_ack``
 (commands confirmed but never acknowledged), ``late_s`` (wall delay of every
 answer to a command, TIMESYNC included), ``flood`` (datagrams sent in one burst
@@ -33,7 +43,7 @@ HOME = (473977420, 85455940, 488000)  # degE7, degE7, mm: PX4's default home
 class ScriptedApi:
     def __init__(self, api_port: int, *, home_at_s: float = 0.2, home_every_s: float = 0.5, telemetry_hz: float = 25.0,
                  ack_after: int = 3, refuse: dict | None = None, never_ack: tuple = (), late_s: float = 0.0,
-                 flood: int = 0, heading_deg: float = 90.0):
+                 flood: int = 0, heading_deg: float = 90.0, offboard_lead_s: float = 1.0):
         self.target = ("127.0.0.1", api_port)
         self.home_at_us, self.home_every_us = int(home_at_s * 1e6), int(home_every_s * 1e6)
         self.telemetry_us = int(round(1e6 / telemetry_hz))
@@ -55,6 +65,12 @@ class ScriptedApi:
         self.target_altitude = 0.0
         self.yaw = self.heading
         self.landing = False
+        #: (clock [µs], sensor count, type_mask, (roll, pitch, yaw rate), thrust) of each SET_ATTITUDE_TARGET.
+        self.setpoints: list[tuple[int, int, int, tuple, float]] = []
+        #: The custom main mode (6: offboard), and (param1, param2, clock [µs]) of each DO_SET_MODE.
+        self.main_mode = 0
+        self.mode_requests: list[tuple[float, float, int]] = []
+        self.offboard_lead_us = int(offboard_lead_s * 1e6)
         self.last = {"heartbeat": None, "home": None, "telemetry": None}
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._receive, daemon=True)
@@ -87,10 +103,15 @@ class ScriptedApi:
                 if kind == "TIMESYNC" and message.tc1 == 0:
                     with self.lock:
                         self._send(self.mav.timesync_encode(self.clock_us * 1000, message.ts1))
+                elif kind == "SET_ATTITUDE_TARGET":
+                    with self.lock:
+                        self.setpoints.append((self.clock_us, self.sensors, message.type_mask,
+                                               (message.body_roll_rate, message.body_pitch_rate, message.body_yaw_rate),
+                                               message.thrust))
                 elif kind in ("COMMAND_LONG", "COMMAND_INT"):
                     with self.lock:
                         self.commands.append((message.command, self.clock_us, self.sensors))
-                        result, text = self.refuse.get(message.command, (0, None))
+                        result, text = self.refuse.get(message.command, self._mode_result(message))
                         if text:
                             self._texts.append(text)
                         if message.command not in self.never_ack:
@@ -98,8 +119,25 @@ class ScriptedApi:
                         if result == 0:
                             self._act(message)
 
+    def _mode_result(self, message) -> tuple[int, str | None]:
+        """PX4's answer to a switch to offboard: refused until setpoints have come for the lead time."""
+        if message.command != 176 or int(message.param2) != 6:
+            return 0, None
+        if not self.setpoints or self.clock_us - self.setpoints[0][0] <= self.offboard_lead_us:
+            return 1, "Switching to Offboard is currently not available"
+        return 0, None
+
+    def offboard_row(self) -> list[float]:
+        """The toy's answer in offboard: every motor at the last setpoint's thrust when armed, else zeros."""
+        with self.lock:
+            on = self.armed and self.main_mode == 6 and self.setpoints
+            return [self.setpoints[-1][4] if on else 0.0] * 4 + [0.0] * 12
+
     def _act(self, message) -> None:
-        if message.command == 400:
+        if message.command == 176:
+            self.mode_requests.append((message.param1, message.param2, self.clock_us))
+            self.main_mode = int(message.param2)
+        elif message.command == 400:
             self.armed = message.param1 == 1.0
         elif message.command == 22:
             self.target_altitude = message.param7 - HOME[2] * 1e-3
@@ -122,7 +160,8 @@ class ScriptedApi:
                 if self.altitude == 0.0:
                     self.armed = self.landing = False
             if self._due("heartbeat", 1_000_000):
-                self._send(self.mav.heartbeat_encode(2, 12, 128 if self.armed else 0, 0, 3))
+                self._send(self.mav.heartbeat_encode(2, 12, (128 if self.armed else 0) | (1 if self.main_mode else 0),
+                                                     self.main_mode << 16, 3))
             if time_usec >= self.home_at_us and self._due("home", self.home_every_us):
                 q = [math.cos(self.heading / 2), 0.0, 0.0, math.sin(self.heading / 2)]
                 self._send(self.mav.home_position_encode(*HOME, 0, 0, 0, q, 0, 0, 0, self.home_at_us))

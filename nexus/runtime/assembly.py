@@ -167,7 +167,7 @@ def assemble(
             if api in CONTROLLER_APIS:
                 controller_prim = prim
                 continue
-            if api in ESTIMATOR_APIS and entry.own_estimator:
+            if api in ESTIMATOR_APIS and entry.own_estimator and not options.reads_guidance():
                 continue
             try:
                 component = build_component(api, prim, ctx)
@@ -176,7 +176,7 @@ def assemble(
                 continue
             if component is not None:
                 components.append(component)
-    if entry.reads_setpoint:
+    if entry.reads_setpoint or options.reads_guidance():
         components += _missions(scene_stage, ctx, mission)
     controller_path = str(controller_prim.GetPath()) if controller_prim else f"{stage.GetDefaultPrim().GetPath()}/controller"
     chosen = entry.build(controller_prim, controller_path, ctx, options)
