@@ -6,8 +6,9 @@ under ``AIR`` below, seed 0; every world ends battery-empty within 2 s. Checked 
 * the wind of a world without turbulence is its drawn mean wind at the base's height (power law, alpha 0.143,
   reference 10 m) plus its drawn 1 - cos gust, A/2 (1 - cos(2 pi (t - t0) / d)) toward the side opposite where it
   blows from; the height is the base's at the start of the tick (the row before), the time the row's own;
-* a world's pack holds its drawn capacity: the charge it gave, the sum of current x 4 ms, is 3600 Q (C) when it
-  runs out, so a world drawn 0.004 Ah runs out before any world drawn 0.008 Ah;
+* a world's pack holds its drawn capacity and starts at its drawn charge s0: the charge it gave, the sum of
+  current x 4 ms, is 3600 Q s0 (C) when it runs out, so a world drawn 0.004 Ah runs out before any world drawn
+  0.008 Ah (0.004 x 1.0 < 0.008 x 0.7);
 * the first tick that draws current sags the pack by the drawn R0 alone: V = 12 (3.5 + 0.6 s) - R0 I (the RC pair
   is still at rest, s the charge before that tick);
 * world i of 16 flown alone (``--world-of``) is the same world, bit for bit.
@@ -40,6 +41,7 @@ gust_direction = {dist = "choice", values = [0.0, 90.0, 180.0, 270.0]}
 gust_probability = 0.5
 battery_capacity = {dist = "choice", values = [0.004, 0.008]}
 battery_resistance = {dist = "uniform", low = 0.01, high = 0.03}
+battery_initial_charge = {dist = "uniform", low = 0.7, high = 1.0}
 ground_effect_scale = {dist = "uniform", low = 0.5, high = 1.5, per_rotor = true}
 """
 
@@ -69,7 +71,7 @@ def test_every_world_flies_its_draws_and_runs_out(flown):
     summary = batch.summary
     assert len(summary) == 16 and (summary.exit_reason == "battery-empty").all()
     for name in ("wind_speed", "wind_direction", "gust_start", "gust_duration", "gust_amplitude", "gust_direction",
-                 "battery_capacity", "battery_resistance", "ground_effect_scale[3]"):
+                 "battery_capacity", "battery_resistance", "battery_initial_charge", "ground_effect_scale[3]"):
         assert f"vary.{name}" in summary
     gusts = np.isfinite(summary["vary.gust_start"])
     assert 0 < gusts.sum() < 16  # gust_probability 0.5: some worlds get the gust, some do not
@@ -104,7 +106,9 @@ def test_each_pack_holds_its_drawn_capacity(flown):
         rows = batch.world(int(v.world))
         given = float(rows["battery.current"].astype(np.float64).sum()) * DT  # [C]
         # Empty on the tick the charge crosses 0: at most one tick's charge (about 20 A x 4 ms = 0.08 C) over.
-        assert given == pytest.approx(3600.0 * v["vary.battery_capacity"], abs=0.1), v.world
+        start = v["vary.battery_initial_charge"]
+        assert given == pytest.approx(3600.0 * v["vary.battery_capacity"] * start, abs=0.1), v.world
+        assert rows["battery.state_of_charge"].iloc[0] == pytest.approx(start, abs=1e-4)  # one idle tick drawn
         ends.setdefault(v["vary.battery_capacity"], []).append(rows.time.iloc[-1])
     assert max(ends[0.004]) < min(ends[0.008])
 
@@ -115,7 +119,7 @@ def test_the_first_load_sags_the_pack_by_its_drawn_resistance(flown):
         rows = batch.world(int(v.world))
         current = rows["battery.current"].to_numpy().astype(np.float64)
         k = int(np.flatnonzero(current > 1.0)[0])  # the first tick of a real load (the idle draws ~0 A)
-        before = 1.0 if k == 0 else float(rows["battery.state_of_charge"].iloc[k - 1])
+        before = v["vary.battery_initial_charge"] if k == 0 else float(rows["battery.state_of_charge"].iloc[k - 1])
         head = 12 * (3.5 + 0.6 * before)  # [V] the linear test curve, RC pair at rest
         voltage = float(rows["battery.voltage"].iloc[k])
         assert (head - voltage) / current[k] == pytest.approx(v["vary.battery_resistance"], rel=1e-3), v.world
