@@ -185,3 +185,31 @@ def test_a_vehicle_without_a_battery_refuses_a_drawn_capacity(tmp_path):
     with pytest.raises(BuildError, match=r"draws battery_capacity, but the vehicle has no battery; apply "
                                          r"NexusBatteryAPI"):
         _build(tmp_path, "battery_capacity = 0.01\n")
+
+
+# -- how battery-empty worlds are summed up and drawn ---------------------------------------------------------
+
+def test_a_world_its_battery_ended_has_no_landing_error(flown):
+    # The pack stopped each world on its way (none landed): no landing error, and the printed distribution says so.
+    batch, _, _ = flown
+    assert batch.summary.landing_error.isna().all()
+    assert "landing_error        (no world has it)" in batch.output
+    assert np.isfinite(batch.summary[["final_x", "final_y", "final_z"]].to_numpy()).all()  # where each stopped
+
+
+def test_battery_empty_worlds_are_purple_in_the_report_and_the_viewer(flown):
+    from matplotlib.colors import to_rgba
+
+    from nexus.viz.worlds import load_worlds
+    from nexus.viz.worlds_figures import distributions, outcome_title, paths
+    from nexus.viz.worlds_view import marker_colours
+
+    batch, _, _ = flown
+    run = load_worlds(batch.out)
+    assert outcome_title(run, 0).startswith("16 worlds: 16 battery-empty;")
+    bars = [p for ax in distributions(run, 0).axes for p in ax.patches]
+    assert bars and {p.get_facecolor() for p in bars} == {to_rgba("tab:purple")}
+    top = paths(run, 0).axes[0]
+    emptied = next(line for line in top.get_lines() if line.get_label() == "battery empty (16)")
+    assert len(emptied.get_xdata()) == 16 and emptied.get_color() == "tab:purple"
+    assert np.allclose(marker_colours(run.exit_reasons()), [0.58, 0.40, 0.74])
