@@ -6,10 +6,10 @@ A gust of amplitude ``A`` [m/s] that starts at ``t0`` and lasts ``d`` [s] adds
 its midpoint and falls back to 0. The schema builds no component: the wind field reads the
 scene's gusts (:func:`read_gusts`).
 
-A variation file draws one more gust per world (:data:`GUST_DRAWS`: ``gust_start``,
+A variation file draws one more gust per world (:data:`GUST_DRAWS`: ``gust_start_time``,
 ``gust_duration``, ``gust_amplitude``, ``gust_direction``, and ``gust_probability``, the chance
 a world gets it at all). It adds to the scene's gusts in that world only; a world without it
-(its ``gust_start`` is ``inf``) blows as the scene does. Drawing any of them puts the wind
+(its ``gust_start_time`` is ``inf``) blows as the scene does. Drawing any of them puts the wind
 field in the ring (:func:`world_gusts` gives each world's row).
 """
 
@@ -43,7 +43,7 @@ GUST_SPEC = Spec(
 
 #: Each world's drawn gust: the same four numbers as a gust prim's, and the chance a world gets it.
 GUST_DRAWS = (
-    drawn.Drawn("gust_start", "s", "sim time a drawn gust begins (inf: no gust in this world; docs/air.md)", ">= 0",
+    drawn.Drawn("gust_start_time", "s", "sim time a drawn gust begins (inf: no gust in this world; docs/air.md)", ">= 0",
                 allow_inf=True, accepts=drawn.non_negative),
     drawn.Drawn("gust_duration", "s", "how long the drawn gust lasts, its peak at half of it; default 1",
                 "> 0 and no longer than the run", accepts=drawn.positive),
@@ -56,7 +56,7 @@ GUST_DRAWS = (
 GUST_PARAMETERS = tuple(d.name for d in GUST_DRAWS)
 #: A world gets the drawn gust with its drawn probability (stream ``vary/gust_occurs/<world>``); a file that
 #: draws its start must give its amplitude and direction (a gust with no direction is refused, as a prim's is).
-DRAWN_GUST = drawn.Occurrence("gust_start", "gust_probability", "gust_occurs",
+DRAWN_GUST = drawn.Occurrence("gust_start_time", "gust_probability", "gust_occurs",
                               {"gust_duration": 1.0, "gust_amplitude": None, "gust_direction": None},
                               required={"gust_amplitude": "the gust's peak speed [m/s]",
                                         "gust_direction": "where it blows from [deg clockwise from north]"})
@@ -103,7 +103,7 @@ NO_GUST = Gust(0.0, 1.0, 0.0, (0.0, 0.0))
 
 def drawn_gust(values: dict) -> Gust | None:
     """A world's drawn gust (its values as :meth:`~nexus.worlds.variation.Variation.draw` gives them), or None."""
-    start = values.get("gust_start", math.inf)
+    start = values.get("gust_start_time", math.inf)
     if not math.isfinite(start):
         return None
     return Gust(float(start), float(values.get("gust_duration", 1.0)), float(values["gust_amplitude"]),

@@ -17,7 +17,7 @@ Three parts add up, in the world frame (ENU, [m/s]):
 It is in the ring only when the scene has a wind or gust prim, the run gives ``--wind`` or
 ``--turbulence``, or a variation file draws ``wind_speed``, ``wind_direction`` or
 ``turbulence_level`` (each world's draw then replaces the scene's and the options' value) or a
-gust (``gust_start`` ..., :mod:`nexus.air.gust`: one more gust in the worlds that get it);
+gust (``gust_start_time`` ..., :mod:`nexus.air.gust`: one more gust in the worlds that get it);
 the drag (:mod:`nexus.air.drag`) reads the signal.
 """
 
@@ -180,8 +180,9 @@ def blow(
     t = time[world]
     for g in range(s.gusts):
         speed = gust_speed(s.gust_start[world, g], s.gust_duration[world, g], s.gust_amplitude[world, g], t)
-        air = air + wp.vec3d(speed * s.gust_toward[world, g][0], speed * s.gust_toward[world, g][1],
-                             wp.float64(0.0))
+        if speed != wp.float64(0.0):  # adding a zero would turn a -0 wind into +0: world i of N is its own run
+            air = air + wp.vec3d(speed * s.gust_toward[world, g][0], speed * s.gust_toward[world, g][1],
+                                 wp.float64(0.0))
     z0 = state_in[world, 0]
     zv = wp.vec2d(state_in[world, 1], state_in[world, 2])
     zw = wp.vec2d(state_in[world, 3], state_in[world, 4])

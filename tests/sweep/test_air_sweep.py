@@ -29,7 +29,7 @@ AIR = """
 wind_speed = {dist = "uniform", low = 2.0, high = 6.0}
 wind_direction = {dist = "uniform", low = 0.0, high = 360.0}
 turbulence_level = "none"
-gust_start = 0.2
+gust_start_time = 0.2
 gust_duration = 0.4
 gust_amplitude = {dist = "uniform", low = 2.0, high = 6.0}
 gust_direction = {dist = "choice", values = [0.0, 90.0, 180.0, 270.0]}

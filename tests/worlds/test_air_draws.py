@@ -34,7 +34,7 @@ AIR = """
 wind_speed = {dist = "uniform", low = 0.0, high = 6.0}
 wind_direction = {dist = "uniform", low = 0.0, high = 360.0}
 turbulence_level = {dist = "choice", values = ["none", "light"]}
-gust_start = {dist = "uniform", low = 0.5, high = 1.5}
+gust_start_time = {dist = "uniform", low = 0.5, high = 1.5}
 gust_duration = 1.0
 gust_amplitude = {dist = "uniform", low = 2.0, high = 6.0}
 gust_direction = {dist = "choice", values = [0.0, 90.0, 180.0, 270.0]}
@@ -59,21 +59,24 @@ def flown(tmp_path_factory):
     vary.write_text(AIR)
     batch = fly(root / "n16", "--vehicle", str(VEHICLE), "--duration", "3", "--worlds", "16", "--vary", str(vary))
     summary = batch.summary
-    # A world with a gust and no turbulence, flown alone.
-    world = int(summary[(summary["vary.turbulence_level"] == "none") & np.isfinite(summary["vary.gust_start"])
-                        & (summary["vary.battery_capacity"] == 0.008)].world.iloc[0])
-    alone = fly(root / "alone", "--world-of", f"{batch.out}:{world}")
-    return batch, world, alone
+    # A world with a gust and no turbulence, and one without a gust (its gust_start_time inf, null in run.json),
+    # each flown alone.
+    gust = np.isfinite(summary["vary.gust_start_time"])
+    calm = summary["vary.turbulence_level"] == "none"
+    worlds = (int(summary[calm & gust & (summary["vary.battery_capacity"] == 0.008)].world.iloc[0]),
+              int(summary[~gust].world.iloc[0]))
+    alone = {w: fly(root / f"alone{w}", "--world-of", f"{batch.out}:{w}") for w in worlds}
+    return batch, worlds, alone
 
 
 def test_every_world_flies_its_draws_and_runs_out(flown):
     batch, _, _ = flown
     summary = batch.summary
     assert len(summary) == 16 and (summary.exit_reason == "battery-empty").all()
-    for name in ("wind_speed", "wind_direction", "gust_start", "gust_duration", "gust_amplitude", "gust_direction",
+    for name in ("wind_speed", "wind_direction", "gust_start_time", "gust_duration", "gust_amplitude", "gust_direction",
                  "battery_capacity", "battery_resistance", "battery_initial_charge", "ground_effect_scale[3]"):
         assert f"vary.{name}" in summary
-    gusts = np.isfinite(summary["vary.gust_start"])
+    gusts = np.isfinite(summary["vary.gust_start_time"])
     assert 0 < gusts.sum() < 16  # gust_probability 0.5: some worlds get the gust, some do not
     assert set(summary["vary.turbulence_level"]) == {"none", "light"}
 
@@ -87,8 +90,8 @@ def test_a_calm_worlds_wind_is_its_drawn_mean_wind_and_gust(flown):
         height = np.concatenate([[z[0]], z[:-1]])  # the base at the start of each tick
         mean = v["vary.wind_speed"] * (height / 10.0) ** 0.143
         gust = np.zeros_like(t)
-        if np.isfinite(v["vary.gust_start"]):
-            x = (t - v["vary.gust_start"]) / v["vary.gust_duration"]
+        if np.isfinite(v["vary.gust_start_time"]):
+            x = (t - v["vary.gust_start_time"]) / v["vary.gust_duration"]
             inside = (x >= 0) & (x <= 1)
             gust[inside] = 0.5 * v["vary.gust_amplitude"] * (1 - np.cos(2 * np.pi * x[inside]))
             checked += gust.max() > 1.0  # the gust blew in this world's record
@@ -126,9 +129,10 @@ def test_the_first_load_sags_the_pack_by_its_drawn_resistance(flown):
 
 
 def test_a_world_of_sixteen_is_the_world_flown_alone(flown):
-    batch, world, alone = flown
-    assert alone.info["exit_reason"] == "battery-empty"
-    assert bits_differ(batch.world(world), alone.world(0)) == []
+    batch, worlds, alone = flown
+    for world in worlds:
+        assert alone[world].info["exit_reason"] == "battery-empty"
+        assert bits_differ(batch.world(world), alone[world].world(0)) == [], world
 
 
 # -- the ground effect's drawn scale, on crafted states ----------------------------------------------------------
@@ -167,18 +171,18 @@ def test_a_drawn_gust_needs_its_direction(tmp_path):
     from nexus.worlds.variation import load_variation
 
     path = tmp_path / "vary.toml"
-    path.write_text("gust_start = 1.0\ngust_amplitude = 4.0\n")
-    with pytest.raises(BuildError, match=r"vary.toml:1: parameter 'gust_start' needs 'gust_direction' \(where it "
+    path.write_text("gust_start_time = 1.0\ngust_amplitude = 4.0\n")
+    with pytest.raises(BuildError, match=r"vary.toml:1: parameter 'gust_start_time' needs 'gust_direction' \(where it "
                                          r"blows from \[deg clockwise from north\]\); add it"):
         load_variation(path, rotors=4, sensors=[])
     path.write_text("gust_amplitude = 4.0\ngust_direction = 90\ngust_duration = 1.0\n")
-    with pytest.raises(BuildError, match=r"vary.toml:3: parameter 'gust_duration' needs 'gust_start'"):
+    with pytest.raises(BuildError, match=r"vary.toml:3: parameter 'gust_duration' needs 'gust_start_time'"):
         load_variation(path, rotors=4, sensors=[])
 
 
 def test_a_drawn_gust_longer_than_the_run_is_refused(tmp_path):
     with pytest.raises(BuildError, match=r"^world 0: the drawn gust_duration is 3 s, longer than the run \(2 s\)"):
-        _build(tmp_path, "gust_start = 0.0\ngust_duration = 3.0\ngust_amplitude = 4.0\ngust_direction = 90\n")
+        _build(tmp_path, "gust_start_time = 0.0\ngust_duration = 3.0\ngust_amplitude = 4.0\ngust_direction = 90\n")
 
 
 def test_a_vehicle_without_a_battery_refuses_a_drawn_capacity(tmp_path):
