@@ -43,8 +43,8 @@ GUST_SPEC = Spec(
 
 #: Each world's drawn gust: the same four numbers as a gust prim's, and the chance a world gets it.
 GUST_DRAWS = (
-    drawn.Drawn("gust_start_time", "s", "sim time a drawn gust begins (inf: no gust in this world; docs/air.md)", ">= 0",
-                allow_inf=True, accepts=drawn.non_negative),
+    drawn.Drawn("gust_start_time", "s", "sim time a drawn gust begins (inf: no gust in this world; docs/air.md)",
+                ">= 0", allow_inf=True, accepts=drawn.non_negative),
     drawn.Drawn("gust_duration", "s", "how long the drawn gust lasts, its peak at half of it; default 1",
                 "> 0 and no longer than the run", accepts=drawn.positive),
     drawn.Drawn("gust_amplitude", "m/s", "the drawn gust's peak speed", ">= 0", accepts=drawn.non_negative),
