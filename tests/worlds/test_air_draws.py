@@ -17,6 +17,7 @@ under ``AIR`` below, seed 0; every world ends battery-empty within 2 s. Checked 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -27,7 +28,7 @@ from nexus.core import BuildError
 from nexus.runtime.flight import RunConfig, build_flight
 from tests.worlds.flights import bits_differ, fly
 
-DATA = __import__("pathlib").Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 VEHICLE = DATA / "astro_max_air_power.usda"
 DT = 0.004  # [s] 250 Hz
 AIR = """
@@ -217,3 +218,16 @@ def test_battery_empty_worlds_are_purple_in_the_report_and_the_viewer(flown):
     emptied = next(line for line in top.get_lines() if line.get_label() == "battery empty (16)")
     assert len(emptied.get_xdata()) == 16 and emptied.get_color() == "tab:purple"
     assert np.allclose(marker_colours(run.exit_reasons()), [0.58, 0.40, 0.74])
+
+
+def test_the_air_example_draws_every_world_within_its_checks():
+    from nexus.core.rng import RngTree
+    from nexus.worlds.variation import load_variation, world_values_problem
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "monte_carlo_air.toml"
+    worlds = load_variation(path, rotors=4, sensors=[]).draw(RngTree(0), 64)
+    assert all(world_values_problem(values, 4) is None for values in worlds)
+    gusts = [v for v in worlds if math.isfinite(v["gust_start_time"])]
+    assert 16 < len(gusts) < 48  # gust_probability 0.5 of 64
+    assert all(2.0 <= v["gust_start_time"] <= 6.0 and v["gust_start_time"] + v["gust_duration"] <= 8.0 for v in gusts)
+    assert all(0.035 <= v["battery_capacity"] <= 0.045 for v in worlds)
