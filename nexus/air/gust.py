@@ -5,6 +5,12 @@ A gust of amplitude ``A`` [m/s] that starts at ``t0`` and lasts ``d`` [s] adds
 ``direction`` (degrees clockwise from north, as the mean wind's): it rises from 0 to ``A`` at
 its midpoint and falls back to 0. The schema builds no component: the wind field reads the
 scene's gusts (:func:`read_gusts`).
+
+A variation file draws one more gust per world (:data:`GUST_DRAWS`: ``gust_start_time``,
+``gust_duration``, ``gust_amplitude``, ``gust_direction``, and ``gust_probability``, the chance
+a world gets it at all). It adds to the scene's gusts in that world only; a world without it
+(its ``gust_start_time`` is ``inf``) blows as the scene does. Drawing any of them puts the wind
+field in the ring (:func:`world_gusts` gives each world's row).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from pathlib import Path
 from nexus.core.errors import BuildError
 from nexus.core.spec import Param, Spec, non_negative, positive
 from nexus.schemas.reader import read_prim, where
+from nexus.worlds import drawn
 
 GUST_SPEC = Spec(
     name="Gust",
@@ -34,6 +41,28 @@ GUST_SPEC = Spec(
 )
 
 
+#: Each world's drawn gust: the same four numbers as a gust prim's, and the chance a world gets it.
+GUST_DRAWS = (
+    drawn.Drawn("gust_start_time", "s", "sim time a drawn gust begins (inf: no gust in this world; docs/air.md)",
+                ">= 0", allow_inf=True, accepts=drawn.non_negative),
+    drawn.Drawn("gust_duration", "s", "how long the drawn gust lasts, its peak at half of it; default 1",
+                "> 0 and no longer than the run", accepts=drawn.positive),
+    drawn.Drawn("gust_amplitude", "m/s", "the drawn gust's peak speed", ">= 0", accepts=drawn.non_negative),
+    drawn.Drawn("gust_direction", "deg", "where the drawn gust blows from, clockwise from north", "in [0, 360]",
+                accepts=lambda v: 0 <= v <= 360),
+    drawn.Drawn("gust_probability", "-", "chance a world gets the drawn gust at all; default 1", "in [0, 1]",
+                accepts=drawn.unit_interval),
+)
+GUST_PARAMETERS = tuple(d.name for d in GUST_DRAWS)
+#: A world gets the drawn gust with its drawn probability (stream ``vary/gust_occurs/<world>``); a file that
+#: draws its start must give its amplitude and direction (a gust with no direction is refused, as a prim's is).
+DRAWN_GUST = drawn.Occurrence("gust_start_time", "gust_probability", "gust_occurs",
+                              {"gust_duration": 1.0, "gust_amplitude": None, "gust_direction": None},
+                              required={"gust_amplitude": "the gust's peak speed [m/s]",
+                                        "gust_direction": "where it blows from [deg clockwise from north]"})
+
+
+@drawn.draws(*GUST_DRAWS, occurrences=(DRAWN_GUST,))
 @dataclass(frozen=True)
 class Gust:
     """One gust: start and duration [s], amplitude [m/s], and the unit vector it blows toward (east, north)."""
@@ -66,3 +95,35 @@ def read_gusts(stage, path: Path | str, run_duration: float) -> list[Gust]:
                              f"than the run ({run_duration:g} s); shorten the gust or fly longer (--duration)")
         gusts.append(Gust(values["start"], values["duration"], values["amplitude"], toward(values["direction"])))
     return gusts
+
+
+#: A gust that adds nothing (amplitude 0): a world's row where it has no gust of that column.
+NO_GUST = Gust(0.0, 1.0, 0.0, (0.0, 0.0))
+
+
+def drawn_gust(values: dict) -> Gust | None:
+    """A world's drawn gust (its values as :meth:`~nexus.worlds.variation.Variation.draw` gives them), or None."""
+    start = values.get("gust_start_time", math.inf)
+    if not math.isfinite(start):
+        return None
+    return Gust(float(start), float(values.get("gust_duration", 1.0)), float(values["gust_amplitude"]),
+                toward(float(values["gust_direction"])))
+
+
+def check_drawn_gusts(variation, run_duration: float, first_world: int = 0) -> None:
+    """Refuse a drawn gust longer than the run (one line naming the world), as a prim's is refused."""
+    for world, values in enumerate(variation, first_world):
+        gust = drawn_gust(values)
+        if gust is not None and gust.duration > run_duration:
+            raise BuildError(f"world {world}: the drawn gust_duration is {gust.duration:g} s, longer than the run "
+                             f"({run_duration:g} s); narrow gust_duration in the variation file or fly longer "
+                             "(--duration)")
+
+
+def world_gusts(scene: tuple[Gust, ...], variation) -> list[list[Gust]]:
+    """Each world's gusts: the scene's, then its drawn one when some world draws a gust (:data:`NO_GUST` in a
+    world without it), so that every row has as many gusts; a ring whose worlds draw none keeps the scene's."""
+    drawn_rows = [drawn_gust(values) for values in variation]
+    if not any(g is not None for g in drawn_rows):
+        return [list(scene) for _ in variation]
+    return [[*scene, g if g is not None else NO_GUST] for g in drawn_rows]

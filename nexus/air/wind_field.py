@@ -16,7 +16,8 @@ Three parts add up, in the world frame (ENU, [m/s]):
 
 It is in the ring only when the scene has a wind or gust prim, the run gives ``--wind`` or
 ``--turbulence``, or a variation file draws ``wind_speed``, ``wind_direction`` or
-``turbulence_level`` (each world's draw then replaces the scene's and the options' value);
+``turbulence_level`` (each world's draw then replaces the scene's and the options' value) or a
+gust (``gust_start_time`` ..., :mod:`nexus.air.gust`: one more gust in the worlds that get it);
 the drag (:mod:`nexus.air.drag`) reads the signal.
 """
 
@@ -32,7 +33,7 @@ import warp as wp
 
 from nexus.air.dryden import (MIN_AIRSPEED, W20, dryden_scales, first_order_step, second_order_output,
                               second_order_step)
-from nexus.air.gust import Gust, read_gusts, toward
+from nexus.air.gust import GUST_PARAMETERS, Gust, check_drawn_gusts, read_gusts, toward, world_gusts
 from nexus.core import Component
 from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative, positive
@@ -128,10 +129,10 @@ class AirSettings:
     custom: wp.int32  # 1: the intensities and length scales below, at every height
     sigma: wp.vec3d
     length: wp.vec3d
-    gust_start: wp.array(dtype=wp.float64)
-    gust_duration: wp.array(dtype=wp.float64)
-    gust_amplitude: wp.array(dtype=wp.float64)
-    gust_toward: wp.array(dtype=wp.vec2d)
+    gust_start: wp.array2d(dtype=wp.float64)  # (worlds, gusts): the scene's, then a drawn one
+    gust_duration: wp.array2d(dtype=wp.float64)
+    gust_amplitude: wp.array2d(dtype=wp.float64)
+    gust_toward: wp.array2d(dtype=wp.vec2d)
     gusts: wp.int32
 
 
@@ -178,8 +179,10 @@ def blow(
     air = wp.vec3d(mean * heading[0], mean * heading[1], wp.float64(0.0))
     t = time[world]
     for g in range(s.gusts):
-        speed = gust_speed(s.gust_start[g], s.gust_duration[g], s.gust_amplitude[g], t)
-        air = air + wp.vec3d(speed * s.gust_toward[g][0], speed * s.gust_toward[g][1], wp.float64(0.0))
+        speed = gust_speed(s.gust_start[world, g], s.gust_duration[world, g], s.gust_amplitude[world, g], t)
+        if speed != wp.float64(0.0):  # adding a zero would turn a -0 wind into +0: world i of N is its own run
+            air = air + wp.vec3d(speed * s.gust_toward[world, g][0], speed * s.gust_toward[world, g][1],
+                                 wp.float64(0.0))
     z0 = state_in[world, 0]
     zv = wp.vec2d(state_in[world, 1], state_in[world, 2])
     zw = wp.vec2d(state_in[world, 3], state_in[world, 4])
@@ -263,7 +266,8 @@ class WindField(Component):
             raise BuildError(f"{path}: wind prims {', '.join(str(p.GetPath()) for p in prims)}: a scene has one "
                              "air; keep one prim with NexusWindAPI")
         gusts = read_gusts(stage, path, run_duration)
-        drawn = any(name in values for values in variation for name in AIR_PARAMETERS)
+        check_drawn_gusts(variation, run_duration)
+        drawn = any(name in values for values in variation for name in (*AIR_PARAMETERS, *GUST_PARAMETERS))
         if not prims and wind is None and turbulence is None and not gusts and not drawn:
             return None
         values = read_prim(prims[0], WIND_SPEC, path) if prims else dict(WIND_SPEC.defaults())
@@ -299,12 +303,14 @@ class WindField(Component):
         s.custom = int(v["turbulence"] == "custom")
         s.sigma = wp.vec3d(*v["turbulence_intensity"])
         s.length = wp.vec3d(*v["turbulence_length_scale"])
-        gusts = self.gusts or (Gust(0.0, 1.0, 0.0, (0.0, 0.0)),)  # a placeholder of amplitude 0: no empty arrays
-        s.gust_start = wp.array([g.start for g in gusts], dtype=wp.float64, device=device)
-        s.gust_duration = wp.array([g.duration for g in gusts], dtype=wp.float64, device=device)
-        s.gust_amplitude = wp.array([g.amplitude for g in gusts], dtype=wp.float64, device=device)
-        s.gust_toward = wp.array([g.toward for g in gusts], dtype=wp.vec2d, device=device)
-        s.gusts = len(self.gusts)
+        rows = world_gusts(self.gusts, drawn)  # the scene's gusts, then each world's drawn one (if any world has)
+        count = len(rows[0]) if rows else 0
+        rows = [row or [Gust(0.0, 1.0, 0.0, (0.0, 0.0))] for row in rows]  # amplitude 0: no empty arrays
+        s.gust_start = wp.array([[g.start for g in row] for row in rows], dtype=wp.float64, device=device)
+        s.gust_duration = wp.array([[g.duration for g in row] for row in rows], dtype=wp.float64, device=device)
+        s.gust_amplitude = wp.array([[g.amplitude for g in row] for row in rows], dtype=wp.float64, device=device)
+        s.gust_toward = wp.array([[g.toward for g in row] for row in rows], dtype=wp.vec2d, device=device)
+        s.gusts = count
         self._settings = s
         self._seeds = wp.array([stream_seed(ctx.world_rng(w), "air/turbulence", self.name) for w in range(worlds)],
                                dtype=wp.int32, device=device)

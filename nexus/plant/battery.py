@@ -30,6 +30,11 @@ When the charge reaches 0 the world ends with done flag 3 (exit reason
 A force stage (after the ESCs wrote their targets, before the step), on a
 prim applying ``NexusBatteryAPI`` under the vehicle; a vehicle without one
 keeps its bits.
+
+A variation file draws each world's ``battery_capacity`` [Ah],
+``battery_initial_charge`` [-] and ``battery_resistance`` [ohm]
+(:data:`BATTERY_DRAWS`), which replace the prim's values in that world; a
+vehicle without a battery refuses them.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from nexus.core import Component, Read, Stage
 from nexus.core.errors import BuildError
 from nexus.core.spec import Output, Param, Spec, StateVar, non_negative, positive
 from nexus.plant.plant import Plant
+from nexus.worlds import drawn
 
 #: The done flag a world gets when its pack is empty (1 is a mission's "done", 2 a failed world).
 BATTERY_EMPTY = wp.constant(3)
@@ -63,7 +69,21 @@ class BatterySample:
 
 
 def _initial_pack(component: Battery, ctx) -> list[float]:
-    return [component.initial_charge, 0.0]
+    """The world's drawn initial charge (else the prim's) and an RC pair at rest."""
+    values = getattr(ctx, "world_values", None) or {}
+    return [float(values.get("battery_initial_charge", component.initial_charge)), 0.0]
+
+
+#: Each world's drawn pack: replaces the prim's value in that world (docs/battery.md).
+BATTERY_DRAWS = (
+    drawn.Drawn("battery_capacity", "Ah", "the battery's charge when full (replaces nexus:battery:capacity)", "> 0",
+                accepts=drawn.positive),
+    drawn.Drawn("battery_initial_charge", "-", "the battery's state of charge at the start (replaces "
+                "nexus:battery:initialCharge)", "in (0, 1]", accepts=lambda v: 0 < v <= 1),
+    drawn.Drawn("battery_resistance", "ohm", "the battery's series resistance R0 (replaces "
+                "nexus:battery:resistance)", ">= 0", accepts=drawn.non_negative),
+)
+BATTERY_PARAMETERS = tuple(d.name for d in BATTERY_DRAWS)
 
 
 BATTERY_SPEC = Spec(
@@ -123,8 +143,8 @@ def pack_current(head: wp.float32, resistance: wp.float32, power: wp.float32) ->
 def draw_battery(
     # Model:
     cells: wp.float32,
-    capacity: wp.float64,
-    resistance: wp.float32,
+    capacity: wp.array(dtype=wp.float64),  # per world [C]
+    resistance: wp.array(dtype=wp.float32),  # per world [ohm]
     rc_resistance: wp.float32,
     rc_decay: wp.float64,
     efficiency: wp.float32,
@@ -164,9 +184,9 @@ def draw_battery(
     power = shaft / efficiency
     head = wp.max(cells * open_circuit_voltage(wp.float32(charge), ocv_soc, ocv_volts) - wp.float32(polarization),
                   wp.float32(1.0e-3))
-    current = pack_current(head, resistance, power)
-    voltage = head - resistance * current
-    charge = charge - wp.float64(current) * dt / capacity
+    current = pack_current(head, resistance[world], power)
+    voltage = head - resistance[world] * current
+    charge = charge - wp.float64(current) * dt / capacity[world]
     polarization = polarization * rc_decay + wp.float64(rc_resistance * current) * (wp.float64(1.0) - rc_decay)
     if charge <= wp.float64(0.0):
         charge = wp.float64(0.0)
@@ -206,10 +226,20 @@ def check_curve(points, where: str) -> None:
                              f"({s0:g}, {v0:g} V); {fix}")
 
 
+@drawn.draws(*BATTERY_DRAWS)
 class Battery(Component):
     """One pack feeding every rotor of the plant: one force stage, one launch over the worlds."""
 
     spec = BATTERY_SPEC
+
+    @classmethod
+    def from_draws(cls, ring) -> None:
+        """Nothing joins the ring (the vehicle's pack reads its worlds' draws); a vehicle without one refuses them."""
+        if not any(isinstance(c, Battery) for c in ring.components):
+            names = sorted({n for values in ring.variation for n in values if n in BATTERY_PARAMETERS})
+            raise BuildError(f"the variation draws {', '.join(names)}, but the vehicle has no battery; apply "
+                             "NexusBatteryAPI to a prim under the vehicle (docs/battery.md) or drop them")
+        return None
 
     def __init__(self, name: str, plant: Plant, **params):
         super().__init__(name)
@@ -240,8 +270,13 @@ class Battery(Component):
         tau = v["rc_resistance"] * v["rc_capacitance"]
         decay = math.exp(-ctx.dt / tau) if tau > 0.0 else 0.0
         curve = np.asarray(v["open_circuit_voltage"], dtype=np.float32)
+        # Each world's drawn capacity and resistance (``--vary``), else the prim's.
+        worlds = [ctx.values_of(w) for w in range(ctx.worlds)] if hasattr(ctx, "values_of") else [{}] * plant.worlds
+        capacity = [w.get("battery_capacity", v["capacity"]) * 3600.0 for w in worlds]
+        resistance = [w.get("battery_resistance", v["resistance"]) for w in worlds]
         self._args = [
-            float(v["cells"]), v["capacity"] * 3600.0, v["resistance"], v["rc_resistance"], decay, v["efficiency"],
+            float(v["cells"]), column(capacity, wp.float64), column(resistance), v["rc_resistance"], decay,
+            v["efficiency"],
             float(ctx.dt), column(curve[:, 0]), column(curve[:, 1]),
             column([r.index for r in rotors], wp.int32), column([r.dof for r in rotors], wp.int32),
             column([float(r.spin) for r in rotors]), column([r.torque_coefficient for r in rotors]),

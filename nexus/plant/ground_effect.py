@@ -22,10 +22,16 @@ propeller's thrust (the same ``kT·ω²``, the same drawn factors and rotor
 fault) along the rotor's axis, so the total is ``ratio`` times the thrust.
 It exists only where a propeller prim applies ``NexusGroundEffectAPI`` and
 authors ``nexus:rotorRadius``: a vehicle without it keeps its bits.
+
+A variation file draws each world's ``ground_effect_scale`` (one for every
+rotor, or one per rotor): it multiplies the extra thrust, so a world flies
+``1 + scale·(ratio - 1)`` times the propeller's thrust (0: no ground effect,
+1: Cheeseman and Bennett). A vehicle without ground effect refuses it.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import warp as wp
 
 from nexus.core import Component, Read, Stage
@@ -33,6 +39,7 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Spec, positive
 from nexus.plant.plant import Plant, Rotor
 from nexus.plant.propeller import RotorVariation, rotor_factor, rotor_variation
+from nexus.worlds import drawn
 
 #: The least height over radius the formula is used at (below it, held there): ratio at most 4/3.
 LEAST_HEIGHT_RATIO = 0.5
@@ -62,9 +69,25 @@ def ground_effect_ratio(height: wp.float32, radius: wp.float32) -> wp.float32:
     return 1.0 / (1.0 - k * k)
 
 
+#: Each world's drawn strength of the ground effect (docs/ground_effect.md).
+GROUND_EFFECT_DRAWS = (
+    drawn.Drawn("ground_effect_scale", "-", "multiplies each rotor's extra thrust in ground effect, ratio - 1 "
+                "(0: none, 1: Cheeseman and Bennett)", ">= 0", per_rotor_allowed=True, accepts=drawn.non_negative),
+)
+
+
+def effect_scales(ctx, worlds: int, rotors: int):
+    """Each world's and rotor's drawn ``ground_effect_scale`` (1 where none is drawn) [float32, (worlds, rotors)]."""
+    rows = []
+    for w in range(worlds):
+        value = ctx.values_of(w).get("ground_effect_scale", 1.0) if hasattr(ctx, "values_of") else 1.0
+        rows.append(list(value) if isinstance(value, (list, tuple)) else [value] * rotors)
+    return wp.array(np.asarray(rows, dtype=np.float32).reshape(worlds, rotors), dtype=wp.float32, device=ctx.device)
+
+
 @wp.func
 def add_rotor_ground_effect(world: int, rotor: int, dof: int, body: int, thrust_coefficient: wp.float32,
-                            radius: wp.float32, now_ns: wp.int64, variation: RotorVariation,
+                            radius: wp.float32, scale: wp.float32, now_ns: wp.int64, variation: RotorVariation,
                             joint_qd: wp.array(dtype=wp.float32), body_q: wp.array(dtype=wp.transform),
                             body_f: wp.array(dtype=wp.spatial_vector)):
     """Add ``(ratio - 1)·kT·ω²`` along rotor body ``body``'s +z to its wrench (``dof``, ``body``: this world's)."""
@@ -73,7 +96,7 @@ def add_rotor_ground_effect(world: int, rotor: int, dof: int, body: int, thrust_
                                            variation.fail_rotor, variation.fail_fraction)
     pose = body_q[body]
     height = wp.transform_get_translation(pose)[2] - wp.float32(GROUND_HEIGHT)
-    extra = (ground_effect_ratio(height, radius) - 1.0) * kt * omega * omega
+    extra = (ground_effect_ratio(height, radius) - 1.0) * scale * kt * omega * omega
     push = wp.quat_rotate(wp.transform_get_rotation(pose), wp.vec3(0.0, 0.0, extra))
     body_f[body] = body_f[body] + wp.spatial_vector(push, wp.vec3(0.0))
 
@@ -89,6 +112,7 @@ def add_ground_effect(
     dofs_per_world: wp.int32,
     bodies_per_world: wp.int32,
     variation: RotorVariation,
+    scale: wp.array2d(dtype=wp.float32),
     # Data in:
     joint_qd: wp.array(dtype=wp.float32),
     body_q: wp.array(dtype=wp.transform),
@@ -98,7 +122,8 @@ def add_ground_effect(
 ):
     world = wp.tid()
     add_rotor_ground_effect(world, rotor, dof + world * dofs_per_world, body + world * bodies_per_world,
-                            thrust_coefficient, radius, time_ns[world], variation, joint_qd, body_q, body_f)
+                            thrust_coefficient, radius, scale[world, rotor], time_ns[world], variation, joint_qd,
+                            body_q, body_f)
 
 
 @wp.kernel
@@ -112,6 +137,7 @@ def add_ground_effect_all(
     dofs_per_world: wp.int32,
     bodies_per_world: wp.int32,
     variation: RotorVariation,
+    scale: wp.array2d(dtype=wp.float32),
     # Data in:
     joint_qd: wp.array(dtype=wp.float32),
     body_q: wp.array(dtype=wp.transform),
@@ -122,13 +148,24 @@ def add_ground_effect_all(
     """Every rotor's ground effect in one launch, one thread per rotor and world, each on a body of its own."""
     world, i = wp.tid()
     add_rotor_ground_effect(world, rotor[i], dof[i] + world * dofs_per_world, body[i] + world * bodies_per_world,
-                            thrust_coefficient[i], radius[i], time_ns[world], variation, joint_qd, body_q, body_f)
+                            thrust_coefficient[i], radius[i], scale[world, rotor[i]], time_ns[world], variation,
+                            joint_qd, body_q, body_f)
 
 
+@drawn.draws(*GROUND_EFFECT_DRAWS)
 class GroundEffect(Component):
     """The ground effect on one propeller's rotor: one force stage; a plant's ground effects launch as one."""
 
     spec = GROUND_EFFECT_SPEC
+
+    @classmethod
+    def from_draws(cls, ring) -> None:
+        """Nothing joins the ring (each ground effect reads its worlds' draws); a vehicle without one refuses them."""
+        if not any(isinstance(c, GroundEffect) for c in ring.components):
+            raise BuildError("the variation draws ground_effect_scale, but no propeller of the vehicle has ground "
+                             "effect; apply NexusGroundEffectAPI with nexus:rotorRadius to its propeller prims "
+                             "(docs/ground_effect.md) or drop it")
+        return None
 
     def __init__(self, name: str, plant: Plant, rotor: Rotor, rotor_radius: float):
         super().__init__(name)
@@ -168,7 +205,8 @@ class GroundEffect(Component):
         distinct = len({c.rotor.body for c in group}) == len(group)
         self.leader = group[0] if (GroundEffect.fuse and len(group) > 1 and distinct) else None
         plant, rotor = self.plant, self.rotor
-        strides = [plant.dofs_per_world, plant.bodies_per_world, rotor_variation(ctx, len(plant.rotors))]
+        strides = [plant.dofs_per_world, plant.bodies_per_world, rotor_variation(ctx, len(plant.rotors)),
+                   effect_scales(ctx, ctx.worlds, len(plant.rotors))]
         if self.leader is None:
             self._args = [rotor.index, rotor.dof, rotor.body, rotor.thrust_coefficient, self.rotor_radius, *strides]
         elif self.leader is self:

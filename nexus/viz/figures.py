@@ -106,6 +106,45 @@ def motors(series: FlightSeries):
     return figure
 
 
+def air(series: FlightSeries):
+    """Top: the wind at the base (east, north, up) and its horizontal speed. Bottom: the speed through the air
+    |v − wind| against the speed over the ground |v|. None without a wind in the record."""
+    if series.wind is None:
+        return None
+    panels = 2 if series.airspeed is not None else 1
+    figure, axes = _figure(panels, height=2.6)
+    for i, axis in enumerate(("east", "north", "up")):
+        axes[0, 0].plot(series.time, series.wind[:, i], lw=1.0, label=axis)
+    axes[0, 0].plot(series.time, np.hypot(series.wind[:, 0], series.wind[:, 1]), color=TRUTH, lw=1.4,
+                    label="horizontal speed")
+    axes[0, 0].set_ylabel("wind [m/s]")
+    axes[0, 0].set_title("Wind at the base (world ENU) and airspeed")
+    if series.airspeed is not None:
+        axes[1, 0].plot(series.time, series.airspeed, color=ESTIMATE, lw=1.2, label="airspeed |v − wind|")
+        axes[1, 0].plot(series.time, series.ground_speed, color=TRUTH, lw=1.0, ls="--", label="ground speed |v|")
+        axes[1, 0].set_ylabel("speed [m/s]")
+    for ax in axes[:, 0]:
+        ax.grid(alpha=0.3)
+        ax.legend(loc="best", fontsize=8, ncol=4)
+    axes[-1, 0].set_xlabel("time [s]")
+    return figure
+
+
+def battery(series: FlightSeries):
+    """The pack's terminal voltage [V], current [A] and state of charge [-]; None without a battery."""
+    if series.battery is None:
+        return None
+    figure, axes = _figure(3)
+    for row, (name, label) in enumerate((("voltage", "voltage [V]"), ("current", "current [A]"),
+                                         ("state_of_charge", "state of charge [-]"))):
+        axes[row, 0].plot(series.time, series.battery[name], color=TRUTH, lw=1.2)
+        axes[row, 0].set_ylabel(label)
+        axes[row, 0].grid(alpha=0.3)
+    axes[0, 0].set_title("Battery")
+    axes[-1, 0].set_xlabel("time [s]")
+    return figure
+
+
 def sensor(channels: list[Channel], title: str):
     """Left: samples against truth with the ±1σ band around truth. Right: residual with ±1σ and ±3σ."""
     if not channels:

@@ -45,6 +45,8 @@ def draw(series: FlightSeries, px4) -> dict[str, tuple[str, object]]:
         "attitude": ("Attitude and yaw setpoint", figures.attitude(series, px4)),
         "rates": ("Body rates", figures.rates(series)),
         "motors": ("Controls and rotor speeds", figures.motors(series)),
+        "air": ("Wind and airspeed", figures.air(series)),
+        "battery": ("Battery voltage, current and charge", figures.battery(series)),
     }
     for prefix, channels in _sensor_order(series.channels):
         title = sensor_title(prefix)

@@ -67,6 +67,14 @@ class FlightSeries:
     controls: np.ndarray | None = None  # (rows, rotors) in [0, 1]
     rotor_speeds: np.ndarray | None = None  # (rows, rotors) [rad/s]
     rotor_speed_source: str = ""
+    #: The air's velocity at the base, world ENU [m/s] (the record's ``wind``; None: no wind field in the ring).
+    wind: np.ndarray | None = None
+    #: The base's speed through the air, |v − wind| [m/s], from the truth velocity and the recorded wind.
+    airspeed: np.ndarray | None = None
+    #: The base's speed over the ground, |v| [m/s] (with ``airspeed``).
+    ground_speed: np.ndarray | None = None
+    #: The pack's terminal voltage [V], current [A] and state of charge [-] (None: no battery).
+    battery: dict[str, np.ndarray] | None = None
     #: Column prefix (``imu``, or ``imu/Imu`` and ``imu/ImuQuiet``) -> its channels, in record order.
     channels: dict[str, list[Channel]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -93,6 +101,7 @@ def flight_series(run: RunData, vehicle: VehicleFile) -> FlightSeries:
     if run.has("setpoint.yaw"):
         series.setpoint_yaw = run.scalar("setpoint.yaw")
     _motors(series, run, vehicle)
+    _air_and_battery(series, run)
     gravity = float(run.info.get("gravity_m_s2", t.STANDARD_GRAVITY))
     for prefix, writer in sensor_writers(run, "imu") if run.has("body/base.accel[0]") else ():
         series.channels[prefix] = _imu(run, prefix, vehicle.sensor("imu", writer), r_enu_flu, gravity)
@@ -108,6 +117,20 @@ def flight_series(run: RunData, vehicle: VehicleFile) -> FlightSeries:
             series.notes.append(f"{vehicle.path} has no {signal} prim named '{writer}' (the record's writer of "
                                 f"{prefix}.*): its channels have no noise band and assume a mount at the body origin")
     return series
+
+
+def _air_and_battery(series: FlightSeries, run: RunData) -> None:
+    """The wind and the airspeed (relative air speed, worked out here from the truth velocity and the recorded
+    wind of the same row: no airspeed sensor needed), and the pack's voltage, current and charge."""
+    if run.has("wind[0]", "wind[1]", "wind[2]"):
+        series.wind = run.vector("wind", 3)
+        if run.has("body/base.velocity[0]"):
+            velocity = run.vector("body/base.velocity", 3)
+            series.airspeed = np.linalg.norm(velocity - series.wind, axis=1)
+            series.ground_speed = np.linalg.norm(velocity, axis=1)
+    names = ("voltage", "current", "state_of_charge")
+    if run.has(*(f"battery.{name}" for name in names)):
+        series.battery = {name: run.scalar(f"battery.{name}") for name in names}
 
 
 def sensor_writers(run: RunData, signal: str) -> list[tuple[str, str]]:

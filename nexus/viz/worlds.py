@@ -31,7 +31,7 @@ from nexus.viz.run_data import REQUIRED_COLUMNS, RunData
 FIGURES = (("done_time", "done time", "s"), ("max_altitude_error", "max altitude error", "m"),
            ("max_yaw_error", "max yaw error", "deg"), ("landing_error", "landing error", "m"))
 #: How a world ended (``exit_reason`` in summary.parquet), in display order.
-EXIT_REASONS = ("done", "duration", "failed")
+EXIT_REASONS = ("done", "duration", "battery-empty", "failed")
 POSE = tuple(f"body/base.pose[{i}]" for i in range(7))
 SETPOINT = tuple(f"setpoint.position[{i}]" for i in range(3))
 

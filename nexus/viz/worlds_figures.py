@@ -19,8 +19,9 @@ from nexus.viz.worlds import FIGURES, WorldsRun, reasons_present
 #: Most points all the traces of one figure hold together (each world's trace is thinned evenly to its share).
 MAX_POINTS = 200_000
 #: Colours per exit reason (histogram stacks, final positions); the failed cross is FAILED.
-REASON_COLOURS = {"done": "tab:blue", "duration": "tab:olive", "failed": "tab:red", "?": "0.5"}
-WORLDS_COLOUR, FAILED = "tab:blue", "tab:red"
+REASON_COLOURS = {"done": "tab:blue", "duration": "tab:olive", "battery-empty": "tab:purple", "failed": "tab:red",
+                  "?": "0.5"}
+WORLDS_COLOUR, FAILED, EMPTY = "tab:blue", "tab:red", "tab:purple"
 #: Panels of the paths figure besides the top view: (label, NED axis, sign): north, east, and up (= −down).
 TIME_PANELS = (("north [m]", 0, 1.0), ("east [m]", 1, 1.0), ("up [m]", 2, -1.0))
 
@@ -86,6 +87,14 @@ def paths(run: WorldsRun, world: int):
         top.plot(at[:, 1], at[:, 0], "x", color=FAILED, ms=7, mew=1.6, label=f"failed ({len(failed)})")
         for ax, (_, axis, sign) in zip(panels, TIME_PANELS, strict=True):
             ax.plot(times, sign * at[:, axis], "x", color=FAILED, ms=7, mew=1.6)
+    emptied = np.flatnonzero(run.exit_reasons() == "battery-empty")
+    if len(emptied):  # where each pack ran out: the world's last recorded row
+        last = np.array([tracks.rows(w).stop - 1 for w in emptied if tracks.rows(w).stop > tracks.rows(w).start],
+                        dtype=np.int64)
+        top.plot(ned[last, 1], ned[last, 0], "v", color=EMPTY, ms=6, ls="none",
+                 label=f"battery empty ({len(emptied)})")
+        for ax, (_, axis, sign) in zip(panels, TIME_PANELS, strict=True):
+            ax.plot(tracks.time[last], sign * ned[last, axis], "v", color=EMPTY, ms=6, ls="none")
     top.autoscale_view()
     top.set_aspect("equal", adjustable="datalim")
     top.set_xlabel("east [m]")
@@ -186,7 +195,8 @@ def distributions(run: WorldsRun, world: int):
         ax.set_xlabel(f"{label} [{unit}]", fontsize=8)
         ax.set_ylabel("worlds", fontsize=8)
         ax.grid(alpha=0.3)
-        ax.legend(loc="best", fontsize=7)
+        if ax.get_legend_handles_labels()[0]:  # a figure no world has a value of has nothing to name
+            ax.legend(loc="best", fontsize=7)
     for ax in axes.ravel()[len(present):]:
         ax.set_visible(False)
     return figure

@@ -29,8 +29,14 @@ MIN_SPACING = 3.0
 #: Most (tick, world) poses the view keeps; a longer record is shown at every k-th tick (k as small as fits).
 MAX_POSES = 1 << 23
 #: Marker colours [0..1 RGB] by exit reason.
-MARKER_COLOURS = {"done": (0.25, 0.45, 0.85), "duration": (0.80, 0.70, 0.15), "failed": (0.90, 0.15, 0.10)}
+MARKER_COLOURS = {"done": (0.25, 0.45, 0.85), "duration": (0.80, 0.70, 0.15), "battery-empty": (0.58, 0.40, 0.74),
+                  "failed": (0.90, 0.15, 0.10)}
 OTHER_COLOUR = (0.55, 0.55, 0.55)
+
+
+def marker_colours(reasons: np.ndarray) -> np.ndarray:
+    """Each world's marker colour by how it ended [0..1 RGB, (worlds, 3)]; grey for a reason without one."""
+    return np.array([MARKER_COLOURS.get(r, OTHER_COLOUR) for r in reasons], dtype=np.float32).reshape(-1, 3)
 #: Below the ground: where a marker goes when its world is drawn in full, or has no row yet [m].
 HIDDEN_Z = -1000.0
 
@@ -174,6 +180,8 @@ class WorldsReplay(Replay):
         if values:
             line += "; " + ", ".join(f"{k} {_short(v)}" for k, v in list(values.items())[:6])
         failed = len(self.run.failed())
+        emptied = int(np.sum(reasons == "battery-empty"))
+        line += f"  \n{emptied} of {self.worlds} worlds ran out of battery (purple)" if emptied else ""
         return line + (f"  \n{failed} of {self.worlds} worlds failed (red)" if failed else "")
 
     def _changed(self) -> bool:
@@ -247,7 +255,7 @@ def open_worlds_replay(folder: Path, host: str, port: int, world: int | None = N
     step = max(1, math.ceil(len(run.tracks.ticks()) * run.worlds / MAX_POSES))
     cell = spacing(run)
     where = offsets(run.worlds, cell, run.origins)
-    colours = np.array([MARKER_COLOURS.get(r, OTHER_COLOUR) for r in run.exit_reasons()], dtype=np.float32)
+    colours = marker_colours(run.exit_reasons())
     view = FleetView(model, where, colours, host, port, label=f"Nexus: {run.folder.name} ({run.worlds} worlds)")
     replay = WorldsReplay(run, view, world, step)
     add_sensor_panels(replay, run.folder, run.info, lambda w: world_poses(run, w),

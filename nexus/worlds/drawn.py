@@ -42,7 +42,8 @@ from nexus.core.lazy import import_once
 #: The modules that declare Nexus's own drawn parameters, imported on the first look-up; their parameters are
 #: listed in this order (then each module's in declaration order), then those other modules declared.
 BUILTIN_MODULES = ("nexus.plant.placement", "nexus.plant.propeller", "nexus.plant.esc", "nexus.sensors.sensor",
-                   "nexus.sensors.imu", "nexus.plant.wind", "nexus.air.wind_field", "nexus.sensors.faults")
+                   "nexus.sensors.imu", "nexus.plant.wind", "nexus.air.wind_field", "nexus.air.gust",
+                   "nexus.plant.battery", "nexus.plant.ground_effect", "nexus.sensors.faults")
 
 
 def positive(value) -> bool:

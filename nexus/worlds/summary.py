@@ -10,6 +10,12 @@ a finished world's figures stop changing. :func:`summary_columns` reads it
 back at the end with each world's exit, time to done, landing error and final
 position, and the values drawn for it; ``run.py`` writes them as
 ``summary.parquet``.
+
+A world its battery ended (``battery-empty``) has no landing error (NaN): the
+pack stopped it wherever it was, often in the air on the way, so the distance
+from there to the landing point says how far the mission had left, not how
+well it landed, and would mix into the landing errors of the worlds that did
+land. Its final position still says where it stopped.
 """
 
 from __future__ import annotations
@@ -138,6 +144,7 @@ def summary_columns(flight) -> dict[str, np.ndarray]:
     guidance = next((c for c in loop.components if getattr(c, "is_guidance", False)), None)
     landing = _landing_points(guidance, worlds)
     landing_error = np.linalg.norm(final_ned - (landing if landing is not None else 0.0), axis=1)
+    landing_error = np.where(done == BATTERY_EMPTY, np.nan, landing_error)  # it did not land (module doc)
     columns: dict[str, np.ndarray] = {
         "world": np.arange(first_world, first_world + worlds, dtype=np.int32),
         "seed": np.full(worlds, seed, dtype=np.int64),

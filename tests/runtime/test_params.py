@@ -79,6 +79,9 @@ OWNERS = {
     "gyro_bias_z": "nexus.sensors.imu.Imu",
     "wind_x": "nexus.plant.wind.Wind",
     "sensor_fault_mode": "nexus.sensors.faults.SensorFaults",
+    "gust_amplitude": "nexus.air.gust.Gust",
+    "battery_capacity": "nexus.plant.battery.Battery",
+    "ground_effect_scale": "nexus.plant.ground_effect.GroundEffect",
     "/vehicle/propeller_1 nexus:thrustCoefficient": None,  # no variation draws it
     "seed": None,
 }
@@ -118,9 +121,10 @@ def test_the_table_lines_up_its_columns():
     mass = next(line for line in lines if line.startswith("/vehicle/body/base physics:mass "))
     assert re.split(r"\s{2,}", mass) == ["/vehicle/body/base physics:mass", "mass", "kg", "> 0",
                                           "sweep, variation, gradient; drawn into nexus.plant.placement.vary_mass"]
-    # The variation reader's names: mass plus the 30 draws of the variation table (com 3, four scales, accel and
-    # gyro bias 3 each, start 3, wind force 3, the air 3, rotor failure 4, sensor fault 4), under the heading.
-    assert len(lines) == 1 + 1 + 30
+    # The variation reader's names: mass plus the 39 draws of the variation table (com 3, four scales, accel and
+    # gyro bias 3 each, start 3, wind force 3, the air 3, a gust 5, the pack 3, ground effect 1, rotor failure 4,
+    # sensor fault 4), under the heading.
+    assert len(lines) == 1 + 1 + 39
 
 
 SENTENCE = f"parameter 'mas' is unknown; did you mean 'mass'? {POINTER}"
