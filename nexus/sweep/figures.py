@@ -60,6 +60,8 @@ def errors_from_record(folder: Path, info: dict) -> dict:
     turn = _heading_ned(*(col[f"body/base.pose[{i}]"] for i in range(3, 7))) - col["setpoint.yaw"]
     turn = np.abs(np.arctan2(np.sin(turn), np.cos(turn))) * 180.0 / np.pi
     landing = math.hypot(y[-1] - col["setpoint.position[0]"][-1], x[-1] - col["setpoint.position[1]"][-1])
+    if info.get("exit_reason") == "battery-empty":  # stopped where its pack ran out, not landed (as the worlds summary)
+        landing = math.nan
     return {
         "max_altitude_error": float(altitude[armed].max()) if armed.any() else math.nan,
         "max_yaw_error": float(turn[armed].max()) if armed.any() else math.nan,
