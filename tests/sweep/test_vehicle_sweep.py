@@ -16,7 +16,7 @@ SWEEP = """
 [run]
 vehicle = "hexa_f550"
 mission = "short"
-duration = 3.0
+duration = 2.7
 device = "cpu"
 
 [grid]
@@ -33,7 +33,7 @@ def test_a_two_point_sweep_over_the_hexacopters_sixth_rotor(tmp_path, ray_cpus):
     assert sorted(row[KT] for row in table) == pytest.approx([5.67e-6, 6.3e-6])
     for row in table:
         folder = out / row["folder"]
-        assert row["status"] == "finished" and row["ticks"] == 750  # 3 s at 250 Hz
+        assert row["status"] == "finished" and row["ticks"] == 675  # 2.7 s at 250 Hz
         layer = (folder / "vehicle.usda").read_text()  # the override layer over the hexacopter's file
         written = re.search(r'over "propeller_6"\s*\{\s*float nexus:thrustCoefficient = (\S+)', layer)
         assert written and float(written.group(1)) == pytest.approx(row[KT])
