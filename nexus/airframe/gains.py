@@ -27,8 +27,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from nexus.airframe.sizing import Airframe
 
+#: Thrust fraction the most-moved rotor changes by per unit of normalised torque (nexus.control.allocation).
+TORQUE_SCALE = 0.5
 RATE_CROSSOVER = 12.0  # [rad/s] roll and pitch
 YAW_CROSSOVER = 10.0  # [rad/s]
 
@@ -49,20 +53,22 @@ class Gains:
 
 def authority(airframe: Airframe) -> tuple[float, float, float]:
     """Angular acceleration per unit of normalised torque, (roll, pitch, yaw) [rad/s²]: the moment the
-    vehicle's allocation asks for per unit over the inertia."""
-    from nexus.control.allocation import Allocation  # noqa: PLC0415 (Warp loads only when gains are derived)
-    from nexus.plant.rotor_geometry import RotorGeometry, effectiveness  # noqa: PLC0415
+    vehicle's allocation asks for per unit over the inertia.
 
+    The allocation's column scale worked out here in NumPy (importing :mod:`nexus.control.allocation` would
+    load Warp and Newton into ``nexus vehicle new``): upright rotors at (x, y) [m, FLU] give, per unit
+    thrust fraction, the FRD moments (y, x, spin·kQ/kT)·T_max and the thrust T_max; one unit of torque is
+    ``TORQUE_SCALE`` over the largest entry of the pseudo-inverse's column. ``tests/airframe`` checks it
+    against the allocation itself.
+    """
     full = airframe.thrust_coefficient * airframe.max_speed**2
     moment = airframe.torque_coefficient / airframe.thrust_coefficient
-    height = airframe.centre_of_mass_height
-    geometry = [RotorGeometry(channel=k, index=k, joint_path=f"rotor_{k + 1}",
-                              position=(r.position[0], -r.position[1], height - r.position[2]),  # FLU -> FRD
-                              axis=(0.0, 0.0, -1.0), yaw_moment=r.place.spin * moment, max_thrust=full)
-                for k, r in enumerate(airframe.rotors)]
-    scales = Allocation.from_matrix(effectiveness(geometry)).scales
-    xx, yy, zz = airframe.inertia()
-    return float(scales[0] / xx), float(scales[1] / yy), float(scales[2] / zz)
+    rotors = airframe.rotors
+    matrix = full * np.array([[r.position[1] for r in rotors], [r.position[0] for r in rotors],
+                              [r.place.spin * moment for r in rotors], [1.0] * len(rotors)])
+    largest = np.abs(np.linalg.pinv(matrix)).max(axis=0)
+    inertia = airframe.inertia()
+    return tuple(float(TORQUE_SCALE / largest[k] / inertia[k]) for k in range(3))
 
 
 def crossovers(airframe: Airframe) -> tuple[float, float]:

@@ -98,3 +98,24 @@ def test_a_hexa_x_rolls_with_three_arms_of_lever_and_pitches_with_two_root_three
     assert pitch * yy == pytest.approx(math.sqrt(3.0) * 10.0 * 0.3, rel=1e-6)
     # Yaw: every rotor by 0.5 the way that turns it, 0.5 · 6 · T · kQ/kT.
     assert yaw * zz == pytest.approx(0.5 * 6 * 10.0 * airframe.torque_coefficient / 1e-5, rel=1e-6)
+
+
+@pytest.mark.parametrize("frame", ["quad-x", "quad-plus", "hexa-x", "hexa-plus", "octo-x", "x8"])
+def test_the_gain_rules_authority_is_the_allocations(frame):
+    # The rule works the allocation's column scale out in NumPy (no Warp in `nexus vehicle new`); the allocation
+    # built from the same rotors (FRD about the centre of mass, upright) must ask for the same moment per unit.
+    from nexus.airframe.gains import authority
+    from nexus.airframe.sizing import AirframeInput, size
+    from nexus.control.allocation import Allocation
+    from nexus.plant.rotor_geometry import RotorGeometry, effectiveness
+
+    airframe = size("v", AirframeInput(frame=frame, arm=0.3, mass=3.0))
+    moment = airframe.torque_coefficient / airframe.thrust_coefficient
+    full = airframe.thrust_coefficient * airframe.max_speed**2
+    height = airframe.centre_of_mass_height
+    geometry = [RotorGeometry(channel=k, index=k, joint_path=f"rotor_{k + 1}",
+                              position=(r.position[0], -r.position[1], height - r.position[2]), axis=(0.0, 0.0, -1.0),
+                              yaw_moment=r.place.spin * moment, max_thrust=full) for k, r in enumerate(airframe.rotors)]
+    scales = Allocation.from_matrix(effectiveness(geometry)).scales
+    inertia = airframe.inertia()
+    assert authority(airframe) == pytest.approx([scales[k] / inertia[k] for k in range(3)], rel=1e-9)
