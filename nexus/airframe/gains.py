@@ -1,16 +1,20 @@
 """PID gains for a vehicle from its inertia, its rotors' authority and its thrust margin (the rule of
 ``docs/vehicles.md``), so that a generated vehicle flies without hand tuning.
 
-The PID's rate loop outputs a normalised torque; one unit moves each rotor's thrust fraction by
-``TORQUE_SCALE`` (0.5), so on a flat layout it gives the body an angular acceleration
+The PID's rate loop outputs a normalised torque that the control allocation
+(:mod:`nexus.control.allocation`) turns into rotor thrusts: one unit moves the rotor that moves most by
+``TORQUE_SCALE`` (0.5) of its thrust fraction, so it asks for the moment ``s_axis`` = 0.5 / max_i |B⁺_i,axis|
+(the allocation's column scale, B the effectiveness matrix per unit thrust fraction) and gives the body
+the angular acceleration A = s_axis / I_axis [rad/s² per unit]. On a flat layout of equal rotors this is
 
-    A_roll = 0.5 · T_max · Σ|y_i| / I_xx,   A_pitch = 0.5 · T_max · Σ|x_i| / I_yy,
-    A_yaw  = 0.5 · T_max · n · (kQ/kT) / I_zz                     [rad/s² per unit],
+    A_roll = 0.5 · T_max · Σ y_i² / max|y_i| / I_xx,   A_pitch = 0.5 · T_max · Σ x_i² / max|x_i| / I_yy,
+    A_yaw  = 0.5 · T_max · n · (kQ/kT) / I_zz,
 
-T_max = kT ω_max² a rotor's full thrust, (x_i, y_i) its place about the centre of mass. The rate gain
-puts the rate loop's crossover at ω_c: rate_P = ω_c / A, with ω_c = min(12, 0.6 / τ_up) rad/s for roll
-and pitch (the motors must follow: 0.6 / τ_up keeps it well below the ESC's corner 1 / τ_up) and
-ω_c = min(10, 0.5 / τ_up) for yaw. 12 rad/s is what the Astro Max's hand-tuned gains give (0.15 · 78).
+T_max = kT ω_max² a rotor's full thrust, (x_i, y_i) its place about the centre of mass (for an X quad
+Σ y_i² / max|y_i| = Σ|y_i|; a hexa-X rolls with 3 arms' worth, not 4, since its side rotors move most).
+The rate gain puts the rate loop's crossover at ω_c: rate_P = ω_c / A, with ω_c = min(12, 0.6 / τ_up)
+rad/s for roll and pitch (the motors must follow: 0.6 / τ_up keeps it well below the ESC's corner 1 / τ_up)
+and ω_c = min(10, 0.5 / τ_up) for yaw. 12 rad/s is what the Astro Max's hand-tuned gains give (0.15 · 78).
 Integral and derivative follow PX4's ratios (roll and pitch I = 4/3 P, D = 0.02 s · P; yaw I = P / 6, as
 the Astro Max), the attitude gains are PX4's 6.5 (roll, pitch) and the Astro Max's 5 (yaw) scaled by
 ω_c / 12 when the motors are slower. The thrust margin bounds the tilt: at most 45°, and no more than
@@ -23,9 +27,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from nexus.airframe.sizing import Airframe
 
-TORQUE_SCALE = 0.5  # thrust fraction per unit of normalised torque (nexus.control.mixer.TORQUE_SCALE)
+#: Thrust fraction the most-moved rotor changes by per unit of normalised torque (nexus.control.allocation).
+TORQUE_SCALE = 0.5
 RATE_CROSSOVER = 12.0  # [rad/s] roll and pitch
 YAW_CROSSOVER = 10.0  # [rad/s]
 
@@ -45,15 +52,23 @@ class Gains:
 
 
 def authority(airframe: Airframe) -> tuple[float, float, float]:
-    """Angular acceleration per unit of normalised torque, (roll, pitch, yaw) [rad/s²]."""
+    """Angular acceleration per unit of normalised torque, (roll, pitch, yaw) [rad/s²]: the moment the
+    vehicle's allocation asks for per unit over the inertia.
+
+    The allocation's column scale worked out here in NumPy (importing :mod:`nexus.control.allocation` would
+    load Warp and Newton into ``nexus vehicle new``): upright rotors at (x, y) [m, FLU] give, per unit
+    thrust fraction, the FRD moments (y, x, spin·kQ/kT)·T_max and the thrust T_max; one unit of torque is
+    ``TORQUE_SCALE`` over the largest entry of the pseudo-inverse's column. ``tests/airframe`` checks it
+    against the allocation itself.
+    """
     full = airframe.thrust_coefficient * airframe.max_speed**2
-    xx, yy, zz = airframe.inertia()
-    lever_x = sum(abs(r.position[0]) for r in airframe.rotors)
-    lever_y = sum(abs(r.position[1]) for r in airframe.rotors)
     moment = airframe.torque_coefficient / airframe.thrust_coefficient
-    n = len(airframe.rotors)
-    return (TORQUE_SCALE * full * lever_y / xx, TORQUE_SCALE * full * lever_x / yy,
-            TORQUE_SCALE * full * n * moment / zz)
+    rotors = airframe.rotors
+    matrix = full * np.array([[r.position[1] for r in rotors], [r.position[0] for r in rotors],
+                              [r.place.spin * moment for r in rotors], [1.0] * len(rotors)])
+    largest = np.abs(np.linalg.pinv(matrix)).max(axis=0)
+    inertia = airframe.inertia()
+    return tuple(float(TORQUE_SCALE / largest[k] / inertia[k]) for k in range(3))
 
 
 def crossovers(airframe: Airframe) -> tuple[float, float]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
+from nexus.plant.safe_math import safe_sqrt
+
 
 @wp.func
 def command_for_thrust(thrust: float, factor: float) -> float:
@@ -21,7 +23,9 @@ def command_for_thrust(thrust: float, factor: float) -> float:
     if factor <= 1.0e-6:
         return t
     linear = 1.0 - factor
-    return (-linear + wp.sqrt(linear * linear + 4.0 * factor * t)) / (2.0 * factor)
+    # safe_sqrt: at f = 1 a rotor at zero thrust (or a slot past the vehicle's rotors) has a zero root, whose
+    # gradient would be infinite and turn the tape's adjoint into NaN (0 · inf).
+    return (-linear + safe_sqrt(linear * linear + 4.0 * factor * t)) / (2.0 * factor)
 
 
 def thrust_fraction_np(command, factor: float) -> np.ndarray:

@@ -129,7 +129,7 @@ class Trajectory:
 
     ``position`` [m, NED from the start], ``velocity`` [m/s, NED], ``attitude``
     (FRD->NED quaternion x, y, z, w), ``rates`` [rad/s, FRD], ``controls`` (the
-    first four ESC commands written by the PID), ``speed`` [rad/s] (each ESC's
+    ESC commands written by the PID, one per rotor), ``speed`` [rad/s] (each ESC's
     lagged speed), ``accel`` and ``gyro`` (the IMU's samples [m/s², rad/s, FRD]),
     ``goal`` [m, NED] and ``yaw_goal`` [rad].
     """
@@ -140,7 +140,7 @@ class Trajectory:
         self.velocity = np.array(est["velocity"])
         self.attitude = np.array(est["attitude"])
         self.rates = np.array(est["rates"])
-        self.controls = controls[:, :, :4]
+        self.controls = controls[:, :, : len(rollout.plant.rotors)]
         self.speed = speed
         self.accel = np.array(imu["accel"])
         self.gyro = np.array(imu["gyro"])

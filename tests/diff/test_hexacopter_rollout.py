@@ -33,3 +33,11 @@ def test_every_rotor_of_the_symmetric_frame_pulls_alike(rollout):
     _, gradients = rollout.value_and_gradients(names)
     values = [gradients[n] for n in names]
     assert max(values) < 0.0 and min(values) == pytest.approx(max(values), rel=0.01)
+
+
+def test_the_trajectory_holds_all_six_rotors_commands(rollout):
+    # Not the first four: the trajectory has a column per rotor, each driven (the hover is at about 0.54).
+    rollout.forward(record=True)
+    controls = rollout.trajectory().controls
+    assert controls.shape[1:] == (1, 6)
+    assert (controls[-1] > 0.3).all()
