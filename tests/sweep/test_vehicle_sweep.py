@@ -1,15 +1,18 @@
 """``nexus sweep`` over the six-rotor hexacopter: two points varying its sixth rotor's thrust coefficient (a rotor past
 the quad's four, by its short name ``rotor6.kt``), each an ordinary run of the short mission that holds its weight on
-the rotors it was given."""
+the rotors it was given.
+
+The points fly in this process through the function a Ray worker runs (``fly_point``), from the points the sweep
+file expands to: Ray itself is tested in test_sweep.py, and starting workers would cost a minute here."""
 
 import re
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 import pytest
 
-from nexus.sweep.runner import SweepOptions, run_sweep
+from nexus.sweep.runner import SweepOptions, prepare
+from nexus.sweep.task import fly_point
 from tests.sweep.conftest import write_sweep
 
 SWEEP = """
@@ -25,14 +28,13 @@ device = "cpu"
 KT = "/vehicle/propeller_6 nexus:thrustCoefficient"
 
 
-def test_a_two_point_sweep_over_the_hexacopters_sixth_rotor(tmp_path, ray_cpus):
+def test_a_two_point_sweep_over_the_hexacopters_sixth_rotor(tmp_path):
     out = tmp_path / "sweep"
-    result = run_sweep(write_sweep(tmp_path, SWEEP), SweepOptions(out=out, progress=False))
-    assert len(result.rows) == 2 and result.failed == 0
-    table = pq.read_table(out / "sweep.parquet").to_pylist()
-    assert sorted(row[KT] for row in table) == pytest.approx([5.67e-6, 6.3e-6])
-    for row in table:
-        folder = out / row["folder"]
+    _, points = prepare(write_sweep(tmp_path, SWEEP), SweepOptions(out=out, progress=False))
+    assert sorted(point.values[KT] for point in points) == pytest.approx([5.67e-6, 6.3e-6])
+    for point in points:
+        folder = out / point.id
+        row = fly_point(point.as_dict(), str(folder)) | {KT: point.values[KT]}
         assert row["status"] == "finished" and row["ticks"] == 675  # 2.7 s at 250 Hz
         layer = (folder / "vehicle.usda").read_text()  # the override layer over the hexacopter's file
         written = re.search(r'over "propeller_6"\s*\{\s*float nexus:thrustCoefficient = (\S+)', layer)
