@@ -41,6 +41,6 @@ def train(task, worlds, steps, out, seed, action, policy_hz, noise, vary, vehicl
 
         RunConfig(vehicle=vehicle, vary=vary, worlds=worlds).check()
     with StopSignals():
-        last = run_training(config, out, say=lambda text: click.echo(text, err=True))
+        last = run_training(config, out, say=lambda text: click.echo(text, err=True)).last
     click.echo(f"trained: {last.get('steps', 0):,} steps, mean return {last.get('mean_return', float('nan')):.2f}; "
                f"policy {out / 'policy.onnx'}")

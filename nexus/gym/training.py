@@ -81,7 +81,10 @@ def _models(env, hidden: int, device):
             Model.__init__(self, observation_space=env.observation_space, action_space=env.action_space, device=device)
             GaussianMixin.__init__(self, clip_actions=False, clip_log_std=True, min_log_std=-5.0, max_log_std=1.0)
             self.net = mlp(self.num_observations, self.num_actions)
-            self.log_std_parameter = torch.nn.Parameter(torch.full((self.num_actions,), -1.0))
+            with torch.no_grad():  # start near the action 0 (hover thrust, no rates): episodes last from the first
+                self.net[-1].weight.mul_(0.01)
+                self.net[-1].bias.zero_()
+            self.log_std_parameter = torch.nn.Parameter(torch.full((self.num_actions,), -1.6))
 
         def compute(self, inputs, role=""):
             return self.net(inputs["observations"]), {"log_std": self.log_std_parameter}
@@ -119,6 +122,7 @@ def make_agent(env, config: TrainConfig):
     agent = PPO(models=models, memory=memory, observation_space=env.observation_space,
                 action_space=env.action_space, device=env.device, cfg=cfg)
     agent.init()
+    agent.enable_training_mode(True)  # skrl's trainers do this; without it post_interaction never updates
     return agent
 
 
@@ -172,8 +176,16 @@ def save_checkpoint(agent, folder: Path, steps: int) -> Path:
     return path
 
 
-def train(config: TrainConfig, out: Path, say=print) -> dict:
-    """Train ``config`` into ``out`` (curve, checkpoint, policy.onnx); returns the last curve row.
+@dataclass
+class TrainResult:
+    """The last learning-curve row and the skrl agent (its policy, value and observation scaler)."""
+
+    last: dict
+    agent: object
+
+
+def train(config: TrainConfig, out: Path, say=print) -> TrainResult:
+    """Train ``config`` into ``out`` (curve, checkpoint, policy.onnx).
 
     Ctrl-C or SIGTERM stops it after writing the checkpoint, the curve and the ONNX of the policy so far.
     """
@@ -248,4 +260,4 @@ def train(config: TrainConfig, out: Path, say=print) -> dict:
         curve.plot(out / "curve.png", f"PPO on nexus {config.task}, {config.worlds} worlds")
         export_onnx(agent, vector, out / "policy.onnx", config)
         vector.close()
-    return last
+    return TrainResult(last, agent)
