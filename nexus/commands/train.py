@@ -21,7 +21,11 @@ import click
 @click.option("--vary", type=click.Path(dir_okay=False), default=None,
               help="Variation file (TOML): each world's values, drawn once (docs/worlds.md).")
 @click.option("--vehicle", default="astro_max_base", show_default=True, help="Vehicle name or .usda path.")
-def train(task, worlds, steps, out, seed, action, policy_hz, noise, vary, vehicle):
+@click.option("--evaluate/--no-evaluate", default=True, show_default=True,
+              help="After training a hover policy: score it against the success bar (OUT/evaluation.json).")
+@click.option("--evaluate-only", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="Score this exported hover policy (ONNX) against the success bar into OUT; train nothing.")
+def train(task, worlds, steps, out, seed, action, policy_hz, noise, vary, vehicle, evaluate, evaluate_only):
     """Train a policy with PPO (skrl) and export it as OUT/policy.onnx.
 
     Exit status: 0 when trained, 2 for bad input (nothing trained), 130 on Ctrl-C and 143 on SIGTERM (the
@@ -40,7 +44,26 @@ def train(task, worlds, steps, out, seed, action, policy_hz, noise, vary, vehicl
         from nexus.runtime.flight import RunConfig
 
         RunConfig(vehicle=vehicle, vary=vary, worlds=worlds).check()
+    if evaluate_only is not None:
+        _evaluate(evaluate_only, out, action, policy_hz)
+        return
     with StopSignals():
         last = run_training(config, out, say=lambda text: click.echo(text, err=True)).last
-    click.echo(f"trained: {last.get('steps', 0):,} steps, mean return {last.get('mean_return', float('nan')):.2f}; "
-               f"policy {out / 'policy.onnx'}")
+    click.echo(f"trained: {last.get('steps', 0):,} steps in {last.get('wall_s', 0.0):.0f} s, mean return "
+               f"{last.get('mean_return', float('nan')):.2f}; policy {out / 'policy.onnx'}")
+    if evaluate and task == "hover":
+        with StopSignals():
+            _evaluate(out / "policy.onnx", out, action, policy_hz)
+
+
+def _evaluate(policy: Path, out: Path, action: str, policy_hz: float) -> None:
+    """Score ``policy`` against the hover bar (64 episodes, noise on) into OUT/evaluation.json."""
+    from nexus.gym.evaluate import evaluate, write_evaluation
+
+    out.mkdir(parents=True, exist_ok=True)
+    result = evaluate(policy, action=action, policy_hz=policy_hz)
+    write_evaluation(result, out / "evaluation.json")
+    verdict = "meets" if result["passed"] else "misses"
+    click.echo(f"evaluation: {result['share']:.0%} of {result['worlds']} episodes within {result['rms_bar_m']} m RMS "
+               f"over {result['hold_s']:g} s (median {result['rms_median_m']:.3f} m, {result['ended_early']} ended "
+               f"early): {verdict} the bar (90 %); {out / 'evaluation.json'}")

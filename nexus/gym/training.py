@@ -254,6 +254,7 @@ def train(config: TrainConfig, out: Path, say=print) -> TrainResult:
                     f"({len(finished_returns)} episodes, {wall:.0f} s)")
                 if updates % config.checkpoint_every == 0:
                     save_checkpoint(agent, out, steps)
+                    export_onnx(agent, vector, out / "policy.onnx", config)
     finally:
         steps = last.get("steps", 0)
         save_checkpoint(agent, out, steps)
