@@ -197,14 +197,15 @@ def train(config: TrainConfig, out: Path, say=print) -> TrainResult:
     from nexus.gym.env import NexusVectorEnv  # noqa: PLC0415
     from nexus.gym.export import export_onnx  # noqa: PLC0415
 
+    # The environment first: a variation file's unknown parameter or a bad vehicle fails before OUT is made.
+    vector = NexusVectorEnv(num_envs=config.worlds, task=config.task, action=config.action,
+                            policy_hz=config.policy_hz, tick_hz=config.tick_hz, noise=config.noise, vary=config.vary,
+                            vehicle=config.vehicle)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "train.json").write_text(json.dumps(asdict(config), indent=2) + "\n")
     set_seed(config.seed, deterministic=True)
     torch.set_num_threads(1)
-    vector = NexusVectorEnv(num_envs=config.worlds, task=config.task, action=config.action,
-                            policy_hz=config.policy_hz, tick_hz=config.tick_hz, noise=config.noise, vary=config.vary,
-                            vehicle=config.vehicle)
     env = wrap_env(vector, wrapper="gymnasium")
     agent = make_agent(env, config)
     curve = Curve(out / "curve.csv")

@@ -86,7 +86,17 @@ def test_a_stop_keeps_the_checkpoint_curve_and_onnx(tmp_path):
     (["--vary", "nowhere.toml"], "--vary nowhere.toml: no such file"),
 ])
 def test_bad_input_exits_2_with_one_line(args, words, tmp_path):
+    """Refused before anything is built (no OUT folder)."""
     result = CliRunner().invoke(main, ["train", "--out", str(tmp_path / "t"), *args])
     assert result.exit_code == 2, result.output
     assert words in result.output and len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "t").exists()
+
+
+def test_a_variation_file_naming_an_unknown_parameter_is_refused_before_out_is_made(tmp_path):
+    vary = tmp_path / "vary.toml"
+    vary.write_text('wingspan = { dist = "uniform", low = 1.0, high = 2.0 }\n')
+    result = CliRunner().invoke(main, ["train", "--worlds", "2", "--vary", str(vary), "--out", str(tmp_path / "t")])
+    assert result.exit_code == 2, result.output
+    assert f"{vary}:1: parameter 'wingspan' is unknown" in result.output
     assert not (tmp_path / "t").exists()
