@@ -128,11 +128,12 @@ def test_reward_by_hand():
 
 
 def test_actions_outside_the_space_are_clipped(one):
+    """Clipped, not refused: 5, -3, 2 fly (and cost) as 1, -1, 1."""
     one.reset(seed=5)
-    clipped = one.step(np.array([[5.0, -3.0, 2.0, 1.0]], dtype=np.float32))[0].copy()
+    obs, reward = (a.copy() for a in one.step(np.array([[5.0, -3.0, 2.0, 1.0]], dtype=np.float32))[:2])
     one.reset(seed=5)
-    edge = one.step(np.array([[1.0, -1.0, 1.0, 1.0]], dtype=np.float32))[0].copy()
-    assert np.array_equal(clipped, edge)
+    edge_obs, edge_reward = (a.copy() for a in one.step(np.array([[1.0, -1.0, 1.0, 1.0]], dtype=np.float32))[:2])
+    assert np.array_equal(obs, edge_obs) and np.array_equal(reward, edge_reward)
 
 
 def test_truncated_after_five_seconds(one):
