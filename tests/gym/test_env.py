@@ -194,3 +194,18 @@ def test_bad_input_is_one_line_before_anything_is_built(kwargs, words):
     with pytest.raises(BuildError) as error:
         NexusVectorEnv(**kwargs)
     assert words in str(error.value) and "\n" not in str(error.value)
+
+
+def test_the_track_task_shows_the_references_velocity():
+    """The figure-eight x = sin(wt), y = sin(2wt)/2 (1 m, w = 2π/8 s): at t = 0.02 s, the first step, its velocity is
+    (0.785398·cos(0.015708), 0.785398·cos(0.031416)) = (0.785301, 0.785011) m/s, |v| = 1.110378 m/s. The
+    observation turns it into the heading frame (a rotation: the norm stays) and adds no noise to it."""
+    env = gymnasium.make_vec("nexus/Track-v0", num_envs=1, vectorization_mode="vector_entry_point")
+    try:
+        obs, _ = env.reset(seed=3)
+        assert obs.shape == (1, 15)
+        obs = env.step(np.zeros((1, 4), dtype=np.float32))[0]
+        assert np.hypot(obs[0, 12], obs[0, 13]) == pytest.approx(1.110378, abs=2e-6)
+        assert obs[0, 14] == 0.0
+    finally:
+        env.close()
