@@ -100,3 +100,26 @@ def test_a_variation_file_naming_an_unknown_parameter_is_refused_before_out_is_m
     assert result.exit_code == 2, result.output
     assert f"{vary}:1: parameter 'wingspan' is unknown" in result.output
     assert not (tmp_path / "t").exists()
+
+
+def test_a_motor_policy_exports_esc_commands_in_0_1(trained, tmp_path):
+    """For motor actions the ONNX ends in (clip(a, -1, 1) + 1) / 2 and declares controls:4."""
+    from nexus.gym.env import NexusVectorEnv
+    from nexus.gym.export import export_onnx
+
+    _, result, _ = trained
+    agent = result.agent
+    env = NexusVectorEnv(num_envs=1, action="motors")
+    try:
+        path = export_onnx(agent, env, tmp_path / "motors.onnx", None)
+    finally:
+        env.close()
+    obs = np.random.default_rng(1).normal(0.0, 3.0, size=(16, 12)).astype(np.float32)
+    with torch.no_grad():
+        _, outputs = agent.models["policy"].act({"observations": agent._observation_preprocessor(torch.from_numpy(obs))},
+                                                role="policy")
+    expected = (np.clip(outputs["mean_actions"].numpy(), -1.0, 1.0) + 1.0) / 2.0
+    got = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"observation": obs})[0]
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+    meta = {p.key: p.value for p in onnx.load(str(path)).metadata_props}
+    assert meta["nexus:action"] == "controls:4"
