@@ -10,10 +10,11 @@ SCENE   ?= empty
 $(BIN)/nexus: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet torch==2.13.0  # the CPU build, before the learn extra asks for any torch
+	$(BIN)/pip install --quiet -e '.[test,learn]'
 	@touch $(BIN)/nexus
 
-setup: $(BIN)/nexus  ## create .venv and install Nexus with its pinned dependencies and the test extra
+setup: $(BIN)/nexus  ## create .venv and install Nexus with its pinned dependencies and the test and learn extras
 
 run: setup  ## fly the default vehicle in the default scene on the CPU
 	$(BIN)/nexus run --vehicle $(VEHICLE) --scene $(SCENE) --device cpu

@@ -27,7 +27,6 @@ from nexus.commands.exits import (  # noqa: F401  (the exit statuses, as before,
     report_error,
     worlds_failed_status,
 )
-from nexus.commands.export import export
 from nexus.commands.optimize import optimize
 from nexus.commands.params import params
 from nexus.commands.plan import plan
@@ -42,6 +41,7 @@ from nexus.commands.run import run
 from nexus.commands.runs import runs
 from nexus.commands.schema import schema
 from nexus.commands.sweep import sweep
+from nexus.commands.train import train
 from nexus.commands.vehicle import vehicle
 from nexus.commands.view import view
 
@@ -84,7 +84,7 @@ def main(ctx: click.Context, verbose: bool, debug: bool) -> None:
 
 
 for command in (run, plan, replay, bench, schema, px4, plot, view, runs, render_peer, sweep, optimize, params,
-                vehicle, export):
+                vehicle, export, train):
     main.add_command(command)
 for command in (px4_params, px4_mission, px4_compare):
     px4.add_command(command)

@@ -40,6 +40,7 @@ OWNERS = {
     "sweep/": "sweep",
     "schemas/": "schema",
     "bench/": "bench",
+    "gym/": "train",
 }
 #: Options of other programs that messages quote: `ray start --head`.
 OTHER_PROGRAMS = {"--head"}

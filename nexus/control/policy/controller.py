@@ -100,12 +100,22 @@ class PolicyController(Component):
             raise BuildError(f"{where}: {action_key} ({meta[action_key]}) names {action_width} controls, "
                              f"but {self.runner.output_label} gives {given}")
         names = [name for name, _ in self.action]
-        if "thrust_torque" in names and len(names) > 1:
-            raise BuildError(f"{where}: {action_key} ({meta[action_key]}) mixes thrust_torque with other actions; "
-                             "give either thrust_torque:4 or controls:N")
+        for single in ("thrust_torque", "ctbr"):
+            if single in names and len(names) > 1:
+                raise BuildError(f"{where}: {action_key} ({meta[action_key]}) mixes {single} with other actions; "
+                                 f"give either {single}:4 or controls:N")
         self.action_width = action_width
+        #: True for a CTBR action: collective about hover and body rates, through a rate loop here.
+        self.ctbr = names == ["ctbr"]
         #: True when the action is a collective and torques for the allocation to mix.
-        self.mixes = names == ["thrust_torque"]
+        self.mixes = names == ["thrust_torque"] or self.ctbr
+        #: The policy's own rate [Hz] (``nexus:policy_hz``; None: every tick), checked against the tick in prepare.
+        self.policy_hz = _policy_hz(meta, where)
+        self.decimation = 1
+        self._tick = 0
+        self._held = None
+        #: The CTBR rate loop (set by build_policy from the vehicle's PID prim and hover command).
+        self.rate_loop: HostRateLoop | None = None
         self.inference_us: list[float] = []
         self._previous_goal = None
         self._previous_velocity = None
@@ -122,6 +132,18 @@ class PolicyController(Component):
     def prepare(self, ctx) -> None:
         self.dt = ctx.dt
         self.worlds = ctx.worlds
+        if self.policy_hz is not None:
+            ratio = 1.0 / (self.policy_hz * ctx.dt)
+            if abs(ratio - round(ratio)) > 1e-6 or round(ratio) < 1:
+                raise BuildError(f"controller '{self.name}': policy {self.model_path}: nexus:policy_hz "
+                                 f"{self.policy_hz:g} Hz is {ratio:g} ticks of {1.0 / ctx.dt:g} Hz, not a whole "
+                                 "number; fly it at the tick rate it was trained at (--tick-hz)")
+            self.decimation = int(round(ratio))
+        if self.ctbr:
+            if self.rate_loop is None:
+                raise BuildError(f"controller '{self.name}': a ctbr policy needs the vehicle's rate gains; build it "
+                                 "with build_policy")
+            self.rate_loop.reset(ctx.worlds, ctx.dt)
         self.runner.prepare(ctx.device)
         if self.mixes:
             self.tables = mix_tables(self.allocation, ctx.worlds, ctx.device)
@@ -153,7 +175,7 @@ class PolicyController(Component):
         return np.clip(action, 0.0, 1.0)
 
     def _run(self, io) -> None:
-        if self.worlds > 1:
+        if self.worlds > 1 or self.ctbr or self.decimation > 1:
             self._run_worlds(io)
             return
         row = np.zeros(CONTROLS_WIDTH, dtype=np.float32)
@@ -186,9 +208,16 @@ class PolicyController(Component):
                     velocity[w], acceleration[w])
             for w in range(self.worlds)
         ]).astype(np.float32)
-        begin = time.perf_counter()
-        actions = np.asarray(self.runner.run(observations), dtype=np.float32).reshape(self.worlds, -1)
-        self.inference_us.append((time.perf_counter() - begin) * 1e6)
+        if self._held is None or self._tick % self.decimation == 0:  # the policy's own rate; held between
+            begin = time.perf_counter()
+            self._held = np.asarray(self.runner.run(observations), dtype=np.float32).reshape(self.worlds, -1)
+            self.inference_us.append((time.perf_counter() - begin) * 1e6)
+        self._tick += 1
+        actions = self._held
+        if self.ctbr:
+            rates = np.stack([np.asarray(StructView(estimates[w], PoseTwist).rates, dtype=np.float64)
+                              for w in range(self.worlds)])
+            actions = self.rate_loop.thrust_torque(actions, rates, armed)
         io["controls"].write_all(self.controls_for(actions, armed))
 
     def stats(self) -> dict:
@@ -198,11 +227,64 @@ class PolicyController(Component):
                 "inference_us_p99": round(float(np.percentile(times, 99)), 1)}
 
 
+def _policy_hz(meta: dict, where: str) -> float | None:
+    text = meta.get("nexus:policy_hz")
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0.0:
+        raise BuildError(f"{where}: its metadata nexus:policy_hz is {text!r}; it must be a positive rate [Hz]")
+    return value
+
+
+class HostRateLoop:
+    """The PID's body-rate loop (:func:`nexus.control.pid.rate_loop`) on the host, for a CTBR policy.
+
+    Each tick: collective = hover fraction · (1 + a₀) and rate goal = aᵢ · :data:`nexus.gym.agent.MAX_RATES`
+    (the units ``nexus train`` learns in), then the rate PID gives the normalised torques the allocation mixes.
+    """
+
+    def __init__(self, gains, hover_fraction: float, max_rates=(3.0, 3.0, 1.5)):
+        self.p, self.i, self.d = (np.asarray(getattr(gains, k), dtype=np.float64) for k in ("rate_p", "rate_i", "rate_d"))
+        self.limit = float(gains.rate_integral_limit)
+        self.hover_fraction = float(hover_fraction)
+        self.max_rates = np.asarray(max_rates, dtype=np.float64)
+
+    def reset(self, worlds: int, dt: float) -> None:
+        self.dt = float(dt)
+        self.integral = np.zeros((worlds, 3))
+        self.previous = None
+
+    def thrust_torque(self, actions: np.ndarray, rates: np.ndarray, armed: np.ndarray) -> np.ndarray:
+        """(worlds, 4) CTBR actions in [-1, 1] and body rates [rad/s, FRD] -> (worlds, 4) collective and torques."""
+        a = np.clip(np.asarray(actions, dtype=np.float64), -1.0, 1.0)
+        on = (np.asarray(armed).reshape(-1, 1) != 0).astype(np.float64)
+        error = a[:, 1:4] * self.max_rates - rates
+        bound = np.where(self.i > 0.0, self.limit / np.where(self.i > 0.0, self.i, 1.0), np.inf)
+        self.integral = np.clip(self.integral + error * self.dt, -bound, bound) * on
+        change = np.zeros_like(rates) if self.previous is None else (rates - self.previous) / self.dt
+        self.previous = rates
+        torque = np.clip(self.p * error + self.i * self.integral - self.d * change, -1.0, 1.0)
+        collective = np.clip(self.hover_fraction * (1.0 + a[:, :1]), 0.0, 1.0)
+        return np.concatenate([collective, torque], axis=1).astype(np.float32)
+
+
 def build_policy(prim, ctx, model: str | Path | None = None) -> PolicyController:
     """The policy controller at the controller prim's path (the ESCs connect to it); ``model`` defaults to the shipped one."""
     factors = sorted({rotor.esc["thrust_model_factor"] for rotor in ctx.plant.rotors})
     policy = PolicyController(str(prim.GetPath()), model or DEFAULT_MODEL, allocation=allocation_for(ctx.plant),
                               thrust_model_factor=factors[0])
+    if policy.ctbr:
+        from nexus.control.pid import PID_SPEC, PidGains  # noqa: PLC0415
+        from nexus.plant.hover import hover_command  # noqa: PLC0415
+        from nexus.schemas.reader import read_prim  # noqa: PLC0415
+
+        gains = PidGains.from_values(prim, read_prim(prim, PID_SPEC, ctx.path), ctx.path)
+        f, u = factors[0], hover_command(ctx.plant)
+        policy.rate_loop = HostRateLoop(gains, (1.0 - f) * u + f * u * u)
     if policy.mixes and len(factors) != 1:
         raise BuildError(f"controller '{policy.name}': the ESCs disagree on nexus:thrustModelFactor ({factors}); "
                          "mixing a thrust_torque action needs one")

@@ -31,9 +31,11 @@ FEATURES = {
 #: Action name -> (width limit, signal written). ``controls``: ESC commands in [0, 1], one per slot;
 #: ``thrust_torque``: a collective thrust fraction in [0, 1] and roll, pitch, yaw torques in [-1, 1] (the PID's
 #: units), which the vehicle's control allocation mixes into ESC commands (any rotor layout).
-ACTIONS = {"controls": (16, "controls"), "thrust_torque": (4, "controls")}
+#: ``ctbr`` (what ``nexus train`` exports, docs/learning.md): collective thrust about hover and roll, pitch, yaw
+#: rates, each in [-1, 1], flown through the PID's rate loop and the allocation.
+ACTIONS = {"controls": (16, "controls"), "thrust_torque": (4, "controls"), "ctbr": (4, "controls")}
 #: Actions whose width is exactly their limit.
-EXACT_ACTIONS = ("thrust_torque",)
+EXACT_ACTIONS = ("thrust_torque", "ctbr")
 
 
 def parse_layout(text: str, known: dict, key: str, where: str) -> list[tuple[str, int]]:

@@ -1,0 +1,456 @@
+"""The learning agent: one device ``control`` stage that applies actions and, every ``decimation`` ticks,
+computes observations, rewards, terminations and per-world resets inside the captured graph.
+
+Each tick it turns each world's held action into the ``controls`` row: CTBR
+(collective thrust and body rates through the PID's rate loop and the vehicle's
+control allocation) or normalised motor commands. On the last tick of a policy
+step it reads the ``estimate`` (the vehicle's estimator, at its rate), adds the
+observation noise drawn from the world's own stream, scores the step, and a world
+that terminated or ran out of time is put back at a fresh start drawn from its own
+seed branch (position, velocity, tilt, heading; the target for the waypoint task)
+without stopping the others: same step autoreset, its last observation kept in
+``final_obs``. So one policy step of all worlds is one graph replay and one host
+exchange (the action rows in, the observation, reward and flag rows out).
+"""
+
+from __future__ import annotations
+
+import math
+
+import newton
+import numpy as np
+import warp as wp
+
+from nexus.control.allocation import MixTables, mix_tables, write_rotor_commands
+from nexus.control.pid import PidParams, PidState, rate_loop
+from nexus.core import Component, Read, Stage, Write
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.gym.tasks import HOVER, TRACK, WAYPOINT, Task, TaskParams
+from nexus.plant.controls import CONTROLS_WIDTH
+from nexus.plant.frames import ned_to_enu
+
+#: Action modes: CTBR (collective and body rates) and normalised motor commands.
+ACTION_MODES = ("ctbr", "motors")
+CTBR, MOTORS = 0, 1
+#: CTBR's body-rate range at action ±1 [rad/s]: roll, pitch, yaw.
+MAX_RATES = (3.0, 3.0, 1.5)
+#: Observation noise σ at scale 1, per feature group: position [m], velocity [m/s], tilt [-], rates [rad/s],
+#: heading [rad] (GPS-grade position after fusion, a MEMS gyro's noise at 50 Hz).
+NOISE_SIGMA = (0.01, 0.02, 0.005, 0.01, 0.005)
+
+
+@wp.struct
+class Layout:
+    """Where a world's state sits in Newton's and the agent's arrays."""
+
+    coords_per_world: int
+    dofs_per_world: int
+    base_coord: int
+    base_dof: int
+    rotors: int
+    articulations_per_world: int
+    decimation: int
+    episode_steps: int
+    step_dt: float
+    tick_dt: float
+    action_mode: int
+    action_width: int
+    obs_width: int
+    noise: float
+    hover_fraction: float
+    hover_speed: float
+    max_rates: wp.vec3
+
+
+@wp.func
+def figure_eight(t: float, radius: float, period: float, height: float):
+    """The track task's reference at ``t`` [s]: position and velocity, NED [m, m/s]."""
+    w = 2.0 * wp.pi / period
+    position = wp.vec3(radius * wp.sin(w * t), 0.5 * radius * wp.sin(2.0 * w * t), -height)
+    velocity = wp.vec3(radius * w * wp.cos(w * t), radius * w * wp.cos(2.0 * w * t), 0.0)
+    return position, velocity
+
+
+@wp.func
+def noisy(value: float, sigma: float, seed: int, offset: int) -> float:
+    if sigma <= 0.0:
+        return value
+    state = wp.rand_init(seed, offset)
+    return value + sigma * wp.randn(state)
+
+
+@wp.func
+def write_observation(obs: wp.array2d(dtype=wp.float32), w: int, position: wp.vec3, attitude: wp.quat,
+                      velocity: wp.vec3, rates: wp.vec3, target: wp.vec3, target_yaw: float, target_velocity: wp.vec3,
+                      with_target_velocity: int, noise: float, seed: int, offset: int):
+    """The features of :mod:`nexus.control.policy.features` (heading frame), each with its noise added."""
+    x = attitude[0]
+    y = attitude[1]
+    z = attitude[2]
+    qw = attitude[3]
+    psi = wp.atan2(2.0 * (x * y + z * qw), 1.0 - 2.0 * (y * y + z * z))
+    c = wp.cos(psi)
+    s = wp.sin(psi)
+    e = target - position
+    down_x = 2.0 * (x * z + qw * y)
+    down_y = 2.0 * (y * z - qw * x)
+    yaw_error = wp.atan2(wp.sin(target_yaw - psi), wp.cos(target_yaw - psi))
+    obs[w, 0] = noisy(c * e[0] + s * e[1], noise * 0.01, seed, offset + 0)
+    obs[w, 1] = noisy(-s * e[0] + c * e[1], noise * 0.01, seed, offset + 1)
+    obs[w, 2] = noisy(e[2], noise * 0.01, seed, offset + 2)
+    obs[w, 3] = noisy(c * velocity[0] + s * velocity[1], noise * 0.02, seed, offset + 3)
+    obs[w, 4] = noisy(-s * velocity[0] + c * velocity[1], noise * 0.02, seed, offset + 4)
+    obs[w, 5] = noisy(velocity[2], noise * 0.02, seed, offset + 5)
+    obs[w, 6] = noisy(c * down_x + s * down_y, noise * 0.005, seed, offset + 6)
+    obs[w, 7] = noisy(-s * down_x + c * down_y, noise * 0.005, seed, offset + 7)
+    obs[w, 8] = noisy(rates[0], noise * 0.01, seed, offset + 8)
+    obs[w, 9] = noisy(rates[1], noise * 0.01, seed, offset + 9)
+    obs[w, 10] = noisy(rates[2], noise * 0.01, seed, offset + 10)
+    obs[w, 11] = noisy(yaw_error, noise * 0.005, seed, offset + 11)
+    if with_target_velocity != 0:
+        obs[w, 12] = c * target_velocity[0] + s * target_velocity[1]
+        obs[w, 13] = -s * target_velocity[0] + c * target_velocity[1]
+        obs[w, 14] = target_velocity[2]
+
+
+@wp.func
+def target_at(task: TaskParams, goal: wp.vec3, t: float):
+    """The task's target position and velocity at episode time ``t`` [s] (NED)."""
+    if task.kind == TRACK:
+        return figure_eight(t, task.track_radius, task.track_period, task.height)
+    return goal, wp.vec3(0.0, 0.0, 0.0)
+
+
+@wp.func
+def uniform(seed: int, offset: int, half_width: float) -> float:
+    state = wp.rand_init(seed, offset)
+    return half_width * (2.0 * wp.randf(state) - 1.0)
+
+
+#: The heading a world starts and aims at [rad, NED]: east, as the vehicle files' identity attitude faces.
+TARGET_YAW = wp.constant(0.5 * math.pi)
+
+
+@wp.func
+def respawn(w: int, task: TaskParams, layout: Layout, seed: int, episode: int, ned_origin: wp.array(dtype=wp.vec3),
+            joint_q: wp.array(dtype=wp.float32), joint_qd: wp.array(dtype=wp.float32),
+            esc_speed: wp.array(dtype=wp.float32), rotor_dof: wp.array(dtype=wp.int32),
+            rotor_spin: wp.array(dtype=wp.float32), fk_mask: wp.array(dtype=wp.bool),
+            goal: wp.array(dtype=wp.vec3), pid: wp.array(dtype=PidState), obs: wp.array2d(dtype=wp.float32),
+            noise_seed: int):
+    """Put world ``w`` at a fresh start drawn from (``seed``, ``episode``) and write its first observation."""
+    base = episode * 64
+    target = wp.vec3(0.0, 0.0, -task.height)
+    if task.kind == WAYPOINT:
+        target = wp.vec3(uniform(seed, base + 10, task.waypoint_range), uniform(seed, base + 11, task.waypoint_range),
+                         -task.height + uniform(seed, base + 12, 0.5 * task.waypoint_range))
+    goal[w] = target
+    reference, reference_velocity = target_at(task, target, 0.0)
+    start = reference + wp.vec3(uniform(seed, base + 0, task.spawn_position), uniform(seed, base + 1, task.spawn_position),
+                                uniform(seed, base + 2, task.spawn_position))
+    velocity = wp.vec3(uniform(seed, base + 3, task.spawn_velocity), uniform(seed, base + 4, task.spawn_velocity),
+                       uniform(seed, base + 5, task.spawn_velocity))
+    yaw_ned = TARGET_YAW + uniform(seed, base + 6, task.spawn_yaw)
+    tilt_direction = uniform(seed, base + 7, wp.pi)
+    tilt = 0.5 * (uniform(seed, base + 8, task.spawn_tilt) + task.spawn_tilt)  # in [0, spawn_tilt]
+    # Newton's base: body FLU to world ENU. Heading (NED, from north) psi is an ENU yaw of pi/2 - psi.
+    q_yaw = wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), 0.5 * wp.pi - yaw_ned)
+    q_tilt = wp.quat_from_axis_angle(wp.vec3(wp.cos(tilt_direction), wp.sin(tilt_direction), 0.0), tilt)
+    rotation = q_tilt * q_yaw
+    position_enu = ned_origin[w] + ned_to_enu(start)
+    c0 = w * layout.coords_per_world + layout.base_coord
+    for k in range(3):
+        joint_q[c0 + k] = position_enu[k]
+    for k in range(4):
+        joint_q[c0 + 3 + k] = rotation[k]
+    d0 = w * layout.dofs_per_world + layout.base_dof
+    velocity_enu = ned_to_enu(velocity)
+    for k in range(3):
+        joint_qd[d0 + k] = velocity_enu[k]
+        joint_qd[d0 + 3 + k] = 0.0
+    for i in range(layout.rotors):
+        joint_qd[w * layout.dofs_per_world + rotor_dof[i]] = rotor_spin[i] * layout.hover_speed
+        esc_speed[w * layout.rotors + i] = layout.hover_speed
+    for a in range(layout.articulations_per_world):
+        fk_mask[w * layout.articulations_per_world + a] = True
+    pid[w] = PidState()
+    # The estimate the truth estimator will report for this state: body FRD to NED.
+    attitude = wp.normalize(wp.quat(0.70710678118654752, 0.70710678118654752, 0.0, 0.0) * rotation
+                            * wp.quat(1.0, 0.0, 0.0, 0.0))
+    rates = wp.vec3(0.0, 0.0, 0.0)
+    write_observation(obs, w, start, attitude, velocity, rates, reference, TARGET_YAW, reference_velocity,
+                      wp.where(task.kind == TRACK, 1, 0), layout.noise, noise_seed, episode * 16384)
+
+
+@wp.kernel
+def reset_worlds(which: wp.array(dtype=wp.int32), task: TaskParams, layout: Layout, seeds: wp.array(dtype=wp.int32),
+                 noise_seeds: wp.array(dtype=wp.int32), episode: wp.array(dtype=wp.int32),
+                 ned_origin: wp.array(dtype=wp.vec3), joint_q: wp.array(dtype=wp.float32),
+                 joint_qd: wp.array(dtype=wp.float32), esc_speed: wp.array(dtype=wp.float32),
+                 rotor_dof: wp.array(dtype=wp.int32), rotor_spin: wp.array(dtype=wp.float32),
+                 fk_mask: wp.array(dtype=wp.bool), goal: wp.array(dtype=wp.vec3), pid: wp.array(dtype=PidState),
+                 obs: wp.array2d(dtype=wp.float32), episode_step: wp.array(dtype=wp.int32),
+                 sub_tick: wp.array(dtype=wp.int32), done: wp.array(dtype=wp.int32)):
+    """The host's reset (``env.reset``): every world flagged in ``which`` starts its episode afresh."""
+    w = wp.tid()
+    fk_mask_clear = False
+    for a in range(layout.articulations_per_world):
+        fk_mask[w * layout.articulations_per_world + a] = fk_mask_clear
+    if which[w] == 0:
+        return
+    respawn(w, task, layout, seeds[w], episode[w], ned_origin, joint_q, joint_qd, esc_speed, rotor_dof, rotor_spin,
+            fk_mask, goal, pid, obs, noise_seeds[w])
+    episode_step[w] = 0
+    sub_tick[w] = 0
+    done[w] = 0
+
+
+@wp.kernel
+def agent_tick(
+    estimate: wp.array(dtype=PoseTwist),
+    actions: wp.array2d(dtype=wp.float32),
+    task: TaskParams,
+    layout: Layout,
+    params: wp.array(dtype=PidParams),
+    mix: MixTables,
+    seeds: wp.array(dtype=wp.int32),
+    noise_seeds: wp.array(dtype=wp.int32),
+    ned_origin: wp.array(dtype=wp.vec3),
+    joint_q: wp.array(dtype=wp.float32),
+    joint_qd: wp.array(dtype=wp.float32),
+    esc_speed: wp.array(dtype=wp.float32),
+    rotor_dof: wp.array(dtype=wp.int32),
+    rotor_spin: wp.array(dtype=wp.float32),
+    done: wp.array(dtype=wp.int32),
+    # state, written in place
+    pid: wp.array(dtype=PidState),
+    sub_tick: wp.array(dtype=wp.int32),
+    episode_step: wp.array(dtype=wp.int32),
+    episode: wp.array(dtype=wp.int32),
+    goal: wp.array(dtype=wp.vec3),
+    fk_mask: wp.array(dtype=wp.bool),
+    # outputs
+    controls: wp.array2d(dtype=wp.float32),
+    obs: wp.array2d(dtype=wp.float32),
+    final_obs: wp.array2d(dtype=wp.float32),
+    reward: wp.array(dtype=wp.float32),
+    terminated: wp.array(dtype=wp.bool),
+    truncated: wp.array(dtype=wp.bool),
+):
+    w = wp.tid()
+    for a in range(layout.articulations_per_world):
+        fk_mask[w * layout.articulations_per_world + a] = False
+    est = estimate[w]
+    a0 = wp.clamp(actions[w, 0], -1.0, 1.0)
+    a1 = wp.float32(0.0)
+    a2 = wp.float32(0.0)
+    a3 = wp.float32(0.0)
+    if layout.action_width > 1:
+        a1 = wp.clamp(actions[w, 1], -1.0, 1.0)
+    if layout.action_width > 2:
+        a2 = wp.clamp(actions[w, 2], -1.0, 1.0)
+    if layout.action_width > 3:
+        a3 = wp.clamp(actions[w, 3], -1.0, 1.0)
+    effort = float(0.0)
+    if layout.action_mode == CTBR:
+        p = params[0]
+        s = pid[w]
+        collective = wp.clamp(layout.hover_fraction * (1.0 + a0), 0.0, 1.0)
+        goal_rates = wp.vec3(a1 * layout.max_rates[0], a2 * layout.max_rates[1], a3 * layout.max_rates[2])
+        torque, integral = rate_loop(p, s, est.rates, goal_rates, wp.vec3(0.0, 0.0, 0.0), layout.tick_dt, 1.0)
+        write_rotor_commands(controls, w, p.thrust_model_factor, collective, torque, 1.0, mix, wp.int64(0))
+        out = PidState()
+        out.rate_integral = integral
+        out.previous_rates = est.rates
+        out.primed = 1.0
+        pid[w] = out
+        effort = a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3
+    else:
+        for i in range(CONTROLS_WIDTH):
+            value = float(0.0)
+            if i < layout.action_width:
+                value = 0.5 * (wp.clamp(actions[w, i], -1.0, 1.0) + 1.0)
+                effort += (value - layout.hover_fraction) * (value - layout.hover_fraction)
+            controls[w, i] = value
+
+    sub = sub_tick[w] + 1
+    if sub < layout.decimation:
+        sub_tick[w] = sub
+        return
+    sub_tick[w] = 0
+    step = episode_step[w] + 1
+    t = float(step) * layout.step_dt
+    target, target_velocity = target_at(task, goal[w], t)
+    count = episode[w]
+    with_velocity = wp.where(task.kind == TRACK, 1, 0)
+    write_observation(obs, w, est.position, est.attitude, est.velocity, est.rates, target, TARGET_YAW, target_velocity,
+                      with_velocity, layout.noise, noise_seeds[w], count * 16384 + step * 16)
+
+    error = wp.length(target - est.position)
+    x = est.attitude[0]
+    y = est.attitude[1]
+    up = 1.0 - 2.0 * (x * x + y * y)  # cosine of the tilt from level
+    height = -est.position[2]
+    speed_error = est.velocity - target_velocity
+    r = task.w_position * wp.exp(-error / 0.5) + task.w_precise * wp.exp(-error / 0.05)
+    r = r - task.w_velocity * wp.dot(speed_error, speed_error) - task.w_rates * wp.dot(est.rates, est.rates)
+    r = r - task.w_action * effort
+    failed = done[w] == 2 or not wp.isfinite(error)
+    ended = failed or error > task.max_error or up < task.min_up or height < task.min_height
+    timeout = step >= layout.episode_steps and not ended
+    if ended:
+        r = r - task.crash_penalty
+    if not wp.isfinite(r):
+        r = -task.crash_penalty
+    reward[w] = r
+    terminated[w] = ended
+    truncated[w] = timeout
+    if ended or timeout:
+        for k in range(layout.obs_width):
+            final_obs[w, k] = obs[w, k]
+        episode[w] = count + 1
+        episode_step[w] = 0
+        done[w] = 0
+        respawn(w, task, layout, seeds[w], count + 1, ned_origin, joint_q, joint_qd, esc_speed, rotor_dof, rotor_spin,
+                fk_mask, goal, pid, obs, noise_seeds[w])
+    else:
+        episode_step[w] = step
+
+
+class LearningAgent(Component):
+    """Takes the controller's place: applies the policy's actions each tick, scores and resets each policy step.
+
+    The host owns the action rows (:attr:`actions`) and reads :attr:`obs`, :attr:`reward`,
+    :attr:`terminated`, :attr:`truncated` and :attr:`final_obs` after each replay.
+    """
+
+    def __init__(self, task: Task, *, action_mode: str, decimation: int, noise: float, name: str = "agent"):
+        super().__init__(name)
+        self.task = task
+        self.action_mode = action_mode
+        self.decimation = int(decimation)
+        self.noise = float(noise)
+        #: A replay is one policy step: never more ticks per replay than the decimation.
+        self.max_ticks_per_replay = self.decimation
+        self.plant = None
+
+    def bind(self, plant) -> None:
+        """Take the vehicle's rate gains, allocation and hover command (before the build)."""
+        from nexus.control.allocation import allocation_for  # noqa: PLC0415
+        from nexus.control.pid import PID_SPEC, PidGains, device_params  # noqa: PLC0415
+        from nexus.plant.hover import hover_command, hover_speed  # noqa: PLC0415
+        from nexus.plant.usd_checks import nexus_apis  # noqa: PLC0415
+        from nexus.schemas.reader import read_prim  # noqa: PLC0415
+        from pxr import Usd  # noqa: PLC0415
+
+        self.plant = plant
+        gains = PidGains()
+        stage = Usd.Stage.Open(str(plant.vehicle_path))
+        for prim in stage.Traverse():
+            if "NexusPidControllerAPI" in nexus_apis(prim):
+                gains = PidGains.from_values(prim, read_prim(prim, PID_SPEC, plant.vehicle_path), plant.vehicle_path)
+                break
+        factor = float(plant.rotors[0].esc["thrust_model_factor"])
+        self.rate_params = device_params(gains, factor, plant.gravity)
+        self.allocation = allocation_for(plant)
+        u = hover_command(plant)
+        self.hover_fraction = (1.0 - factor) * u + factor * u * u  # thrust fraction at hover [-]
+        self.hover_command = u
+        self.hover_speed = hover_speed(plant)
+        self.action_width = 4 if self.action_mode == "ctbr" else len(plant.rotors)
+
+    def stages(self) -> list[Stage]:
+        return [Stage("agent", "control", self._run,
+                      reads=(Read("estimate", PoseTwist, (1,)),),
+                      writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True),))]
+
+    def prepare(self, ctx) -> None:
+        from nexus.plant.physics import Physics  # noqa: PLC0415
+
+        if self.plant is None:
+            self.bind(next(c for c in ctx.components if isinstance(c, Physics)).plant)
+        plant, device, n = self.plant, ctx.device, ctx.worlds
+        self.worlds, self.device = n, device
+        task = self.task
+        layout = Layout()
+        layout.coords_per_world, layout.dofs_per_world = plant.coords_per_world, plant.dofs_per_world
+        layout.base_coord, layout.base_dof = plant.base_coord, plant.base_dof
+        layout.rotors = len(plant.rotors)
+        layout.articulations_per_world = max(1, plant.model.articulation_count // n)
+        layout.decimation = self.decimation
+        layout.tick_dt = float(ctx.dt)
+        layout.step_dt = float(ctx.dt) * self.decimation
+        layout.episode_steps = max(1, int(round(task.episode_s / layout.step_dt)))
+        layout.action_mode = CTBR if self.action_mode == "ctbr" else MOTORS
+        layout.action_width = self.action_width
+        layout.obs_width = task.observation_width
+        layout.noise = self.noise
+        layout.hover_fraction = self.hover_fraction if self.action_mode == "ctbr" else self.hover_command
+        layout.hover_speed = self.hover_speed
+        layout.max_rates = wp.vec3(*MAX_RATES)
+        self.layout = layout
+        self.episode_steps = layout.episode_steps
+        self.task_params = task.params()
+        self.params = wp.array([self.rate_params], dtype=PidParams, device=device)
+        self.mix = mix_tables(self.allocation, n, device)
+        self.rotor_dof = wp.array([r.dof for r in plant.rotors], dtype=wp.int32, device=device)
+        self.rotor_spin = wp.array([float(r.spin) for r in plant.rotors], dtype=wp.float32, device=device)
+        self.seeds = wp.zeros(n, dtype=wp.int32, device=device)
+        self.noise_seeds = wp.zeros(n, dtype=wp.int32, device=device)
+        self.actions = wp.zeros((n, self.action_width), dtype=wp.float32, device=device)
+        self.pid = wp.zeros(n, dtype=PidState, device=device)
+        self.sub_tick = wp.zeros(n, dtype=wp.int32, device=device)
+        self.episode_step = wp.zeros(n, dtype=wp.int32, device=device)
+        self.episode = wp.zeros(n, dtype=wp.int32, device=device)
+        self.goal = wp.zeros(n, dtype=wp.vec3, device=device)
+        self.fk_mask = wp.zeros(plant.model.articulation_count, dtype=wp.bool, device=device)
+        width = task.observation_width
+        self.obs = wp.zeros((n, width), dtype=wp.float32, device=device)
+        self.final_obs = wp.zeros((n, width), dtype=wp.float32, device=device)
+        self.reward = wp.zeros(n, dtype=wp.float32, device=device)
+        self.terminated = wp.zeros(n, dtype=wp.bool, device=device)
+        self.truncated = wp.zeros(n, dtype=wp.bool, device=device)
+        self.which = wp.zeros(n, dtype=wp.int32, device=device)
+        #: The loop's done flags (the clock, the first component, holds them before any component prepares).
+        self.done = next(c for c in ctx.components if c.name == "clock").done
+
+    def external_state(self) -> dict:
+        return {name: getattr(self, name) for name in (
+            "pid", "sub_tick", "episode_step", "episode", "goal", "obs", "final_obs", "reward", "terminated",
+            "truncated", "actions", "seeds", "noise_seeds")}
+
+    def seed(self, seed: int, first_world: int = 0) -> None:
+        """Each world's seed branch from ``seed``: world i's draws do not depend on how many worlds fly."""
+        seeds, noise = [], []
+        for w in range(self.worlds):
+            sequence = np.random.SeedSequence([int(seed), first_world + w])
+            a, b = sequence.generate_state(2, dtype=np.uint32)
+            seeds.append(int(a) & 0x7FFFFFFF)
+            noise.append(int(b) & 0x7FFFFFFF)
+        self.seeds.assign(np.asarray(seeds, dtype=np.int32))
+        self.noise_seeds.assign(np.asarray(noise, dtype=np.int32))
+        self.episode.zero_()
+
+    def _fk(self) -> None:
+        state = self.plant.state
+        newton.eval_fk(self.plant.model, state.joint_q, state.joint_qd, state, mask=self.fk_mask)
+
+    def reset_worlds(self, which: np.ndarray, done: wp.array) -> None:
+        """Start the flagged worlds' episodes afresh (host call, outside the graph)."""
+        plant = self.plant
+        self.which.assign(np.asarray(which, dtype=np.int32))
+        wp.launch(reset_worlds, self.worlds, inputs=[
+            self.which, self.task_params, self.layout, self.seeds, self.noise_seeds, self.episode, plant.ned_origin,
+            plant.state.joint_q, plant.state.joint_qd, plant.esc_speed, self.rotor_dof, self.rotor_spin,
+            self.fk_mask, self.goal, self.pid, self.obs, self.episode_step, self.sub_tick, done], device=self.device)
+        self._fk()
+
+    def _run(self, io) -> None:
+        plant = self.plant
+        wp.launch(agent_tick, self.worlds, inputs=[
+            io["estimate"], self.actions, self.task_params, self.layout, self.params, self.mix, self.seeds,
+            self.noise_seeds, plant.ned_origin, plant.state.joint_q, plant.state.joint_qd, plant.esc_speed,
+            self.rotor_dof, self.rotor_spin, self.done, self.pid, self.sub_tick, self.episode_step, self.episode,
+            self.goal, self.fk_mask], outputs=[io["controls"], self.obs, self.final_obs, self.reward, self.terminated,
+                                               self.truncated], device=io.device)
+        self._fk()

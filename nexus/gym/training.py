@@ -1,0 +1,265 @@
+"""PPO on a :class:`~nexus.gym.env.NexusVectorEnv` with skrl, and the policy exported as ONNX.
+
+skrl's Gymnasium wrapper takes the vector environment unchanged; its PPO agent
+is driven step by step here (not by skrl's trainer) so that the loop can print
+progress, write the learning curve and checkpoints as it goes, and stop on
+Ctrl-C or SIGTERM with both kept. The exported ``policy.onnx`` holds the
+observation normalisation (skrl's running standard scaler, frozen) and the
+policy's mean action; its metadata states the observation layout, the action
+and the policy's rate, which ``nexus run --controller policy`` reads.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nexus.core.errors import BuildError
+
+#: The learning curve's columns.
+CURVE_COLUMNS = ("steps", "wall_s", "steps_per_s", "episodes", "mean_return", "mean_length")
+
+
+@dataclass
+class TrainConfig:
+    """What a training run computes from (the wall clock decides nothing)."""
+
+    task: str = "hover"
+    worlds: int = 64
+    steps: int = 2_000_000
+    seed: int = 0
+    action: str = "ctbr"
+    policy_hz: float = 50.0
+    tick_hz: float = 250.0
+    noise: float = 1.0
+    vary: str | None = None
+    vehicle: str = "astro_max_base"
+    hidden: int = 64
+    rollouts: int = 32
+    epochs: int = 5
+    mini_batches: int = 4
+    learning_rate: float = 3e-4
+    discount: float = 0.99
+    gae_lambda: float = 0.95
+    entropy: float = 0.0
+    #: Updates between checkpoints.
+    checkpoint_every: int = 10
+
+    def check(self) -> None:
+        """One-line errors for what cannot train, before anything is built."""
+        from nexus.gym.agent import ACTION_MODES  # noqa: PLC0415
+        from nexus.gym.env import check_worlds, decimation_of  # noqa: PLC0415
+        from nexus.gym.tasks import task_named  # noqa: PLC0415
+
+        task_named(self.task)
+        check_worlds(self.worlds)
+        decimation_of(self.tick_hz, self.policy_hz)
+        if self.action not in ACTION_MODES:
+            raise BuildError(f"--action {self.action}: choose one of {', '.join(ACTION_MODES)}")
+        if self.steps < 1:
+            raise BuildError(f"--steps {self.steps}: give at least one environment step")
+        if self.vary is not None and not Path(self.vary).is_file():
+            raise BuildError(f"--vary {self.vary}: no such file")
+
+
+def _models(env, hidden: int, device):
+    import torch  # noqa: PLC0415
+    from skrl.models.torch import DeterministicMixin, GaussianMixin, Model  # noqa: PLC0415
+
+    def mlp(inputs: int, outputs: int):
+        return torch.nn.Sequential(torch.nn.Linear(inputs, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, hidden),
+                                   torch.nn.Tanh(), torch.nn.Linear(hidden, outputs))
+
+    class Policy(GaussianMixin, Model):
+        def __init__(self):
+            Model.__init__(self, observation_space=env.observation_space, action_space=env.action_space, device=device)
+            GaussianMixin.__init__(self, clip_actions=False, clip_log_std=True, min_log_std=-5.0, max_log_std=1.0)
+            self.net = mlp(self.num_observations, self.num_actions)
+            with torch.no_grad():  # start near the action 0 (hover thrust, no rates): episodes last from the first
+                self.net[-1].weight.mul_(0.01)
+                self.net[-1].bias.zero_()
+            self.log_std_parameter = torch.nn.Parameter(torch.full((self.num_actions,), -1.6))
+
+        def compute(self, inputs, role=""):
+            return self.net(inputs["observations"]), {"log_std": self.log_std_parameter}
+
+    class Value(DeterministicMixin, Model):
+        def __init__(self):
+            Model.__init__(self, observation_space=env.observation_space, action_space=env.action_space, device=device)
+            DeterministicMixin.__init__(self, clip_actions=False)
+            self.net = mlp(self.num_observations, 1)
+
+        def compute(self, inputs, role=""):
+            return self.net(inputs["observations"]), {}
+
+    return {"policy": Policy(), "value": Value()}
+
+
+def make_agent(env, config: TrainConfig):
+    """skrl's PPO for ``env`` (skrl-wrapped) with ``config``'s hyperparameters and a running observation scaler."""
+    from skrl.agents.torch.ppo import PPO, PPO_CFG  # noqa: PLC0415
+    from skrl.memories.torch import RandomMemory  # noqa: PLC0415
+    from skrl.resources.preprocessors.torch import RunningStandardScaler  # noqa: PLC0415
+    from skrl.resources.schedulers.torch import KLAdaptiveLR  # noqa: PLC0415
+
+    models = _models(env, config.hidden, env.device)
+    memory = RandomMemory(memory_size=config.rollouts, num_envs=env.num_envs, device=env.device)
+    cfg = PPO_CFG(rollouts=config.rollouts, learning_epochs=config.epochs, mini_batches=config.mini_batches,
+                  discount_factor=config.discount, gae_lambda=config.gae_lambda, learning_rate=config.learning_rate,
+                  learning_rate_scheduler=KLAdaptiveLR, learning_rate_scheduler_kwargs={"kl_threshold": 0.01},
+                  observation_preprocessor=RunningStandardScaler,
+                  observation_preprocessor_kwargs={"size": env.observation_space, "device": env.device},
+                  entropy_loss_scale=config.entropy, value_loss_scale=1.0, time_limit_bootstrap=True,
+                  grad_norm_clip=1.0)
+    cfg.experiment.write_interval = 0
+    cfg.experiment.checkpoint_interval = 0
+    agent = PPO(models=models, memory=memory, observation_space=env.observation_space,
+                action_space=env.action_space, device=env.device, cfg=cfg)
+    agent.init()
+    agent.enable_training_mode(True)  # skrl's trainers do this; without it post_interaction never updates
+    return agent
+
+
+class Curve:
+    """The learning curve: a CSV row per update, rewritten whole (a temporary file renamed) so it is never cut."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.rows: list[dict] = []
+
+    def add(self, row: dict) -> None:
+        self.rows.append(row)
+        temporary = self.path.with_suffix(".csv.tmp")
+        with open(temporary, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=CURVE_COLUMNS)
+            writer.writeheader()
+            writer.writerows(self.rows)
+        os.replace(temporary, self.path)
+
+    def plot(self, path: Path, title: str) -> None:
+        if not self.rows:
+            return
+        import matplotlib  # noqa: PLC0415
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt  # noqa: PLC0415
+
+        steps = [r["steps"] for r in self.rows]
+        figure, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+        axes[0].plot(steps, [r["mean_return"] for r in self.rows])
+        axes[0].set_xlabel("environment steps")
+        axes[0].set_ylabel("mean episode return")
+        axes[1].plot(steps, [r["mean_length"] for r in self.rows])
+        axes[1].set_xlabel("environment steps")
+        axes[1].set_ylabel("mean episode length [steps]")
+        figure.suptitle(title)
+        figure.tight_layout()
+        temporary = path.with_suffix(".tmp.png")
+        figure.savefig(temporary, dpi=100)
+        plt.close(figure)
+        os.replace(temporary, path)
+
+
+def save_checkpoint(agent, folder: Path, steps: int) -> Path:
+    """The agent's models, optimiser and scaler as ``checkpoint.pt`` (written whole, then renamed)."""
+    path = folder / "checkpoint.pt"
+    temporary = folder / "checkpoint.pt.tmp"
+    agent.save(str(temporary))
+    os.replace(temporary, path)
+    (folder / "checkpoint.json").write_text(json.dumps({"steps": steps}) + "\n")
+    return path
+
+
+@dataclass
+class TrainResult:
+    """The last learning-curve row and the skrl agent (its policy, value and observation scaler)."""
+
+    last: dict
+    agent: object
+
+
+def train(config: TrainConfig, out: Path, say=print) -> TrainResult:
+    """Train ``config`` into ``out`` (curve, checkpoint, policy.onnx).
+
+    Ctrl-C or SIGTERM stops it after writing the checkpoint, the curve and the ONNX of the policy so far.
+    """
+    config.check()
+    import torch  # noqa: PLC0415
+    from skrl.envs.wrappers.torch import wrap_env  # noqa: PLC0415
+    from skrl.utils import set_seed  # noqa: PLC0415
+
+    from nexus.gym.env import NexusVectorEnv  # noqa: PLC0415
+    from nexus.gym.export import export_onnx  # noqa: PLC0415
+
+    # The environment first: a variation file's unknown parameter or a bad vehicle fails before OUT is made.
+    vector = NexusVectorEnv(num_envs=config.worlds, task=config.task, action=config.action,
+                            policy_hz=config.policy_hz, tick_hz=config.tick_hz, noise=config.noise, vary=config.vary,
+                            vehicle=config.vehicle)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "train.json").write_text(json.dumps(asdict(config), indent=2) + "\n")
+    set_seed(config.seed, deterministic=True)
+    torch.set_num_threads(1)
+    env = wrap_env(vector, wrapper="gymnasium")
+    agent = make_agent(env, config)
+    curve = Curve(out / "curve.csv")
+    per_step = config.worlds
+    total = int(np.ceil(config.steps / per_step))
+    returns = np.zeros(config.worlds)
+    lengths = np.zeros(config.worlds, dtype=np.int64)
+    finished_returns: list[float] = []
+    finished_lengths: list[int] = []
+    env._seed = config.seed  # skrl's wrapper passes its seed to the first reset
+    observations, _ = env.reset()
+    began = time.perf_counter()
+    last: dict = {}
+    updates = 0
+    try:
+        for timestep in range(total):
+            agent.pre_interaction(timestep=timestep, timesteps=total)
+            with torch.no_grad():
+                actions, _ = agent.act(observations, None, timestep=timestep, timesteps=total)
+                next_observations, rewards, terminated, truncated, infos = env.step(actions)
+                agent.record_transition(observations=observations, states=None, actions=actions, rewards=rewards,
+                                        next_observations=next_observations, next_states=None, terminated=terminated,
+                                        truncated=truncated, infos=infos, timestep=timestep, timesteps=total)
+            agent.post_interaction(timestep=timestep, timesteps=total)
+            observations = next_observations
+            r = rewards.reshape(-1).cpu().numpy()
+            done = (terminated | truncated).reshape(-1).cpu().numpy()
+            returns += r
+            lengths += 1
+            if done.any():
+                finished_returns.extend(returns[done].tolist())
+                finished_lengths.extend(lengths[done].tolist())
+                returns[done] = 0.0
+                lengths[done] = 0
+            if (timestep + 1) % config.rollouts == 0:
+                updates += 1
+                wall = time.perf_counter() - began
+                steps = (timestep + 1) * per_step
+                recent_r = finished_returns[-4 * config.worlds:] or [float(returns.mean())]
+                recent_l = finished_lengths[-4 * config.worlds:] or [float(lengths.mean())]
+                last = {"steps": steps, "wall_s": round(wall, 2), "steps_per_s": round(steps / max(wall, 1e-9), 1),
+                        "episodes": len(finished_returns), "mean_return": round(float(np.mean(recent_r)), 4),
+                        "mean_length": round(float(np.mean(recent_l)), 2)}
+                curve.add(last)
+                say(f"train: {steps:,} steps, {last['steps_per_s']:,.0f} steps/s, mean return "
+                    f"{last['mean_return']:.2f}, episode length {last['mean_length']:.0f} "
+                    f"({len(finished_returns)} episodes, {wall:.0f} s)")
+                if updates % config.checkpoint_every == 0:
+                    save_checkpoint(agent, out, steps)
+                    export_onnx(agent, vector, out / "policy.onnx", config)
+    finally:
+        steps = last.get("steps", 0)
+        save_checkpoint(agent, out, steps)
+        curve.plot(out / "curve.png", f"PPO on nexus {config.task}, {config.worlds} worlds")
+        export_onnx(agent, vector, out / "policy.onnx", config)
+        vector.close()
+    return TrainResult(last, agent)

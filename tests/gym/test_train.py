@@ -1,0 +1,125 @@
+"""``nexus train``: a tiny run shows the loop, the checkpoint, the curve and the ONNX export work, the exported
+ONNX gives the torch policy's actions (normalisation included), a stop keeps what was written, and bad input
+is refused before anything is built. The long training is a figure in docs/learning.md, not a test."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import torch
+from click.testing import CliRunner
+
+from nexus.cli import main
+from nexus.gym.training import TrainConfig, train
+
+#: 4 worlds x 16 steps a rollout x 2 rollouts: two PPO updates.
+TINY = dict(task="hover", worlds=4, steps=128, rollouts=16, mini_batches=2, epochs=2, checkpoint_every=1)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    out = tmp_path_factory.mktemp("train")
+    lines: list[str] = []
+    result = train(TrainConfig(**TINY), out, say=lines.append)
+    return out, result, lines
+
+
+def test_the_curve_has_a_row_per_update_and_progress_is_shown(trained):
+    out, result, lines = trained
+    rows = list(csv.DictReader(open(out / "curve.csv")))
+    assert [int(r["steps"]) for r in rows] == [64, 128]
+    assert set(rows[0]) == {"steps", "wall_s", "steps_per_s", "episodes", "mean_return", "mean_length"}
+    assert len(lines) == 2 and "steps/s" in lines[0] and "mean return" in lines[0] and "episode length" in lines[0]
+    assert (out / "curve.png").stat().st_size > 0
+    assert (out / "checkpoint.pt").is_file() and result.last["steps"] == 128
+
+
+def test_the_onnx_gives_the_torch_policys_mean_action_with_the_scaler_inside(trained):
+    out, result, _ = trained
+    agent = result.agent
+    scaler = agent._observation_preprocessor
+    assert not torch.allclose(scaler.running_mean.float(), torch.zeros(12)), "the scaler learnt nothing"
+    rng = np.random.default_rng(0)
+    obs = rng.normal(0.0, 0.5, size=(32, 12)).astype(np.float32)
+    with torch.no_grad():
+        _, outputs = agent.models["policy"].act({"observations": scaler(torch.from_numpy(obs))}, role="policy")
+    expected = outputs["mean_actions"].numpy()
+    session = ort.InferenceSession(str(out / "policy.onnx"), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"observation": obs})[0]
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+    meta = {p.key: p.value for p in onnx.load(str(out / "policy.onnx")).metadata_props}
+    assert meta["nexus:observation"] == ("position_error_heading:3,velocity_heading:3,tilt_heading:2,rates:3,"
+                                         "yaw_error:1")
+    assert meta["nexus:action"] == "ctbr:4" and meta["nexus:policy_hz"] == "50"
+
+
+def test_nexus_run_flies_the_export_at_the_policys_rate(trained, tmp_path):
+    """0.2 s at 250 Hz is 50 ticks; at 50 Hz the model runs on ticks 0, 5, ..., 45: 10 times."""
+    from tests.worlds.flights import fly
+
+    out, _, _ = trained
+    flown = fly(tmp_path / "run", "--controller", "policy", "--policy", str(out / "policy.onnx"), "--duration", "0.2",
+                "--mission", "short")
+    assert flown.info["controller_stats"]["inferences"] == 10
+
+
+def test_a_stop_keeps_the_checkpoint_curve_and_onnx(tmp_path):
+    def stop_after_first(line):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train(TrainConfig(**TINY), tmp_path, say=stop_after_first)
+    rows = list(csv.DictReader(open(tmp_path / "curve.csv")))
+    assert [int(r["steps"]) for r in rows] == [64]
+    assert (tmp_path / "checkpoint.pt").is_file() and (tmp_path / "policy.onnx").is_file()
+    assert (tmp_path / "checkpoint.json").read_text().strip() == '{"steps": 64}'
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--task", "loop"], "unknown task 'loop'; choose one of hover, waypoint, track"),
+    (["--worlds", "0"], "--worlds 0"),
+    (["--policy-hz", "60"], "not a whole number"),
+    (["--vary", "nowhere.toml"], "--vary nowhere.toml: no such file"),
+])
+def test_bad_input_exits_2_with_one_line(args, words, tmp_path):
+    """Refused before anything is built (no OUT folder)."""
+    result = CliRunner().invoke(main, ["train", "--out", str(tmp_path / "t"), *args])
+    assert result.exit_code == 2, result.output
+    assert words in result.output and len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "t").exists()
+
+
+def test_a_variation_file_naming_an_unknown_parameter_is_refused_before_out_is_made(tmp_path):
+    vary = tmp_path / "vary.toml"
+    vary.write_text('wingspan = { dist = "uniform", low = 1.0, high = 2.0 }\n')
+    result = CliRunner().invoke(main, ["train", "--worlds", "2", "--vary", str(vary), "--out", str(tmp_path / "t")])
+    assert result.exit_code == 2, result.output
+    assert f"{vary}:1: parameter 'wingspan' is unknown" in result.output
+    assert not (tmp_path / "t").exists()
+
+
+def test_a_motor_policy_exports_esc_commands_in_0_1(trained, tmp_path):
+    """For motor actions the ONNX ends in (clip(a, -1, 1) + 1) / 2 and declares controls:4."""
+    from nexus.gym.env import NexusVectorEnv
+    from nexus.gym.export import export_onnx
+
+    _, result, _ = trained
+    agent = result.agent
+    env = NexusVectorEnv(num_envs=1, action="motors")
+    try:
+        path = export_onnx(agent, env, tmp_path / "motors.onnx", None)
+    finally:
+        env.close()
+    obs = np.random.default_rng(1).normal(0.0, 3.0, size=(16, 12)).astype(np.float32)
+    with torch.no_grad():
+        _, outputs = agent.models["policy"].act({"observations": agent._observation_preprocessor(torch.from_numpy(obs))},
+                                                role="policy")
+    expected = (np.clip(outputs["mean_actions"].numpy(), -1.0, 1.0) + 1.0) / 2.0
+    got = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"observation": obs})[0]
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+    meta = {p.key: p.value for p in onnx.load(str(path)).metadata_props}
+    assert meta["nexus:action"] == "controls:4"
