@@ -27,6 +27,7 @@ from nexus.commands.exits import (  # noqa: F401  (the exit statuses, as before,
     report_error,
     worlds_failed_status,
 )
+from nexus.commands.export import export
 from nexus.commands.optimize import optimize
 from nexus.commands.params import params
 from nexus.commands.plan import plan
