@@ -48,8 +48,9 @@ class CheckResult:
         if self.passed:
             return f"{self.check.describe()}: worst {_show(self.worst)}"
         over = "over" if self.check.side == "max" else "under"
-        return (f"{self.check.describe()}: first broken at {self.first_time:.3f} s (tick {self.first_tick}), "
-                f"worst {_show(self.worst)} ({_show(self.excess)} {over})")
+        by = f"worst {_show(self.worst)} ({_show(self.excess)} {over})" if math.isfinite(self.excess) else (
+            "never reached" if self.check.measure == "reach" else "no value in the window")
+        return f"{self.check.describe()}: first broken at {self.first_time:.3f} s (tick {self.first_tick}), {by}"
 
 
 def _show(value: float) -> str:

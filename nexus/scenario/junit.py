@@ -8,6 +8,7 @@ failed and by how much, an error one an ``error`` with the reason and its run fo
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -19,8 +20,9 @@ def _failure_message(case) -> str:
     for result in case.failed_results():
         over = "over" if result.check.side == "max" else "under"
         unit = f" {result.check.unit}" if result.check.unit != "-" else ""
-        parts.append(f"{result.check.name}: first failed at {result.first_time:.3f} s (tick {result.first_tick}), "
-                     f"{result.excess:.4g}{unit} {over} its bound {result.check.bound:g}{unit}")
+        by = (f"{result.excess:.4g}{unit} {over} its bound {result.check.bound:g}{unit}"
+              if math.isfinite(result.excess) else f"never within its bound {result.check.bound:g}{unit}")
+        parts.append(f"{result.check.name}: first failed at {result.first_time:.3f} s (tick {result.first_tick}), {by}")
     return "; ".join(parts)
 
 

@@ -20,8 +20,8 @@ def scaled_gains(gains, factors: dict):
 
 
 def apply_scenario(ring: dict, plant, components: list, controller, air):
-    """Put the scenario's steps in place of the scene's guidance, scale the PID's gains and add the gusts to the
-    air (made when the scene has none); returns the air component (or None)."""
+    """Put the scenario's steps in place of the scene's guidance, scale the PID's gains, add drag to a vehicle
+    without its own and the gusts to the air (made when the scene has none); returns the air (or None)."""
     steps = ring.get("steps") or []
     if steps:
         from nexus.guidance.steps import StepMission  # noqa: PLC0415
@@ -31,6 +31,17 @@ def apply_scenario(ring: dict, plant, components: list, controller, air):
         components.insert(at, StepMission(steps))
     if ring.get("gain_scale"):
         controller.gains = scaled_gains(controller.gains, ring["gain_scale"])
+    if ring.get("drag"):
+        from nexus.air.drag import Drag  # noqa: PLC0415
+
+        if any(isinstance(c, Drag) for c in components):
+            from nexus.core.errors import BuildError  # noqa: PLC0415
+
+            raise BuildError(f"{plant.vehicle_path}: the vehicle has its own drag prim; remove the scenario's "
+                             "environment.drag_area and environment.rotor_drag")
+        at = components.index(controller) if controller in components else len(components)
+        components.insert(at, Drag("/scenario/drag", plant, **{k: tuple(v) if isinstance(v, list) else v
+                                                               for k, v in ring["drag"].items()}))
     gusts = ring.get("gusts") or []
     if gusts:
         from nexus.air.gust import Gust, toward  # noqa: PLC0415

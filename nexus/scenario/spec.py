@@ -27,7 +27,7 @@ CONTROLLER_KEYS = ("name", "gain_scale", "knows_failures")
 #: Keys of ``[start]``: the vehicle's start on the ground, from the NED origin [m] and its heading [deg].
 START_KEYS = {"x": "start_x", "y": "start_y", "yaw": "start_yaw"}
 #: Keys of ``[environment]`` and of each ``[[environment.gust]]``.
-ENVIRONMENT_KEYS = ("wind", "turbulence", "gust")
+ENVIRONMENT_KEYS = ("wind", "turbulence", "gust", "drag_area", "rotor_drag")
 GUST_KEYS = ("start", "duration", "amplitude", "direction")
 #: Each ``[[fault]]``: its ``kind`` and the keys it takes (``at`` [s] for all).
 FAULT_KEYS = {
@@ -325,6 +325,17 @@ def _environment(path: Path, table: dict, duration: float, run: dict, ring: dict
         if table["turbulence"] not in ("light", "moderate", "severe"):
             raise _fail(path, "environment.turbulence", f"{table['turbulence']!r}; choose light, moderate or severe")
         run["turbulence"] = table["turbulence"]
+    drag = {}
+    if "drag_area" in table:
+        area = table["drag_area"]
+        if not isinstance(area, list) or len(area) != 3:
+            raise _fail(path, "environment.drag_area", "give the base's drag area along its x, y, z axes [m^2], "
+                                                       "e.g. [0.03, 0.03, 0.06]")
+        drag["body_drag_area"] = [_number(path, "environment.drag_area", v, low=0.0) for v in area]
+    if "rotor_drag" in table:
+        drag["rotor_drag_coefficient"] = _number(path, "environment.rotor_drag", table["rotor_drag"], low=0.0)
+    if drag:
+        ring["drag"] = drag
     gusts = []
     for index, gust in enumerate(_tables(path, "environment.gust", table.get("gust", []))):
         key = f"environment.gust[{index}]"
