@@ -17,6 +17,7 @@ SUITES: dict[str, str] = {
     "sweep": "nexus.bench.sweep",
     "diff": "nexus.bench.diff",
     "vehicles": "nexus.bench.vehicles",
+    "test": "nexus.bench.test_suite",
 }
 
 DEFAULT_SUITE = "flight"
@@ -27,6 +28,7 @@ DEFAULT_SUITE = "flight"
 NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
     "host": (("casadi", "casadi"), ("onnxruntime", "onnxruntime")),
     "sweep": (("ray", "ray"),),
+    "test": (("ray", "ray"),),
 }
 
 

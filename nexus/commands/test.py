@@ -55,11 +55,11 @@ def test(ctx, paths, out, parallel, address, resume, yes, junit, report, baselin
     check failed or a run broke (an error), 2 for bad input (nothing flew), 130 when interrupted (finish it
     with --out DIR --resume). docs/testing.md describes the scenario file.
     """
-    from nexus.scenario.runner import ERROR, FAILED, SKIPPED, TestOptions, results_json, run_tests, summary_counts
+    from nexus.scenario.runner import ERROR, FAILED, SKIPPED, ScenarioOptions, results_json, run_tests, summary_counts
 
     kept = out is not None
     folder = out if kept else Path(tempfile.mkdtemp(prefix="nexus-test-")) / "runs"
-    options = TestOptions(out=folder, parallel=parallel, address=address, resume=resume, yes=yes,
+    options = ScenarioOptions(out=folder, parallel=parallel, address=address, resume=resume, yes=yes,
                           progress=not quiet, px4_binary=px4_binary, gain_scale=gain_scale, baseline=baseline)
     started = time.perf_counter()
     try:

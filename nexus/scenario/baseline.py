@@ -102,7 +102,6 @@ def _against(check, result: CheckResult) -> CheckResult:
         excess = check.bound - worst
     if not bad.any() or not excess > 0:
         return CheckResult(check, True, worst, series=result.series)
-    first = int(np.flatnonzero(bad)[0])
-    tick = result.first_tick if result.first_time == float(times[first]) else None
-    return CheckResult(check, False, worst, float(times[first]), tick if tick is not None else -1, float(excess),
-                       result.series)
+    first = float(times[int(np.flatnonzero(bad)[0])])
+    return CheckResult(check, False, worst, first, int(round(first / result.tick_s)), float(excess), result.series,
+                       result.tick_s)

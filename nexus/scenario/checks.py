@@ -36,6 +36,8 @@ class CheckResult:
     excess: float = 0.0
     #: (times [s], values) in the window, for the report's figure.
     series: tuple = field(default=((), ()), repr=False)
+    #: One tick [s] (turns a time into a tick).
+    tick_s: float = 0.004
 
     def as_dict(self) -> dict:
         return {"check": self.check.name, "measure": self.check.measure, "bound": self.check.bound,
@@ -164,4 +166,7 @@ def _reach(check: Check, record: Record) -> CheckResult:
 def evaluate_run(checks, table, info: dict) -> list[CheckResult]:
     """Every check's result on one run's record (a pyarrow table) and its run.json."""
     record = Record(table, info)
-    return [evaluate(check, record) for check in checks]
+    results = [evaluate(check, record) for check in checks]
+    for result in results:
+        result.tick_s = record.tick_s
+    return results

@@ -38,6 +38,8 @@ class Case:
     wall_s: float = math.nan
     #: For a PX4 scenario: whether it flew in the reproducible setup (settle and PX4 pinned to a core).
     reproducible: bool | None = None
+    #: Time the checks took to read the record and judge it [s wall].
+    check_s: float = 0.0
 
     @property
     def key(self) -> str:
@@ -54,7 +56,7 @@ class Case:
 
 
 @dataclass
-class TestOptions:
+class ScenarioOptions:
     out: Path
     parallel: int | None = None
     address: str | None = None
@@ -66,6 +68,8 @@ class TestOptions:
     gain_scale: dict = field(default_factory=dict)
     baseline: Path | None = None
     cpus_per_run: float = 1.0
+    #: Seeds in place of every scenario's ``[matrix] seeds`` (None: the files' own).
+    seeds: list[int] | None = None
 
 
 def scenario_files(paths) -> list[Path]:
@@ -83,7 +87,7 @@ def scenario_files(paths) -> list[Path]:
     return found
 
 
-def prepare(paths, options: TestOptions) -> tuple[list[Case], list]:
+def prepare(paths, options: ScenarioOptions) -> tuple[list[Case], list]:
     """Everything checked before any run starts: the files, the gain factors, the matrix size, the baselines.
 
     Returns every case (skipped ones included) and the sweep points of those that fly.
@@ -100,11 +104,14 @@ def prepare(paths, options: TestOptions) -> tuple[list[Case], list]:
     twice = [n for i, n in enumerate(names) if n in names[:i]]
     if twice:
         raise ScenarioError(f"two scenarios are named {twice[0]!r}; give each file a name of its own (name = ...)")
+    cases, points = [], []
+    if options.seeds is not None:
+        for scenario in scenarios:
+            scenario.matrix["seeds"] = list(options.seeds)
     total = sum(len(s.points()) for s in scenarios if s.skip is None)
     if total > MAX_POINTS_WITHOUT_YES and not options.yes:
         raise ScenarioError(f"{total} scenario runs is more than {MAX_POINTS_WITHOUT_YES}; pass --yes to fly them "
                             "all, or make the [matrix] smaller")
-    cases, points = [], []
     for scenario in scenarios:
         for values in scenario.points():
             case = Case(scenario, values)
@@ -143,7 +150,7 @@ def _px4_settings(scenario: Scenario) -> dict | None:
     return settings
 
 
-def run_tests(paths, options: TestOptions, say=print) -> list[Case]:
+def run_tests(paths, options: ScenarioOptions, say=print) -> list[Case]:
     """Check, fly every case not skipped through the sweep machinery, then judge each from its run folder."""
     from nexus.sweep.runner import RUNS, SWEEP_FILE, SweepOptions, fly_points
     from nexus.sweep.spec import Axis, SweepSpec
