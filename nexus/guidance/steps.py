@@ -90,7 +90,9 @@ class StepMission(Component):
     # -- steps -------------------------------------------------------------------------
 
     def _enter(self, index: int, now: float, io) -> None:
-        """Begin step ``index``: its goal leg from where the goal is now."""
+        """Begin step ``index``: its goal leg from where the goal is at ``now`` (the end of a leg that arrived)."""
+        if index > 0:
+            self._goal_at(now)
         self.index, self.entered = index, now
         io["mission_step"].write(index)
         self.leg = (self.goal.copy(), self.goal.copy(), now, 0.0)
@@ -153,12 +155,16 @@ class StepMission(Component):
     def _heading(self, io) -> float:
         return heading_of(io["estimate"].read().attitude)
 
-    def _write(self, io, now: float) -> None:
+    def _goal_at(self, now: float) -> None:
+        """The goal position and heading on the step's curves at ``now``."""
         start, end, began, length = self.leg
         fraction = smooth_step((now - began) / length) if length > 0 else 1.0
         self.goal = start + (end - start) * fraction
         y0, y1, began, length = self.turn
         self.yaw = y0 + (y1 - y0) * (smooth_step((now - began) / length) if length > 0 else 1.0)
+
+    def _write(self, io, now: float) -> None:
+        self._goal_at(now)
         key = (float(self.goal[0]), float(self.goal[1]), float(self.goal[2]), float(self.yaw))
         if key == self.written:
             return
