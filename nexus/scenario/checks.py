@@ -121,6 +121,13 @@ def evaluate(check: Check, record: Record) -> CheckResult:
     if check.measure == "ended":
         ended = record.info.get("exit_reason") == "done" and float(record.info.get("sim_time_s") or 0.0) <= end + 1e-9
         return _single(check, record, 0.0 if ended else 1.0, inside[-1] if len(inside) else len(record.time) - 1)
+    if check.measure == "px4_mission":
+        mission = (record.info.get("controller_stats") or {}).get("mission") or record.info.get("mission_file")
+        refused = math.nan
+        if mission:
+            refused = sum(1 for c in mission.get("commands", []) if c.get("result") not in (0, None))
+            refused += 0 if mission.get("landed_disarmed") else 1
+        return _single(check, record, refused, len(record.time) - 1)
     values = record.series(check)[inside]
     times = record.time[inside]
     if len(values) == 0 or not np.isfinite(values).any():
@@ -137,7 +144,7 @@ def evaluate(check: Check, record: Record) -> CheckResult:
 
 def _single(check: Check, record: Record, value: float, row: int) -> CheckResult:
     times, values = record.time[row:row + 1], np.array([value])
-    if value <= check.bound:
+    if value <= check.bound:  # NaN (the run does not say) fails
         return CheckResult(check, True, value, series=(times, values))
     return CheckResult(check, False, value, float(record.time[row]), int(record.ticks(np.array([row]))[0]),
                        value - check.bound, (times, values))

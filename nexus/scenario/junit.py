@@ -37,6 +37,9 @@ def junit_xml(cases, wall_s: float) -> bytes:
         element = ET.SubElement(suite, "testcase", classname=str(case.scenario.path),
                                 name=f"{case.scenario.name}[{case.key}]",
                                 time=f"{case.wall_s:.3f}" if case.wall_s == case.wall_s else "0")
+        if case.reproducible is not None:  # a PX4 scenario: flown in the reproducible setup or not
+            properties = ET.SubElement(element, "properties")
+            ET.SubElement(properties, "property", name="px4_reproducible", value=str(case.reproducible).lower())
         if case.verdict == FAILED:
             failure = ET.SubElement(element, "failure", message=_failure_message(case), type="check")
             failure.text = "\n".join(r.message() for r in case.results)

@@ -190,8 +190,12 @@ def judge(case: Case, folder: Path) -> None:
         return
     case.sim_time_s = float(info.get("sim_time_s") or math.nan)
     case.wall_s = float(info.get("wall_time_s") or math.nan)
-    if case.scenario.px4 is not None:
-        case.reproducible = bool(case.scenario.px4["settle"] and case.scenario.px4["pinned"])
+    if case.scenario.px4 is not None:  # settle as flown (its waits counted), and PX4 started pinned
+        settled = "settle_waits" in (info.get("controller_stats") or {})
+        case.reproducible = bool(settled and case.scenario.px4["pinned"])
+        mission = RunFolder(folder).json_object("mission.json")  # the fleet's mission thread writes it
+        if mission is not None:
+            info = {**info, "mission_file": mission}
     if info.get("status") != "finished" or info.get("exit_reason") in BROKEN:
         case.verdict = ERROR
         case.reason = f"the run ended by {info.get('exit_reason')}: {info.get('error')} (run folder {folder})"

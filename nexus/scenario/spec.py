@@ -54,6 +54,8 @@ MEASURES = {
     "reach": ("s", "max", "sim time at which the mission step `step` ended within its tolerance"),
     "landing": ("m", "max", "horizontal distance from `point` [north, east] where the vehicle came to rest"),
     "ended": ("-", "max", "1 unless the mission ended the run (landed and disarmed) by the window's end"),
+    "px4_mission": ("-", "max", "PX4's refusals: mission commands it did not accept (an arming refusal), plus 1 "
+                                "unless it landed and disarmed (run.json's controller_stats.mission, or mission.json)"),
 }
 CHECK_KEYS = ("measure", "name", "max", "min", "window", "step", "point")
 MATRIX_KEYS = ("seeds", "vehicles", "vary")
@@ -444,7 +446,7 @@ def _check(path: Path, key: str, check: dict, duration: float, steps: int) -> Ch
     other = "min" if side == "max" else "max"
     if other in check:
         raise _fail(path, f"{key}.{other}", f"{measure} takes a {side} bound, not a {other}; write {side} = ...")
-    if measure == "ended":
+    if measure in ("ended", "px4_mission"):
         bound = 0.0
     elif side not in check:
         raise _fail(path, f"{key}.{side}", f"missing; give the bound of {measure} [{unit}]")

@@ -107,3 +107,16 @@ def test_ended_fails_when_the_duration_ended_the_run():
     (late,) = judge(record(), Check("ended", "ended", 0.0, "max", (0.0, 0.04)), exit_reason="duration")
     assert done.passed and not late.passed
     assert late.first_tick == 10
+
+
+def test_px4_mission_counts_refused_commands_and_a_missing_landing():
+    mission = {"commands": [{"name": "arm", "result": 1}, {"name": "takeoff", "result": 0}], "landed_disarmed": False}
+    check = Check("px4", "px4_mission", 0.0, "max", (0.0, 0.04))
+    info = {"tick_ns": 4_000_000, "exit_reason": "done", "controller_stats": {"mission": mission}}
+    (refused,) = evaluate_run([check], pa.table(record()), info)
+    assert refused.worst == 2.0 and not refused.passed  # one refusal (result 1: temporarily rejected) + no landing
+    mission.update(commands=[{"name": "arm", "result": 0}], landed_disarmed=True)
+    (clean,) = evaluate_run([check], pa.table(record()), info)
+    assert clean.passed and clean.worst == 0.0
+    (unknown,) = evaluate_run([check], pa.table(record()), {"tick_ns": 4_000_000})
+    assert not unknown.passed  # a run that says nothing of PX4's mission cannot pass it
