@@ -130,3 +130,17 @@ def test_a_baseline_fails_a_regression_past_its_tolerance(flown, tmp_path):
     regression = case.results[-1]
     assert regression.check.name == "baseline:landing" and not regression.passed
     assert regression.excess == pytest.approx(0.01)
+
+
+def test_out_is_refused_when_it_holds_runs_and_resume_keeps_them_without_flying(flown):
+    folder, out, _ = flown
+    args = ["test", str(SHIPPED / "takeoff_hover_land.toml"), str(folder / "extra" / "broken_hover.toml"),
+            "--parallel", "2", "--quiet", "--out", str(out)]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 2
+    assert f"--out {out} already holds runs; pass --resume" in refused.output
+    stamps = {p: p.stat().st_mtime_ns for p in (out / "runs").glob("*/run.json")}
+    resumed = CliRunner().invoke(main, [*args, "--resume"])
+    assert resumed.exit_code == 1, resumed.output
+    assert "= 1 passed, 1 failed, 0 errors, 0 skipped in " in resumed.output
+    assert {p: p.stat().st_mtime_ns for p in (out / "runs").glob("*/run.json")} == stamps  # nothing flew again
