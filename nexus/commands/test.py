@@ -93,7 +93,8 @@ def test(ctx, paths, out, parallel, address, resume, yes, junit, report, baselin
         click.echo("=" * 30 + " failures " + "=" * 30)
         for case in failed:
             if case.verdict == ERROR:
-                click.echo(f"ERROR {case.label}: {case.reason}")
+                keep = "" if kept else " (removed at the end: pass --out DIR to keep it)"
+                click.echo(f"ERROR {case.label}: {case.reason}{keep}")
             for result in case.failed_results():
                 click.echo(f"FAILED {case.label}::{result.check.name} - {result.message()}")
     counts = summary_counts(cases)

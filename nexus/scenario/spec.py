@@ -292,7 +292,7 @@ def _px4(path: Path, data: dict, run: dict, px4_binary: str | None) -> dict | No
     if "binary" not in table:
         raise _fail(path, "px4.binary", "missing; give the path of PX4's bin/px4, or binary = \"\" to take "
                                         "nexus test --px4-binary (the scenario is skipped without one)")
-    binary = px4_binary or table["binary"]
+    binary = table["binary"] or px4_binary or ""  # --px4-binary fills an empty one
     if not isinstance(binary, str):
         raise _fail(path, "px4.binary", f"{binary!r}: give a path")
     if binary:
