@@ -116,7 +116,8 @@ def evaluate(check: Check, record: Record) -> CheckResult:
         return _reach(check, record)
     if check.measure == "landing":
         north, east = record.ned[-1, 0], record.ned[-1, 1]
-        value = math.hypot(north - check.point[0], east - check.point[1])
+        goal = check.point if check.point is not None else (record.ned[0, 0], record.ned[0, 1])
+        value = math.hypot(north - goal[0], east - goal[1])
         return _single(check, record, value, len(record.time) - 1)
     if check.measure == "ended":
         ended = record.info.get("exit_reason") == "done" and float(record.info.get("sim_time_s") or 0.0) <= end + 1e-9

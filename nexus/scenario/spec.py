@@ -24,7 +24,7 @@ KEYS = ("name", "description", "duration", "tick_hz", "vehicle", "scene", "seed"
         "environment", "fault", "step", "check", "matrix", "baseline", "px4")
 #: Keys of ``[controller]``.
 CONTROLLER_KEYS = ("name", "gain_scale", "knows_failures")
-#: Keys of ``[start]``: the vehicle's start on the ground, from the NED origin [m] and its heading [deg].
+#: Keys of ``[start]``: the vehicle's start in the scene [m, east and north] and its heading [deg].
 START_KEYS = {"x": "start_x", "y": "start_y", "yaw": "start_yaw"}
 #: Keys of ``[environment]`` and of each ``[[environment.gust]]``.
 ENVIRONMENT_KEYS = ("wind", "turbulence", "gust", "drag_area", "rotor_drag")
@@ -52,7 +52,8 @@ MEASURES = {
     "speed": ("m/s", "max", "the vehicle's speed over the ground"),
     "height": ("m", "min", "height of the base above where it started (no contact but the landing)"),
     "reach": ("s", "max", "sim time at which the mission step `step` ended within its tolerance"),
-    "landing": ("m", "max", "horizontal distance from `point` [north, east] where the vehicle came to rest"),
+    "landing": ("m", "max", "horizontal distance from `point` [north, east] (default: the start) to where the vehicle "
+                            "is at the end"),
     "ended": ("-", "max", "1 unless the mission ended the run (landed and disarmed) by the window's end"),
     "px4_mission": ("-", "max", "PX4's refusals: mission commands it did not accept (an arming refusal), plus 1 "
                                 "unless it landed and disarmed (run.json's controller_stats.mission, or mission.json)"),
@@ -85,7 +86,8 @@ class Check:
     side: str
     window: tuple[float, float]
     step: int | None = None
-    point: tuple[float, float] = (0.0, 0.0)
+    #: ``landing``: [north, east] from the NED origin [m]; None: where the vehicle started.
+    point: tuple[float, float] | None = None
 
     @property
     def unit(self) -> str:
@@ -100,7 +102,7 @@ class Check:
 
     def as_dict(self) -> dict:
         return {"name": self.name, "measure": self.measure, "bound": self.bound, "side": self.side,
-                "window": list(self.window), "step": self.step, "point": list(self.point)}
+                "window": list(self.window), "step": self.step, "point": list(self.point) if self.point else None}
 
 
 @dataclass
@@ -468,7 +470,7 @@ def _check(path: Path, key: str, check: dict, duration: float, steps: int) -> Ch
                         if steps else "the scenario has no [[step]] to reach; add steps or remove the check")
     elif "step" in check:
         raise _fail(path, f"{key}.step", f"only measure = \"reach\" takes a step; remove it from {measure}")
-    point = (0.0, 0.0)
+    point = None
     if "point" in check:
         if measure != "landing":
             raise _fail(path, f"{key}.point", "only measure = \"landing\" takes a point")

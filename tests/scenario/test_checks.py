@@ -120,3 +120,13 @@ def test_px4_mission_counts_refused_commands_and_a_missing_landing():
     assert clean.passed and clean.worst == 0.0
     (unknown,) = evaluate_run([check], pa.table(record()), {"tick_ns": 4_000_000})
     assert not unknown.passed  # a run that says nothing of PX4's mission cannot pass it
+
+
+def test_landing_is_measured_from_the_start_unless_a_point_is_given():
+    columns = record()
+    columns["body/base.pose[0]"][:] = 1.0  # started and stayed 1 m east of the NED origin
+    columns["body/base.pose[1]"][-1] = 0.2  # ended 0.2 m north of where it started
+    from_start, from_origin = judge(columns, Check("a", "landing", 0.5, "max", (0.0, 0.04)),
+                                    Check("b", "landing", 0.5, "max", (0.0, 0.04), point=(0.0, 0.0)))
+    assert from_start.worst == pytest.approx(0.2)
+    assert from_origin.worst == pytest.approx(math.hypot(0.2, 1.0))
