@@ -229,8 +229,6 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
     steps = [_step(path, f"step[{i}]", s) for i, s in enumerate(_tables(path, "step", data.get("step", [])))]
     if px4 is not None and steps:
         raise _fail(path, "step", "a PX4 scenario flies PX4's own mission ([px4] mission); remove the [[step]]s")
-    if px4 is None and controller.get("name", "pid") != "pid" and not steps:
-        pass  # a controller that brings its own mission (a policy) flies without steps
     ring["steps"] = steps
     if values:
         ring["values"] = dict(values)
