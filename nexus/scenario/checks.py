@@ -82,6 +82,7 @@ class Record:
         self.setpoint = None
         if "setpoint.position[0]" in names:
             self.setpoint = np.stack([col(f"setpoint.position[{i}]") for i in range(3)], axis=1)
+        self.charge = col("battery.state_of_charge") if "battery.state_of_charge" in names else None
         self.step = col("mission_step") if "mission_step" in names else None
         self.timeouts = col("mission_timeouts") if "mission_timeouts" in names else None
 
@@ -105,6 +106,8 @@ class Record:
             return self.speed
         if check.measure == "height":
             return self.height
+        if check.measure == "battery":
+            return self.charge if self.charge is not None else nan
         raise KeyError(check.measure)
 
 

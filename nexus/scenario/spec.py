@@ -54,6 +54,7 @@ MEASURES = {
     "reach": ("s", "max", "sim time at which the mission step `step` ended within its tolerance"),
     "landing": ("m", "max", "horizontal distance from `point` [north, east] (default: the start) to where the vehicle "
                             "is at the end"),
+    "battery": ("-", "min", "the battery's state of charge (a vehicle with a NexusBatteryAPI prim)"),
     "ended": ("-", "max", "1 unless the mission ended the run (landed and disarmed) by the window's end"),
     "px4_mission": ("-", "max", "PX4's refusals: mission commands it did not accept (an arming refusal), plus 1 "
                                 "unless it landed and disarmed (run.json's controller_stats.mission, or mission.json)"),
@@ -513,6 +514,7 @@ def _check_runs(scenario: Scenario) -> None:
         base = RunConfig(**scenario.run)
     except BuildError as error:
         raise _fail(scenario.path, "controller", str(error)) from None
+    battery = next((i for i, c in enumerate(scenario.checks) if c.measure == "battery"), None)
     for values in scenario.points():
         try:
             config = replace(base, **values)
@@ -520,3 +522,18 @@ def _check_runs(scenario: Scenario) -> None:
             config.dt_ns  # noqa: B018 (a tick rate that is no whole number of nanoseconds)
         except BuildError as error:
             raise _fail(scenario.path, "matrix", f"the point {values} cannot fly: {error}") from None
+        if battery is not None and not _has_battery(config.vehicle):
+            raise _fail(scenario.path, f"check[{battery}].measure", f"battery: the vehicle {config.vehicle!r} has no "
+                                                                    "battery (no NexusBatteryAPI prim); fly one that "
+                                                                    "has, or remove the check")
+
+
+def _has_battery(vehicle: str) -> bool:
+    from nexus.plant.assets import resolve_asset  # noqa: PLC0415
+    from nexus.plant.loading import prims_with  # noqa: PLC0415
+    from nexus.plant.usd_files import open_stage  # noqa: PLC0415
+
+    try:
+        return bool(prims_with(open_stage(resolve_asset("vehicle", vehicle)), "NexusBatteryAPI"))
+    except BuildError:
+        return True  # a vehicle that does not load is the run's error, reported with its folder

@@ -111,3 +111,13 @@ def test_a_case_names_its_matrix_point():
     case = Case(scenario=type("S", (), {"path": Path("a.toml"), "name": "a"})(),
                 values={"seed": 1, "vehicle": "/x/hexa_f550.usda"})
     assert case.label == "a.toml::a[seed=1,vehicle=hexa_f550]"
+
+
+def test_a_battery_check_needs_a_vehicle_with_a_battery(tmp_path):
+    with_battery = Path(__file__).resolve().parents[1] / "data" / "astro_max_battery.usda"
+    check = '[[check]]\nmeasure = "battery"\nmin = 0.5\n'
+    path = write(tmp_path, GOOD + check)
+    with pytest.raises(ScenarioError, match=r"check\[1\]\.measure: battery: the vehicle 'astro_max_base' has no "
+                                            "battery"):
+        load(path)
+    assert load(write(tmp_path, f'vehicle = "{with_battery}"\n' + GOOD + check)).checks[1].side == "min"

@@ -130,3 +130,12 @@ def test_landing_is_measured_from_the_start_unless_a_point_is_given():
                                     Check("b", "landing", 0.5, "max", (0.0, 0.04), point=(0.0, 0.0)))
     assert from_start.worst == pytest.approx(0.2)
     assert from_origin.worst == pytest.approx(math.hypot(0.2, 1.0))
+
+
+def test_battery_is_a_lower_bound_on_the_state_of_charge():
+    columns = record()
+    columns["battery.state_of_charge"] = np.linspace(0.9, 0.45, ROWS)  # 0.05 a tick: under 0.6 from row 7
+    (charge,) = judge(columns, Check("battery", "battery", 0.6, "min", (0.0, 0.04)))
+    assert (charge.first_tick, charge.worst, charge.excess) == (8, pytest.approx(0.45), pytest.approx(0.15))
+    (missing,) = judge(record(), Check("battery", "battery", 0.6, "min", (0.0, 0.04)))
+    assert not missing.passed
