@@ -23,6 +23,18 @@ def _gain_scale(ctx, param, values) -> dict:
     return scale
 
 
+def _seeds(ctx, param, value) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        seeds = [int(part) for part in value.split(",")]
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: give whole numbers separated by commas, e.g. 0,1,2,3") from None
+    if any(seed < 0 for seed in seeds):
+        raise click.BadParameter(f"{value!r}: seeds are 0 or more")
+    return seeds
+
+
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH...")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -45,10 +57,12 @@ def _gain_scale(ctx, param, values) -> dict:
 @click.option("--scale-gain", "gain_scale", multiple=True, callback=_gain_scale, metavar="NAME=FACTOR",
               help="Multiply a PID gain in every scenario (repeatable), e.g. rate_p=0.1: a broken controller on "
                    "purpose, to see which checks catch it.")
+@click.option("--seeds", callback=_seeds, default=None, metavar="N,N,...",
+              help="Fly every scenario with these seeds, in place of its [matrix] seeds, e.g. 0,1,2,3.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no passed checks; failures and the summary only.")
 @click.pass_context
 def test(ctx, paths, out, parallel, address, resume, yes, junit, report, baseline, save_baseline, px4_binary,
-         gain_scale, quiet):
+         gain_scale, seeds, quiet):
     """Fly every scenario in PATH... (files, or folders of *.toml) and check it.
 
     Prints a line per scenario and check, and a summary. Exit status: 0 when every check passed, 1 when a
@@ -60,7 +74,8 @@ def test(ctx, paths, out, parallel, address, resume, yes, junit, report, baselin
     kept = out is not None
     folder = out if kept else Path(tempfile.mkdtemp(prefix="nexus-test-")) / "runs"
     options = ScenarioOptions(out=folder, parallel=parallel, address=address, resume=resume, yes=yes,
-                          progress=not quiet, px4_binary=px4_binary, gain_scale=gain_scale, baseline=baseline)
+                          progress=not quiet, px4_binary=px4_binary, gain_scale=gain_scale, baseline=baseline,
+                          seeds=seeds)
     started = time.perf_counter()
     try:
         cases = run_tests(paths, options, say=lambda text: click.echo(text, err=True))

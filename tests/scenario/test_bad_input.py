@@ -77,11 +77,13 @@ def test_a_matrix_above_the_bound_needs_yes(tmp_path):
     assert len(cases) == len(points) == 65
 
 
-def test_scale_gain_reaches_every_point_and_an_unknown_gain_is_refused(tmp_path):
+def test_scale_gain_and_seeds_reach_every_point_and_an_unknown_gain_is_refused(tmp_path):
     path = write(tmp_path, GOOD + "[matrix]\nseeds = [0, 1]\n")
     _, points = prepare([path], ScenarioOptions(out=tmp_path, gain_scale={"velocity_p": 0.1}))
     assert [p.config.scenario["gain_scale"] for p in points] == [{"velocity_p": 0.1}] * 2
     assert [p.config.seed for p in points] == [0, 1]
+    _, points = prepare([path], ScenarioOptions(out=tmp_path, seeds=[5, 6, 7]))  # --seeds 5,6,7
+    assert [p.config.seed for p in points] == [5, 6, 7]
     with pytest.raises(ScenarioError, match="--scale-gain thrust=0.1: unknown gain"):
         prepare([path], ScenarioOptions(out=tmp_path, gain_scale={"thrust": 0.1}))
 
