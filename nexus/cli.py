@@ -43,6 +43,7 @@ from nexus.commands.runs import runs
 from nexus.commands.schema import schema
 from nexus.commands.sweep import sweep
 from nexus.commands.train import train
+from nexus.commands.test import test
 from nexus.commands.vehicle import vehicle
 from nexus.commands.view import view
 
@@ -85,7 +86,7 @@ def main(ctx: click.Context, verbose: bool, debug: bool) -> None:
 
 
 for command in (run, plan, replay, bench, schema, px4, plot, view, runs, render_peer, sweep, optimize, params,
-                vehicle, export, train):
+                vehicle, export, train, test):
     main.add_command(command)
 for command in (px4_params, px4_mission, px4_compare):
     px4.add_command(command)

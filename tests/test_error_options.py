@@ -41,11 +41,12 @@ OWNERS = {
     "schemas/": "schema",
     "bench/": "bench",
     "gym/": "train",
+    "scenario/": "test",
 }
 #: Options of other programs that messages quote: `ray start --head`.
 OTHER_PROGRAMS = {"--head"}
 #: Errors of these modules name the options of these commands too (a sweep file's and a flight's).
-ALSO = {"sweep": ("run",), "optimize": ("run",), "view": ("plot",)}
+ALSO = {"sweep": ("run",), "optimize": ("run",), "view": ("plot",), "test": ("run",)}
 
 
 def command_options(path: str) -> set[str]:

@@ -18,6 +18,7 @@ SUITES: dict[str, str] = {
     "diff": "nexus.bench.diff",
     "vehicles": "nexus.bench.vehicles",
     "learn": "nexus.bench.learn",
+    "test": "nexus.bench.test_suite",
 }
 
 DEFAULT_SUITE = "flight"
@@ -29,6 +30,7 @@ NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
     "host": (("casadi", "casadi"), ("onnxruntime", "onnxruntime")),
     "sweep": (("ray", "ray"),),
     "learn": (("gymnasium", "gymnasium"),),
+    "test": (("ray", "ray"),),
 }
 
 

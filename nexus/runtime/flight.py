@@ -30,7 +30,7 @@ from nexus.runtime.roles import FLIGHT_RULES
 RECORD_MODES = ("full", "summary")
 #: RunConfig fields a run.json from before them lacks, with the value such a run flew with.
 ADDED_LATER = {"worlds": 1, "vary": None, "record_every": 1, "record_mode": "full", "first_world": 0,
-               "render": "auto", "solver": "mujoco", "plugins": [], "wind": None, "turbulence": None}
+               "render": "auto", "solver": "mujoco", "plugins": [], "wind": None, "turbulence": None, "scenario": None}
 
 
 #: ``--render``: where the ray-traced sensors render (``auto``: a peer process on the CPU, inline on a GPU).
@@ -147,6 +147,8 @@ class RunConfig:
                                "scene's wind (docs/air.md)", metavar="SPEED@FROM")
     turbulence: str | None = setting(None, "Dryden turbulence level (MIL-HDBK-1797), over the scene's (docs/air.md)",
                                      choices=("light", "moderate", "severe"))
+    #: A scenario's mission steps, gusts and PID gain factors (:mod:`nexus.scenario.ring`); None: no scenario.
+    scenario: dict | None = None
 
     def __post_init__(self):
         self.plugins = list(self.plugins)
@@ -198,7 +200,7 @@ class RunConfig:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["controller_options"] = self.controller_options.as_dict()
         values["plugins"] = list(self.plugins)
-        for name in ("plugins", "wind", "turbulence"):  # a run without them writes what it wrote before them
+        for name in ("plugins", "wind", "turbulence", "scenario"):  # a run without them writes what it wrote before them
             if not values[name]:                         # (and keeps its sweep point id)
                 del values[name]
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in values.items()}
@@ -312,6 +314,10 @@ def build_flight(
     plant = vehicle.plant
     from nexus.worlds.drawn import take_draws, world_values  # noqa: PLC0415
 
+    if options.scenario is not None and variation is None:  # its faults and start, over any drawn values
+        from nexus.scenario.ring import scenario_variation  # noqa: PLC0415
+
+        variation = scenario_variation(options, plant, vehicle.components)
     variation = world_values(options, plant, vehicle.components, variation)  # drawn or given, checked
     components = list(vehicle.components)
     if replace_controller is not None:
@@ -322,6 +328,10 @@ def build_flight(
     from nexus.air.wind_field import WindField  # noqa: PLC0415
 
     air = WindField.from_scene(plant, options.wind, options.turbulence, options.duration_s, variation)
+    if options.scenario is not None:  # its steps, gusts and gain factors (nexus/scenario)
+        from nexus.scenario.ring import apply_scenario  # noqa: PLC0415
+
+        air = apply_scenario(options.scenario, plant, components, vehicle.controller, air)
     components[1:1] = [air] if air is not None else []  # after the physics, before every force stage that reads it
     components += take_draws(plant, components, variation)  # each draw to the part that declares it
     summary = None

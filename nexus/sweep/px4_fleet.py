@@ -157,6 +157,8 @@ class Px4Flight:
         rootfs = self.settings.get("rootfs") or (binary.parent.parent / "etc")
         if Path(rootfs).is_dir():
             argv.append(str(rootfs))
+        if self.settings.get("pin_cpu") is not None:  # PX4 on one core: with settle, the reproducible setup
+            argv = ["taskset", "-c", str(int(self.settings["pin_cpu"]) % (os.cpu_count() or 1)), *argv]
         self.px4 = self._spawn(argv, env, self.workdir, self.workdir / "px4.out")
         from nexus.px4.controller import CONNECT_TIMEOUT_S  # noqa: PLC0415
 

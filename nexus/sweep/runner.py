@@ -179,15 +179,21 @@ def _sigterm(handler):
 
 def run_sweep(spec_path: Path, options: SweepOptions, say=print) -> SweepResult:
     """Check everything, start or join Ray, fly every point not yet flown, and write sweep.parquet."""
+    spec, points = prepare(Path(spec_path), options)
+    return fly_points(spec, points, options, say)
+
+
+def fly_points(spec, points: list[Point], options: SweepOptions, say=print) -> SweepResult:
+    """Start or join Ray and fly ``points`` (checked already) into ``options.out``: what :func:`run_sweep` does
+    after reading its file, and what ``nexus test`` does with the points of its scenarios."""
     from nexus.sweep.cluster import connect
 
-    spec, points = prepare(Path(spec_path), options)
     out = Path(options.out)
     cluster = connect(options.address, options.parallel, options.dashboard)
     with _sigterm(_terminated):  # after ray.init, which put in Ray's own (see the module's docstring)
         try:
             if cluster.gpus < 1 and any(_uses_gpu(p) for p in points):
-                raise SweepError(f"{spec_path}: points with device cuda need a GPU, and the Ray cluster has none; "
+                raise SweepError(f"{spec.path}: points with device cuda need a GPU, and the Ray cluster has none; "
                                  "fly them with device = \"cpu\" or on a cluster with GPUs")
             out.mkdir(parents=True, exist_ok=True)
             (out / RUNS).mkdir(exist_ok=True)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 #: Every command ``nexus --help`` lists, in its order (alphabetical: click's).
-COMMANDS = ["bench", "export", "optimize", "params", "plan", "plot", "px4", "render-peer", "replay", "run", "runs", "schema", "sweep", "train",
+COMMANDS = ["bench", "export", "optimize", "params", "plan", "plot", "px4", "render-peer", "replay", "run", "runs", "schema", "sweep", "test", "train",
             "vehicle", "view"]
 
 

@@ -1,0 +1,183 @@
+"""A scenario's checks, evaluated on a run's record after the flight (no stage in the ring, nothing on the device).
+
+Each measure is a series over the record's rows (one per tick), computed with NumPy from the columns every
+PID flight records: the base's pose and velocity (ENU world, FLU body), the setpoint (NED), and the step
+mission's ``mission_step`` and ``mission_timeouts``. Positions are NED from the run's NED origin
+(run.json's ``ned_origin_enu_m``), heights from where the base started (the record's first row).
+
+A check passes when its measure stays at or under its bound (``min``: at or over it) at every row of its
+window; otherwise its result names the first row that broke the bound (sim time and tick) and the worst
+excess. The verdict depends only on the record's values, which a CPU run repeats bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nexus.scenario.spec import Check
+
+#: Run ends that make the scenario an error (the run broke), not a failure of a check.
+BROKEN = ("error", "non-finite", "build-error", "px4-timeout")
+
+
+@dataclass
+class CheckResult:
+    check: Check
+    passed: bool
+    #: The measure's worst value in the window (max side: its largest; min side: its smallest).
+    worst: float
+    #: Sim time [s] and tick of the first row that broke the bound (None when it passed).
+    first_time: float | None = None
+    first_tick: int | None = None
+    #: How far the worst value went past the bound (0 when it passed) [the measure's unit].
+    excess: float = 0.0
+    #: (times [s], values) in the window, for the report's figure.
+    series: tuple = field(default=((), ()), repr=False)
+    #: One tick [s] (turns a time into a tick).
+    tick_s: float = 0.004
+
+    def as_dict(self) -> dict:
+        return {"check": self.check.name, "measure": self.check.measure, "bound": self.check.bound,
+                "side": self.check.side, "window": list(self.check.window), "passed": self.passed,
+                "worst": None if not math.isfinite(self.worst) else self.worst, "first_time": self.first_time,
+                "first_tick": self.first_tick, "excess": None if not math.isfinite(self.excess) else self.excess}
+
+    def message(self) -> str:
+        """``altitude_error <= 0.15 m over [2.5, 4] s: first broken at 2.712 s (tick 678), worst 0.41 (0.26 over)``."""
+        if self.passed:
+            return f"{self.check.describe()}: worst {_show(self.worst)}"
+        over = "over" if self.check.side == "max" else "under"
+        by = f"worst {_show(self.worst)} ({_show(self.excess)} {over})" if math.isfinite(self.excess) else (
+            "never reached" if self.check.measure == "reach" else "no value in the window")
+        return f"{self.check.describe()}: first broken at {self.first_time:.3f} s (tick {self.first_tick}), {by}"
+
+
+def _show(value: float) -> str:
+    return f"{value:.4g}" if math.isfinite(value) else "never"
+
+
+class Record:
+    """The series a run's record gives, computed once per run for all its checks."""
+
+    def __init__(self, table, info: dict):
+        self.info = info
+        names = set(table.column_names)
+
+        def col(name: str) -> np.ndarray:
+            return table.column(name).to_numpy().astype(np.float64)
+
+        self.time = col("time")
+        self.tick_s = float(info.get("tick_ns") or 0) * 1e-9 or (1.0 / float(info.get("tick_hz") or 250.0))
+        origin = np.asarray(info.get("ned_origin_enu_m") or [0.0, 0.0, 0.0], dtype=np.float64)
+        pose = [col(f"body/base.pose[{i}]") for i in range(7)]
+        east, north, up = (pose[i] - origin[i] for i in range(3))
+        self.ned = np.stack([north, east, -up], axis=1)
+        self.height = up - up[0]
+        qx, qy = pose[3], pose[4]
+        self.tilt = np.degrees(np.arccos(np.clip(1.0 - 2.0 * (qx * qx + qy * qy), -1.0, 1.0)))
+        self.speed = np.linalg.norm(np.stack([col(f"body/base.velocity[{i}]") for i in range(3)], axis=1), axis=1)
+        self.setpoint = None
+        if "setpoint.position[0]" in names:
+            self.setpoint = np.stack([col(f"setpoint.position[{i}]") for i in range(3)], axis=1)
+        self.charge = col("battery.state_of_charge") if "battery.state_of_charge" in names else None
+        self.step = col("mission_step") if "mission_step" in names else None
+        self.timeouts = col("mission_timeouts") if "mission_timeouts" in names else None
+
+    def ticks(self, rows: np.ndarray) -> np.ndarray:
+        return np.rint(self.time[rows] / self.tick_s).astype(np.int64)
+
+    def series(self, check: Check) -> np.ndarray:
+        """The measure at every row (NaN where the record cannot say)."""
+        nan = np.full(self.time.shape, math.nan)
+        if check.measure in ("position_error", "altitude_error"):
+            if self.setpoint is None:
+                return nan
+            goal = self.setpoint.copy()
+            goal[:, 2] = np.minimum(goal[:, 2], self.ned[0, 2])  # a landing goal below the ground counts as ground
+            if check.measure == "altitude_error":
+                return np.abs(self.ned[:, 2] - goal[:, 2])
+            return np.linalg.norm(self.ned - goal, axis=1)
+        if check.measure == "tilt":
+            return self.tilt
+        if check.measure == "speed":
+            return self.speed
+        if check.measure == "height":
+            return self.height
+        if check.measure == "battery":
+            return self.charge if self.charge is not None else nan
+        raise KeyError(check.measure)
+
+
+def evaluate(check: Check, record: Record) -> CheckResult:
+    """The check's result on one run's record."""
+    start, end = check.window
+    inside = np.flatnonzero((record.time >= start - 1e-9) & (record.time <= end + 1e-9))
+    if check.measure == "reach":
+        return _reach(check, record)
+    if check.measure == "landing":
+        north, east = record.ned[-1, 0], record.ned[-1, 1]
+        goal = check.point if check.point is not None else (record.ned[0, 0], record.ned[0, 1])
+        value = math.hypot(north - goal[0], east - goal[1])
+        return _single(check, record, value, len(record.time) - 1)
+    if check.measure == "ended":
+        ended = record.info.get("exit_reason") == "done" and float(record.info.get("sim_time_s") or 0.0) <= end + 1e-9
+        return _single(check, record, 0.0 if ended else 1.0, inside[-1] if len(inside) else len(record.time) - 1)
+    if check.measure == "px4_mission":
+        mission = (record.info.get("controller_stats") or {}).get("mission") or record.info.get("mission_file")
+        refused = math.nan
+        if mission:
+            refused = sum(1 for c in mission.get("commands", []) if c.get("result") not in (0, None))
+            refused += 0 if mission.get("landed_disarmed") else 1
+        return _single(check, record, refused, len(record.time) - 1)
+    values = record.series(check)[inside]
+    times = record.time[inside]
+    if len(values) == 0 or not np.isfinite(values).any():
+        return CheckResult(check, False, math.nan, start, int(round(start / record.tick_s)), math.inf, (times, values))
+    bad = ~(values <= check.bound) if check.side == "max" else ~(values >= check.bound)  # NaN breaks it too
+    worst = float(np.nanmax(values) if check.side == "max" else np.nanmin(values))
+    if not bad.any():
+        return CheckResult(check, True, worst, series=(times, values))
+    first = int(np.flatnonzero(bad)[0])
+    excess = worst - check.bound if check.side == "max" else check.bound - worst
+    return CheckResult(check, False, worst, float(times[first]), int(record.ticks(inside[first:first + 1])[0]),
+                       float(excess), (times, values))
+
+
+def _single(check: Check, record: Record, value: float, row: int) -> CheckResult:
+    times, values = record.time[row:row + 1], np.array([value])
+    if value <= check.bound:  # NaN (the run does not say) fails
+        return CheckResult(check, True, value, series=(times, values))
+    return CheckResult(check, False, value, float(record.time[row]), int(record.ticks(np.array([row]))[0]),
+                       value - check.bound, (times, values))
+
+
+def _reach(check: Check, record: Record) -> CheckResult:
+    """The sim time step ``check.step`` ended within its tolerance (inf: never, or by its time limit)."""
+    reached = math.inf
+    if record.step is not None:
+        after = np.flatnonzero(record.step > check.step)
+        if len(after):
+            row = int(after[0])
+            timed_out = row > 0 and record.timeouts[row] > record.timeouts[row - 1]
+            reached = math.inf if timed_out else float(record.time[row])
+    late = reached > check.bound
+    deadline = min(check.bound, float(record.time[-1]))
+    times, values = record.time, np.where(record.time < min(reached, record.time[-1] + 1.0), record.time, reached)
+    if not late:
+        return CheckResult(check, True, reached, series=(times, values))
+    row = int(np.searchsorted(record.time, deadline))
+    row = min(row, len(record.time) - 1)
+    return CheckResult(check, False, reached, float(record.time[row]), int(record.ticks(np.array([row]))[0]),
+                       reached - check.bound, (times, values))
+
+
+def evaluate_run(checks, table, info: dict) -> list[CheckResult]:
+    """Every check's result on one run's record (a pyarrow table) and its run.json."""
+    record = Record(table, info)
+    results = [evaluate(check, record) for check in checks]
+    for result in results:
+        result.tick_s = record.tick_s
+    return results

@@ -1,0 +1,125 @@
+"""Bad scenario files and ``nexus test`` options: one line naming the file and the key, before any run."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from nexus.cli import main
+from nexus.scenario.runner import Case, ScenarioOptions, prepare
+from nexus.scenario.spec import ScenarioError, load
+
+GOOD = """
+duration = 6.0
+
+[[step]]
+do = "takeoff"
+height = 1.0
+
+[[step]]
+do = "land"
+
+[[check]]
+measure = "ended"
+"""
+
+
+def write(folder: Path, text: str, name: str = "s.toml") -> Path:
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("text, key, fix", [
+    ("colour = 'red'\n" + GOOD, "colour", "a scenario holds"),
+    (GOOD.replace('do = "land"', 'do = "loop"'), "step[1].do", "choose one of takeoff"),
+    (GOOD.replace('do = "land"', 'do = "land"\nheight = 3'), "step[1].height", "step[1] takes do, speed"),
+    (GOOD + '[[check]]\nmeasure = "wobble"\nmax = 1\n', "check[1].measure", "unknown check"),
+    (GOOD + '[[fault]]\nkind = "engine_fire"\nat = 1\n', "fault[0].kind", "unknown fault"),
+    (GOOD + '[[check]]\nmeasure = "tilt"\nmax = 10\nwindow = [2.0, 9.0]\n', "check[1].window",
+     "is not inside the run [0, 6] s"),
+    (GOOD + '[[step]]\ndo = "wait"\n', "step[2]", "never ends"),
+    (GOOD + '[[fault]]\nkind = "rotor"\nat = 7\n', "fault[0].at", "not inside the run"),
+    (GOOD.replace("duration = 6.0", ""), "duration", "missing"),
+    (GOOD + '[[check]]\nmeasure = "reach"\nstep = 5\nmax = 3\n', "check[1].step", "index of a [[step]]"),
+    (GOOD + '[controller]\nname = "pid"\ngain_scale = {thrust = 0.1}\n', "controller.gain_scale.thrust",
+     "unknown gain"),
+    (GOOD + '[[environment.gust]]\nstart = 5\nduration = 2\namplitude = 3\ndirection = 0\n',
+     "environment.gust[0].start", "after the run"),
+    ('duration = 6.0\n[controller]\nname = "px4"\n[[check]]\nmeasure = "ended"\n', "px4.binary", "missing"),
+    ('duration = 6.0\n[controller]\nname = "px4"\n[px4]\nbinary = "no/such/px4"\n[[check]]\nmeasure = "ended"\n',
+     "px4.binary", "no such file"),
+])
+def test_a_bad_scenario_is_one_line_naming_file_key_and_fix(tmp_path, text, key, fix):
+    path = write(tmp_path, text)
+    with pytest.raises(ScenarioError) as caught:
+        load(path)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: {key}: "), message
+    assert fix in message
+
+
+def test_a_px4_scenario_with_an_empty_binary_is_skipped_with_a_reason(tmp_path):
+    path = write(tmp_path, 'duration = 6.0\n[controller]\nname = "px4"\n[px4]\nbinary = ""\n'
+                           '[[check]]\nmeasure = "ended"\n')
+    scenario = load(path)
+    assert scenario.skip == "no PX4 binary: give [px4] binary or nexus test --px4-binary PATH"
+
+
+def test_a_matrix_above_the_bound_needs_yes(tmp_path):
+    seeds = ", ".join(str(s) for s in range(65))  # 65 runs: one more than the bound of 64
+    path = write(tmp_path, GOOD + f"[matrix]\nseeds = [{seeds}]\n")
+    with pytest.raises(ScenarioError, match="65 scenario runs is more than 64; pass --yes"):
+        prepare([path], ScenarioOptions(out=tmp_path / "out"))
+    cases, points = prepare([path], ScenarioOptions(out=tmp_path / "out", yes=True))
+    assert len(cases) == len(points) == 65
+
+
+def test_scale_gain_and_seeds_reach_every_point_and_an_unknown_gain_is_refused(tmp_path):
+    path = write(tmp_path, GOOD + "[matrix]\nseeds = [0, 1]\n")
+    _, points = prepare([path], ScenarioOptions(out=tmp_path, gain_scale={"velocity_p": 0.1}))
+    assert [p.config.scenario["gain_scale"] for p in points] == [{"velocity_p": 0.1}] * 2
+    assert [p.config.seed for p in points] == [0, 1]
+    _, points = prepare([path], ScenarioOptions(out=tmp_path, seeds=[5, 6, 7]))  # --seeds 5,6,7
+    assert [p.config.seed for p in points] == [5, 6, 7]
+    with pytest.raises(ScenarioError, match="--scale-gain thrust=0.1: unknown gain"):
+        prepare([path], ScenarioOptions(out=tmp_path, gain_scale={"thrust": 0.1}))
+
+
+def test_a_baseline_of_another_scenario_is_refused_before_any_run(tmp_path):
+    path = write(tmp_path, 'name = "hover"\n' + GOOD)
+    baselines = tmp_path / "baselines"
+    baselines.mkdir()
+    (baselines / "hover.json").write_text(json.dumps({"scenario": "square", "points": {"seed=0": {}}}))
+    with pytest.raises(ScenarioError) as caught:
+        prepare([path], ScenarioOptions(out=tmp_path, baseline=baselines))
+    assert str(caught.value).startswith(f"{baselines / 'hover.json'}: a baseline of another scenario ('square'), "
+                                        "not of 'hover'")
+
+
+def test_nexus_test_exits_2_with_one_line_and_flies_nothing(tmp_path):
+    path = write(tmp_path, "colour = 'red'\n" + GOOD)
+    result = CliRunner().invoke(main, ["test", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        f"error: {path}: colour: unknown key; a scenario holds name, description, duration, tick_hz, vehicle, scene, "
+        "seed, controller, start, environment, fault, step, check, matrix, baseline, px4 (docs/testing.md)"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_case_names_its_matrix_point():
+    case = Case(scenario=type("S", (), {"path": Path("a.toml"), "name": "a"})(),
+                values={"seed": 1, "vehicle": "/x/hexa_f550.usda"})
+    assert case.label == "a.toml::a[seed=1,vehicle=hexa_f550]"
+
+
+def test_a_battery_check_needs_a_vehicle_with_a_battery(tmp_path):
+    with_battery = Path(__file__).resolve().parents[1] / "data" / "astro_max_battery.usda"
+    check = '[[check]]\nmeasure = "battery"\nmin = 0.5\n'
+    path = write(tmp_path, GOOD + check)
+    with pytest.raises(ScenarioError, match=r"check\[1\]\.measure: battery: the vehicle 'astro_max_base' has no "
+                                            "battery"):
+        load(path)
+    assert load(write(tmp_path, f'vehicle = "{with_battery}"\n' + GOOD + check)).checks[1].side == "min"
