@@ -74,7 +74,7 @@ def run_folder(run):
     if folder.path.is_dir() and folder.has_summary() and not folder.has_record():
         mode = (folder.peek_info() or {}).get("record_mode", "summary")
         raise ExportError(f"{folder.path} kept its summary alone (record_mode {mode!r}), no record: there is nothing "
-                          "to export; fly it again with --record full")
+                          "to export; fly it again with `nexus run --record full`")
     return folder.require(record=True)
 
 
