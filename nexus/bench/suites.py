@@ -17,6 +17,7 @@ SUITES: dict[str, str] = {
     "sweep": "nexus.bench.sweep",
     "diff": "nexus.bench.diff",
     "vehicles": "nexus.bench.vehicles",
+    "air": "nexus.bench.air",
 }
 
 DEFAULT_SUITE = "flight"
