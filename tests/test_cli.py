@@ -28,7 +28,7 @@ def test_plan_prints_the_stage_plan(cli):
     result = cli.invoke(main, ["plan", "--vehicle", "astro_max_base", "--scene", "empty", "--device", "cpu"])
     assert result.exit_code == 0, result.output
     line = [l for l in result.output.splitlines() if l.startswith("stage plan:")][0]
-    assert line.startswith("stage plan: graph(clock -> clear -> esc -> esc -> esc -> esc -> propeller")
+    assert line.startswith("stage plan: graph(clock -> clear -> esc -> esc -> esc -> esc -> drag -> propeller")
     # The PID flight is one graph (the guidance runs on the device), replayed 16 ticks at a time.
     assert "step -> state" in line and line.endswith("-> mission -> pid -> record) x16") and "host(" not in line
 

@@ -1,6 +1,6 @@
 """Many ticks per replay change nothing a run writes: K = 1 and the loop's own K fly the same bits.
 
-The short mission ends on tick 2267 (9.068 s), which 16 and 7 do not divide, so
+The short mission ends on tick 2257 (9.028 s), which 16 and 7 do not divide, so
 with either K the tick that ends the run falls inside a replay, and the
 replay's later ticks must leave no trace in the record or in run.json.
 """

@@ -59,8 +59,9 @@ def add_drag(
     rotor_dof: wp.array(dtype=wp.int32),
     bodies_per_world: wp.int32,
     dofs_per_world: wp.int32,
-    rotor_drag: wp.float32,
-    half_rho_cd_area: wp.vec3,
+    rotor_drag: wp.array(dtype=wp.float32),
+    body_drag_coefficient: wp.array(dtype=wp.vec3),
+    half_rho_area: wp.vec3,
     # Out:
     body_f: wp.array(dtype=wp.spatial_vector),
 ):
@@ -72,9 +73,10 @@ def add_drag(
         axis = wp.quat_rotate(wp.transform_get_rotation(body_q[rotor_body[i] + world * bodies_per_world]),
                               wp.vec3(0.0, 0.0, 1.0))
         in_plane = air - wp.dot(air, axis) * axis
-        force = force + rotor_drag * wp.abs(joint_qd[rotor_dof[i] + world * dofs_per_world]) * in_plane
+        force = force + rotor_drag[0] * wp.abs(joint_qd[rotor_dof[i] + world * dofs_per_world]) * in_plane
     rotation = wp.transform_get_rotation(body_q[b])
     a = wp.quat_rotate_inv(rotation, air)
+    half_rho_cd_area = wp.cw_mul(body_drag_coefficient[0], half_rho_area)
     body = wp.cw_mul(half_rho_cd_area, wp.vec3(wp.abs(a[0]) * a[0], wp.abs(a[1]) * a[1], wp.abs(a[2]) * a[2]))
     force = force + wp.quat_rotate(rotation, body)
     body_f[b] = body_f[b] + wp.spatial_vector(force, wp.vec3(0.0))
@@ -97,12 +99,17 @@ class Drag(Component):
     def prepare(self, ctx) -> None:
         v, plant = self.values, self.plant
         half_rho = 0.5 * float(v["air_density"])
+        #: The rotor drag coefficient and the body's drag coefficients, in arrays of one element so that a
+        #: differentiable rollout can ask for their gradients (``drag.rotor``, ``drag.cd.x|y|z``).
+        self.rotor_drag = wp.array([float(v["rotor_drag_coefficient"])], dtype=wp.float32, device=ctx.device)
+        self.body_drag_coefficient = wp.array([wp.vec3(*(float(c) for c in v["body_drag_coefficient"]))],
+                                              dtype=wp.vec3, device=ctx.device)
         self._model = [
             plant.base,
             wp.array([r.body for r in plant.rotors] or [0], dtype=wp.int32, device=ctx.device)[:len(plant.rotors)],
             wp.array([r.dof for r in plant.rotors] or [0], dtype=wp.int32, device=ctx.device)[:len(plant.rotors)],
-            plant.bodies_per_world, plant.dofs_per_world, float(v["rotor_drag_coefficient"]),
-            wp.vec3(*(half_rho * c * a for c, a in zip(v["body_drag_coefficient"], v["body_drag_area"]))),
+            plant.bodies_per_world, plant.dofs_per_world, self.rotor_drag, self.body_drag_coefficient,
+            wp.vec3(*(half_rho * a for a in v["body_drag_area"])),
         ]
 
     def run(self, io) -> None:

@@ -19,6 +19,7 @@ SUITES: dict[str, str] = {
     "vehicles": "nexus.bench.vehicles",
     "learn": "nexus.bench.learn",
     "test": "nexus.bench.test_suite",
+    "air": "nexus.bench.air",
 }
 
 DEFAULT_SUITE = "flight"

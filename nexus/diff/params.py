@@ -22,6 +22,9 @@ Names (units in brackets):
 * ``esc.tau_up``, ``esc.tau_down`` [s]: every ESC's lag time constants.
 * ``init.x``, ``init.y``, ``init.z`` [m, world ENU], ``init.vx``, ``init.vy``,
   ``init.vz`` [m/s, world ENU]: the base's initial position and velocity.
+* ``drag.rotor`` [N/((m/s)(rad/s))]: the rotor drag coefficient, and
+  ``drag.cd.x``, ``drag.cd.y``, ``drag.cd.z`` [-]: the body's drag coefficients
+  along its axes (:mod:`nexus.air.drag`); only for a vehicle with a drag prim.
 
 Each name that sets a vehicle attribute may also be written as that attribute,
 ``"<prim path> <attribute>"`` with ``[i]`` for a vector's component;
@@ -44,6 +47,8 @@ AXES = {"x": 0, "y": 1, "z": 2, "roll": 0, "pitch": 1, "yaw": 2}
 #: Short names for the gains an altitude or heading tune touches most.
 PID_ALIASES = {"pid.kp_z": "pid.position_p.z", "pid.kd_z": "pid.velocity_p.z", "pid.ki_z": "pid.velocity_i.z",
                "pid.kp_yaw": "pid.attitude_p.yaw", "pid.kd_yaw": "pid.rate_p.yaw"}
+#: The drag's names (a vehicle with a ``NexusDragAPI`` prim): the rotor drag coefficient, the body's per axis.
+DRAG_NAMES = ("drag.rotor", "drag.cd.x", "drag.cd.y", "drag.cd.z")
 
 
 @dataclass
@@ -117,13 +122,15 @@ def pid_slot(name: str, params: wp.array, gain: str, axis: int) -> Slot:
     return Slot(name, params, get, put, grad, "")
 
 
-def known_names(rotors: int) -> list[str]:
-    """Every parameter name a rollout of a vehicle with ``rotors`` rotors knows (full names)."""
+def known_names(rotors: int, drag: bool = False) -> list[str]:
+    """Every parameter name a rollout of a vehicle with ``rotors`` rotors knows (full names); ``drag``: the
+    vehicle has a drag prim."""
     names = [f"pid.{gain}.{axis}" for gain in PID_GAINS for axis in ("x", "y", "z")]
     names += ["mass", "inertia.xx", "inertia.yy", "inertia.zz"]
     names += [f"rotor{i + 1}.kt" for i in range(rotors)]
     names += ["esc.tau_up", "esc.tau_down"]
     names += [f"init.{v}" for v in ("x", "y", "z", "vx", "vy", "vz")]
+    names += list(DRAG_NAMES) if drag else []
     return names
 
 
@@ -143,9 +150,9 @@ def unknown_parameter(name: str, rotors: int, vehicle=None) -> BuildError:
     return BuildError(
         f"unknown parameter '{name}'; name one of pid.<gain>.<axis> (gains {', '.join(PID_GAINS)}; axes x, y, z), "
         f"{', '.join(PID_ALIASES)}, mass, inertia.xx|yy|zz, rotor1..{rotors}.kt, esc.tau_up, esc.tau_down, "
-        "init.x|y|z|vx|vy|vz"
+        "init.x|y|z|vx|vy|vz, drag.rotor, drag.cd.x|y|z (a vehicle with a drag prim)"
     )
 
 
-__all__ = ["AXES", "PID_ALIASES", "PID_GAINS", "Slot", "canonical", "element_slot", "known_names", "pid_slot",
+__all__ = ["AXES", "DRAG_NAMES", "PID_ALIASES", "PID_GAINS", "Slot", "canonical", "element_slot", "known_names", "pid_slot",
            "rollout_name", "unknown_parameter"]

@@ -44,6 +44,7 @@ import numpy as np
 import warp as wp
 
 from nexus.runtime.assembly import assemble
+from nexus.air.drag import Drag
 from nexus.control.pid import PidController
 from nexus.core import Loop
 from nexus.core.errors import BuildError
@@ -58,6 +59,7 @@ from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
 from nexus.plant.esc import Esc
 from nexus.plant.frames import attitude_ned_frd_np, yaw_ned_np
+from nexus.plant.ground_effect import GroundEffect
 from nexus.plant.hover import command_for_speed, hover_speed
 from nexus.plant.propeller import Propeller
 from nexus.runtime.flight import RunConfig
@@ -283,8 +285,16 @@ class Rollout:
         if self.esc.leader is not self.esc or self.propeller.leader is not self.propeller:
             raise BuildError(f"{self.plant.vehicle_path}: the rollout drives the ESCs and propellers as one launch "
                              "each; this vehicle's do not fuse (they read different controls or share a body)")
-        for array in (self.pid.params, self.esc.fused[7], self.esc.fused[8], self.propeller.fused[3]):
+        #: The vehicle's drag (None: no drag prim): its coefficients are parameters (``drag.rotor``, ``drag.cd.*``).
+        self.drag = next((c for c in comps if isinstance(c, Drag)), None)
+        drag_arrays = (self.drag.rotor_drag, self.drag.body_drag_coefficient) if self.drag is not None else ()
+        for array in (self.pid.params, self.esc.fused[7], self.esc.fused[8], self.propeller.fused[3], *drag_arrays):
             array.requires_grad = True
+        # The ground effect's extra thrust is ratio - 1 times the propellers' kT: read the same array, so that
+        # a rotor's kt set here (and its gradient) reaches the ground effect too.
+        for effect in comps:
+            if isinstance(effect, GroundEffect) and effect.plant is self.plant:
+                effect.share_thrust_coefficients(self.propeller.fused[0], self.propeller.fused[3])
 
     def _start_state(self, height: float, offsets) -> None:
         """Hover ``height`` [m] above the origin (plus each world's offset), rotors at hover speed."""
@@ -429,6 +439,11 @@ class Rollout:
         rotors = range(len(plant.rotors))
         slots["esc.tau_up"] = element_slot("esc.tau_up", self.esc.fused[7], [(i,) for i in rotors], "s")
         slots["esc.tau_down"] = element_slot("esc.tau_down", self.esc.fused[8], [(i,) for i in rotors], "s")
+        if self.drag is not None:
+            slots["drag.rotor"] = element_slot("drag.rotor", self.drag.rotor_drag, [(0,)], "N/((m/s)(rad/s))")
+            for i, axis in enumerate("xyz"):
+                slots[f"drag.cd.{axis}"] = element_slot(f"drag.cd.{axis}", self.drag.body_drag_coefficient, [(0, i)],
+                                                        "-")
         q0 = plant.base_coord
         d0 = plant.base_dof
         start = self.plant_copies
@@ -462,7 +477,7 @@ class Rollout:
 
     @property
     def parameter_names(self) -> list[str]:
-        return known_names(len(self.plant.rotors))
+        return known_names(len(self.plant.rotors), self.drag is not None)
 
     def get(self, name: str) -> float:
         """A parameter's current value (world 0's where each world holds a copy)."""

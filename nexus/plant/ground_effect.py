@@ -220,6 +220,17 @@ class GroundEffect(Component):
                           *strides]
             self._count = len(group)
 
+    def share_thrust_coefficients(self, rotors: wp.array, thrust_coefficients: wp.array) -> None:
+        """Read each rotor's kT from ``thrust_coefficients`` (the propellers' fused array, rotor ``rotors[i]`` at
+        ``i``) instead of a copy, so a differentiable rollout's ``rotor<i>.kt`` moves this thrust too."""
+        if self.leader is not None and self.leader is not self:
+            return  # the leader's launch reads them
+        if self.leader is None or self._args[0].numpy().tolist() != rotors.numpy().tolist():
+            raise BuildError(f"{self.plant.vehicle_path}: ground effect {self.name}: a differentiable rollout reads "
+                             "the ground effect's kT from the propellers' own, which needs NexusGroundEffectAPI on "
+                             "every propeller prim (one launch over them all); apply it on each or on none")
+        self._args[3] = thrust_coefficients
+
     def _run(self, io) -> None:
         if self.leader is not None and self.leader is not self:
             return  # the first ground effect's launch drove this one

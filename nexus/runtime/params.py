@@ -256,6 +256,7 @@ def _rows(stage) -> list[ParamEntry]:
     pid = next((prim for prim, spec in specs if spec is PidController.spec), None)
     escs = [prim for prim, spec in specs if spec is Esc.spec]
     propellers = [prim for prim, spec in specs if spec is Propeller.spec]
+    drag = next((prim for prim, spec in specs if spec.schema == "NexusDragAPI"), None)
 
     # The links: attribute -> (extra readers, aliases, variation name).
     links: dict[str, tuple[set, list, str | None]] = {}
@@ -276,6 +277,8 @@ def _rows(stage) -> list[ParamEntry]:
             link(f"{prim} {Propeller.spec.param(key).attr}", "gradient", alias=f"rotor{i + 1}.{short}")
     if base is not None:
         link(f"{base} physics:mass", "gradient")
+    if drag is not None:
+        link(f"{drag} nexus:rotorDragCoefficient", "gradient", alias="drag.rotor")
 
     rows: list[ParamEntry] = [_run_row(f) for f in _run_fields()]
     attribute_rows: list[ParamEntry] = []
@@ -291,18 +294,19 @@ def _rows(stage) -> list[ParamEntry]:
             attribute_rows.append(_attribute_row(f"{base} {attribute}", unit, bounds, doc, links))
     rows += attribute_rows
     rows += _gradient_rows(pid, base, escs, len(propellers))
+    rows += _drag_rows(drag)
     rows += [_draw_row(info) for info in drawn.values() if info.name not in VARIATION_ATTRIBUTES]
     if pid is not None and escs and base is not None:
-        _check_gradient_names(rows, len(propellers))
+        _check_gradient_names(rows, len(propellers), drag is not None)
     return rows
 
 
-def _check_gradient_names(rows: list[ParamEntry], rotors: int) -> None:
+def _check_gradient_names(rows: list[ParamEntry], rotors: int, drag: bool = False) -> None:
     """Every name the rollout knows has a row read by ``gradient`` (a new rollout name needs its alias here)."""
     from nexus.diff.params import PID_ALIASES, known_names  # noqa: PLC0415
 
     named = {n for row in rows if row.read_by("gradient") for n in (row.name, *row.aliases)}
-    missing = [n for n in (*known_names(rotors), *PID_ALIASES) if n not in named]
+    missing = [n for n in (*known_names(rotors, drag), *PID_ALIASES) if n not in named]
     if missing:
         raise BuildError(f"the rollout knows {', '.join(missing)} but nexus/runtime/params.py gives "
                          f"{'it' if len(missing) == 1 else 'them'} no row; add the alias there")
@@ -364,6 +368,21 @@ def _gradient_rows(pid: str | None, base: str | None, escs: list[str], rotors: i
                                    targets=tuple(f"{prim} {param.attr}" for prim in escs)))
     for name, (unit, doc) in INITIAL_STATE.items():
         rows.append(ParamEntry(name, "state", unit, "finite", ("gradient",), doc))
+    return rows
+
+
+def _drag_rows(drag: str | None) -> list[ParamEntry]:
+    """The body drag coefficient's components, each a rollout name (``drag.cd.x|y|z``); none without a drag prim."""
+    if drag is None:
+        return []
+    from nexus.air.drag import Drag  # noqa: PLC0415
+
+    param = Drag.spec.param("body_drag_coefficient")
+    rows = []
+    for axis, index in (("x", 0), ("y", 1), ("z", 2)):
+        target = f"{drag} {param.attr}[{index}]"
+        rows.append(ParamEntry(target, "element", param.unit, _bounds(param), ("gradient",),
+                               f"{param.doc}: component {index}", (f"drag.cd.{axis}",), (target,)))
     return rows
 
 

@@ -82,7 +82,10 @@ def stage_names(config: RunConfig) -> list[str]:
     return names
 
 
-def test_the_default_flight_has_no_air_and_a_drag_vehicle_without_wind_reads_still_air():
-    assert not {"wind", "drag"} & set(stage_names(RunConfig(device="cpu")))
+def test_the_default_flight_has_drag_but_no_wind_and_a_drag_vehicle_without_wind_reads_still_air():
+    # The Astro Max carries its estimated drag coefficients (docs/vehicles.md); the empty scene has no wind prim.
+    default = set(stage_names(RunConfig(device="cpu")))
+    assert "drag" in default and "wind" not in default
+    assert not {"wind", "drag"} & set(stage_names(RunConfig(vehicle="x500", device="cpu")))
     names = stage_names(RunConfig(vehicle=str(DRAG_VEHICLE), device="cpu"))
     assert "drag" in names and "wind" not in names

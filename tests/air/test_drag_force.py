@@ -28,7 +28,9 @@ def force(wind, velocity, speeds=(300.0, -200.0), yaw_deg: float = 0.0) -> np.nd
     body_f = wp.zeros(3, dtype=wp.spatial_vector, device="cpu")
     wp.launch(add_drag, 1, inputs=[wp.array([wind], dtype=wp.vec3, device="cpu"), body_q, body_qd, joint_qd, 0,
                                    wp.array([1, 2], dtype=wp.int32, device="cpu"),
-                                   wp.array([0, 1], dtype=wp.int32, device="cpu"), 3, 2, C, wp.vec3(*K)],
+                                   wp.array([0, 1], dtype=wp.int32, device="cpu"), 3, 2,
+                                   wp.array([C], dtype=wp.float32, device="cpu"),
+                                   wp.array([wp.vec3(*K)], dtype=wp.vec3, device="cpu"), wp.vec3(1.0, 1.0, 1.0)],
               outputs=[body_f], device="cpu")
     f = body_f.numpy()
     assert np.all(f[0, 3:] == 0.0) and np.all(f[1:] == 0.0)  # a force on the base alone, no moment

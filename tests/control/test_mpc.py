@@ -130,7 +130,7 @@ def test_mpc_without_a_reference_is_a_build_error_naming_the_signal():
         build_flight(RunConfig(scene="empty", controller="mpc"), "cpu")
 
 
-def test_mpc_tracks_the_figure_eight_within_1_cm_and_pid_follows_it_too(capsys):
+def test_mpc_tracks_the_figure_eight_within_2_cm_and_pid_follows_it_too(capsys):
     from tests.control.tracking_flight import fly_tracking
 
     # scenes/figure_eight.usda: climb 2 m in 4 s, hold 1 s, laps of the 2 m, 8 s figure-eight from sim time 5 s.
@@ -146,6 +146,9 @@ def test_mpc_tracks_the_figure_eight_within_1_cm_and_pid_follows_it_too(capsys):
         print(f"\nfigure-eight 2 m / 8 s, RMS position error after the first period: MPC {mpc_rms:.4f} m, "
               f"PID {pid_rms:.4f} m; MPC solve median {stats['solve_us_median']:.0f} us, p99 {stats['solve_us_p99']:.0f} us, "
               f"real-time factor MPC {mpc.time[-1] / mpc.wall_s:.2f}, PID {pid.time[-1] / pid.wall_s:.2f}")
-    # The MPC holds 0.0034 m RMS here (its reference velocity as feed-forward); without it, 0.061 m.
-    assert mpc_rms < 0.01
+    # The MPC held 0.0034 m RMS here (its reference velocity as feed-forward; without it, 0.061 m) while the Astro
+    # Max had no drag. Its model leaves air drag out (nexus/control/mpc/model.py), and the Astro Max now carries its
+    # estimated drag (vehicles/astro_max_base.usda: about 0.6 N per m/s of airspeed at hover, the lap's 1.6 m/s
+    # unmodelled): 0.0143 m RMS (2-core x86-64 VM, 2026-12-04). Until the model carries the drag, 2 cm.
+    assert mpc_rms < 0.02
     assert pid.reason == "done" and pid_rms < 0.3

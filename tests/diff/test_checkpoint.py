@@ -44,7 +44,9 @@ def test_checkpointed_gradients_equal_the_full_tapes_bit_for_bit(pair):
     assert rollout.checkpoint == EVERY and len(rollout._segments()) == 4  # 40 does not divide 150
     assert loss == full_loss
     assert checkpointed == full
-    assert all(value != 0.0 for value in full.values() if value is not None)  # each parameter reaches the loss
+    # Each parameter reaches the loss, but the yaw gain: the altitude loss meets it only through rounding (its
+    # gradient was 1.0e-16 before the Astro Max carried drag, and is exactly 0.0 with it).
+    assert all(value != 0.0 for name, value in full.items() if value is not None and name != "pid.kp_yaw")
 
 
 def test_a_second_backward_pass_and_a_second_call_give_the_same_bits(pair):

@@ -39,7 +39,8 @@ def test_the_shared_esc_lags_read_every_esc_s_time_constant(climb):
 def test_every_gradient_name_of_the_table_is_a_rollout_parameter(climb):
     names = parameters("astro_max_base").names("gradient")
     # 24 PID components x 3 names (the attribute's, pid.<gain>.<x|y|z>, pid.<gain>.<roll|pitch|yaw>) and the 5
-    # short PID names, mass 2 names, inertia 3 x 2, rotors 4 x 2, the ESC lags 2, the start state 6.
-    assert len(names) == 24 * 3 + 5 + 2 + 3 * 2 + 4 * 2 + 2 + 6
+    # short PID names, mass 2 names, inertia 3 x 2, rotors 4 x 2, the ESC lags 2, the start state 6, and the drag
+    # prim's rotor drag coefficient (2 names) and body drag coefficient's 3 components (2 names each).
+    assert len(names) == 24 * 3 + 5 + 2 + 3 * 2 + 4 * 2 + 2 + 6 + 2 + 3 * 2
     for name in names:
         climb.slot(name)  # raises for a name the rollout does not hold

@@ -34,6 +34,11 @@ def rows():
 
 # name -> (aliases, kind, unit, bounds, read by, sets), from the vehicle file and the specs.
 EXPECTED = {
+    "/vehicle/body/base/Drag nexus:rotorDragCoefficient": (
+        ["drag.rotor"], "attribute", "N/((m/s)(rad/s))", ">= 0", ["sweep", "gradient"],
+        ["/vehicle/body/base/Drag nexus:rotorDragCoefficient"]),
+    "/vehicle/body/base/Drag nexus:bodyDragCoefficient[0]": (
+        ["drag.cd.x"], "element", "-", ">= 0", ["gradient"], ["/vehicle/body/base/Drag nexus:bodyDragCoefficient[0]"]),
     "/vehicle/body/base physics:mass": (["mass"], "attribute", "kg", "> 0", ["sweep", "variation", "gradient"],
                                         ["/vehicle/body/base physics:mass"]),
     "/vehicle/controller nexus:positionP[2]": (["pid.position_p.z", "pid.position_p.yaw", "pid.kp_z"], "element",
@@ -101,14 +106,16 @@ def test_the_default_vehicle_lists_each_name_with_unit_bounds_and_readers(rows, 
 
 
 def test_the_table_has_every_prim_parameter_and_no_name_twice(rows):
-    # 4 ESCs x 11 parameters, 4 propellers x 4, the controller's 12, the truth estimator's rate, and the four
-    # sensors' own (IMU 9, magnetometer 4, barometer 4, GPS 10): 44 + 16 + 12 + 1 + 27 = 100 prim attributes.
+    # 4 ESCs x 11 parameters, 4 propellers x 4, the controller's 12, the truth estimator's rate, the four
+    # sensors' own (IMU 9, magnetometer 4, barometer 4, GPS 10) and the drag's 4:
+    # 44 + 16 + 12 + 1 + 27 + 4 = 104 prim attributes.
     prim_attributes = [r for r in rows.values() if r["kind"] == "attribute" and " nexus:" in r["name"]]
-    assert len(prim_attributes) == 100
+    assert len(prim_attributes) == 104
     names = [n for r in rows.values() for n in (r["name"], *r["aliases"])]
     assert len(names) == len(set(names))
-    # 8 PID gains x 3 axes and 3 inertia components are elements; 6 start-state names; 2 shared ESC lags.
-    assert sum(r["kind"] == "element" for r in rows.values()) == 27
+    # 8 PID gains x 3 axes, 3 inertia components and 3 body drag coefficients are elements; 6 start-state names;
+    # 2 shared ESC lags.
+    assert sum(r["kind"] == "element" for r in rows.values()) == 30
     assert sum(r["kind"] == "state" for r in rows.values()) == 6
     assert sum(r["kind"] == "shared" for r in rows.values()) == 2
 
