@@ -107,10 +107,10 @@ def test_the_default_vehicle_lists_each_name_with_unit_bounds_and_readers(rows, 
 
 def test_the_table_has_every_prim_parameter_and_no_name_twice(rows):
     # 4 ESCs x 11 parameters, 4 propellers x 4, the controller's 12, the truth estimator's rate, the four
-    # sensors' own (IMU 9, magnetometer 4, barometer 4, GPS 10) and the drag's 4:
-    # 44 + 16 + 12 + 1 + 27 + 4 = 104 prim attributes.
+    # sensors' own (IMU 9, magnetometer 4, barometer 5 with its dynamic-pressure coefficient, GPS 10) and the
+    # drag's 4: 44 + 16 + 12 + 1 + 28 + 4 = 105 prim attributes.
     prim_attributes = [r for r in rows.values() if r["kind"] == "attribute" and " nexus:" in r["name"]]
-    assert len(prim_attributes) == 104
+    assert len(prim_attributes) == 105
     names = [n for r in rows.values() for n in (r["name"], *r["aliases"])]
     assert len(names) == len(set(names))
     # 8 PID gains x 3 axes, 3 inertia components and 3 body drag coefficients are elements; 6 start-state names;
