@@ -15,6 +15,10 @@ the derived values. PX4's Gazebo x500 is such a vehicle: its airframe
 ``4001_gz_x500`` allocates for rotors at (±0.13, ±0.22/±0.20) m with KM ±0.05
 while its model's rotors sit at (±0.174, ±0.174) m with a moment constant of
 0.016 m, and PX4 SITL flies the model with the airframe's numbers.
+
+PX4's output driver in SITL drives only the channels whose ``PWM_MAIN_FUNCn``
+names a motor; ``none_iris`` names four. Every rotor's channel is assigned
+here, so a hexacopter's fifth and sixth rotors get PX4's commands.
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ from nexus.plant.rotor_geometry import centre_of_mass, inertia_about, rotor_geom
 
 #: PX4's actuator outputs for motors; a quad uses the first four.
 MAX_ROTORS = 12
+
+#: PX4's output function of motor 1 (``Motor1`` in its ``output_functions.yaml``); motor n is 100 + n.
+MOTOR1_FUNCTION = 101
 
 #: MAVLink's MAV_TYPE for a multirotor of this many rotors (quadrotor, hexarotor, octorotor).
 MAV_TYPES = {4: 2, 6: 13, 8: 14}
@@ -64,6 +71,11 @@ def px4_parameters(plant: Plant) -> dict[str, float | int]:
         params[f"CA_ROTOR{n}_PZ"] = round(rotor.position[2], 4)
         params[f"CA_ROTOR{n}_KM"] = round(rotor.yaw_moment, 5)
         params[f"CA_ROTOR{n}_CT"] = round(rotor.max_thrust, 3)
+    for n in range(len(rotors)):
+        # PX4 SITL's simulator link sends what its output driver (``pwm_out_sim``, parameter prefix
+        # PWM_MAIN) puts on each channel; a channel with no function stays at 0. The SITL airframe
+        # (``none_iris``) assigns motors 1-4 only, so rotors 5 and up need their channels assigned.
+        params[f"PWM_MAIN_FUNC{n + 1}"] = MOTOR1_FUNCTION + n
     first = rotors[0].esc
     # Collective thrust at hover: (ω_hover / ω_max)², before PX4's thrust curve.
     params["MPC_THR_HOVER"] = round((hover_speed(plant) / first["max_speed"]) ** 2, 4)

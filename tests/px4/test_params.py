@@ -76,3 +76,22 @@ def test_the_hexacopter_is_a_px4_hexarotor():
         assert params[f"CA_ROTOR{n}_CT"] == pytest.approx(7.846, abs=1e-3)
     hover = math.sqrt(2.0 * 9.80665 / (6 * 6.3e-6))
     assert params["MPC_THR_HOVER"] == pytest.approx((hover / 1116.0) ** 2, abs=1e-4)
+
+
+def test_every_rotor_channel_is_assigned_a_px4_motor_output():
+    # PX4 SITL's output driver (pwm_out_sim, prefix PWM_MAIN) drives a channel only when its
+    # PWM_MAIN_FUNCn names a motor (Motor1 = 101 ... Motor12 = 112); airframe none_iris names 1-4.
+    # Without 5 and 6 PX4 leaves the hexacopter's rotors 5 and 6 at 0.
+    plant, _, _ = load_plant("hexa_f550", "empty")
+    hexa = px4_parameters(plant)
+    assert {k: v for k, v in hexa.items() if k.startswith("PWM_MAIN_FUNC")} == {
+        "PWM_MAIN_FUNC1": 101, "PWM_MAIN_FUNC2": 102, "PWM_MAIN_FUNC3": 103,
+        "PWM_MAIN_FUNC4": 104, "PWM_MAIN_FUNC5": 105, "PWM_MAIN_FUNC6": 106}
+    result = CliRunner().invoke(main, ["px4", "params", "--vehicle", "hexa_f550"])
+    assert result.exit_code == 0, result.output
+    assert "PX4_PARAM_PWM_MAIN_FUNC6=106" in result.output.splitlines()
+
+
+def test_a_quad_gets_the_four_motor_outputs_none_iris_already_has(params):
+    assert {k: v for k, v in params.items() if k.startswith("PWM_MAIN_FUNC")} == {
+        "PWM_MAIN_FUNC1": 101, "PWM_MAIN_FUNC2": 102, "PWM_MAIN_FUNC3": 103, "PWM_MAIN_FUNC4": 104}
