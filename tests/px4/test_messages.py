@@ -22,7 +22,7 @@ from nexus.core import Loop
 from nexus.px4.controller import Px4Controller
 from nexus.px4.scripted_peer import ScriptedPx4
 from nexus.sensors import Barometer, Gps, Imu, Magnetometer, Sensor
-from tests.sensors.conftest import VOID_SCENE, place
+from tests.sensors.conftest import STILL_VEHICLE, VOID_SCENE, place
 
 G = 9.80665  # standard gravity of the void scene [m/s²]
 DT = 0.004  # one tick at 250 Hz [s]
@@ -42,7 +42,7 @@ OMEGA_ENU = (0.3, -0.2, 0.5)  # [rad/s], world frame
 
 @pytest.fixture(scope="module")
 def vehicle():
-    return assemble("astro_max_base", VOID_SCENE, controller="px4")
+    return assemble(STILL_VEHICLE, VOID_SCENE, controller="px4")  # no drag: free fall
 
 
 def fly_one_tick(vehicle, sensors, **placement):

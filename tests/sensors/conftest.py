@@ -24,6 +24,8 @@ from tests.conftest import TWO_IMUS  # noqa: F401  (the two-IMU vehicle, shared 
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 VOID_SCENE = DATA / "void.usda"
+#: The Astro Max without its drag: a body in free fall here feels gravity alone.
+STILL_VEHICLE = DATA / "astro_max_still.usda"
 #: Standard gravity of the test scenes [m/s²].
 G = 9.80665
 #: The scenes' geodetic origin: latitude, longitude [deg], altitude MSL [m].
@@ -40,8 +42,8 @@ def ground_vehicle() -> Vehicle:
 
 @pytest.fixture(scope="session")
 def void_vehicle() -> Vehicle:
-    """The Astro Max in a scene with gravity and no ground: it falls freely."""
-    return assemble("astro_max_base", VOID_SCENE, controller="hold")
+    """The Astro Max (without its drag) in a scene with gravity and no ground: it falls freely."""
+    return assemble(STILL_VEHICLE, VOID_SCENE, controller="hold")
 
 
 @wp.kernel

@@ -1,6 +1,6 @@
 """``nexus plot`` and ``nexus view`` of runs of many worlds, on folders made from the real short run.
 
-The 1,024-world run replays the short flight (every 8th tick, 284 ticks) in
+The 1,024-world run replays the short flight (every 8th tick of its 2,257: 283 ticks) in
 every world with its base moved (tests/viz/worlds_run.py): 11 worlds fail
 (7, 107, ..., 1007) and hold still from their failed tick on; 20 run out of
 time (49, 99, ... that did not fail); the rest are done.
@@ -80,7 +80,7 @@ def test_every_world_is_one_thin_trace_and_the_figure_stays_within_its_point_bud
         segments = traces(ax)
         assert len(segments) == WORLDS  # one trace per world in each panel
         points += sum(len(s) for s in segments)
-    # 284 ticks per world; 200,000 points over 4 panels and 1,024 worlds leave 48 per trace.
+    # 283 ticks per world; 200,000 points over 4 panels and 1,024 worlds leave 48 per trace.
     assert points <= MAX_POINTS
     assert all(len(s) == 48 for s in traces(top))
     # World 1022 starts 10 m east of world 0 and drifts east at 0.02·1022/1024 m/s: from its own NED origin its
@@ -95,7 +95,7 @@ def test_the_highlighted_world_is_drawn_whole_on_top(plotted, many):
     x = table.column("body/base.pose[0]").to_numpy()  # ENU east
     highlighted = line(top, "world 0")
     assert highlighted.get_color() == "black"
-    assert len(highlighted.get_xdata()) == 284  # every tick, not thinned
+    assert len(highlighted.get_xdata()) == 283  # every tick, not thinned
     origin = json.loads((many / "run.json").read_text())["ned_origin_enu_m"]
     assert np.allclose(highlighted.get_xdata(), x - origin[0], atol=1e-5)
     assert line(top, "world 0 setpoint").get_linestyle() == "--"
@@ -226,11 +226,11 @@ def test_viewer_draws_1024_worlds_as_one_batch_and_times_a_frame(many):
 
     replay = open_replay(many, "127.0.0.1", 0, world=5)
     try:
-        assert replay.worlds == WORLDS and len(replay.time) == 284
+        assert replay.worlds == WORLDS and len(replay.time) == 283
         bases = replay.view.viewer._instances["/worlds/bases"]
         assert bases["count"] == WORLDS  # one batched mesh of 1,024 instances, not 1,024 vehicles
         costs = []
-        for row in range(0, 284, 3):
+        for row in range(0, 283, 3):
             started = time.perf_counter()
             replay.draw(row)
             costs.append(time.perf_counter() - started)
