@@ -64,7 +64,8 @@ COMMAND_NAMES.setdefault(MAV_CMD_DO_SET_MODE, "MAV_CMD_DO_SET_MODE")
 #: TIMESYNC ``ts1`` of the n-th setpoint's barrier: far above the commander's own (its command count).
 SETPOINT_BARRIER = 1 << 40
 
-#: Defaults: the policy's rate [Hz] (when neither --px4-offboard-rate nor its nexus:policy_hz gives one), the mode switch [s sim] (PX4 reports home at 2-3 s and arms once its heading
+#: Defaults: the policy's rate [Hz] (when neither --px4-offboard-rate nor its nexus:policy_hz gives one), the mode
+#: switch [s sim] (PX4 reports home at 2-3 s and arms once its heading
 #: has settled, as the mission's arm at 6 s), the stream's lead before it [s] (PX4 wants more than 1 s) and the arm's
 #: delay after it [s].
 RATE_HZ, AT_S, LEAD_S, ARM_DELAY_S = 50.0, 6.0, 2.0, 0.5
@@ -77,7 +78,7 @@ class OffboardError(RunError):
 
 
 class CtbrPolicy:
-    """An ONNX (or TorchScript) model declaring a ``nexus:observation`` layout, the ``ctbr:4`` action and its scaling."""
+    """An ONNX (or TorchScript) model declaring a ``nexus:observation`` layout, the ``ctbr:4`` action, its scaling."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)

@@ -242,7 +242,7 @@ def test_the_conversion_clips_then_scales_each_axis_by_its_own_rate():
     scaling = CtbrScaling(0.6, (2.0, 3.0, 1.0))
     # a0 = −0.5: 0.6 · 0.5 = 0.3; rates 0.5 · 2, −0.25 · 3, 1 · 1 [rad/s], FRD as given (no sign changes).
     assert scaling.setpoint([-0.5, 0.5, -0.25, 1.0]).tolist() == [0.3, 1.0, -0.75, 1.0]
-    # Out of [-1, 1]: clipped first (a0 1.5 -> 1: 0.6 · 2 = 1.2, then clipped to thrust 1; roll −2 -> −1: −2 rad/s).
+    # Out of [-1, 1]: clipped first (a0 1.5 -> 1: 0.6 · 2 = 1.2, clipped to thrust 1; roll −2 -> −1: −2 rad/s).
     assert scaling.setpoint([1.5, -2.0, 0.0, 0.0]).tolist() == [1.0, -2.0, 0.0, 0.0]
     assert scaling.setpoint([-3.0, 0.0, 2.0, -2.0]).tolist() == [0.0, 0.0, 3.0, -1.0]
 

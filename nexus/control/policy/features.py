@@ -50,9 +50,9 @@ class CtbrScaling:
     """What a ``ctbr:4`` action means: four values in [-1, 1] (clipped), a₀ the collective about hover, a₁..a₃ the
     body rates.
 
-    Collective thrust fraction = clip(hover_thrust · (1 + a₀), 0, 1); roll, pitch, yaw rate [rad/s] = aᵢ · max_rates,
-    about the body's FRD axes (the axes of the estimate's ``rates``, which the rate loop compares them with in
-    training), so PX4 (FRD too) takes them without a sign change.
+    Collective thrust fraction = clip(hover_thrust · (1 + a₀), 0, 1); roll, pitch, yaw rate [rad/s] =
+    aᵢ · max_rates, about the body's FRD axes (the axes of the estimate's ``rates``, which the rate loop compares
+    them with in training), so PX4 (FRD too) takes them without a sign change.
     """
 
     hover_thrust: float
