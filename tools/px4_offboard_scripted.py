@@ -3,7 +3,8 @@
 No PX4 needed: the scripted peer (:mod:`nexus.px4.scripted_peer`) answers the
 lockstep and its toy API stream (:mod:`nexus.px4.scripted_api`) takes the
 setpoints, the switch to offboard and the arm. The policy is a constant ONNX
-model (thrust ``--thrust``, zero rates) written to a temporary folder. Prints
+model (thrust ``--thrust``, zero rates: the ``ctbr:4`` action a₀ = thrust / 0.5 − 1
+about a declared hover thrust of 0.5) written to a temporary folder. Prints
 the run's ``controller_stats.offboard`` and the wall time per tick with and
 without the offboard stage (the same flight, plain lockstep).
 
@@ -22,6 +23,10 @@ from pathlib import Path
 import numpy as np
 
 
+#: The constant model's declared scaling: hover thrust fraction [-] and max rates [rad/s].
+HOVER_THRUST, MAX_RATES = 0.5, "3,3,1.5"
+
+
 def constant_ctbr_model(path: Path, thrust: float) -> str:
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -31,10 +36,11 @@ def constant_ctbr_model(path: Path, thrust: float) -> str:
         [helper.make_tensor_value_info("observation", TensorProto.FLOAT, [1, 3])],
         [helper.make_tensor_value_info("action", TensorProto.FLOAT, [1, 4])],
         [numpy_helper.from_array(np.zeros((3, 4), np.float32), "weights"),
-         numpy_helper.from_array(np.array([thrust, 0, 0, 0], np.float32), "bias")])
+         numpy_helper.from_array(np.array([thrust / HOVER_THRUST - 1.0, 0, 0, 0], np.float32), "bias")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    helper.set_model_props(model, {"nexus:observation": "position_error_heading:3", "nexus:action": "ctbr:4"})
+    helper.set_model_props(model, {"nexus:observation": "position_error_heading:3", "nexus:action": "ctbr:4",
+                                   "nexus:ctbr_hover_thrust": repr(HOVER_THRUST), "nexus:ctbr_max_rates": MAX_RATES})
     onnx.save(model, str(path))
     return str(path)
 

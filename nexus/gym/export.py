@@ -5,7 +5,11 @@ onnxscript). The metadata states what ``nexus run --controller policy`` needs
 to fly it through the same observation pipeline at the same rate:
 ``nexus:observation`` (the task's layout), ``nexus:action`` (``ctbr:4``: the
 CTBR action in [-1, 1]; ``controls:N``: ESC commands, mapped from [-1, 1] to
-[0, 1] inside the graph), ``nexus:policy_hz`` and ``nexus:tick_hz``.
+[0, 1] inside the graph), ``nexus:policy_hz`` and ``nexus:tick_hz``; for
+``ctbr:4`` also its scaling, ``nexus:ctbr_hover_thrust`` (the trained
+vehicle's hover thrust fraction) and ``nexus:ctbr_max_rates`` (the rates
+[rad/s] at ±1), which ``nexus run`` and ``--px4-offboard-policy`` read
+(:class:`nexus.control.policy.features.CtbrScaling`).
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
+from nexus.control.policy.features import CTBR_LAYOUT, CtbrScaling
+from nexus.gym.agent import MAX_RATES
 
 
 def policy_arrays(agent) -> dict:
@@ -66,7 +73,7 @@ def export_onnx(agent, env, path: Path, config) -> Path:
         action_layout = f"controls:{width}"
     else:
         nodes.append(helper.make_node("Identity", [current], ["action"]))
-        action_layout = "ctbr:4"
+        action_layout = CTBR_LAYOUT
     graph = helper.make_graph(
         nodes, "nexus_policy",
         [helper.make_tensor_value_info("observation", TensorProto.FLOAT, ["batch", env.observation_width])],
@@ -76,6 +83,8 @@ def export_onnx(agent, env, path: Path, config) -> Path:
     metadata = {"nexus:observation": env.task.layout, "nexus:action": action_layout,
                 "nexus:policy_hz": f"{env.policy_hz:g}", "nexus:tick_hz": f"{env.tick_hz:g}",
                 "nexus:task": env.task.name, "nexus:trained_by": "nexus train (skrl PPO)"}
+    if action_layout == CTBR_LAYOUT:
+        metadata.update(CtbrScaling(env.agent.hover_fraction, MAX_RATES).metadata())
     for key, value in metadata.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value

@@ -143,7 +143,7 @@ class Px4Controller(Component):
         mission: dict | None = None,
         settle: bool = False,
         offboard_policy: str | None = None,
-        offboard_rate: float = offboard.RATE_HZ,
+        offboard_rate: float | None = None,
         offboard_url: str = offboard.DEFAULT_URL,
         offboard_at_s: float = offboard.AT_S,
         offboard_lead_s: float = offboard.LEAD_S,
@@ -633,12 +633,14 @@ class Px4Options(ControllerOptions):
                                   "obstacles (±).")
     boot_patience: float = option(BOOT_PATIENCE_S, "Wall time [s] a boot tick waits for an answer when PX4's "
                                   "idleness cannot be seen.")
-    offboard_policy: str | None = option(None, "With --controller px4: fly this CTBR policy (ONNX, action ctbr:4: "
-                                         "thrust [0, 1], roll, pitch, yaw rates [rad/s]) in PX4's offboard mode, as "
-                                         "SET_ATTITUDE_TARGET on fixed ticks (docs/px4_offboard.md).",
+    offboard_policy: str | None = option(None, "With --controller px4: fly this CTBR policy (ONNX, action ctbr:4 "
+                                         "as nexus train exports it: collective about hover and body rates in "
+                                         "[-1, 1]) in PX4's offboard mode, as SET_ATTITUDE_TARGET on fixed ticks "
+                                         "(docs/px4_offboard.md).",
                                          flag="--px4-offboard-policy", path=True)
-    offboard_rate: float = option(offboard.RATE_HZ, "With --px4-offboard-policy: the policy's rate [Hz]; its period "
-                                  "must be a whole number of ticks.", flag="--px4-offboard-rate", minimum=0.001)
+    offboard_rate: float | None = option(None, "With --px4-offboard-policy: the policy's rate [Hz]; its period must "
+                                         "be a whole number of ticks (default: the model's nexus:policy_hz, else "
+                                         f"{offboard.RATE_HZ:g} Hz).", flag="--px4-offboard-rate", minimum=0.001)
     offboard_url: str = option(offboard.DEFAULT_URL, "With --px4-offboard-policy: where PX4's MAVLink API stream "
                                "arrives (the setpoints go back to its sender).", flag="--px4-offboard-url")
     offboard_at_s: float = option(offboard.AT_S, "With --px4-offboard-policy: sim time [s] of the switch to offboard "

@@ -10,11 +10,16 @@ its action to PX4's MAVLink API port as ``SET_ATTITUDE_TARGET`` with
 ``type_mask`` 128 (attitude ignored: body rates and thrust used). PX4's rate
 controller, control allocation and mixer then fly what the policy asks.
 
-The action layout is ``ctbr:4`` (ONNX metadata ``nexus:action``): the
-collective thrust in [0, 1] (MAVLink's normalised thrust; clipped), then the
-roll, pitch and yaw rates [rad/s] about the body's FRD axes (PX4 bounds them
-with its own rate limits). A model whose layouts or widths do not fit is
-refused when the flight is built, before any stage runs.
+The action layout is ``ctbr:4`` (ONNX metadata ``nexus:action``), with the
+one meaning ``nexus train`` exports and ``nexus run --controller policy``
+flies (:class:`nexus.control.policy.features.CtbrScaling`): four values in
+[-1, 1], scaled by the model's own ``nexus:ctbr_hover_thrust`` and
+``nexus:ctbr_max_rates``. Each is converted here to MAVLink's normalised
+thrust, clip(hover · (1 + a₀), 0, 1), and the roll, pitch and yaw rates
+aᵢ · max rate [rad/s] about the body's FRD axes (Nexus's rates are FRD, as
+PX4's: no sign changes). The policy runs at ``--px4-offboard-rate``, or else
+at its ``nexus:policy_hz``, or else at 50 Hz. A model whose layouts, widths or
+scaling do not fit is refused when the flight is built, before any stage runs.
 
 Timing follows the mission commander (:mod:`nexus.px4.commander`): each
 setpoint leaves before the ``HIL_SENSOR`` of its tick, with a ``TIMESYNC``
@@ -38,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nexus.control.policy.features import FEATURES, observe, parse_layout
+from nexus.control.policy.features import CTBR_ACTIONS, CTBR_LAYOUT, FEATURES, CtbrScaling, observe, parse_layout
 from nexus.control.policy.runners import runner_for
 from nexus.core.errors import BuildError, RunError
 from nexus.px4.api_link import ApiLinkError, parse_url
@@ -49,9 +54,6 @@ from nexus.px4.mission import (AUTOPILOT_COMPONENT, COMMAND_NAMES, DEFAULT_URL, 
 log = logging.getLogger("nexus")
 
 OBSERVATION_KEY, ACTION_KEY = "nexus:observation", "nexus:action"
-#: The action layout a PX4 offboard policy declares: name -> (width, what it is).
-CTBR_ACTIONS = {"ctbr": (4, "collective thrust [0, 1], then roll, pitch, yaw rates [rad/s], body FRD")}
-CTBR_LAYOUT = "ctbr:4"
 #: SET_ATTITUDE_TARGET's type_mask with only ATTITUDE_TARGET_TYPEMASK_ATTITUDE_IGNORE set: rates and thrust used.
 TYPE_MASK_RATES_THRUST = 128
 MAV_CMD_DO_SET_MODE = 176
@@ -62,7 +64,8 @@ COMMAND_NAMES.setdefault(MAV_CMD_DO_SET_MODE, "MAV_CMD_DO_SET_MODE")
 #: TIMESYNC ``ts1`` of the n-th setpoint's barrier: far above the commander's own (its command count).
 SETPOINT_BARRIER = 1 << 40
 
-#: Defaults: the policy's rate [Hz], the mode switch [s sim] (PX4 reports home at 2-3 s and arms once its heading
+#: Defaults: the policy's rate [Hz] (when neither --px4-offboard-rate nor its nexus:policy_hz gives one), the mode
+#: switch [s sim] (PX4 reports home at 2-3 s and arms once its heading
 #: has settled, as the mission's arm at 6 s), the stream's lead before it [s] (PX4 wants more than 1 s) and the arm's
 #: delay after it [s].
 RATE_HZ, AT_S, LEAD_S, ARM_DELAY_S = 50.0, 6.0, 2.0, 0.5
@@ -75,7 +78,7 @@ class OffboardError(RunError):
 
 
 class CtbrPolicy:
-    """An ONNX (or TorchScript) model declaring a ``nexus:observation`` layout and the ``ctbr:4`` action."""
+    """An ONNX (or TorchScript) model declaring a ``nexus:observation`` layout, the ``ctbr:4`` action, its scaling."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -98,7 +101,19 @@ class CtbrPolicy:
             raise BuildError(str(error)) from None
         if action != [("ctbr", 4)]:
             raise BuildError(f"{where}: {action_key} is '{meta[action_key]}'; a PX4 offboard policy gives "
-                             f"{CTBR_LAYOUT} (thrust [0, 1], roll, pitch, yaw rates [rad/s])")
+                             f"{CTBR_LAYOUT} (collective about hover, roll, pitch, yaw rates, each in [-1, 1])")
+        try:
+            self.scaling = CtbrScaling.from_metadata(meta, where)
+        except ValueError as error:
+            raise BuildError(str(error)) from None
+        policy_hz = meta.get("nexus:policy_hz")
+        try:
+            #: The rate it was trained at [Hz] (``nexus:policy_hz``), or None.
+            self.policy_hz = None if policy_hz is None else float(policy_hz)
+        except ValueError:
+            self.policy_hz = math.nan
+        if self.policy_hz is not None and not self.policy_hz > 0.0:
+            raise BuildError(f"{where}: its metadata nexus:policy_hz is {policy_hz!r}; it must be a positive rate [Hz]")
         self.observation_width = sum(w for _, w in self.observation)
         declared = self.runner.input_width
         if declared is not None and declared != self.observation_width:
@@ -111,12 +126,11 @@ class CtbrPolicy:
         self.inference_us: list[float] = []
 
     def act(self, estimate, setpoint, setpoint_velocity, setpoint_acceleration) -> np.ndarray:
-        """(thrust [0, 1], roll, pitch, yaw rate [rad/s]) as float32 for one estimate and setpoint."""
+        """The model's ``ctbr`` action (float32, as it gave it) for one estimate and setpoint."""
         row = observe(self.observation, estimate, setpoint, setpoint_velocity, setpoint_acceleration)[None, :]
         begin = time.perf_counter()
         action = np.asarray(self.runner.run(row), dtype=np.float32).reshape(-1)
         self.inference_us.append((time.perf_counter() - begin) * 1e6)
-        action[0] = np.clip(action[0], 0.0, 1.0)
         return action
 
 
@@ -160,9 +174,11 @@ class OffboardPlan(MissionPlan):
 class OffboardPilot:
     """Drives the policy and the plan from the PX4 controller's ``offboard`` stage, one call per tick."""
 
-    def __init__(self, policy: str | Path, *, rate_hz: float = RATE_HZ, url: str, at_s: float = AT_S,
+    def __init__(self, policy: str | Path, *, rate_hz: float | None = None, url: str, at_s: float = AT_S,
                  lead_s: float = LEAD_S, arm_delay_s: float = ARM_DELAY_S, hold_timeout_s: float = 5.0):
         self.policy = CtbrPolicy(policy)
+        if rate_hz is None:  # the policy's own rate, as nexus run --controller policy flies it
+            rate_hz = RATE_HZ if self.policy.policy_hz is None else self.policy.policy_hz
         self.rate_hz, self.url, self.hold_timeout_s = float(rate_hz), url, hold_timeout_s
         if not self.rate_hz > 0:
             raise BuildError(f"--px4-offboard-rate {rate_hz}: give the policy's rate in Hz, more than 0")
@@ -177,7 +193,7 @@ class OffboardPilot:
         self.commander = None
         self.decimation = 0
         self.period_s = 0.0
-        #: The action last sent (zeros before the first), and each sent: (tick, time [µs], action).
+        #: The policy's action last sent (zeros before the first), and each sent: (tick, time [µs], action).
         self.last = np.zeros(4, dtype=np.float32)
         self.sent: list[tuple[int, int, np.ndarray]] = []
         self.first_tick: int | None = None
@@ -241,7 +257,7 @@ class OffboardPilot:
                                 f"({time_usec * 1e-6:.3f} s sim); PX4 cannot fly a non-finite setpoint: check the "
                                 "model (its observation normalisation) on this observation")
         link = self.commander.link
-        thrust, roll, pitch, yaw = (float(v) for v in action)
+        thrust, roll, pitch, yaw = (float(v) for v in self.policy.scaling.setpoint(action))
         link.send(link.mav.set_attitude_target_encode(
             (time_usec // 1000) & 0xFFFFFFFF, link.target_system or 1, AUTOPILOT_COMPONENT, TYPE_MASK_RATES_THRUST,
             [1.0, 0.0, 0.0, 0.0], roll, pitch, yaw, thrust))
@@ -274,6 +290,7 @@ class OffboardPilot:
         plan = self.plan.summarise()
         return {
             "model": str(self.policy.path), "rate_hz": self.rate_hz, "decimation": self.decimation,
+            "hover_thrust": self.policy.scaling.hover_thrust, "max_rates_rad_s": list(self.policy.scaling.max_rates),
             "setpoints": len(self.sent), "first_setpoint_tick": self.first_tick,
             "late_stream_ticks": self.late_stream_ticks, "clock_mismatches": self.clock_mismatches,
             "setpoint_hold_wall_s": round(self.hold_wall_s, 3),

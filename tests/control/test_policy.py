@@ -54,6 +54,11 @@ def test_action_width_mismatch_names_the_layout_and_the_model_output(tmp_path):
     ({"nexus:observation": "altitude:1", "nexus:action": "controls:4"}, "nexus:observation names 'altitude', which Nexus does not know"),
     ({"nexus:observation": "rates:2", "nexus:action": "controls:4"}, "gives 'rates' width 2, but the signal's 'rates' has width 3"),
     ({"nexus:observation": "rates:3", "nexus:action": "controls:17"}, "gives 'controls' width 17, but the signal's 'controls' has width 16"),
+    # A ctbr action means nothing without its scaling (docs/learning.md): no consumer assumes it.
+    ({"nexus:observation": "rates:3", "nexus:action": "ctbr:4", "nexus:ctbr_max_rates": "3,3,1.5"},
+     "its metadata has no 'nexus:ctbr_hover_thrust', which scales its ctbr:4 action"),
+    ({"nexus:observation": "rates:3", "nexus:action": "ctbr:4", "nexus:ctbr_hover_thrust": "0.45"},
+     "its metadata has no 'nexus:ctbr_max_rates', which scales its ctbr:4 action"),
 ])
 def test_bad_layout_metadata_is_a_build_error(tmp_path, metadata, needle):
     path = _model(tmp_path / "m.onnx", 3, 4, metadata)

@@ -55,6 +55,10 @@ def test_the_onnx_gives_the_torch_policys_mean_action_with_the_scaler_inside(tra
     assert meta["nexus:observation"] == ("position_error_heading:3,velocity_heading:3,tilt_heading:2,rates:3,"
                                          "yaw_error:1")
     assert meta["nexus:action"] == "ctbr:4" and meta["nexus:policy_hz"] == "50"
+    # The action's scaling, for every consumer to read: the Astro Max hovers at thrust fraction 0.4496
+    # (hover command 0.572 through f = 0.5: 0.5 · 0.572 + 0.5 · 0.572² = 0.4496), rates ±(3, 3, 1.5) rad/s.
+    assert float(meta["nexus:ctbr_hover_thrust"]) == pytest.approx(0.4496, abs=5e-4)
+    assert meta["nexus:ctbr_max_rates"] == "3.0,3.0,1.5"
 
 
 def test_nexus_run_flies_the_export_at_the_policys_rate(trained, tmp_path):

@@ -1,12 +1,15 @@
 """A CTBR policy flying the scripted PX4 in offboard mode: SET_ATTITUDE_TARGET on fixed ticks, then switch and arm.
 
-The policy is a hand-built ONNX Gemm over ``position_error_heading:3,rates:3``:
-thrust = 0.62 + 0.05·(setpoint z − estimate z), roll rate 0.1, pitch rate
-−0.2, yaw rate 0.3 + 0.5·(yaw rate) [rad/s], so every value it sends is a hand
-number of the recorded estimate and setpoint. The scripted PX4 notes each
-setpoint with the clock it arrived at, refuses offboard until setpoints have
-come for 0.3 s of its clock, and, armed in offboard, answers with every motor at
-the last setpoint's thrust.
+The policy is a hand-built ONNX Gemm over ``position_error_heading:3,rates:3``
+whose ``ctbr:4`` action (each in [-1, 1]) is a₀ = 0.24 + 0.1·(setpoint z −
+estimate z), a₁ = 0.05, a₂ = −0.05, a₃ = 0.3 + 0.5·(yaw rate), declared with
+hover thrust 0.5 and max rates (2, 4, 1) rad/s: so PX4 gets thrust
+0.5·(1 + a₀) = 0.62 + 0.05·height error, roll rate 0.1, pitch rate −0.2 and yaw
+rate 0.3 + 0.5·yaw rate [rad/s], hand numbers of the recorded estimate and
+setpoint. The scripted PX4 notes each setpoint with the clock it arrived at,
+refuses offboard until setpoints have come for 0.3 s of its clock, and, armed
+in offboard, answers with every motor at the last setpoint's thrust. A second
+flight flies an untrained network exported by ``nexus train``'s exporter.
 """
 
 from __future__ import annotations
@@ -32,17 +35,19 @@ LAYOUT = "position_error_heading:3,rates:3"
 #: Stream from 0.6 − 0.4 = 0.2 s (tick 50), switch at 0.6 s (tick 150), arm 0.2 s later (tick 200), at 50 Hz.
 TIMING = {"offboard_at_s": 0.6, "offboard_lead_s": 0.4, "offboard_arm_delay_s": 0.2, "offboard_rate": 50.0}
 SET_MODE, ARM = 176, 400
+SCALING = {"nexus:ctbr_hover_thrust": "0.5", "nexus:ctbr_max_rates": "2,4,1"}
 
 
-def _model(path, inputs: int = 6, outputs: int = 4, action: str = "ctbr:4", observation: str = LAYOUT) -> str:
+def _model(path, inputs: int = 6, outputs: int = 4, action: str = "ctbr:4", observation: str = LAYOUT,
+           extra: dict | None = None, drop: str | None = None) -> str:
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     weights = np.zeros((inputs, outputs), np.float32)
     bias = np.zeros(outputs, np.float32)
     if (inputs, outputs) == (6, 4):
-        weights[2, 0], weights[5, 3] = 0.05, 0.5  # thrust from the height error, yaw rate from the yaw rate
-        bias[:] = (0.62, 0.1, -0.2, 0.3)
+        weights[2, 0], weights[5, 3] = 0.1, 0.5  # collective from the height error, yaw rate from the yaw rate
+        bias[:] = (0.24, 0.05, -0.05, 0.3)
     graph = helper.make_graph(
         [helper.make_node("Gemm", ["observation", "weights", "bias"], ["action"])], "ctbr",
         [helper.make_tensor_value_info("observation", TensorProto.FLOAT, [1, inputs])],
@@ -51,13 +56,16 @@ def _model(path, inputs: int = 6, outputs: int = 4, action: str = "ctbr:4", obse
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    helper.set_model_props(model, {"nexus:observation": observation, "nexus:action": action})
+    props = {"nexus:observation": observation, "nexus:action": action, **SCALING, **(extra or {})}
+    props.pop(drop, None)
+    helper.set_model_props(model, props)
     onnx.save(model, str(path))
     return str(path)
 
 
-def fly_offboard(out, seconds: float = 1.5, toys: list | None = None, **timing):
-    flight, px4 = px4_flight(offboard_policy=_model(out / "ctbr.onnx"), offboard_url="udpin:127.0.0.1:0",
+def fly_offboard(out, seconds: float = 1.5, toys: list | None = None, model: str | None = None, **timing):
+    model = model or _model(out / "ctbr.onnx")
+    flight, px4 = px4_flight(offboard_policy=model, offboard_url="udpin:127.0.0.1:0",
                              boot_patience=0.5, **{**TIMING, **timing})
     toy = ScriptedApi(px4.offboard.commander.link.port, offboard_lead_s=0.3)
     if toys is not None:
@@ -99,12 +107,17 @@ def test_each_setpoint_carries_the_policys_outputs_for_that_ticks_estimate(offbo
     for (clock, _, _, rates, thrust) in toy.setpoints:
         row = record.loc[clock // TICK_US + 1]
         height_error = float(row["setpoint.position[2]"]) - float(row["estimate.position[2]"])
+        # The record's ctbr row is the policy's action in [-1, 1] ...
+        a = row[["ctbr[0]", "ctbr[1]", "ctbr[2]", "ctbr[3]"]].to_numpy(np.float64)
+        assert a[0] == pytest.approx(0.24 + 0.1 * height_error, abs=1e-6)
+        assert a[1] == pytest.approx(0.05, abs=1e-7) and a[2] == pytest.approx(-0.05, abs=1e-7)
+        assert a[3] == pytest.approx(0.3 + 0.5 * float(row["estimate.rates[2]"]), abs=1e-6)
+        # ... and PX4 got hover 0.5 · (1 + a0) and a · (2, 4, 1) rad/s, body FRD, as float32 on the wire.
+        assert thrust == np.float32(0.5 * (1.0 + a[0]))
+        assert list(rates) == [np.float32(2.0 * a[1]), np.float32(4.0 * a[2]), np.float32(1.0 * a[3])]
         assert thrust == pytest.approx(0.62 + 0.05 * height_error, abs=1e-6)
         assert rates[0] == pytest.approx(0.1, abs=1e-7) and rates[1] == pytest.approx(-0.2, abs=1e-7)
         assert rates[2] == pytest.approx(0.3 + 0.5 * float(row["estimate.rates[2]"]), abs=1e-6)
-        # The record's ctbr row is what went on the wire, bit for bit (MAVLink carries float32).
-        sent = np.array([thrust, *rates], np.float32)
-        assert np.array_equal(row[["ctbr[0]", "ctbr[1]", "ctbr[2]", "ctbr[3]"]].to_numpy(np.float32), sent)
 
 
 def test_px4_is_switched_to_offboard_after_the_stream_started_then_armed(offboard):
@@ -124,7 +137,8 @@ def test_the_vehicle_flies_what_the_peer_makes_of_the_setpoints(offboard):
     # Disarmed until tick 200: zeros. From the arm on, the toy gives each motor the last setpoint's thrust.
     assert not controls[record.index < 200].any()
     armed = record.index >= 200
-    assert np.array_equal(controls[armed], np.repeat(record["ctbr[0]"].to_numpy()[armed, None], 4, axis=1))
+    thrust = np.float32(0.5 * (1.0 + record["ctbr[0]"].to_numpy(np.float64)))
+    assert np.array_equal(controls[armed], np.repeat(thrust[armed, None], 4, axis=1))
     # About 0.62 against the Astro Max's hover command 0.5722: it leaves the ground (NED z falls).
     z = record["estimate.position[2]"]
     assert z.loc[375] < z.loc[200] - 0.01
@@ -160,8 +174,7 @@ def test_two_offboard_flights_are_identical_bit_for_bit(offboard, tmp_path):
                        r"input 'observation' takes 5"),
     ((6, 3, "ctbr:4"), r"nexus:action \(ctbr:4\) names 4 values, but the model's output 'action' gives 3"),
     ((6, 4, "controls:4"), r"nexus:action names 'controls', which Nexus does not know; it knows ctbr"),
-    ((6, 4, "ctbr:3"), r"nexus:action is 'ctbr:3'; a PX4 offboard policy gives ctbr:4 \(thrust \[0, 1\], roll, pitch, "
-                       r"yaw rates \[rad/s\]\)"),
+    ((6, 4, "ctbr:3"), r"nexus:action gives 'ctbr' width 3, but the signal's 'ctbr' has width 4"),
 ])
 def test_a_policy_whose_sizes_do_not_fit_is_refused_naming_the_file_and_both_sizes(tmp_path, shape, needle):
     inputs, outputs, action = shape
@@ -218,3 +231,100 @@ def test_px4_instance_and_another_offboard_url_are_refused_before_anything_is_wr
     # Instance 2 sends its API stream to 14542.
     assert clash.exit_code == 2 and "--px4-offboard-url udpin:127.0.0.1:14540 and --px4-instance 2 " \
         "(udpin:127.0.0.1:14542) disagree" in clash.output and not out.exists()
+
+
+# -- the one CTBR meaning: scaled by the model's own metadata, converted for PX4 ----------------------------------
+
+
+def test_the_conversion_clips_then_scales_each_axis_by_its_own_rate():
+    from nexus.control.policy.features import CtbrScaling
+
+    scaling = CtbrScaling(0.6, (2.0, 3.0, 1.0))
+    # a0 = −0.5: 0.6 · 0.5 = 0.3; rates 0.5 · 2, −0.25 · 3, 1 · 1 [rad/s], FRD as given (no sign changes).
+    assert scaling.setpoint([-0.5, 0.5, -0.25, 1.0]).tolist() == [0.3, 1.0, -0.75, 1.0]
+    # Out of [-1, 1]: clipped first (a0 1.5 -> 1: 0.6 · 2 = 1.2, clipped to thrust 1; roll −2 -> −1: −2 rad/s).
+    assert scaling.setpoint([1.5, -2.0, 0.0, 0.0]).tolist() == [1.0, -2.0, 0.0, 0.0]
+    assert scaling.setpoint([-3.0, 0.0, 2.0, -2.0]).tolist() == [0.0, 0.0, 3.0, -1.0]
+
+
+@pytest.mark.parametrize("drop", ["nexus:ctbr_hover_thrust", "nexus:ctbr_max_rates"])
+def test_a_ctbr_policy_without_its_scaling_is_refused_naming_the_key(tmp_path, drop):
+    path = _model(tmp_path / "unscaled.onnx", drop=drop)
+    with pytest.raises(BuildError, match=rf"^--px4-offboard-policy {path}: its metadata has no '{drop}', which "
+                       r"scales its ctbr:4 action; export it again with nexus train") as error:
+        CtbrPolicy(path)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("extra, needle", [
+    ({"nexus:ctbr_max_rates": "3,3"}, r"nexus:ctbr_max_rates is '3,3'; it must be three positive rates"),
+    ({"nexus:ctbr_hover_thrust": "1.2"}, r"nexus:ctbr_hover_thrust is '1.2'; it must be the hover thrust fraction"),
+])
+def test_a_malformed_scaling_is_refused_naming_the_key(tmp_path, extra, needle):
+    path = _model(tmp_path / "bad.onnx", extra=extra)
+    with pytest.raises(BuildError, match=rf"^--px4-offboard-policy {path}: its metadata {needle}"):
+        CtbrPolicy(path)
+
+
+def test_without_a_rate_option_the_policy_flies_at_its_own_rate_else_50_hz(tmp_path):
+    pilot = OffboardPilot(_model(tmp_path / "p125.onnx", extra={"nexus:policy_hz": "125"}), url="udpin:127.0.0.1:0")
+    assert pilot.rate_hz == 125.0
+    given = OffboardPilot(_model(tmp_path / "p125.onnx", extra={"nexus:policy_hz": "125"}), rate_hz=50.0,
+                          url="udpin:127.0.0.1:0")
+    assert given.rate_hz == 50.0
+    assert OffboardPilot(_model(tmp_path / "plain.onnx"), url="udpin:127.0.0.1:0").rate_hz == 50.0
+
+
+def _exported(path) -> str:
+    """An untrained hover network written by ``nexus train``'s own exporter, for a vehicle hovering at 0.45."""
+    torch = pytest.importorskip("torch")
+    from types import SimpleNamespace
+
+    from nexus.gym.export import export_onnx
+    from nexus.gym.tasks import task_named
+
+    torch.manual_seed(3)
+    net = torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+    with torch.no_grad():
+        net[2].bias.copy_(torch.tensor([0.3, 0.0, 0.0, 0.0]))  # climbs: collective 0.45 · 1.3 or so
+    scaler = SimpleNamespace(running_mean=torch.zeros(12), running_variance=torch.ones(12) * 4.0, epsilon=1e-8,
+                             clip_threshold=5.0)
+    agent = SimpleNamespace(_observation_preprocessor=scaler, models={"policy": SimpleNamespace(net=net)})
+    env = SimpleNamespace(action_width=4, action_mode="ctbr", observation_width=12, task=task_named("hover"),
+                          policy_hz=125.0, tick_hz=250.0, agent=SimpleNamespace(hover_fraction=0.45))
+    return str(export_onnx(agent, env, path, None))
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    out = tmp_path_factory.mktemp("exported")
+    model = _exported(out / "policy.onnx")
+    # No --px4-offboard-rate: the model's nexus:policy_hz (125 Hz, every 2nd tick).
+    summary, toy = fly_offboard(out, seconds=1.0, model=model, offboard_rate=None)
+    record = pq.read_table(out / "run" / "record.parquet").to_pandas()
+    record.index = np.rint(record["time"].to_numpy() * 250).astype(int)
+    return model, summary, toy, record
+
+
+def test_the_exporter_declares_the_ctbr_scaling(exported):
+    import onnx
+
+    meta = {p.key: p.value for p in onnx.load(exported[0]).metadata_props}
+    assert meta["nexus:action"] == "ctbr:4" and meta["nexus:policy_hz"] == "125"
+    assert meta["nexus:ctbr_hover_thrust"] == "0.45" and meta["nexus:ctbr_max_rates"] == "3.0,3.0,1.5"
+
+
+def test_an_exported_policy_flies_offboard_with_the_hand_converted_setpoints(exported):
+    _, summary, toy, record = exported
+    # 1 s at 250 Hz; every 2nd tick from tick 50 (0.2 s) to 250: (250 − 50) / 2 + 1 = 101 setpoints.
+    assert summary.ticks == 250
+    assert [clock for clock, *_ in toy.setpoints] == [(k - 1) * TICK_US for k in range(50, 251, 2)]
+    moved = 0
+    for (clock, _, _, rates, thrust) in toy.setpoints:
+        a = record.loc[clock // TICK_US + 1, ["ctbr[0]", "ctbr[1]", "ctbr[2]", "ctbr[3]"]].to_numpy(np.float64)
+        a = np.clip(a, -1.0, 1.0)
+        # thrust = 0.45 · (1 + a0) clipped to [0, 1]; rates = a · (3, 3, 1.5) rad/s, body FRD.
+        assert thrust == np.float32(min(max(0.45 * (1.0 + a[0]), 0.0), 1.0))
+        assert list(rates) == [np.float32(3.0 * a[1]), np.float32(3.0 * a[2]), np.float32(1.5 * a[3])]
+        moved += abs(a[0] - 0.3) > 1e-3
+    assert moved, "the network's action never changed with the observation"

@@ -35,7 +35,7 @@ import numpy as np
 import warp as wp
 
 from nexus.control.allocation import Allocation, MixTables, allocation_for, mix_tables, quad_x_allocation, write_rotor_commands
-from nexus.control.policy.features import ACTIONS, FEATURES, observe, parse_layout
+from nexus.control.policy.features import ACTIONS, FEATURES, CtbrScaling, observe, parse_layout
 from nexus.control.policy.runners import runner_for
 from nexus.control.registry import ControllerOptions, option, register
 from nexus.core import Component, Read, Stage, Write
@@ -107,6 +107,11 @@ class PolicyController(Component):
         self.action_width = action_width
         #: True for a CTBR action: collective about hover and body rates, through a rate loop here.
         self.ctbr = names == ["ctbr"]
+        try:
+            #: A CTBR action's hover thrust and rate range, as the model declares them.
+            self.ctbr_scaling = CtbrScaling.from_metadata(meta, where) if self.ctbr else None
+        except ValueError as error:
+            raise BuildError(str(error)) from None
         #: True when the action is a collective and torques for the allocation to mix.
         self.mixes = names == ["thrust_torque"] or self.ctbr
         #: The policy's own rate [Hz] (``nexus:policy_hz``; None: every tick), checked against the tick in prepare.
@@ -243,11 +248,12 @@ def _policy_hz(meta: dict, where: str) -> float | None:
 class HostRateLoop:
     """The PID's body-rate loop (:func:`nexus.control.pid.rate_loop`) on the host, for a CTBR policy.
 
-    Each tick: collective = hover fraction · (1 + a₀) and rate goal = aᵢ · :data:`nexus.gym.agent.MAX_RATES`
-    (the units ``nexus train`` learns in), then the rate PID gives the normalised torques the allocation mixes.
+    Each tick: collective = hover fraction · (1 + a₀) and rate goal = aᵢ · max rates, both as the model declares
+    them (:class:`nexus.control.policy.features.CtbrScaling`), then the rate PID gives the normalised torques the
+    allocation mixes.
     """
 
-    def __init__(self, gains, hover_fraction: float, max_rates=(3.0, 3.0, 1.5)):
+    def __init__(self, gains, hover_fraction: float, max_rates):
         self.p, self.i, self.d = (np.asarray(getattr(gains, k), dtype=np.float64) for k in ("rate_p", "rate_i", "rate_d"))
         self.limit = float(gains.rate_integral_limit)
         self.hover_fraction = float(hover_fraction)
@@ -279,12 +285,11 @@ def build_policy(prim, ctx, model: str | Path | None = None) -> PolicyController
                               thrust_model_factor=factors[0])
     if policy.ctbr:
         from nexus.control.pid import PID_SPEC, PidGains  # noqa: PLC0415
-        from nexus.plant.hover import hover_command  # noqa: PLC0415
         from nexus.schemas.reader import read_prim  # noqa: PLC0415
 
         gains = PidGains.from_values(prim, read_prim(prim, PID_SPEC, ctx.path), ctx.path)
-        f, u = factors[0], hover_command(ctx.plant)
-        policy.rate_loop = HostRateLoop(gains, (1.0 - f) * u + f * u * u)
+        scaling = policy.ctbr_scaling
+        policy.rate_loop = HostRateLoop(gains, scaling.hover_thrust, scaling.max_rates)
     if policy.mixes and len(factors) != 1:
         raise BuildError(f"controller '{policy.name}': the ESCs disagree on nexus:thrustModelFactor ({factors}); "
                          "mixing a thrust_torque action needs one")

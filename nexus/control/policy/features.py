@@ -15,6 +15,7 @@ output shapes; a mismatch names both sides.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,11 +32,67 @@ FEATURES = {
 #: Action name -> (width limit, signal written). ``controls``: ESC commands in [0, 1], one per slot;
 #: ``thrust_torque``: a collective thrust fraction in [0, 1] and roll, pitch, yaw torques in [-1, 1] (the PID's
 #: units), which the vehicle's control allocation mixes into ESC commands (any rotor layout).
-#: ``ctbr`` (what ``nexus train`` exports, docs/learning.md): collective thrust about hover and roll, pitch, yaw
-#: rates, each in [-1, 1], flown through the PID's rate loop and the allocation.
+#: ``ctbr``: see :class:`CtbrScaling` (the one meaning ``nexus run --controller policy`` and
+#: ``--px4-offboard-policy`` both fly).
 ACTIONS = {"controls": (16, "controls"), "thrust_torque": (4, "controls"), "ctbr": (4, "controls")}
 #: Actions whose width is exactly their limit.
 EXACT_ACTIONS = ("thrust_torque", "ctbr")
+#: The CTBR action layout (what ``nexus train`` exports) and the actions a PX4 offboard policy may declare.
+CTBR_LAYOUT = "ctbr:4"
+CTBR_ACTIONS = {"ctbr": ACTIONS["ctbr"]}
+#: The metadata that scales a CTBR action: the hover thrust fraction [-] and the roll, pitch, yaw rates [rad/s]
+#: at action ±1, written by ``nexus train``'s exporter, so that no consumer assumes them.
+CTBR_HOVER_THRUST_KEY, CTBR_MAX_RATES_KEY = "nexus:ctbr_hover_thrust", "nexus:ctbr_max_rates"
+
+
+@dataclass(frozen=True)
+class CtbrScaling:
+    """What a ``ctbr:4`` action means: four values in [-1, 1] (clipped), a₀ the collective about hover, a₁..a₃ the
+    body rates.
+
+    Collective thrust fraction = clip(hover_thrust · (1 + a₀), 0, 1); roll, pitch, yaw rate [rad/s] =
+    aᵢ · max_rates, about the body's FRD axes (the axes of the estimate's ``rates``, which the rate loop compares
+    them with in training), so PX4 (FRD too) takes them without a sign change.
+    """
+
+    hover_thrust: float
+    max_rates: tuple[float, float, float]
+
+    @classmethod
+    def from_metadata(cls, meta: dict, where: str) -> CtbrScaling:
+        """Read both keys; ValueError naming the missing or malformed one otherwise."""
+        for key in (CTBR_HOVER_THRUST_KEY, CTBR_MAX_RATES_KEY):
+            if key not in meta:
+                raise ValueError(f"{where}: its metadata has no '{key}', which scales its {CTBR_LAYOUT} action; "
+                                 "export it again with nexus train, or add "
+                                 f"{CTBR_HOVER_THRUST_KEY}=0.57 and {CTBR_MAX_RATES_KEY}=3,3,1.5 (roll, pitch, yaw "
+                                 "[rad/s]) to its metadata")
+        try:
+            hover = float(meta[CTBR_HOVER_THRUST_KEY])
+        except ValueError:
+            hover = math.nan
+        if not 0.0 < hover < 1.0:
+            raise ValueError(f"{where}: its metadata {CTBR_HOVER_THRUST_KEY} is {meta[CTBR_HOVER_THRUST_KEY]!r}; it "
+                             "must be the hover thrust fraction, between 0 and 1")
+        try:
+            rates = tuple(float(v) for v in meta[CTBR_MAX_RATES_KEY].split(","))
+        except ValueError:
+            rates = ()
+        if len(rates) != 3 or not all(r > 0.0 and math.isfinite(r) for r in rates):
+            raise ValueError(f"{where}: its metadata {CTBR_MAX_RATES_KEY} is {meta[CTBR_MAX_RATES_KEY]!r}; it must be "
+                             "three positive rates [rad/s] for roll, pitch, yaw, e.g. 3,3,1.5")
+        return cls(hover, rates)
+
+    def metadata(self) -> dict[str, str]:
+        """The two keys as text that reads back to the same floats."""
+        return {CTBR_HOVER_THRUST_KEY: repr(float(self.hover_thrust)),
+                CTBR_MAX_RATES_KEY: ",".join(repr(float(r)) for r in self.max_rates)}
+
+    def setpoint(self, action) -> np.ndarray:
+        """(thrust fraction [0, 1], roll, pitch, yaw rate [rad/s, body FRD]) for one action, float64."""
+        a = np.clip(np.asarray(action, dtype=np.float64).reshape(4), -1.0, 1.0)
+        thrust = min(max(self.hover_thrust * (1.0 + a[0]), 0.0), 1.0)
+        return np.array([thrust, *(a[1:] * np.asarray(self.max_rates, dtype=np.float64))])
 
 
 def parse_layout(text: str, known: dict, key: str, where: str) -> list[tuple[str, int]]:
