@@ -2,7 +2,8 @@
 
 Each measure is a series over the record's rows (one per tick), computed with NumPy from the columns every
 PID flight records: the base's pose and velocity (ENU world, FLU body), the setpoint (NED), and the step
-mission's ``mission_step`` and ``mission_timeouts``. Positions are NED from the run's NED origin
+mission's ``mission_step`` and ``mission_timeouts``, and ``contact`` (touching contact points, recorded when
+a scenario has a contact check: :mod:`nexus.plant.ground_contact`). Positions are NED from the run's NED origin
 (run.json's ``ned_origin_enu_m``), heights from where the base started (the record's first row).
 
 A check passes when its measure stays at or under its bound (``min``: at or over it) at every row of its
@@ -85,6 +86,7 @@ class Record:
         self.charge = col("battery.state_of_charge") if "battery.state_of_charge" in names else None
         self.step = col("mission_step") if "mission_step" in names else None
         self.timeouts = col("mission_timeouts") if "mission_timeouts" in names else None
+        self.contact = col("contact") if "contact" in names else None
 
     def ticks(self, rows: np.ndarray) -> np.ndarray:
         return np.rint(self.time[rows] / self.tick_s).astype(np.int64)
@@ -125,6 +127,8 @@ def evaluate(check: Check, record: Record) -> CheckResult:
     if check.measure == "ended":
         ended = record.info.get("exit_reason") == "done" and float(record.info.get("sim_time_s") or 0.0) <= end + 1e-9
         return _single(check, record, 0.0 if ended else 1.0, inside[-1] if len(inside) else len(record.time) - 1)
+    if check.measure == "contact":
+        return _contact(check, record, inside)
     if check.measure == "px4_mission":
         mission = (record.info.get("controller_stats") or {}).get("mission") or record.info.get("mission_file")
         refused = math.nan
@@ -144,6 +148,31 @@ def evaluate(check: Check, record: Record) -> CheckResult:
     excess = worst - check.bound if check.side == "max" else check.bound - worst
     return CheckResult(check, False, worst, float(times[first]), int(record.ticks(inside[first:first + 1])[0]),
                        float(excess), (times, values))
+
+
+def _contact(check: Check, record: Record, inside: np.ndarray) -> CheckResult:
+    """Touching contact points in the window, but the rest before the first lift-off (and, with ``check.step``,
+    from the row that step began on: the landing); a record without ``contact`` fails at the window's start."""
+    if record.contact is None or not len(inside):
+        start = check.window[0]
+        return CheckResult(check, False, math.nan, start, int(round(start / record.tick_s)), math.inf)
+    if check.step is not None and record.step is not None:
+        began = np.flatnonzero(record.step >= check.step)
+        if len(began):
+            inside = inside[inside < began[0]]
+    values = record.contact[inside]
+    airborne = np.flatnonzero(values == 0)
+    rest = int(airborne[0]) if len(airborne) else 0  # never lifted off: every touching row counts
+    counted = values.copy()
+    counted[:rest] = 0.0
+    times = record.time[inside]
+    worst = float(counted.max()) if len(counted) else 0.0
+    bad = np.flatnonzero(counted > check.bound)
+    if not len(bad):
+        return CheckResult(check, True, worst, series=(times, counted))
+    first = int(bad[0])
+    return CheckResult(check, False, worst, float(times[first]), int(record.ticks(inside[first:first + 1])[0]),
+                       worst - check.bound, (times, counted))
 
 
 def _single(check: Check, record: Record, value: float, row: int) -> CheckResult:
