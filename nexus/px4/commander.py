@@ -169,4 +169,6 @@ class LockstepCommander:
         report = self.plan.summarise()
         return {**report.__dict__, "holds": self.holds, "hold_wall_s": round(self.hold_wall_s, 3),
                 "clock_mismatches": self.clock_mismatches, "late_commands": self.late_commands,
+                # What PX4 said (STATUSTEXT), [PX4 time [s], text]: the scenario check px4_failsafe reads it.
+                "statustexts": [[stamp * 1e-6, text] for stamp, text in self.plan.statustexts],
                 "api_link": self.link.stats()}

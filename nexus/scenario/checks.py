@@ -39,6 +39,8 @@ class CheckResult:
     series: tuple = field(default=((), ()), repr=False)
     #: One tick [s] (turns a time into a tick).
     tick_s: float = 0.004
+    #: What else the failure message says (px4_failsafe: PX4's first such text).
+    detail: str = ""
 
     def as_dict(self) -> dict:
         return {"check": self.check.name, "measure": self.check.measure, "bound": self.check.bound,
@@ -53,7 +55,8 @@ class CheckResult:
         over = "over" if self.check.side == "max" else "under"
         by = f"worst {_show(self.worst)} ({_show(self.excess)} {over})" if math.isfinite(self.excess) else (
             "never reached" if self.check.measure == "reach" else "no value in the window")
-        return f"{self.check.describe()}: first broken at {self.first_time:.3f} s (tick {self.first_tick}), {by}"
+        said = f"; {self.detail}" if self.detail else ""
+        return f"{self.check.describe()}: first broken at {self.first_time:.3f} s (tick {self.first_tick}), {by}{said}"
 
 
 def _show(value: float) -> str:
@@ -129,6 +132,8 @@ def evaluate(check: Check, record: Record) -> CheckResult:
         return _single(check, record, 0.0 if ended else 1.0, inside[-1] if len(inside) else len(record.time) - 1)
     if check.measure == "contact":
         return _contact(check, record, inside)
+    if check.measure == "px4_failsafe":
+        return _px4_failsafe(check, record)
     if check.measure == "px4_mission":
         mission = (record.info.get("controller_stats") or {}).get("mission") or record.info.get("mission_file")
         refused = math.nan
@@ -173,6 +178,27 @@ def _contact(check: Check, record: Record, inside: np.ndarray) -> CheckResult:
     first = int(bad[0])
     return CheckResult(check, False, worst, float(times[first]), int(record.ticks(inside[first:first + 1])[0]),
                        worst - check.bound, (times, counted))
+
+
+def _px4_failsafe(check: Check, record: Record) -> CheckResult:
+    """PX4's failsafe and arming-refusal texts stamped inside the window; a run that kept none of PX4's messages
+    fails at the window's start (it cannot say)."""
+    from nexus.scenario.px4_messages import FAILSAFE_OR_REFUSAL  # noqa: PLC0415
+
+    start, end = check.window
+    messages = record.info.get("px4_messages")
+    if messages is None:
+        return CheckResult(check, False, math.nan, start, int(round(start / record.tick_s)), math.inf)
+    said = [(t, text) for t, text in messages if start - 1e-9 <= t <= end + 1e-9 and FAILSAFE_OR_REFUSAL.search(text)]
+    texts = list(dict.fromkeys(text for _, text in said))
+    count = float(len(texts))
+    times = np.array([t for t, _ in said]) if said else np.array([end])
+    values = np.arange(1.0, len(said) + 1.0) if said else np.array([0.0])
+    if count <= check.bound:
+        return CheckResult(check, True, count, series=(times, values))
+    first = said[0][0]
+    return CheckResult(check, False, count, first, int(round(first / record.tick_s)), count - check.bound,
+                       (times, values), detail=f"PX4 said {texts[0]!r}")
 
 
 def _single(check: Check, record: Record, value: float, row: int) -> CheckResult:

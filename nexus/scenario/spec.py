@@ -60,6 +60,8 @@ MEASURES = {
     "ended": ("-", "max", "1 unless the mission ended the run (landed and disarmed) by the window's end"),
     "px4_mission": ("-", "max", "PX4's refusals: mission commands it did not accept (an arming refusal), plus 1 "
                                 "unless it landed and disarmed (run.json's controller_stats.mission, or mission.json)"),
+    "px4_failsafe": ("-", "max", "PX4's messages (STATUSTEXT and ULog) in the window that say failsafe or arming "
+                                 "refused: how many different texts"),
 }
 CHECK_KEYS = ("measure", "name", "max", "min", "window", "step", "point")
 MATRIX_KEYS = ("seeds", "vehicles", "vary")
@@ -454,7 +456,7 @@ def _check(path: Path, key: str, check: dict, duration: float, steps: int, land:
     other = "min" if side == "max" else "max"
     if other in check:
         raise _fail(path, f"{key}.{other}", f"{measure} takes a {side} bound, not a {other}; write {side} = ...")
-    if measure in ("ended", "px4_mission", "contact"):
+    if measure in ("ended", "px4_mission", "contact", "px4_failsafe"):
         bound = 0.0
     elif side not in check:
         raise _fail(path, f"{key}.{side}", f"missing; give the bound of {measure} [{unit}]")

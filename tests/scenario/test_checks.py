@@ -139,3 +139,24 @@ def test_battery_is_a_lower_bound_on_the_state_of_charge():
     assert (charge.first_tick, charge.worst, charge.excess) == (8, pytest.approx(0.45), pytest.approx(0.15))
     (missing,) = judge(record(), Check("battery", "battery", 0.6, "min", (0.0, 0.04)))
     assert not missing.passed
+
+
+def test_contact_fails_at_the_first_touch_after_lift_off_and_leaves_out_the_rest_and_the_landing():
+    columns = record()
+    columns["contact"] = np.array([4, 4, 0, 0, 0, 2, 0, 0, 4, 4], dtype=np.int32)  # rests, lifts off, touches, lands
+    columns["mission_step"][7:] = 2  # the land step (index 2) began at row 7 (t = 0.032 s)
+    whole = Check("contact", "contact", 0.0, "max", (0.0, 0.04))
+    before_landing = Check("until_land", "contact", 0.0, "max", (0.0, 0.04), step=2)
+    (touch,) = judge(columns, whole)
+    assert (touch.passed, touch.first_tick, touch.first_time, touch.worst) == (False, 6, pytest.approx(0.024), 4.0)
+    columns["contact"][5] = 0  # no touch in flight: only the landing (rows 8, 9) touches
+    clean, landed = judge(columns, before_landing, whole)
+    assert clean.passed and clean.worst == 0.0
+    assert not landed.passed and landed.first_tick == 9  # with the whole run as its window, the landing counts
+    assert "start of step 2" in before_landing.describe()
+    columns["contact"][:] = 4  # never lifted off: the rest is no excuse
+    (grounded,) = judge(columns, before_landing)
+    assert not grounded.passed and grounded.first_tick == 1
+    del columns["contact"]  # a record without the contact count cannot pass
+    (unknown,) = judge(columns, before_landing)
+    assert not unknown.passed
