@@ -46,7 +46,8 @@ class CheckResult:
         return {"check": self.check.name, "measure": self.check.measure, "bound": self.check.bound,
                 "side": self.check.side, "window": list(self.check.window), "passed": self.passed,
                 "worst": None if not math.isfinite(self.worst) else self.worst, "first_time": self.first_time,
-                "first_tick": self.first_tick, "excess": None if not math.isfinite(self.excess) else self.excess}
+                "first_tick": self.first_tick, "excess": None if not math.isfinite(self.excess) else self.excess,
+                **({"detail": self.detail} if self.detail else {})}
 
     def message(self) -> str:
         """``altitude_error <= 0.15 m over [2.5, 4] s: first broken at 2.712 s (tick 678), worst 0.41 (0.26 over)``."""
