@@ -160,3 +160,35 @@ def test_contact_fails_at_the_first_touch_after_lift_off_and_leaves_out_the_rest
     del columns["contact"]  # a record without the contact count cannot pass
     (unknown,) = judge(columns, before_landing)
     assert not unknown.passed
+
+
+def test_px4_failsafe_reads_the_ulog_and_mission_json_of_a_run_folder(tmp_path):
+    """A crafted run folder: PX4's ULog logged a failsafe at 2.5 s, the mission thread read an arming refusal at
+    3 s and an ordinary text at 1 s; the check fails at 2.5 s (tick 625) with two different texts."""
+    import json
+    import struct
+
+    from pyulog import ULog
+
+    from nexus.scenario.px4_messages import px4_messages
+
+    text = "Failsafe activated: Autoland"
+    header = type("Header", (), {"msg_size": 9 + len(text)})()
+    log = ULog(None)
+    log.logged_messages.append(ULog.MessageLogging(struct.pack("<BQ", ord("3"), 2_500_000) + text.encode(), header))
+    (tmp_path / "px4" / "log").mkdir(parents=True)
+    log.write_ulog(str(tmp_path / "px4" / "log" / "flight.ulg"))
+    (tmp_path / "px4" / "px4.json").write_text(json.dumps({"ulog": "px4/log/flight.ulg"}))
+    (tmp_path / "mission.json").write_text(json.dumps(
+        {"statustexts": [[1.0, "Takeoff detected"], [3.0, "Arming denied: Resolve system health failures first"]]}))
+    messages = px4_messages(tmp_path, {})
+    assert [t for t, _ in messages] == [1.0, 2.5, 3.0]
+    info = {"tick_ns": 4_000_000, "px4_messages": messages}
+    whole, early = evaluate_run([Check("fs", "px4_failsafe", 0.0, "max", (0.0, 4.0)),
+                                 Check("early", "px4_failsafe", 0.0, "max", (0.0, 2.4))], pa.table(record()), info)
+    assert (whole.passed, whole.first_time, whole.first_tick, whole.worst) == (False, 2.5, 625, 2.0)
+    assert early.passed
+    assert px4_messages(tmp_path / "empty", {}) is None  # a run that kept none of PX4's messages ...
+    (unknown,) = evaluate_run([Check("fs", "px4_failsafe", 0.0, "max", (0.0, 4.0))], pa.table(record()),
+                              {"tick_ns": 4_000_000, "px4_messages": None})
+    assert not unknown.passed  # ... cannot pass
