@@ -35,6 +35,8 @@ log = logging.getLogger("nexus")
 ACK_WITHIN_S = 1.0
 #: Sim time [s] the run goes on after a refusal, to collect PX4's STATUSTEXTs about it.
 REFUSAL_GRACE_S = 0.5
+#: PX4's STATUSTEXTs run.json keeps (the first; PX4 says a few dozen in a flight, a flood would bloat the file).
+KEPT_TEXTS = 1000
 #: MAV_RESULT.IN_PROGRESS: not yet the final answer.
 IN_PROGRESS = 5
 
@@ -169,4 +171,7 @@ class LockstepCommander:
         report = self.plan.summarise()
         return {**report.__dict__, "holds": self.holds, "hold_wall_s": round(self.hold_wall_s, 3),
                 "clock_mismatches": self.clock_mismatches, "late_commands": self.late_commands,
+                # What PX4 said (STATUSTEXT), [PX4 time [s], text], the first KEPT_TEXTS: px4_failsafe reads it.
+                "statustexts": [[stamp * 1e-6, text] for stamp, text in self.plan.statustexts[:KEPT_TEXTS]],
+                "statustexts_left_out": max(0, len(self.plan.statustexts) - KEPT_TEXTS),
                 "api_link": self.link.stats()}

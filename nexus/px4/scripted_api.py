@@ -25,7 +25,8 @@ setpoint's thrust (the rates are only noted), which a
 Faults for the tests: ``refuse`` ({command: (MAV_RESULT, text)}), ``never_ack``
 (commands confirmed but never acknowledged), ``late_s`` (wall delay of every
 answer to a command, TIMESYNC included), ``flood`` (datagrams sent in one burst
-just before every acknowledgement).
+just before every acknowledgement), ``say`` ({PX4 time [s]: text}: a STATUSTEXT sent at the first sensor
+message at or after that time, after that message's telemetry).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ HOME = (473977420, 85455940, 488000)  # degE7, degE7, mm: PX4's default home
 class ScriptedApi:
     def __init__(self, api_port: int, *, home_at_s: float = 0.2, home_every_s: float = 0.5, telemetry_hz: float = 25.0,
                  ack_after: int = 3, refuse: dict | None = None, never_ack: tuple = (), late_s: float = 0.0,
-                 flood: int = 0, heading_deg: float = 90.0, offboard_lead_s: float = 1.0):
+                 flood: int = 0, heading_deg: float = 90.0, offboard_lead_s: float = 1.0, say: dict | None = None):
         self.target = ("127.0.0.1", api_port)
         self.home_at_us, self.home_every_us = int(home_at_s * 1e6), int(home_every_s * 1e6)
         self.telemetry_us = int(round(1e6 / telemetry_hz))
@@ -60,6 +61,7 @@ class ScriptedApi:
         self.acks_sent: list[tuple[int, int]] = []
         self._acks: list[tuple[int, int, int]] = []  # (due sensor count, command, result)
         self._texts: list[str] = []
+        self._say = sorted((int(round(t * 1e6)), text) for t, text in (say or {}).items())
         self.armed = False
         self.altitude = 0.0
         self.target_altitude = 0.0
@@ -170,6 +172,8 @@ class ScriptedApi:
                 self._send(self.mav.attitude_encode(ms, 0.0, 0.0, self.yaw, 0.0, 0.0, 0.0))
                 self._send(self.mav.global_position_int_encode(ms, HOME[0], HOME[1], HOME[2] + int(self.altitude * 1000),
                                                                int(self.altitude * 1000), 0, 0, 0, 0))
+            while self._say and self._say[0][0] <= time_usec:
+                self._texts.append(self._say.pop(0)[1])
             for text in self._texts:
                 self._send(self.mav.statustext_encode(3, text.encode()))
             self._texts.clear()

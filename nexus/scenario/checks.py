@@ -2,7 +2,8 @@
 
 Each measure is a series over the record's rows (one per tick), computed with NumPy from the columns every
 PID flight records: the base's pose and velocity (ENU world, FLU body), the setpoint (NED), and the step
-mission's ``mission_step`` and ``mission_timeouts``. Positions are NED from the run's NED origin
+mission's ``mission_step`` and ``mission_timeouts``, and ``contact`` (touching contact points, recorded when
+a scenario has a contact check: :mod:`nexus.plant.ground_contact`). Positions are NED from the run's NED origin
 (run.json's ``ned_origin_enu_m``), heights from where the base started (the record's first row).
 
 A check passes when its measure stays at or under its bound (``min``: at or over it) at every row of its
@@ -38,12 +39,15 @@ class CheckResult:
     series: tuple = field(default=((), ()), repr=False)
     #: One tick [s] (turns a time into a tick).
     tick_s: float = 0.004
+    #: What else the failure message says (px4_failsafe: PX4's first such text).
+    detail: str = ""
 
     def as_dict(self) -> dict:
         return {"check": self.check.name, "measure": self.check.measure, "bound": self.check.bound,
                 "side": self.check.side, "window": list(self.check.window), "passed": self.passed,
                 "worst": None if not math.isfinite(self.worst) else self.worst, "first_time": self.first_time,
-                "first_tick": self.first_tick, "excess": None if not math.isfinite(self.excess) else self.excess}
+                "first_tick": self.first_tick, "excess": None if not math.isfinite(self.excess) else self.excess,
+                **({"detail": self.detail} if self.detail else {})}
 
     def message(self) -> str:
         """``altitude_error <= 0.15 m over [2.5, 4] s: first broken at 2.712 s (tick 678), worst 0.41 (0.26 over)``."""
@@ -52,7 +56,8 @@ class CheckResult:
         over = "over" if self.check.side == "max" else "under"
         by = f"worst {_show(self.worst)} ({_show(self.excess)} {over})" if math.isfinite(self.excess) else (
             "never reached" if self.check.measure == "reach" else "no value in the window")
-        return f"{self.check.describe()}: first broken at {self.first_time:.3f} s (tick {self.first_tick}), {by}"
+        said = f"; {self.detail}" if self.detail else ""
+        return f"{self.check.describe()}: first broken at {self.first_time:.3f} s (tick {self.first_tick}), {by}{said}"
 
 
 def _show(value: float) -> str:
@@ -85,6 +90,7 @@ class Record:
         self.charge = col("battery.state_of_charge") if "battery.state_of_charge" in names else None
         self.step = col("mission_step") if "mission_step" in names else None
         self.timeouts = col("mission_timeouts") if "mission_timeouts" in names else None
+        self.contact = col("contact") if "contact" in names else None
 
     def ticks(self, rows: np.ndarray) -> np.ndarray:
         return np.rint(self.time[rows] / self.tick_s).astype(np.int64)
@@ -125,6 +131,10 @@ def evaluate(check: Check, record: Record) -> CheckResult:
     if check.measure == "ended":
         ended = record.info.get("exit_reason") == "done" and float(record.info.get("sim_time_s") or 0.0) <= end + 1e-9
         return _single(check, record, 0.0 if ended else 1.0, inside[-1] if len(inside) else len(record.time) - 1)
+    if check.measure == "contact":
+        return _contact(check, record, inside)
+    if check.measure == "px4_failsafe":
+        return _px4_failsafe(check, record)
     if check.measure == "px4_mission":
         mission = (record.info.get("controller_stats") or {}).get("mission") or record.info.get("mission_file")
         refused = math.nan
@@ -144,6 +154,52 @@ def evaluate(check: Check, record: Record) -> CheckResult:
     excess = worst - check.bound if check.side == "max" else check.bound - worst
     return CheckResult(check, False, worst, float(times[first]), int(record.ticks(inside[first:first + 1])[0]),
                        float(excess), (times, values))
+
+
+def _contact(check: Check, record: Record, inside: np.ndarray) -> CheckResult:
+    """Touching contact points in the window, but the rest before the first lift-off (and, with ``check.step``,
+    from the row that step began on: the landing); a record without ``contact`` fails at the window's start."""
+    if record.contact is None or not len(inside):
+        start = check.window[0]
+        return CheckResult(check, False, math.nan, start, int(round(start / record.tick_s)), math.inf)
+    if check.step is not None and record.step is not None:
+        began = np.flatnonzero(record.step >= check.step)
+        if len(began):
+            inside = inside[inside < began[0]]
+    values = record.contact[inside]
+    airborne = np.flatnonzero(values == 0)
+    rest = int(airborne[0]) if len(airborne) else 0  # never lifted off: every touching row counts
+    counted = values.copy()
+    counted[:rest] = 0.0
+    times = record.time[inside]
+    worst = float(counted.max()) if len(counted) else 0.0
+    bad = np.flatnonzero(counted > check.bound)
+    if not len(bad):
+        return CheckResult(check, True, worst, series=(times, counted))
+    first = int(bad[0])
+    return CheckResult(check, False, worst, float(times[first]), int(record.ticks(inside[first:first + 1])[0]),
+                       worst - check.bound, (times, counted))
+
+
+def _px4_failsafe(check: Check, record: Record) -> CheckResult:
+    """PX4's failsafe and arming-refusal texts stamped inside the window; a run that kept none of PX4's messages
+    fails at the window's start (it cannot say)."""
+    from nexus.scenario.px4_messages import FAILSAFE_OR_REFUSAL  # noqa: PLC0415
+
+    start, end = check.window
+    messages = record.info.get("px4_messages")
+    if messages is None:
+        return CheckResult(check, False, math.nan, start, int(round(start / record.tick_s)), math.inf)
+    said = [(t, text) for t, text in messages if start - 1e-9 <= t <= end + 1e-9 and FAILSAFE_OR_REFUSAL.search(text)]
+    texts = list(dict.fromkeys(text for _, text in said))
+    count = float(len(texts))
+    times = np.array([t for t, _ in said]) if said else np.array([end])
+    values = np.arange(1.0, len(said) + 1.0) if said else np.array([0.0])
+    if count <= check.bound:
+        return CheckResult(check, True, count, series=(times, values))
+    first = said[0][0]
+    return CheckResult(check, False, count, first, int(round(first / record.tick_s)), count - check.bound,
+                       (times, values), detail=f"PX4 said {texts[0]!r}")
 
 
 def _single(check: Check, record: Record, value: float, row: int) -> CheckResult:

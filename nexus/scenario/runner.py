@@ -196,6 +196,9 @@ def judge(case: Case, folder: Path) -> None:
         mission = RunFolder(folder).json_object("mission.json")  # the fleet's mission thread writes it
         if mission is not None:
             info = {**info, "mission_file": mission}
+        from nexus.scenario.px4_messages import px4_messages  # noqa: PLC0415
+
+        info = {**info, "px4_messages": px4_messages(folder, info)}
     if info.get("status") != "finished" or info.get("exit_reason") in BROKEN:
         case.verdict = ERROR
         case.reason = f"the run ended by {info.get('exit_reason')}: {info.get('error')} (run folder {folder})"

@@ -35,6 +35,12 @@ FAULT_KEYS = {
     "sensor": ("kind", "at", "sensor", "mode"),
     "gps_denied": ("kind", "at"),
 }
+#: Fault kinds the issue asks for that do not fly yet, with what to do instead.
+NOT_YET_FAULTS = {
+    kind: "a MAVLink link loss is not supported yet (the lockstep loop has no way to stop PX4's API link for an "
+          "interval; docs/testing.md); remove the fault"
+    for kind in ("link_loss", "mavlink_link_loss")
+}
 #: Each ``[[step]]``: what it ``do``es and the keys it takes.
 STEP_KEYS = {
     "takeoff": ("do", "height", "speed", "tolerance", "time_limit"),
@@ -50,7 +56,9 @@ MEASURES = {
     "altitude_error": ("m", "max", "vertical distance between the vehicle and the setpoint"),
     "tilt": ("deg", "max", "angle between the body's up axis and the vertical"),
     "speed": ("m/s", "max", "the vehicle's speed over the ground"),
-    "height": ("m", "min", "height of the base above where it started (no contact but the landing)"),
+    "height": ("m", "min", "height of the base above where it started (a rough stand-in for contact)"),
+    "contact": ("-", "max", "the vehicle's touching contact points (ground or obstacle), 0 allowed: no contact but the "
+                            "rest before the take-off and, without a window, the landing (from the last land step)"),
     "reach": ("s", "max", "sim time at which the mission step `step` ended within its tolerance"),
     "landing": ("m", "max", "horizontal distance from `point` [north, east] (default: the start) to where the vehicle "
                             "is at the end"),
@@ -58,7 +66,11 @@ MEASURES = {
     "ended": ("-", "max", "1 unless the mission ended the run (landed and disarmed) by the window's end"),
     "px4_mission": ("-", "max", "PX4's refusals: mission commands it did not accept (an arming refusal), plus 1 "
                                 "unless it landed and disarmed (run.json's controller_stats.mission, or mission.json)"),
+    "px4_failsafe": ("-", "max", "PX4's messages (STATUSTEXT and ULog) in the window that say failsafe or arming "
+                                 "refused: how many different texts"),
 }
+#: Measures whose bound is fixed at 0 (a count of things that must not happen).
+FIXED_BOUND = ("ended", "px4_mission", "contact", "px4_failsafe")
 CHECK_KEYS = ("measure", "name", "max", "min", "window", "step", "point")
 MATRIX_KEYS = ("seeds", "vehicles", "vary")
 BASELINE_KEYS = ("tolerance",)
@@ -98,6 +110,8 @@ class Check:
         """``altitude_error <= 0.3 m over [2, 6] s``."""
         op = "<=" if self.side == "max" else ">="
         unit = f" {self.unit}" if self.unit != "-" else ""
+        if self.measure == "contact" and self.step is not None:
+            return f"{self.measure} {op} {self.bound:g} over [{self.window[0]:g} s, start of step {self.step}]"
         what = f"{self.measure}(step {self.step})" if self.step is not None else self.measure
         return f"{what} {op} {self.bound:g}{unit} over [{self.window[0]:g}, {self.window[1]:g}] s"
 
@@ -233,8 +247,11 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
     ring["steps"] = steps
     if values:
         ring["values"] = dict(values)
-    checks = [_check(path, f"check[{i}]", c, duration, len(steps))
+    land = max((i for i, s in enumerate(steps) if s["do"] == "land"), default=None)
+    checks = [_check(path, f"check[{i}]", c, duration, len(steps), land)
               for i, c in enumerate(_tables(path, "check", data.get("check", [])))]
+    if any(c.measure == "contact" for c in checks):
+        ring["contact"] = True
     if not checks:
         raise _fail(path, "check", "a scenario without [[check]]s cannot fail; add one, e.g. "
                                    "[[check]] measure = \"ended\"")
@@ -360,6 +377,8 @@ def _environment(path: Path, table: dict, duration: float, run: dict, ring: dict
 
 def _fault(path: Path, key: str, fault: dict, duration: float, values: dict) -> None:
     kind = fault.get("kind")
+    if kind in NOT_YET_FAULTS:
+        raise _fail(path, f"{key}.kind", f"{kind!r}: {NOT_YET_FAULTS[kind]}")
     if kind not in FAULT_KEYS:
         raise _fail(path, f"{key}.kind", f"{kind!r}: unknown fault; choose one of {', '.join(FAULT_KEYS)}")
     _table(path, key, fault, FAULT_KEYS[kind])
@@ -438,7 +457,7 @@ def _step(path: Path, key: str, step: dict) -> dict:
     return out
 
 
-def _check(path: Path, key: str, check: dict, duration: float, steps: int) -> Check:
+def _check(path: Path, key: str, check: dict, duration: float, steps: int, land: int | None = None) -> Check:
     measure = check.get("measure")
     if measure not in MEASURES:
         raise _fail(path, f"{key}.measure", f"{measure!r}: unknown check; choose one of {', '.join(MEASURES)}")
@@ -447,7 +466,9 @@ def _check(path: Path, key: str, check: dict, duration: float, steps: int) -> Ch
     other = "min" if side == "max" else "max"
     if other in check:
         raise _fail(path, f"{key}.{other}", f"{measure} takes a {side} bound, not a {other}; write {side} = ...")
-    if measure in ("ended", "px4_mission"):
+    if measure in FIXED_BOUND:
+        if side in check:
+            raise _fail(path, f"{key}.{side}", f"{measure} takes no bound (it must stay 0); remove {side}")
         bound = 0.0
     elif side not in check:
         raise _fail(path, f"{key}.{side}", f"missing; give the bound of {measure} [{unit}]")
@@ -467,6 +488,8 @@ def _check(path: Path, key: str, check: dict, duration: float, steps: int) -> Ch
         if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step < steps:
             raise _fail(path, f"{key}.step", f"{step!r}: give the index of a [[step]] (0 to {steps - 1})"
                         if steps else "the scenario has no [[step]] to reach; add steps or remove the check")
+    elif measure == "contact" and "window" not in check and land is not None:
+        step = land  # the window ends where the last land step begins
     elif "step" in check:
         raise _fail(path, f"{key}.step", f"only measure = \"reach\" takes a step; remove it from {measure}")
     point = None
@@ -476,7 +499,7 @@ def _check(path: Path, key: str, check: dict, duration: float, steps: int) -> Ch
         if not isinstance(check["point"], list) or len(check["point"]) != 2:
             raise _fail(path, f"{key}.point", "give [north, east] [m] from the NED origin")
         point = tuple(_number(path, f"{key}.point", v) for v in check["point"])
-    name = check.get("name", measure if step is None else f"reach_step_{step}")
+    name = check.get("name", f"reach_step_{step}" if measure == "reach" else measure)
     if not isinstance(name, str) or not name:
         raise _fail(path, f"{key}.name", "give a short name")
     return Check(name, measure, bound, side, (start, end), step, point)

@@ -211,7 +211,9 @@ class Px4Flight:
             if self.mission_thread is not None:
                 self.mission_thread.join(timeout=5.0)
             (self.folder / "mission.json").write_text(json.dumps(
-                {**self.mission.report.__dict__, "error": self.mission_error}, indent=2, default=str) + "\n")
+                {**self.mission.report.__dict__, "error": self.mission_error,
+                 "statustexts": [[stamp * 1e-6, text] for stamp, text in self.mission.plan.statustexts]},
+                indent=2, default=str) + "\n")
         for process in (self.command, self.px4):
             if process is not None:
                 _end_group(process.pid)

@@ -26,6 +26,9 @@ TICK_US = 4000
 PLAN = {"altitude": 1.0, "hold_s": 0.3, "yaw_hold_s": 0.3, "arm_at_s": 0.5, "takeoff_delay_s": 0.2, "climb_s": 1.0,
         "land_s": 1.5}
 ARM, TAKEOFF, REPOSITION, LAND = 400, 22, 192, 21
+#: What the toy says in the module's flight: a failsafe at 1.004 s, when its 25 Hz telemetry (first sent at
+#: 0.004 s, then every 0.04 s) stamps PX4's stream with 1004 ms just before the text.
+SAID = {1.004: "Failsafe activated: Autoland"}
 
 
 def fly_mission(out, seconds=8.0, api=None, answer_timeout=5.0, silent=3):
@@ -46,7 +49,7 @@ def run_info(out):
 @pytest.fixture(scope="module")
 def mission(tmp_path_factory):
     out = tmp_path_factory.mktemp("mission")
-    return (out, *fly_mission(out))
+    return (out, *fly_mission(out, api={"say": SAID}))
 
 
 def test_the_mission_flies_to_the_end_and_ends_the_run(mission):
@@ -172,3 +175,24 @@ def test_nexus_px4_mission_flies_the_same_plan_as_an_ordinary_client(tmp_path):
     assert summary.exit_reason == "done" and mission.report.landed_disarmed
     assert [c for c, _, _ in toy.commands] == [ARM, TAKEOFF, REPOSITION, REPOSITION, REPOSITION, LAND]
     assert [c["result"] for c in mission.report.commands] == [0] * 6
+
+
+def test_a_scenario_check_fails_on_px4s_failsafe_statustext_at_its_time(mission):
+    """run.json keeps PX4's STATUSTEXTs; px4_failsafe finds the failsafe at 1.004 s (tick 251), not before."""
+    import pyarrow as pa
+
+    from nexus.scenario.checks import evaluate_run
+    from nexus.scenario.px4_messages import px4_messages
+    from nexus.scenario.spec import Check
+
+    out = mission[0]
+    info = run_info(out)
+    assert [1.004, "Failsafe activated: Autoland"] in info["controller_stats"]["mission"]["statustexts"]
+    info["px4_messages"] = px4_messages(out, info)
+    table = pa.table({"time": [0.004], **{f"body/base.pose[{i}]": [0.0] for i in range(7)},
+                      **{f"body/base.velocity[{i}]": [0.0] for i in range(3)}})
+    whole, before = evaluate_run([Check("fs", "px4_failsafe", 0.0, "max", (0.0, 8.0)),
+                                  Check("early", "px4_failsafe", 0.0, "max", (0.0, 1.0))], table, info)
+    assert (whole.passed, whole.first_time, whole.first_tick, whole.worst) == (False, pytest.approx(1.004), 251, 1.0)
+    assert whole.message().endswith("PX4 said 'Failsafe activated: Autoland'")
+    assert before.passed and before.worst == 0.0

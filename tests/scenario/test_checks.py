@@ -139,3 +139,56 @@ def test_battery_is_a_lower_bound_on_the_state_of_charge():
     assert (charge.first_tick, charge.worst, charge.excess) == (8, pytest.approx(0.45), pytest.approx(0.15))
     (missing,) = judge(record(), Check("battery", "battery", 0.6, "min", (0.0, 0.04)))
     assert not missing.passed
+
+
+def test_contact_fails_at_the_first_touch_after_lift_off_and_leaves_out_the_rest_and_the_landing():
+    columns = record()
+    columns["contact"] = np.array([4, 4, 0, 0, 0, 2, 0, 0, 4, 4], dtype=np.int32)  # rests, lifts off, touches, lands
+    columns["mission_step"][7:] = 2  # the land step (index 2) began at row 7 (t = 0.032 s)
+    whole = Check("contact", "contact", 0.0, "max", (0.0, 0.04))
+    before_landing = Check("until_land", "contact", 0.0, "max", (0.0, 0.04), step=2)
+    (touch,) = judge(columns, whole)
+    assert (touch.passed, touch.first_tick, touch.first_time, touch.worst) == (False, 6, pytest.approx(0.024), 4.0)
+    columns["contact"][5] = 0  # no touch in flight: only the landing (rows 8, 9) touches
+    clean, landed = judge(columns, before_landing, whole)
+    assert clean.passed and clean.worst == 0.0
+    assert not landed.passed and landed.first_tick == 9  # with the whole run as its window, the landing counts
+    assert "start of step 2" in before_landing.describe()
+    columns["contact"][:] = 4  # never lifted off: the rest is no excuse
+    (grounded,) = judge(columns, before_landing)
+    assert not grounded.passed and grounded.first_tick == 1
+    del columns["contact"]  # a record without the contact count cannot pass
+    (unknown,) = judge(columns, before_landing)
+    assert not unknown.passed
+
+
+def test_px4_failsafe_reads_the_ulog_and_mission_json_of_a_run_folder(tmp_path):
+    """A crafted run folder: PX4's ULog logged a failsafe at 2.5 s, the mission thread read an arming refusal at
+    3 s and an ordinary text at 1 s; the check fails at 2.5 s (tick 625) with two different texts."""
+    import json
+    import struct
+
+    from pyulog import ULog
+
+    from nexus.scenario.px4_messages import px4_messages
+
+    text = "Failsafe activated: Autoland"
+    header = type("Header", (), {"msg_size": 9 + len(text)})()
+    log = ULog(None)
+    log.logged_messages.append(ULog.MessageLogging(struct.pack("<BQ", ord("3"), 2_500_000) + text.encode(), header))
+    (tmp_path / "px4" / "log").mkdir(parents=True)
+    log.write_ulog(str(tmp_path / "px4" / "log" / "flight.ulg"))
+    (tmp_path / "px4" / "px4.json").write_text(json.dumps({"ulog": "px4/log/flight.ulg"}))
+    (tmp_path / "mission.json").write_text(json.dumps(
+        {"statustexts": [[1.0, "Takeoff detected"], [3.0, "Arming denied: Resolve system health failures first"]]}))
+    messages = px4_messages(tmp_path, {})
+    assert [t for t, _ in messages] == [1.0, 2.5, 3.0]
+    info = {"tick_ns": 4_000_000, "px4_messages": messages}
+    whole, early = evaluate_run([Check("fs", "px4_failsafe", 0.0, "max", (0.0, 4.0)),
+                                 Check("early", "px4_failsafe", 0.0, "max", (0.0, 2.4))], pa.table(record()), info)
+    assert (whole.passed, whole.first_time, whole.first_tick, whole.worst) == (False, 2.5, 625, 2.0)
+    assert early.passed
+    assert px4_messages(tmp_path / "empty", {}) is None  # a run that kept none of PX4's messages ...
+    (unknown,) = evaluate_run([Check("fs", "px4_failsafe", 0.0, "max", (0.0, 4.0))], pa.table(record()),
+                              {"tick_ns": 4_000_000, "px4_messages": None})
+    assert not unknown.passed  # ... cannot pass

@@ -144,3 +144,26 @@ def test_out_is_refused_when_it_holds_runs_and_resume_keeps_them_without_flying(
     assert resumed.exit_code == 1, resumed.output
     assert "= 1 passed, 1 failed, 0 errors, 0 skipped in " in resumed.output
     assert {p: p.stat().st_mtime_ns for p in (out / "runs").glob("*/run.json")} == stamps  # nothing flew again
+
+
+def test_the_recorded_contact_count_fails_a_landing_inside_the_window_at_its_first_touch(flown):
+    """The shipped landing passes ``contact`` (its window ends where the land step begins); the same record
+    judged with the whole run as the window fails at the landing's first touching tick."""
+    import numpy as np
+
+    from nexus.runtime.run_folder import RunFolder
+    from nexus.scenario.checks import evaluate_run
+    from nexus.scenario.spec import Check
+
+    _, out, _ = flown
+    row = next(r for r in json.loads((out / "results.json").read_text()) if r["scenario"] == "takeoff_hover_land")
+    assert next(c for c in row["checks"] if c["check"] == "contact")["passed"]
+    run = out / "runs" / row["point"]
+    table, info = RunFolder(run).record(), RunFolder(run).peek_info()
+    (landing,) = evaluate_run([Check("contact", "contact", 0.0, "max", (0.0, 8.0))], table, info)
+    contact, step = table.column("contact").to_numpy(), table.column("mission_step").to_numpy()
+    assert contact[0] > 0 and not landing.passed  # it rested on its legs, and it landed in the window
+    first = landing.first_tick - 1  # row of the first failing tick (row 0 is tick 1)
+    lifted = int(np.flatnonzero(contact == 0)[0])
+    assert lifted < first and not contact[lifted:first].any() and contact[first] > 0
+    assert step[first] == 2  # the touch is the land step's
