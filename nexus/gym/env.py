@@ -30,6 +30,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from nexus.core.errors import BuildError
 from nexus.gym.agent import ACTION_MODES, LearningAgent
+from nexus.gym.episode_draws import EpisodeDraws, refuse_start_keys
 from nexus.gym.tasks import Task, task_named
 
 #: The policy's rate and the tick it is decimated from, as a companion computer flies [Hz].
@@ -60,8 +61,9 @@ class NexusVectorEnv(VectorEnv):
 
     ``action``: ``ctbr`` (collective thrust about hover and body rates, each in [-1, 1]) or ``motors``
     (each rotor's ESC command, [-1, 1] mapped to [0, 1]). Actions outside [-1, 1] are clipped, not refused.
-    ``noise`` scales the observation noise (0: none). ``vary``: a variation file whose values each world
-    draws once, at build. ``flight_seed`` seeds the flight's own streams (sensors, turbulence).
+    ``noise`` scales the observation noise (0: none). ``vary``: a variation file; each world draws the
+    parameters of :data:`~nexus.gym.episode_draws.PER_EPISODE` afresh at every episode from its seed branch
+    (:mod:`nexus.gym.episode_draws`), the others once, at build. ``flight_seed`` seeds the flight's own streams (sensors, turbulence).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -80,6 +82,8 @@ class NexusVectorEnv(VectorEnv):
             raise BuildError(f"render_mode {render_mode!r}: this environment renders nothing itself; fly the exported "
                              "policy with `nexus run --controller policy` and view that run")
         self.num_envs = check_worlds(num_envs)
+        if vary:
+            refuse_start_keys(vary)
         self.decimation = decimation_of(tick_hz, policy_hz)
         self.policy_hz, self.tick_hz, self.action_mode = float(policy_hz), float(tick_hz), action
         self.render_mode = None
@@ -96,6 +100,7 @@ class NexusVectorEnv(VectorEnv):
             raise BuildError(f"a component of this flight replays at most {self.loop.ticks_per_replay} ticks, fewer "
                              f"than the {self.decimation} ticks of a policy step; give a higher --policy-hz")
         self._start = self.loop.snapshot()
+        self.draws = EpisodeDraws(self.flight, vary) if vary else None
         agent = self.agent
         self.action_width = agent.action_width
         self.observation_width = self.task.observation_width
@@ -122,9 +127,12 @@ class NexusVectorEnv(VectorEnv):
             self.loop.restore(self._start)
             self.agent.seed(self._seed)
             self._reset_once = True
+            episode = np.zeros(self.num_envs, dtype=np.int32)
         else:
-            episode = self.agent.episode.numpy()
-            self.agent.episode.assign(episode + 1)
+            episode = self.agent.episode.numpy() + 1
+            self.agent.episode.assign(episode)
+        if self.draws is not None:
+            self.draws.apply(self._seed, np.arange(self.num_envs), episode)
         self.agent.reset_worlds(np.ones(self.num_envs, dtype=np.int32), self.loop.done_flag)
         wp.synchronize_device(self.device)
         return self._read()[0], {}
@@ -139,6 +147,9 @@ class NexusVectorEnv(VectorEnv):
         done = terminated | truncated
         info: dict[str, Any] = {}
         if done.any():
+            if self.draws is not None:  # the worlds that reset fly their new episode on fresh draws
+                worlds = np.flatnonzero(done)
+                self.draws.apply(self._seed, worlds, self.agent.episode.numpy()[worlds])
             info = {"final_obs": np.where(done[:, None], final, 0.0).astype(np.float32), "_final_obs": done.copy()}
         return obs, reward, terminated, truncated, info
 
