@@ -29,7 +29,7 @@ import warp as wp
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from nexus.core.errors import BuildError
-from nexus.gym.agent import ACTION_MODES, LearningAgent
+from nexus.gym.agent import ACTION_MODES, OBSERVE_MODES, LearningAgent
 from nexus.gym.episode_draws import EpisodeDraws, refuse_start_keys
 from nexus.gym.tasks import Task, task_named
 
@@ -74,13 +74,15 @@ class NexusVectorEnv(VectorEnv):
                  policy_hz: float = DEFAULT_POLICY_HZ, tick_hz: float = DEFAULT_TICK_HZ, noise: float = 1.0,
                  vary: str | None = None, vehicle: str = "astro_max_base", scene: str = "empty", device: str = "cpu",
                  flight_seed: int = 0, render_mode: str | None = None, render_host: str = "127.0.0.1",
-                 render_port: int = 8080):
+                 render_port: int = 8080, observe: str = "estimate"):
         from nexus.runtime.flight import RunConfig, build_flight  # noqa: PLC0415
         from nexus.runtime.startup import start  # noqa: PLC0415
 
         self.task = task if isinstance(task, Task) else task_named(task)
         if action not in ACTION_MODES:
             raise BuildError(f"unknown action '{action}'; choose one of {', '.join(ACTION_MODES)}")
+        if observe not in OBSERVE_MODES:
+            raise BuildError(f"unknown observe '{observe}'; choose one of {', '.join(OBSERVE_MODES)}")
         if render_mode not in (None, "human"):
             raise BuildError(f"render_mode {render_mode!r}: this environment renders 'human' (world 0 in the live "
                              "browser view of `nexus run --view`) or nothing (None)")
@@ -94,7 +96,8 @@ class NexusVectorEnv(VectorEnv):
         self.decimation = decimation_of(tick_hz, policy_hz)
         self.policy_hz, self.tick_hz, self.action_mode = float(policy_hz), float(tick_hz), action
         self.render_mode = render_mode
-        self.agent = LearningAgent(self.task, action_mode=action, decimation=self.decimation, noise=noise)
+        self.agent = LearningAgent(self.task, action_mode=action, decimation=self.decimation, noise=noise,
+                                    observe=observe)
         self.options = RunConfig(vehicle=vehicle, scene=scene, controller="pid", worlds=self.num_envs,
                                  seed=int(flight_seed), tick_hz=float(tick_hz), vary=vary, record_mode="summary",
                                  device=device, ticks_per_replay=self.decimation)
@@ -110,7 +113,7 @@ class NexusVectorEnv(VectorEnv):
         self.draws = EpisodeDraws(self.flight, vary) if vary else None
         agent = self.agent
         self.action_width = agent.action_width
-        self.observation_width = self.task.observation_width
+        self.observation_width = agent.observation_width
         self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (self.observation_width,), np.float32)
         self.single_action_space = gym.spaces.Box(-1.0, 1.0, (self.action_width,), np.float32)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
@@ -146,6 +149,8 @@ class NexusVectorEnv(VectorEnv):
         if self.draws is not None:
             self.draws.apply(self._seed, np.arange(self.num_envs), episode)
         self.agent.reset_worlds(np.ones(self.num_envs, dtype=np.int32), self.loop.done_flag)
+        if self.agent.observe == "sensors":
+            self.agent.write_sensor_features(*(self.loop.output(name) for name in ("imu", "baro", "gps")), True)
         wp.synchronize_device(self.device)
         if self.live is not None:
             self._new_path()
