@@ -359,6 +359,17 @@ def agent_tick(
         episode_step[w] = step
 
 
+def nominal_mass(plant, stage) -> float:
+    """World 0's total mass [kg] with its base body at the mass its file gives (``physics:mass``), whatever
+    mass a variation file drew for it; exactly ``plant.mass`` (the same float32 sum) when none was drawn."""
+    masses = plant.model.body_mass.numpy()[: plant.bodies_per_world].copy()
+    attribute = stage.GetPrimAtPath(plant.base_path).GetAttribute("physics:mass")
+    value = attribute.Get() if attribute and attribute.IsValid() else None
+    if value is not None and float(value) > 0.0:
+        masses[plant.base] = np.float32(value)
+    return float(masses.sum())
+
+
 class LearningAgent(Component):
     """Takes the controller's place: applies the policy's actions each tick, scores and resets each policy step.
 
@@ -384,7 +395,7 @@ class LearningAgent(Component):
         """Take the vehicle's rate gains, allocation and hover command (before the build)."""
         from nexus.control.allocation import allocation_for  # noqa: PLC0415
         from nexus.control.pid import PID_SPEC, PidGains, device_params  # noqa: PLC0415
-        from nexus.plant.hover import hover_command, hover_speed  # noqa: PLC0415
+        from nexus.plant.hover import command_for_speed  # noqa: PLC0415
         from nexus.plant.usd_checks import nexus_apis  # noqa: PLC0415
         from nexus.schemas.reader import read_prim  # noqa: PLC0415
         from pxr import Usd  # noqa: PLC0415
@@ -399,10 +410,13 @@ class LearningAgent(Component):
         factor = float(plant.rotors[0].esc["thrust_model_factor"])
         self.rate_params = device_params(gains, factor, plant.gravity)
         self.allocation = allocation_for(plant)
-        u = hover_command(plant)
+        # Hover for the vehicle as its file gives it, not world 0's drawn base mass (``--vary mass``): the
+        # drawn mass changes from world to world and episode to episode, the meaning of action 0 does not.
+        speed = math.sqrt(nominal_mass(plant, stage) * plant.gravity / sum(r.thrust_coefficient for r in plant.rotors))
+        u = command_for_speed(plant, speed)
         self.hover_fraction = (1.0 - factor) * u + factor * u * u  # thrust fraction at hover [-]
         self.hover_command = u
-        self.hover_speed = hover_speed(plant)
+        self.hover_speed = speed
         self.action_width = 4 if self.action_mode == "ctbr" else len(plant.rotors)
 
     def stages(self) -> list[Stage]:
