@@ -28,12 +28,19 @@ from nexus.estimation.pose_twist import PoseTwist
 from nexus.gym.tasks import HOVER, TRACK, WAYPOINT, Task, TaskParams
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.frames import ned_to_enu
+from nexus.sensors.samples import BaroSample, GpsSample, ImuSample
 
 #: Action modes: CTBR (collective and body rates) and normalised motor commands.
 ACTION_MODES = ("ctbr", "motors")
 CTBR, MOTORS = 0, 1
 #: CTBR's body-rate range at action ±1 [rad/s]: roll, pitch, yaw.
 MAX_RATES = (3.0, 3.0, 1.5)
+#: Observation sources: the estimator's state, or that and the raw sensors' latest samples.
+OBSERVE_MODES = ("estimate", "sensors")
+#: The raw-sensor features ``observe="sensors"`` appends: IMU specific force and rate, the target's height over
+#: the baro height, the target minus the GPS position (NED).
+SENSOR_FEATURES = ("accel_x", "accel_y", "accel_z", "gyro_x", "gyro_y", "gyro_z", "baro_height_error",
+                   "gps_error_n", "gps_error_e", "gps_error_d")
 #: Observation noise σ at scale 1, per feature group: position [m], velocity [m/s], tilt [-], rates [rad/s],
 #: heading [rad] (GPS-grade position after fusion, a MEMS gyro's noise at 50 Hz).
 NOISE_SIGMA = (0.01, 0.02, 0.005, 0.01, 0.005)
@@ -183,6 +190,41 @@ def respawn(w: int, task: TaskParams, layout: Layout, seed: int, episode: int, n
 
 
 @wp.kernel
+def sensor_features(imu: wp.array(dtype=ImuSample), baro: wp.array(dtype=BaroSample), gps: wp.array(dtype=GpsSample),
+                    task: TaskParams, goal: wp.array(dtype=wp.vec3), episode_step: wp.array(dtype=wp.int32),
+                    sub_tick: wp.array(dtype=wp.int32), layout: Layout, origin: wp.vec3d,
+                    metres_per_degree: wp.vec2d, first: int, fresh_only: int, obs: wp.array2d(dtype=wp.float32)):
+    """The raw sensors' latest samples as features ``first``.. (their noise, rates and latency as they fly).
+
+    The GPS position comes back to NED metres about the scene's geodetic origin ``origin`` (latitude,
+    longitude [deg], altitude [m]) on the local tangent plane (``metres_per_degree``: north, east), the baro
+    height is the pressure altitude less the origin's altitude. Before the agent's tick: against the target
+    at the end of this policy step; with ``fresh_only``: only the worlds an episode just started, against its
+    first target.
+    """
+    w = wp.tid()
+    step = episode_step[w] + 1
+    if fresh_only != 0:
+        if episode_step[w] != 0 or sub_tick[w] != 0:
+            return
+        step = 0
+    target, target_velocity = target_at(task, goal[w], float(step) * layout.step_dt)
+    sample = imu[w]
+    for k in range(3):
+        obs[w, first + k] = sample.accel[k]
+        obs[w, first + 3 + k] = sample.gyro[k]
+    height = float(baro[w].pressure_altitude) - float(origin[2])
+    obs[w, first + 6] = -target[2] - height
+    fix = gps[w]
+    north = float((fix.latitude - origin[0]) * metres_per_degree[0])
+    east = float((fix.longitude - origin[1]) * metres_per_degree[1])
+    down = -float(fix.altitude - origin[2])
+    obs[w, first + 7] = target[0] - north
+    obs[w, first + 8] = target[1] - east
+    obs[w, first + 9] = target[2] - down
+
+
+@wp.kernel
 def reset_worlds(which: wp.array(dtype=wp.int32), task: TaskParams, layout: Layout, seeds: wp.array(dtype=wp.int32),
                  noise_seeds: wp.array(dtype=wp.int32), episode: wp.array(dtype=wp.int32),
                  ned_origin: wp.array(dtype=wp.vec3), joint_q: wp.array(dtype=wp.float32),
@@ -317,6 +359,17 @@ def agent_tick(
         episode_step[w] = step
 
 
+def nominal_mass(plant, stage) -> float:
+    """World 0's total mass [kg] with its base body at the mass its file gives (``physics:mass``), whatever
+    mass a variation file drew for it; exactly ``plant.mass`` (the same float32 sum) when none was drawn."""
+    masses = plant.model.body_mass.numpy()[: plant.bodies_per_world].copy()
+    attribute = stage.GetPrimAtPath(plant.base_path).GetAttribute("physics:mass")
+    value = attribute.Get() if attribute and attribute.IsValid() else None
+    if value is not None and float(value) > 0.0:
+        masses[plant.base] = np.float32(value)
+    return float(masses.sum())
+
+
 class LearningAgent(Component):
     """Takes the controller's place: applies the policy's actions each tick, scores and resets each policy step.
 
@@ -324,8 +377,12 @@ class LearningAgent(Component):
     :attr:`terminated`, :attr:`truncated` and :attr:`final_obs` after each replay.
     """
 
-    def __init__(self, task: Task, *, action_mode: str, decimation: int, noise: float, name: str = "agent"):
+    def __init__(self, task: Task, *, action_mode: str, decimation: int, noise: float, observe: str = "estimate",
+                 name: str = "agent"):
         super().__init__(name)
+        self.observe = observe
+        #: Observation width: the task's features, then the raw sensors' with ``observe="sensors"``.
+        self.observation_width = task.observation_width + (len(SENSOR_FEATURES) if observe == "sensors" else 0)
         self.task = task
         self.action_mode = action_mode
         self.decimation = int(decimation)
@@ -338,7 +395,7 @@ class LearningAgent(Component):
         """Take the vehicle's rate gains, allocation and hover command (before the build)."""
         from nexus.control.allocation import allocation_for  # noqa: PLC0415
         from nexus.control.pid import PID_SPEC, PidGains, device_params  # noqa: PLC0415
-        from nexus.plant.hover import hover_command, hover_speed  # noqa: PLC0415
+        from nexus.plant.hover import command_for_speed  # noqa: PLC0415
         from nexus.plant.usd_checks import nexus_apis  # noqa: PLC0415
         from nexus.schemas.reader import read_prim  # noqa: PLC0415
         from pxr import Usd  # noqa: PLC0415
@@ -353,15 +410,19 @@ class LearningAgent(Component):
         factor = float(plant.rotors[0].esc["thrust_model_factor"])
         self.rate_params = device_params(gains, factor, plant.gravity)
         self.allocation = allocation_for(plant)
-        u = hover_command(plant)
+        # Hover for the vehicle as its file gives it, not world 0's drawn base mass (``--vary mass``): the
+        # drawn mass changes from world to world and episode to episode, the meaning of action 0 does not.
+        speed = math.sqrt(nominal_mass(plant, stage) * plant.gravity / sum(r.thrust_coefficient for r in plant.rotors))
+        u = command_for_speed(plant, speed)
         self.hover_fraction = (1.0 - factor) * u + factor * u * u  # thrust fraction at hover [-]
         self.hover_command = u
-        self.hover_speed = hover_speed(plant)
+        self.hover_speed = speed
         self.action_width = 4 if self.action_mode == "ctbr" else len(plant.rotors)
 
     def stages(self) -> list[Stage]:
+        sensors = (Read("imu", ImuSample, (1,)), Read("baro", BaroSample, (1,)), Read("gps", GpsSample, (1,)))
         return [Stage("agent", "control", self._run,
-                      reads=(Read("estimate", PoseTwist, (1,)),),
+                      reads=(Read("estimate", PoseTwist, (1,)), *(sensors if self.observe == "sensors" else ())),
                       writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True),))]
 
     def prepare(self, ctx) -> None:
@@ -383,7 +444,7 @@ class LearningAgent(Component):
         layout.episode_steps = max(1, int(round(task.episode_s / layout.step_dt)))
         layout.action_mode = CTBR if self.action_mode == "ctbr" else MOTORS
         layout.action_width = self.action_width
-        layout.obs_width = task.observation_width
+        layout.obs_width = self.observation_width
         layout.noise = self.noise
         layout.hover_fraction = self.hover_fraction if self.action_mode == "ctbr" else self.hover_command
         layout.hover_speed = self.hover_speed
@@ -404,7 +465,15 @@ class LearningAgent(Component):
         self.episode = wp.zeros(n, dtype=wp.int32, device=device)
         self.goal = wp.zeros(n, dtype=wp.vec3, device=device)
         self.fk_mask = wp.zeros(plant.model.articulation_count, dtype=wp.bool, device=device)
-        width = task.observation_width
+        width = self.observation_width
+        origin = plant.origin
+        latitude = math.radians(origin.latitude)
+        # WGS-84's meridian and prime-vertical radii at the origin [m]: metres per degree north and east.
+        a, e2 = 6378137.0, 6.69437999014e-3
+        meridian = a * (1.0 - e2) / (1.0 - e2 * math.sin(latitude) ** 2) ** 1.5
+        vertical = a / math.sqrt(1.0 - e2 * math.sin(latitude) ** 2)
+        self.origin = wp.vec3d(origin.latitude, origin.longitude, origin.altitude)
+        self.metres_per_degree = wp.vec2d(math.radians(meridian), math.radians(vertical * math.cos(latitude)))
         self.obs = wp.zeros((n, width), dtype=wp.float32, device=device)
         self.final_obs = wp.zeros((n, width), dtype=wp.float32, device=device)
         self.reward = wp.zeros(n, dtype=wp.float32, device=device)
@@ -445,12 +514,24 @@ class LearningAgent(Component):
             self.fk_mask, self.goal, self.pid, self.obs, self.episode_step, self.sub_tick, done], device=self.device)
         self._fk()
 
+    def write_sensor_features(self, imu, baro, gps, fresh_only: bool) -> None:
+        """The raw-sensor features from the ``imu``, ``baro`` and ``gps`` signals (``observe="sensors"``)."""
+        wp.launch(sensor_features, self.worlds, inputs=[
+            imu, baro, gps, self.task_params, self.goal, self.episode_step, self.sub_tick, self.layout, self.origin,
+            self.metres_per_degree, self.task.observation_width, int(fresh_only)], outputs=[self.obs],
+            device=self.device)
+
     def _run(self, io) -> None:
         plant = self.plant
+        sensors = self.observe == "sensors"
+        if sensors:  # before the tick, so a world that ends keeps them in its final observation
+            self.write_sensor_features(io["imu"], io["baro"], io["gps"], False)
         wp.launch(agent_tick, self.worlds, inputs=[
             io["estimate"], self.actions, self.task_params, self.layout, self.params, self.mix, self.seeds,
             self.noise_seeds, plant.ned_origin, plant.state.joint_q, plant.state.joint_qd, plant.esc_speed,
             self.rotor_dof, self.rotor_spin, self.done, self.pid, self.sub_tick, self.episode_step, self.episode,
             self.goal, self.fk_mask], outputs=[io["controls"], self.obs, self.final_obs, self.reward, self.terminated,
                                                self.truncated], device=io.device)
+        if sensors:  # a world that started an episode: its first observation against its first target
+            self.write_sensor_features(io["imu"], io["baro"], io["gps"], True)
         self._fk()

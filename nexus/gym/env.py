@@ -29,7 +29,8 @@ import warp as wp
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from nexus.core.errors import BuildError
-from nexus.gym.agent import ACTION_MODES, LearningAgent
+from nexus.gym.agent import ACTION_MODES, OBSERVE_MODES, LearningAgent
+from nexus.gym.episode_draws import EpisodeDraws, refuse_start_keys
 from nexus.gym.tasks import Task, task_named
 
 #: The policy's rate and the tick it is decimated from, as a companion computer flies [Hz].
@@ -60,30 +61,43 @@ class NexusVectorEnv(VectorEnv):
 
     ``action``: ``ctbr`` (collective thrust about hover and body rates, each in [-1, 1]) or ``motors``
     (each rotor's ESC command, [-1, 1] mapped to [0, 1]). Actions outside [-1, 1] are clipped, not refused.
-    ``noise`` scales the observation noise (0: none). ``vary``: a variation file whose values each world
-    draws once, at build. ``flight_seed`` seeds the flight's own streams (sensors, turbulence).
+    ``noise`` scales the observation noise (0: none). ``vary``: a variation file; each world draws the
+    parameters of :data:`~nexus.gym.episode_draws.PER_EPISODE` afresh at every episode from its seed branch
+    (:mod:`nexus.gym.episode_draws`), the others once, at build. ``flight_seed`` seeds the flight's own
+    streams (sensors, turbulence). ``render_mode="human"`` serves world 0 in the live browser view of
+    ``nexus run --view`` at ``render_host:render_port`` (0: any free port).
     """
 
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["human"]}
 
     def __init__(self, num_envs: int = 1, task: str | Task = "hover", action: str = "ctbr",
                  policy_hz: float = DEFAULT_POLICY_HZ, tick_hz: float = DEFAULT_TICK_HZ, noise: float = 1.0,
                  vary: str | None = None, vehicle: str = "astro_max_base", scene: str = "empty", device: str = "cpu",
-                 flight_seed: int = 0, render_mode: str | None = None):
+                 flight_seed: int = 0, render_mode: str | None = None, render_host: str = "127.0.0.1",
+                 render_port: int = 8080, observe: str = "estimate"):
         from nexus.runtime.flight import RunConfig, build_flight  # noqa: PLC0415
         from nexus.runtime.startup import start  # noqa: PLC0415
 
         self.task = task if isinstance(task, Task) else task_named(task)
         if action not in ACTION_MODES:
             raise BuildError(f"unknown action '{action}'; choose one of {', '.join(ACTION_MODES)}")
-        if render_mode is not None:
-            raise BuildError(f"render_mode {render_mode!r}: this environment renders nothing itself; fly the exported "
-                             "policy with `nexus run --controller policy` and view that run")
+        if observe not in OBSERVE_MODES:
+            raise BuildError(f"unknown observe '{observe}'; choose one of {', '.join(OBSERVE_MODES)}")
+        if render_mode not in (None, "human"):
+            raise BuildError(f"render_mode {render_mode!r}: this environment renders 'human' (world 0 in the live "
+                             "browser view of `nexus run --view`) or nothing (None)")
+        if render_mode == "human":  # a busy port fails here, before anything is built
+            from nexus.viz.viewer import check_port  # noqa: PLC0415
+
+            render_port = check_port(render_host, render_port, "render_port=", "render_host=")
         self.num_envs = check_worlds(num_envs)
+        if vary:
+            refuse_start_keys(vary)
         self.decimation = decimation_of(tick_hz, policy_hz)
         self.policy_hz, self.tick_hz, self.action_mode = float(policy_hz), float(tick_hz), action
-        self.render_mode = None
-        self.agent = LearningAgent(self.task, action_mode=action, decimation=self.decimation, noise=noise)
+        self.render_mode = render_mode
+        self.agent = LearningAgent(self.task, action_mode=action, decimation=self.decimation, noise=noise,
+                                    observe=observe)
         self.options = RunConfig(vehicle=vehicle, scene=scene, controller="pid", worlds=self.num_envs,
                                  seed=int(flight_seed), tick_hz=float(tick_hz), vary=vary, record_mode="summary",
                                  device=device, ticks_per_replay=self.decimation)
@@ -96,9 +110,10 @@ class NexusVectorEnv(VectorEnv):
             raise BuildError(f"a component of this flight replays at most {self.loop.ticks_per_replay} ticks, fewer "
                              f"than the {self.decimation} ticks of a policy step; give a higher --policy-hz")
         self._start = self.loop.snapshot()
+        self.draws = EpisodeDraws(self.flight, vary) if vary else None
         agent = self.agent
         self.action_width = agent.action_width
-        self.observation_width = self.task.observation_width
+        self.observation_width = agent.observation_width
         self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (self.observation_width,), np.float32)
         self.single_action_space = gym.spaces.Box(-1.0, 1.0, (self.action_width,), np.float32)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
@@ -111,6 +126,11 @@ class NexusVectorEnv(VectorEnv):
                            agent.truncated.numpy(), agent.final_obs.numpy())
         self._seed: int | None = None
         self._reset_once = False
+        self.live = None
+        if render_mode == "human":
+            from nexus.viz.live import LiveView  # noqa: PLC0415
+
+            self.live = LiveView(self.flight, render_host, render_port)
 
     # -- Gymnasium ------------------------------------------------------------------------
 
@@ -122,11 +142,18 @@ class NexusVectorEnv(VectorEnv):
             self.loop.restore(self._start)
             self.agent.seed(self._seed)
             self._reset_once = True
+            episode = np.zeros(self.num_envs, dtype=np.int32)
         else:
-            episode = self.agent.episode.numpy()
-            self.agent.episode.assign(episode + 1)
+            episode = self.agent.episode.numpy() + 1
+            self.agent.episode.assign(episode)
+        if self.draws is not None:
+            self.draws.apply(self._seed, np.arange(self.num_envs), episode)
         self.agent.reset_worlds(np.ones(self.num_envs, dtype=np.int32), self.loop.done_flag)
+        if self.agent.observe == "sensors":
+            self.agent.write_sensor_features(*(self.loop.output(name) for name in ("imu", "baro", "gps")), True)
         wp.synchronize_device(self.device)
+        if self.live is not None:
+            self._new_path()
         return self._read()[0], {}
 
     def step(self, actions):
@@ -139,10 +166,39 @@ class NexusVectorEnv(VectorEnv):
         done = terminated | truncated
         info: dict[str, Any] = {}
         if done.any():
+            if self.draws is not None:  # the worlds that reset fly their new episode on fresh draws
+                worlds = np.flatnonzero(done)
+                self.draws.apply(self._seed, worlds, self.agent.episode.numpy()[worlds])
             info = {"final_obs": np.where(done[:, None], final, 0.0).astype(np.float32), "_final_obs": done.copy()}
+        if self.live is not None:
+            if done[0]:
+                self._new_path()
+            else:
+                self.live.update(self.loop.sim_time)  # within the view's wall-time budget
         return obs, reward, terminated, truncated, info
 
+    def _new_path(self) -> None:
+        """World 0 started an episode: its path starts afresh and the next step draws. The published pose is the
+        last tick's until then (the reset moved the body after it), so nothing is drawn now."""
+        self.live.flown.clear()
+        self.live.next_at = 0.0
+
+    def render(self):
+        """``human``: draw world 0 now in the live view (:attr:`render_url`); steps draw it within the view's
+        wall-time budget anyway. Returns None, as Gymnasium's human mode does."""
+        if self.live is not None:
+            self.live.update(self.loop.sim_time, force=True)
+        return None
+
+    @property
+    def render_url(self) -> str | None:
+        """Where the live view serves (``render_mode="human"``), else None."""
+        return None if self.live is None else self.live.url
+
     def close(self, **kwargs):
+        if getattr(self, "live", None) is not None:
+            self.live.close()
+            self.live = None
         if getattr(self, "loop", None) is not None:
             self.loop.close()
             self.loop = None
@@ -184,14 +240,17 @@ class NexusEnv(gym.Env):
     Its observations are copies; the terminal step returns that episode's last observation.
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": ["human"]}
 
     def __init__(self, **kwargs):
         kwargs.pop("num_envs", None)
         self.vector = NexusVectorEnv(num_envs=1, **kwargs)
         self.observation_space = self.vector.single_observation_space
         self.action_space = self.vector.single_action_space
-        self.render_mode = None
+        self.render_mode = self.vector.render_mode
+
+    def render(self):
+        return self.vector.render()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)

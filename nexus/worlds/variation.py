@@ -152,20 +152,22 @@ class Variation:
             raise BuildError(f"{self.path}: variation draws need an RngTree, got {type(rng).__name__}")
         if not isinstance(worlds, numbers.Integral) or isinstance(worlds, bool) or worlds < 0:
             raise BuildError(f"{self.path}: the number of worlds must be a non-negative integer, got {worlds!r}")
+        return [self.draw_world(rng, world) for world in range(int(worlds))]
+
+    def draw_world(self, rng: RngTree, world: int) -> dict[str, object]:
+        """World ``world``'s values alone (what :meth:`draw` gives it): its streams ``vary/<name>/<world>`` of
+        ``rng``, so a world's values depend on the tree and its index only."""
         vary = rng.child("vary")
-        result = []
-        for world in range(int(worlds)):
-            values = {entry.name: self._draw_entry(entry, vary, world) for entry in self.entries}
-            for fault in occurrences():
-                if fault.time not in values:
-                    continue
-                for key, default in fault.defaults.items():
-                    values.setdefault(key, default)
-                probability = values.pop(fault.probability, 1.0)
-                if probability < 1.0 and not vary.child(fault.stream).child(str(world)).generator().random() < probability:
-                    values[fault.time] = math.inf
-            result.append(values)
-        return result
+        values = {entry.name: self._draw_entry(entry, vary, world) for entry in self.entries}
+        for fault in occurrences():
+            if fault.time not in values:
+                continue
+            for key, default in fault.defaults.items():
+                values.setdefault(key, default)
+            probability = values.pop(fault.probability, 1.0)
+            if probability < 1.0 and not vary.child(fault.stream).child(str(world)).generator().random() < probability:
+                values[fault.time] = math.inf
+        return values
 
     def _draw_entry(self, entry: VariationEntry, vary: RngTree, world: int) -> object:
         info = entry.info
