@@ -170,11 +170,21 @@ def check_field_value(path: Path, where: str, name: str, value: Any) -> Any:
         raise _fail(path, f"{where}: {name} = {value!r} is out of bounds; {bounds}")
     if isinstance(value, int) and not isinstance(value, bool) and hint is float:
         value = float(value)
+    if name == "controller_options":
+        value = {key: resolve_path(path, item, False) if key in _controller_path_options() and isinstance(item, str)
+                 else item for key, item in value.items()}
     if name in PATH_FIELDS and isinstance(value, str):
         value = resolve_path(path, value, name != "vary")
         if name == "vary" and not Path(value).is_file():
             raise _fail(path, f"{where}: vary = {value!r}: no such variation file")
     return value
+
+
+def _controller_path_options() -> set[str]:
+    """The names of every controller option that is a file (``option(path=True)``: ``model`` of the policy, ...)."""
+    from nexus.control.registry import controllers  # noqa: PLC0415
+
+    return {f.name for c in controllers().values() for f in fields(c.options) if f.metadata.get("path")}
 
 
 def resolve_path(path: Path, value: str, may_be_name: bool) -> str:
