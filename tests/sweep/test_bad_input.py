@@ -1,5 +1,6 @@
 """Bad sweep files and options: each a one-line error before any run starts (nothing is written to DIR)."""
 
+import os
 import subprocess
 import sys
 
@@ -102,7 +103,10 @@ def test_nothing_in_a_sweep_file_is_evaluated(tmp_path):
 def test_an_unreachable_ray_address_is_one_line_and_exit_2(tmp_path):
     path = write_sweep(tmp_path, '[run]\nmission = "short"\nduration = 0.1\n[grid]\nseed = [0]\n')
     done = subprocess.run([sys.executable, "-m", "nexus.cli", "sweep", str(path), "--out", str(tmp_path / "out"),
-                           "--address", "ray://127.0.0.1:9"], capture_output=True, text=True, timeout=180)
+                           "--address", "ray://127.0.0.1:9"], capture_output=True, text=True, timeout=180,
+                          # Ray Client's waits per attempt (5 s growing to 30 s by default) set to 1 s: three tries
+                          env=os.environ | {"RAY_CLIENT_INITIAL_CONNECTION_TIMEOUT_S": "1",
+                                            "RAY_CLIENT_MAX_CONNECTION_TIMEOUT_S": "1"})
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert done.returncode == 2, done.stderr
     # With Ray Client installed (ray[client], in nexus[ray]) Ray tries the address; with plain ray the sweep says
