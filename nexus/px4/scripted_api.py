@@ -27,6 +27,12 @@ Faults for the tests: ``refuse`` ({command: (MAV_RESULT, text)}), ``never_ack``
 answer to a command, TIMESYNC included), ``flood`` (datagrams sent in one burst
 just before every acknowledgement), ``say`` ({PX4 time [s]: text}: a STATUSTEXT sent at the first sensor
 message at or after that time, after that message's telemetry).
+
+Data-link loss, as PX4's commander detects it: once a ground station's
+``HEARTBEAT`` (MAV_TYPE_GCS) has come, the link counts as lost when no other
+has come for more than ``dl_loss_s`` of its clock (PX4's ``COM_DL_LOSS_T``);
+at that sensor message it says ``DATA_LINK_LOST_TEXT`` once, until a
+heartbeat comes again. Without a ground station's heartbeat it never does.
 """
 
 from __future__ import annotations
@@ -39,12 +45,16 @@ import time
 from pymavlink.dialects.v20 import common as mavlink
 
 HOME = (473977420, 85455940, 488000)  # degE7, degE7, mm: PX4's default home
+#: What the toy says when the data link is lost (PX4 prints "Failsafe activated" as its failsafe starts).
+DATA_LINK_LOST_TEXT = "Failsafe activated: No connection to the GCS"  # within STATUSTEXT's 50 characters
+MAV_TYPE_GCS = 6
 
 
 class ScriptedApi:
     def __init__(self, api_port: int, *, home_at_s: float = 0.2, home_every_s: float = 0.5, telemetry_hz: float = 25.0,
                  ack_after: int = 3, refuse: dict | None = None, never_ack: tuple = (), late_s: float = 0.0,
-                 flood: int = 0, heading_deg: float = 90.0, offboard_lead_s: float = 1.0, say: dict | None = None):
+                 flood: int = 0, heading_deg: float = 90.0, offboard_lead_s: float = 1.0, say: dict | None = None,
+                 dl_loss_s: float = 10.0):
         self.target = ("127.0.0.1", api_port)
         self.home_at_us, self.home_every_us = int(home_at_s * 1e6), int(home_every_s * 1e6)
         self.telemetry_us = int(round(1e6 / telemetry_hz))
@@ -74,6 +84,11 @@ class ScriptedApi:
         self.mode_requests: list[tuple[float, float, int]] = []
         self.offboard_lead_us = int(offboard_lead_s * 1e6)
         self.last = {"heartbeat": None, "home": None, "telemetry": None}
+        #: The clock [µs] each ground station's heartbeat arrived at; the loss timeout [µs]; the clock of each loss.
+        self.gcs_heartbeats: list[int] = []
+        self.dl_loss_us = int(round(dl_loss_s * 1e6))
+        self.link_lost_at: list[int] = []
+        self._link_lost = False
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._receive, daemon=True)
         self.thread.start()
@@ -105,6 +120,10 @@ class ScriptedApi:
                 if kind == "TIMESYNC" and message.tc1 == 0:
                     with self.lock:
                         self._send(self.mav.timesync_encode(self.clock_us * 1000, message.ts1))
+                elif kind == "HEARTBEAT" and message.type == MAV_TYPE_GCS:
+                    with self.lock:
+                        self.gcs_heartbeats.append(self.clock_us)
+                        self._link_lost = False
                 elif kind == "SET_ATTITUDE_TARGET":
                     with self.lock:
                         self.setpoints.append((self.clock_us, self.sensors, message.type_mask,
@@ -172,6 +191,10 @@ class ScriptedApi:
                 self._send(self.mav.attitude_encode(ms, 0.0, 0.0, self.yaw, 0.0, 0.0, 0.0))
                 self._send(self.mav.global_position_int_encode(ms, HOME[0], HOME[1], HOME[2] + int(self.altitude * 1000),
                                                                int(self.altitude * 1000), 0, 0, 0, 0))
+            if self.gcs_heartbeats and not self._link_lost and time_usec - self.gcs_heartbeats[-1] > self.dl_loss_us:
+                self._link_lost = True  # PX4: no GCS heartbeat for more than COM_DL_LOSS_T
+                self.link_lost_at.append(time_usec)
+                self._texts.append(DATA_LINK_LOST_TEXT)
             while self._say and self._say[0][0] <= time_usec:
                 self._texts.append(self._say.pop(0)[1])
             for text in self._texts:

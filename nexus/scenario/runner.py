@@ -147,6 +147,8 @@ def _px4_settings(scenario: Scenario) -> dict | None:
                 "boot_timeout": 60.0}
     if scenario.px4["pinned"]:
         settings["pin_cpu"] = 0
+    if "link_loss" in scenario.px4:  # the in-loop mission's ground station falls silent over [start, end) [s]
+        settings["link_loss"] = list(scenario.px4["link_loss"])
     return settings
 
 

@@ -37,7 +37,7 @@ def write(folder: Path, text: str, name: str = "s.toml") -> Path:
     (GOOD.replace('do = "land"', 'do = "land"\nheight = 3'), "step[1].height", "step[1] takes do, speed"),
     (GOOD + '[[check]]\nmeasure = "wobble"\nmax = 1\n', "check[1].measure", "unknown check"),
     (GOOD + '[[fault]]\nkind = "engine_fire"\nat = 1\n', "fault[0].kind", "unknown fault"),
-    (GOOD + '[[fault]]\nkind = "link_loss"\nat = 1\n', "fault[0].kind", "MAVLink link loss is not supported yet"),
+    (GOOD + '[[fault]]\nkind = "link_loss"\nat = 1\nend = 2\n', "fault[0].kind", "fly controller.name = \"px4\""),
     (GOOD + '[[check]]\nmeasure = "contact"\nmax = 1\n', "check[1].max", "takes no bound"),
     (GOOD + '[[check]]\nmeasure = "tilt"\nmax = 10\nwindow = [2.0, 9.0]\n', "check[1].window",
      "is not inside the run [0, 6] s"),
