@@ -242,7 +242,8 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
             _fault(path, f"fault[{index}]", fault, duration, values)
     steps = [_step(path, f"step[{i}]", s) for i, s in enumerate(_tables(path, "step", data.get("step", [])))]
     if px4 is not None and steps:
-        raise _fail(path, "step", "a PX4 scenario flies PX4's own mission ([px4] mission); remove the [[step]]s")
+        raise _fail(path, "step", "a PX4 scenario's [[step]]s are not supported yet (PX4 flies the built-in mission, "
+                                  "[px4] mission = \"nexus\"); remove the [[step]]s")
     ring["steps"] = steps
     if values:
         ring["values"] = dict(values)
