@@ -111,7 +111,32 @@ class LockstepCommander:
                 log.warning("mission: %s was due at %.3f s but could go only at %.3f s (PX4 reported what it "
                             "waits for late); its tick may differ between runs", command.name, command.due_usec * 1e-6,
                             time_usec * 1e-6)
-            self._send_and_hold(command, previous_usec)
+            if hasattr(command, "items"):  # a scenario's steps as a mission (nexus.px4.step_mission)
+                self._upload(command)
+            else:
+                self._send_and_hold(command, previous_usec)
+
+    def _upload(self, command) -> None:
+        """MISSION_COUNT, then each item PX4 asks for, with the clock held until PX4's MISSION_ACK."""
+        link = self.link
+        target = link.target_system or 1
+        link.send(link.mav.mission_count_encode(target, 1, len(command.items)))
+
+        def answered(messages) -> bool:
+            for message in messages:
+                if message.get_type() in ("MISSION_REQUEST_INT", "MISSION_REQUEST") and message.seq < len(command.items):
+                    link.send(link.mav.mission_item_int_encode(target, 1, message.seq, command.items[message.seq][1],
+                                                               command.items[message.seq][0], 0, 1,
+                                                               *command.items[message.seq][2:]))
+            return command.result is not None
+
+        if not self._hold(answered):
+            raise CommandUnacknowledgedError(
+                f"PX4 did not take the mission of {len(command.items)} items sent on tick {command.sent_tick} "
+                f"({command.sent_usec * 1e-6:.3f} s sim): no MISSION_ACK within {self.hold_timeout_s:g} s with the "
+                f"clock held; is PX4 running, and sending its API stream to {link.url}?")
+        log.info("mission: upload of %d items on tick %d (%.3f s sim)", len(command.items), command.sent_tick,
+                 command.sent_usec * 1e-6)
 
     def finished(self, time_usec: int) -> bool:
         return self.plan.finished(time_usec)

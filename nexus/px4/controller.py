@@ -262,7 +262,14 @@ class Px4Controller(Component):
             options = dict(self.mission_options)
             url = options.pop("url", DEFAULT_URL)
             link_loss = options.pop("link_loss", None)  # [start, end) [s]: the ground station falls silent
-            self.commander = LockstepCommander(MissionPlan(**options), url, self.answer_timeout, link_loss=link_loss)
+            steps = options.pop("steps", None)  # a scenario's steps, flown as an uploaded PX4 mission
+            if steps is not None:
+                from nexus.px4.step_mission import StepsPlan
+
+                plan = StepsPlan(steps, **options)
+            else:
+                plan = MissionPlan(**options)
+            self.commander = LockstepCommander(plan, url, self.answer_timeout, link_loss=link_loss)
         if self.offboard is not None:
             self.offboard.prepare(ctx.dt_ns)
         self.gravity = self.plant.gravity

@@ -28,6 +28,11 @@ answer to a command, TIMESYNC included), ``flood`` (datagrams sent in one burst
 just before every acknowledgement), ``say`` ({PX4 time [s]: text}: a STATUSTEXT sent at the first sensor
 message at or after that time, after that message's telemetry).
 
+A mission upload (``MISSION_COUNT``, then ``MISSION_ITEM_INT`` for each
+``MISSION_REQUEST_INT``, then ``MISSION_ACK``) is answered at once, as PX4's
+receiver does, and kept (``mission_items``); ``MAV_CMD_MISSION_START`` makes
+the toy climb to the first item's altitude (it flies no more of the mission).
+
 Data-link loss, as PX4's commander detects it: once a ground station's
 ``HEARTBEAT`` (MAV_TYPE_GCS) has come, the link counts as lost when no other
 has come for more than ``dl_loss_s`` of its clock (PX4's ``COM_DL_LOSS_T``);
@@ -88,6 +93,10 @@ class ScriptedApi:
         self.gcs_heartbeats: list[int] = []
         self.dl_loss_us = int(round(dl_loss_s * 1e6))
         self.link_lost_at: list[int] = []
+        #: An uploaded mission: its size, (seq, command, frame, param1..4, x, y, z) per item, the clock it came at.
+        self.mission_count = 0
+        self.mission_items: list[tuple] = []
+        self.mission_upload_clock: int | None = None
         self._link_lost = False
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._receive, daemon=True)
@@ -120,6 +129,9 @@ class ScriptedApi:
                 if kind == "TIMESYNC" and message.tc1 == 0:
                     with self.lock:
                         self._send(self.mav.timesync_encode(self.clock_us * 1000, message.ts1))
+                elif kind in ("MISSION_COUNT", "MISSION_ITEM_INT"):
+                    with self.lock:
+                        self._take_mission(message)
                 elif kind == "HEARTBEAT" and message.type == MAV_TYPE_GCS:
                     with self.lock:
                         self.gcs_heartbeats.append(self.clock_us)
@@ -139,6 +151,20 @@ class ScriptedApi:
                             self._acks.append((self.sensors + self.ack_after, message.command, result))
                         if result == 0:
                             self._act(message)
+
+    def _take_mission(self, message) -> None:
+        """PX4's mission upload, as its receiver does it: ask for each item in turn, then acknowledge."""
+        sender = (message.get_srcSystem(), message.get_srcComponent())
+        if message.get_type() == "MISSION_COUNT":
+            self.mission_count, self.mission_items = message.count, []
+            self.mission_upload_clock = self.clock_us
+        else:
+            self.mission_items.append((message.seq, message.command, message.frame, message.param1, message.param2,
+                                       message.param3, message.param4, message.x, message.y, message.z))
+        if len(self.mission_items) < self.mission_count:
+            self._send(self.mav.mission_request_int_encode(*sender, len(self.mission_items)))
+        else:
+            self._send(self.mav.mission_ack_encode(*sender, 0))
 
     def _mode_result(self, message) -> tuple[int, str | None]:
         """PX4's answer to a switch to offboard: refused until setpoints have come for the lead time."""
@@ -166,6 +192,9 @@ class ScriptedApi:
             self.yaw = message.param4
         elif message.command == 21:
             self.landing = True
+        elif message.command == 300 and self.mission_items:  # mission mode: the toy climbs to the takeoff item
+            self.main_mode = 4
+            self.target_altitude = self.mission_items[0][9]
 
     # -- PX4's threads on its clock ----------------------------------------------------------
 

@@ -242,8 +242,8 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
             _fault(path, f"fault[{index}]", fault, duration, values)
     steps = [_step(path, f"step[{i}]", s) for i, s in enumerate(_tables(path, "step", data.get("step", [])))]
     if px4 is not None and steps:
-        raise _fail(path, "step", "a PX4 scenario's [[step]]s are not supported yet (PX4 flies the built-in mission, "
-                                  "[px4] mission = \"nexus\"); remove the [[step]]s")
+        _px4_steps(path, steps, px4)
+        steps = []  # PX4 flies them itself: no Nexus guidance stage, no step-indexed checks
     ring["steps"] = steps
     if values:
         ring["values"] = dict(values)
@@ -373,6 +373,22 @@ def _environment(path: Path, table: dict, duration: float, run: dict, ring: dict
                       "direction": _number(path, f"{key}.direction", gust["direction"], low=0.0, high=360.0)})
     if gusts:
         ring["gusts"] = gusts
+
+
+def _px4_steps(path: Path, steps: list[dict], px4: dict) -> None:
+    """A PX4 scenario's steps, flown as a mission uploaded to PX4 (nexus.px4.step_mission)."""
+    from nexus.px4.step_mission import PX4_STEPS  # noqa: PLC0415
+
+    if px4["mission"] != "nexus":
+        raise _fail(path, "step", "a PX4 scenario's [[step]]s are uploaded by the in-loop mission; set [px4] "
+                                  "mission = \"nexus\" or remove the [[step]]s")
+    for index, step in enumerate(steps):
+        if step["do"] not in PX4_STEPS:
+            raise _fail(path, f"step[{index}].do", f"{step['do']!r} has no PX4 mission item; a PX4 scenario's steps "
+                                                  f"are {', '.join(PX4_STEPS)}")
+    if steps[0]["do"] != "takeoff":
+        raise _fail(path, "step[0].do", "a PX4 mission starts with a takeoff; put a takeoff step first")
+    px4["steps"] = steps
 
 
 def _link_loss(path: Path, key: str, fault: dict, duration: float, px4: dict | None) -> None:

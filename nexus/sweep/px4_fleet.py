@@ -97,8 +97,9 @@ def end_leftovers(folder: Path) -> list[int]:
 
 
 def mission_options(settings: dict, url: str) -> dict:
-    """The PX4 controller's ``mission`` option for a point: the API URL, and a scenario's link loss if any."""
-    return {"url": url, **({"link_loss": list(settings["link_loss"])} if settings.get("link_loss") else {})}
+    """The PX4 controller's ``mission`` option for a point: the API URL, a scenario's link loss and steps if any."""
+    return {"url": url, **({"link_loss": list(settings["link_loss"])} if settings.get("link_loss") else {}),
+            **({"steps": [dict(s) for s in settings["steps"]]} if settings.get("steps") else {})}
 
 
 def _mission_in_loop() -> bool:

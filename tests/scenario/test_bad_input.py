@@ -43,7 +43,11 @@ def write(folder: Path, text: str, name: str = "s.toml") -> Path:
     (GOOD + '[[fault]]\nkind = "engine_fire"\nat = 1\n', "fault[0].kind", "unknown fault"),
     (GOOD + '[[fault]]\nkind = "link_loss"\nat = 1\nend = 2\n', "fault[0].kind", "fly controller.name = \"px4\""),
     (PX4_LOSS.replace('binary = ""', 'binary = ""\nmission = "none"'), "fault[0].kind", 'mission = "nexus"'),
-    (PX4_LOSS + '[[step]]\ndo = "takeoff"\nheight = 1.0\n', "step", "[[step]]s are not supported yet"),
+    (PX4_LOSS + '[[step]]\ndo = "takeoff"\nheight = 1.0\n[[step]]\ndo = "turn"\nheading = 90\n', "step[1].do",
+     "has no PX4 mission item"),
+    (PX4_LOSS + '[[step]]\ndo = "hold"\ntime = 1.0\n', "step[0].do", "put a takeoff step first"),
+    (PX4_LOSS.replace('binary = ""', 'binary = ""\nmission = "none"').replace("[[fault]]", "[[f]]").split("[[f]]")[0]
+     + '[[step]]\ndo = "takeoff"\nheight = 1.0\n[[check]]\nmeasure = "ended"\n', "step", 'mission = "nexus"'),
     (PX4_LOSS.replace("end = 2", "end = 1"), "fault[0].end", "not after at = 1 s"),
     (PX4_LOSS.replace("end = 2\n", ""), "fault[0].end", "missing"),
     (GOOD + '[[check]]\nmeasure = "contact"\nmax = 1\n', "check[1].max", "takes no bound"),
