@@ -124,10 +124,11 @@ class LockstepCommander:
 
         def answered(messages) -> bool:
             for message in messages:
-                if message.get_type() in ("MISSION_REQUEST_INT", "MISSION_REQUEST") and message.seq < len(command.items):
-                    link.send(link.mav.mission_item_int_encode(target, 1, message.seq, command.items[message.seq][1],
-                                                               command.items[message.seq][0], 0, 1,
-                                                               *command.items[message.seq][2:]))
+                asks = message.get_type() in ("MISSION_REQUEST_INT", "MISSION_REQUEST")
+                if asks and message.seq < len(command.items):
+                    item = command.items[message.seq]  # (command, frame, param1..4, x, y, z)
+                    link.send(link.mav.mission_item_int_encode(target, 1, message.seq, item[1], item[0], 0, 1,
+                                                               *item[2:]))
             return command.result is not None
 
         if not self._hold(answered):

@@ -16,8 +16,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from nexus.px4.mission import MAV_CMD_COMPONENT_ARM_DISARM, MAV_CMD_NAV_LAND, MAV_CMD_NAV_TAKEOFF, Command, MissionPlan, \
-    usec
+from nexus.px4.mission import (
+    MAV_CMD_COMPONENT_ARM_DISARM,
+    MAV_CMD_NAV_LAND,
+    MAV_CMD_NAV_TAKEOFF,
+    Command,
+    MissionPlan,
+    usec,
+)
 
 MAV_CMD_NAV_WAYPOINT = 16
 MAV_CMD_NAV_LOITER_TIME = 19
