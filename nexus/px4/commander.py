@@ -16,6 +16,17 @@ clock holds again until it is in. A refusal ends the run with PX4's result and
 what PX4 said about it (``STATUSTEXT``), ``REFUSAL_GRACE_S`` of sim time after
 it (PX4 says why shortly after it refuses); a command never confirmed, or
 never acknowledged, ends it with an error that names the command.
+
+With a link loss (``link_loss``: [start, end) [s] of sim time), the commander
+plays a ground station: PX4 notices a lost data link only by the ground
+station's ``HEARTBEAT`` (type GCS) stopping, so it sends one every
+``HEARTBEAT_PERIOD_S`` of sim time, on the first tick at or after each whole
+period, followed by a ``TIMESYNC`` and a clock hold as a command is (so PX4
+takes each at the tick before, in every run). Inside the window it sends
+nothing: no heartbeat, no command (a command due there goes on the first tick
+after the window). Only the uplink is cut: what PX4 sends is still read, so
+the run keeps what PX4 said about the loss (a real PX4 logs it in its ULog
+too). A run without a link loss sends no heartbeat, as before.
 """
 
 from __future__ import annotations
@@ -39,6 +50,13 @@ REFUSAL_GRACE_S = 0.5
 KEPT_TEXTS = 1000
 #: MAV_RESULT.IN_PROGRESS: not yet the final answer.
 IN_PROGRESS = 5
+#: Sim time [s] between the ground station's heartbeats when a run has a link loss (a ground station's 1 Hz).
+HEARTBEAT_PERIOD_S = 1.0
+#: MAV_TYPE_GCS and MAV_AUTOPILOT_INVALID: what a ground station's heartbeat says it is.
+MAV_TYPE_GCS = 6
+MAV_AUTOPILOT_INVALID = 8
+#: TIMESYNC ``ts1`` of a heartbeat's confirmation (plus its count), far from the commands' barriers.
+HEARTBEAT_BARRIER = 1 << 30
 
 
 def result_name(result: int) -> str:
@@ -49,8 +67,14 @@ def result_name(result: int) -> str:
 class LockstepCommander:
     """Drives a :class:`MissionPlan` from the exchange stage: read PX4's stream, send what is due, hold."""
 
-    def __init__(self, plan: MissionPlan, url: str, hold_timeout_s: float):
+    def __init__(self, plan: MissionPlan, url: str, hold_timeout_s: float, link_loss: tuple | None = None):
         self.plan = plan
+        #: The link loss's window [start, end) [µs of sim time], or None (then no heartbeat is sent).
+        self.link_loss = None if link_loss is None else (usec(link_loss[0]), usec(link_loss[1]))
+        self.next_heartbeat_usec = usec(HEARTBEAT_PERIOD_S)
+        #: The ticks a heartbeat went on, and the ticks that sent nothing because the link was down.
+        self.heartbeat_ticks: list[int] = []
+        self.silent_ticks = 0
         self.link = ApiLink(url)  # bound when the flight is built: a busy port fails the build
         self.hold_timeout_s = hold_timeout_s
         #: Clock holds, the wall time they took [s], and confirmations whose PX4 time was not the tick before.
@@ -68,19 +92,77 @@ class LockstepCommander:
         """Before the ``HIL_SENSOR`` of ``tick`` (sim time ``time_usec``; PX4's clock at ``previous_usec``)."""
         self._read()
         self._check_answers(time_usec)
+        silent = self.link_down(time_usec)
+        if self.link_loss is not None:
+            if time_usec >= self.next_heartbeat_usec and not silent:
+                self._send_heartbeat(tick, previous_usec)
+            while self.next_heartbeat_usec <= time_usec:
+                self.next_heartbeat_usec += usec(HEARTBEAT_PERIOD_S)
+        if silent:
+            self.silent_ticks += 1
+            return  # a command due now waits for the link to come back
         command = self.plan.due(time_usec)
         if command is not None:
             command.sent_tick = tick
-            if time_usec - command.due_usec >= time_usec - previous_usec:
+            held_by_loss = self.link_loss is not None and self.link_loss[0] <= command.due_usec < self.link_loss[1]
+            if time_usec - command.due_usec >= time_usec - previous_usec and not held_by_loss:
                 # Due before this tick: the condition it waited for arrived late, so its tick is not reproducible.
                 self.late_commands += 1
                 log.warning("mission: %s was due at %.3f s but could go only at %.3f s (PX4 reported what it "
                             "waits for late); its tick may differ between runs", command.name, command.due_usec * 1e-6,
                             time_usec * 1e-6)
-            self._send_and_hold(command, previous_usec)
+            if hasattr(command, "items"):  # a scenario's steps as a mission (nexus.px4.step_mission)
+                self._upload(command)
+            else:
+                self._send_and_hold(command, previous_usec)
+
+    def _upload(self, command) -> None:
+        """MISSION_COUNT, then each item PX4 asks for, with the clock held until PX4's MISSION_ACK."""
+        link = self.link
+        target = link.target_system or 1
+        link.send(link.mav.mission_count_encode(target, 1, len(command.items)))
+
+        def answered(messages) -> bool:
+            for message in messages:
+                asks = message.get_type() in ("MISSION_REQUEST_INT", "MISSION_REQUEST")
+                if asks and message.seq < len(command.items):
+                    item = command.items[message.seq]  # (command, frame, param1..4, x, y, z)
+                    link.send(link.mav.mission_item_int_encode(target, 1, message.seq, item[1], item[0], 0, 1,
+                                                               *item[2:]))
+            return command.result is not None
+
+        if not self._hold(answered):
+            raise CommandUnacknowledgedError(
+                f"PX4 did not take the mission of {len(command.items)} items sent on tick {command.sent_tick} "
+                f"({command.sent_usec * 1e-6:.3f} s sim): no MISSION_ACK within {self.hold_timeout_s:g} s with the "
+                f"clock held; is PX4 running, and sending its API stream to {link.url}?")
+        log.info("mission: upload of %d items on tick %d (%.3f s sim)", len(command.items), command.sent_tick,
+                 command.sent_usec * 1e-6)
 
     def finished(self, time_usec: int) -> bool:
         return self.plan.finished(time_usec)
+
+    def link_down(self, time_usec: int) -> bool:
+        """Whether the link loss's window [start, end) holds sim time ``time_usec`` [µs]."""
+        return self.link_loss is not None and self.link_loss[0] <= time_usec < self.link_loss[1]
+
+    def _send_heartbeat(self, tick: int, previous_usec: int) -> None:
+        """The ground station's heartbeat, then a TIMESYNC; the clock holds until PX4 answers it."""
+        link = self.link
+        if link.peer is None and not self._hold(lambda messages: link.peer is not None):
+            raise CommandUnacknowledgedError(
+                f"PX4 sent nothing on {link.url} by tick {tick} ({self.next_heartbeat_usec * 1e-6:.3f} s sim), so the "
+                f"ground station's heartbeat for the link loss has no address; is PX4's API stream sent there?")
+        link.send(link.mav.heartbeat_encode(MAV_TYPE_GCS, MAV_AUTOPILOT_INVALID, 0, 0, 0))
+        barrier = HEARTBEAT_BARRIER + len(self.heartbeat_ticks)
+        link.send(link.mav.timesync_encode(0, barrier))
+        if not self._hold(lambda messages: any(m.get_type() == "TIMESYNC" and m.tc1 != 0 and m.ts1 == barrier
+                                               for m in messages)):
+            raise CommandUnacknowledgedError(
+                f"PX4 did not confirm the ground station's heartbeat on tick {tick}: no TIMESYNC answer within "
+                f"{self.hold_timeout_s:g} s with the clock held; is PX4 running, and sending its API stream to "
+                f"{link.url}?")
+        self.heartbeat_ticks.append(tick)
 
     def _read(self) -> list:
         messages = self.link.drain()
@@ -174,4 +256,7 @@ class LockstepCommander:
                 # What PX4 said (STATUSTEXT), [PX4 time [s], text], the first KEPT_TEXTS: px4_failsafe reads it.
                 "statustexts": [[stamp * 1e-6, text] for stamp, text in self.plan.statustexts[:KEPT_TEXTS]],
                 "statustexts_left_out": max(0, len(self.plan.statustexts) - KEPT_TEXTS),
-                "api_link": self.link.stats()}
+                "api_link": self.link.stats(),
+                **({"link_loss": {"start_s": self.link_loss[0] * 1e-6, "end_s": self.link_loss[1] * 1e-6,
+                                  "heartbeat_ticks": self.heartbeat_ticks, "silent_ticks": self.silent_ticks}}
+                   if self.link_loss is not None else {})}

@@ -261,7 +261,15 @@ class Px4Controller(Component):
 
             options = dict(self.mission_options)
             url = options.pop("url", DEFAULT_URL)
-            self.commander = LockstepCommander(MissionPlan(**options), url, self.answer_timeout)
+            link_loss = options.pop("link_loss", None)  # [start, end) [s]: the ground station falls silent
+            steps = options.pop("steps", None)  # a scenario's steps, flown as an uploaded PX4 mission
+            if steps is not None:
+                from nexus.px4.step_mission import StepsPlan
+
+                plan = StepsPlan(steps, **options)
+            else:
+                plan = MissionPlan(**options)
+            self.commander = LockstepCommander(plan, url, self.answer_timeout, link_loss=link_loss)
         if self.offboard is not None:
             self.offboard.prepare(ctx.dt_ns)
         self.gravity = self.plant.gravity
@@ -650,6 +658,7 @@ class Px4Options(ControllerOptions):
                                     "offboard (PX4 wants more than 1 s).")
     offboard_arm_delay_s: float = option(offboard.ARM_DELAY_S, "Sim time [s] from the switch to offboard to the arm.")
     #: ``{"url": ...}``: fly the built-in mission from inside the lockstep loop (``nexus run --px4-mission``).
+    #: It may hold ``link_loss = [start, end]`` [s]: the ground station's heartbeat stops (nexus.px4.commander).
     mission: dict | None = option(None, "The built-in mission flown from inside the loop: {url = MAVLink URL}.")
     finish_when: threading.Event | None = option(None, "The run ends once this event is set (a sweep's PX4 command "
                                                  "or mission ended).", recorded=False)

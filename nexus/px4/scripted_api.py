@@ -27,6 +27,17 @@ Faults for the tests: ``refuse`` ({command: (MAV_RESULT, text)}), ``never_ack``
 answer to a command, TIMESYNC included), ``flood`` (datagrams sent in one burst
 just before every acknowledgement), ``say`` ({PX4 time [s]: text}: a STATUSTEXT sent at the first sensor
 message at or after that time, after that message's telemetry).
+
+A mission upload (``MISSION_COUNT``, then ``MISSION_ITEM_INT`` for each
+``MISSION_REQUEST_INT``, then ``MISSION_ACK``) is answered at once, as PX4's
+receiver does, and kept (``mission_items``); ``MAV_CMD_MISSION_START`` makes
+the toy climb to the first item's altitude (it flies no more of the mission).
+
+Data-link loss, as PX4's commander detects it: once a ground station's
+``HEARTBEAT`` (MAV_TYPE_GCS) has come, the link counts as lost when no other
+has come for more than ``dl_loss_s`` of its clock (PX4's ``COM_DL_LOSS_T``);
+at that sensor message it says ``DATA_LINK_LOST_TEXT`` once, until a
+heartbeat comes again. Without a ground station's heartbeat it never does.
 """
 
 from __future__ import annotations
@@ -39,12 +50,16 @@ import time
 from pymavlink.dialects.v20 import common as mavlink
 
 HOME = (473977420, 85455940, 488000)  # degE7, degE7, mm: PX4's default home
+#: What the toy says when the data link is lost (PX4 prints "Failsafe activated" as its failsafe starts).
+DATA_LINK_LOST_TEXT = "Failsafe activated: No connection to the GCS"  # within STATUSTEXT's 50 characters
+MAV_TYPE_GCS = 6
 
 
 class ScriptedApi:
     def __init__(self, api_port: int, *, home_at_s: float = 0.2, home_every_s: float = 0.5, telemetry_hz: float = 25.0,
                  ack_after: int = 3, refuse: dict | None = None, never_ack: tuple = (), late_s: float = 0.0,
-                 flood: int = 0, heading_deg: float = 90.0, offboard_lead_s: float = 1.0, say: dict | None = None):
+                 flood: int = 0, heading_deg: float = 90.0, offboard_lead_s: float = 1.0, say: dict | None = None,
+                 dl_loss_s: float = 10.0):
         self.target = ("127.0.0.1", api_port)
         self.home_at_us, self.home_every_us = int(home_at_s * 1e6), int(home_every_s * 1e6)
         self.telemetry_us = int(round(1e6 / telemetry_hz))
@@ -74,6 +89,15 @@ class ScriptedApi:
         self.mode_requests: list[tuple[float, float, int]] = []
         self.offboard_lead_us = int(offboard_lead_s * 1e6)
         self.last = {"heartbeat": None, "home": None, "telemetry": None}
+        #: The clock [µs] each ground station's heartbeat arrived at; the loss timeout [µs]; the clock of each loss.
+        self.gcs_heartbeats: list[int] = []
+        self.dl_loss_us = int(round(dl_loss_s * 1e6))
+        self.link_lost_at: list[int] = []
+        #: An uploaded mission: its size, (seq, command, frame, param1..4, x, y, z) per item, the clock it came at.
+        self.mission_count = 0
+        self.mission_items: list[tuple] = []
+        self.mission_upload_clock: int | None = None
+        self._link_lost = False
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._receive, daemon=True)
         self.thread.start()
@@ -105,6 +129,13 @@ class ScriptedApi:
                 if kind == "TIMESYNC" and message.tc1 == 0:
                     with self.lock:
                         self._send(self.mav.timesync_encode(self.clock_us * 1000, message.ts1))
+                elif kind in ("MISSION_COUNT", "MISSION_ITEM_INT"):
+                    with self.lock:
+                        self._take_mission(message)
+                elif kind == "HEARTBEAT" and message.type == MAV_TYPE_GCS:
+                    with self.lock:
+                        self.gcs_heartbeats.append(self.clock_us)
+                        self._link_lost = False
                 elif kind == "SET_ATTITUDE_TARGET":
                     with self.lock:
                         self.setpoints.append((self.clock_us, self.sensors, message.type_mask,
@@ -120,6 +151,20 @@ class ScriptedApi:
                             self._acks.append((self.sensors + self.ack_after, message.command, result))
                         if result == 0:
                             self._act(message)
+
+    def _take_mission(self, message) -> None:
+        """PX4's mission upload, as its receiver does it: ask for each item in turn, then acknowledge."""
+        sender = (message.get_srcSystem(), message.get_srcComponent())
+        if message.get_type() == "MISSION_COUNT":
+            self.mission_count, self.mission_items = message.count, []
+            self.mission_upload_clock = self.clock_us
+        else:
+            self.mission_items.append((message.seq, message.command, message.frame, message.param1, message.param2,
+                                       message.param3, message.param4, message.x, message.y, message.z))
+        if len(self.mission_items) < self.mission_count:
+            self._send(self.mav.mission_request_int_encode(*sender, len(self.mission_items)))
+        else:
+            self._send(self.mav.mission_ack_encode(*sender, 0))
 
     def _mode_result(self, message) -> tuple[int, str | None]:
         """PX4's answer to a switch to offboard: refused until setpoints have come for the lead time."""
@@ -147,6 +192,9 @@ class ScriptedApi:
             self.yaw = message.param4
         elif message.command == 21:
             self.landing = True
+        elif message.command == 300 and self.mission_items:  # mission mode: the toy climbs to the takeoff item
+            self.main_mode = 4
+            self.target_altitude = self.mission_items[0][9]
 
     # -- PX4's threads on its clock ----------------------------------------------------------
 
@@ -172,6 +220,10 @@ class ScriptedApi:
                 self._send(self.mav.attitude_encode(ms, 0.0, 0.0, self.yaw, 0.0, 0.0, 0.0))
                 self._send(self.mav.global_position_int_encode(ms, HOME[0], HOME[1], HOME[2] + int(self.altitude * 1000),
                                                                int(self.altitude * 1000), 0, 0, 0, 0))
+            if self.gcs_heartbeats and not self._link_lost and time_usec - self.gcs_heartbeats[-1] > self.dl_loss_us:
+                self._link_lost = True  # PX4: no GCS heartbeat for more than COM_DL_LOSS_T
+                self.link_lost_at.append(time_usec)
+                self._texts.append(DATA_LINK_LOST_TEXT)
             while self._say and self._say[0][0] <= time_usec:
                 self._texts.append(self._say.pop(0)[1])
             for text in self._texts:

@@ -147,6 +147,10 @@ def _px4_settings(scenario: Scenario) -> dict | None:
                 "boot_timeout": 60.0}
     if scenario.px4["pinned"]:
         settings["pin_cpu"] = 0
+    if "link_loss" in scenario.px4:  # the in-loop mission's ground station falls silent over [start, end) [s]
+        settings["link_loss"] = list(scenario.px4["link_loss"])
+    if scenario.px4.get("steps"):  # flown as an uploaded PX4 mission (nexus.px4.step_mission)
+        settings["steps"] = [dict(s) for s in scenario.px4["steps"]]
     return settings
 
 

@@ -35,12 +35,8 @@ FAULT_KEYS = {
     "sensor": ("kind", "at", "sensor", "mode"),
     "gps_denied": ("kind", "at"),
 }
-#: Fault kinds the issue asks for that do not fly yet, with what to do instead.
-NOT_YET_FAULTS = {
-    kind: "a MAVLink link loss is not supported yet (the lockstep loop has no way to stop PX4's API link for an "
-          "interval; docs/testing.md); remove the fault"
-    for kind in ("link_loss", "mavlink_link_loss")
-}
+#: ``[[fault]] kind = "link_loss"`` (PX4 only): the ground station's link is down over [at, end) [s].
+LINK_LOSS_KEYS = ("kind", "at", "end")
 #: Each ``[[step]]``: what it ``do``es and the keys it takes.
 STEP_KEYS = {
     "takeoff": ("do", "height", "speed", "tolerance", "time_limit"),
@@ -240,10 +236,14 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
     _environment(path, _table(path, "environment", data.get("environment", {}), ENVIRONMENT_KEYS), duration, run,
                  ring)
     for index, fault in enumerate(_tables(path, "fault", data.get("fault", []))):
-        _fault(path, f"fault[{index}]", fault, duration, values)
+        if fault.get("kind") == "link_loss":
+            _link_loss(path, f"fault[{index}]", fault, duration, px4)
+        else:
+            _fault(path, f"fault[{index}]", fault, duration, values)
     steps = [_step(path, f"step[{i}]", s) for i, s in enumerate(_tables(path, "step", data.get("step", [])))]
     if px4 is not None and steps:
-        raise _fail(path, "step", "a PX4 scenario flies PX4's own mission ([px4] mission); remove the [[step]]s")
+        _px4_steps(path, steps, px4)
+        steps = []  # PX4 flies them itself: no Nexus guidance stage, no step-indexed checks
     ring["steps"] = steps
     if values:
         ring["values"] = dict(values)
@@ -375,12 +375,51 @@ def _environment(path: Path, table: dict, duration: float, run: dict, ring: dict
         ring["gusts"] = gusts
 
 
+def _px4_steps(path: Path, steps: list[dict], px4: dict) -> None:
+    """A PX4 scenario's steps, flown as a mission uploaded to PX4 (nexus.px4.step_mission)."""
+    from nexus.px4.step_mission import PX4_STEPS  # noqa: PLC0415
+
+    if px4["mission"] != "nexus":
+        raise _fail(path, "step", "a PX4 scenario's [[step]]s are uploaded by the in-loop mission; set [px4] "
+                                  "mission = \"nexus\" or remove the [[step]]s")
+    for index, step in enumerate(steps):
+        if step["do"] not in PX4_STEPS:
+            raise _fail(path, f"step[{index}].do", f"{step['do']!r} has no PX4 mission item; a PX4 scenario's steps "
+                                                  f"are {', '.join(PX4_STEPS)}")
+    if steps[0]["do"] != "takeoff":
+        raise _fail(path, "step[0].do", "a PX4 mission starts with a takeoff; put a takeoff step first")
+    px4["steps"] = steps
+
+
+def _link_loss(path: Path, key: str, fault: dict, duration: float, px4: dict | None) -> None:
+    """A MAVLink link loss: the in-loop mission's ground station falls silent over [at, end) (nexus.px4.commander)."""
+    if px4 is None:
+        raise _fail(path, f"{key}.kind", "'link_loss' is a loss of PX4's MAVLink link; fly controller.name = \"px4\" "
+                                         "or remove the fault")
+    if px4["mission"] != "nexus":
+        raise _fail(path, f"{key}.kind", "'link_loss' silences the in-loop mission's ground station; set [px4] "
+                                         "mission = \"nexus\" or remove the fault")
+    if "link_loss" in px4:
+        raise _fail(path, key, "a second link_loss; a scenario loses the link once")
+    _table(path, key, fault, LINK_LOSS_KEYS)
+    for name in ("at", "end"):
+        if name not in fault:
+            raise _fail(path, f"{key}.{name}", f"missing; give the sim time the link loss "
+                                               f"{'starts' if name == 'at' else 'ends (comes back)'} [s]")
+    at = _number(path, f"{key}.at", fault["at"], low=0.0)
+    end = _number(path, f"{key}.end", fault["end"], low=0.0)
+    if at >= duration:
+        raise _fail(path, f"{key}.at", f"{at:g} s is not inside the run ({duration:g} s); start it earlier")
+    if end <= at:
+        raise _fail(path, f"{key}.end", f"{end:g} s is not after at = {at:g} s; give a later end")
+    px4["link_loss"] = [at, end]
+
+
 def _fault(path: Path, key: str, fault: dict, duration: float, values: dict) -> None:
     kind = fault.get("kind")
-    if kind in NOT_YET_FAULTS:
-        raise _fail(path, f"{key}.kind", f"{kind!r}: {NOT_YET_FAULTS[kind]}")
     if kind not in FAULT_KEYS:
-        raise _fail(path, f"{key}.kind", f"{kind!r}: unknown fault; choose one of {', '.join(FAULT_KEYS)}")
+        raise _fail(path, f"{key}.kind", f"{kind!r}: unknown fault; choose one of {', '.join(FAULT_KEYS)}, "
+                                         "link_loss (PX4)")
     _table(path, key, fault, FAULT_KEYS[kind])
     if "at" not in fault:
         raise _fail(path, f"{key}.at", "missing; give the sim time the fault starts [s]")

@@ -96,6 +96,12 @@ def end_leftovers(folder: Path) -> list[int]:
     return ended
 
 
+def mission_options(settings: dict, url: str) -> dict:
+    """The PX4 controller's ``mission`` option for a point: the API URL, a scenario's link loss and steps if any."""
+    return {"url": url, **({"link_loss": list(settings["link_loss"])} if settings.get("link_loss") else {}),
+            **({"steps": [dict(s) for s in settings["steps"]]} if settings.get("steps") else {})}
+
+
 def _mission_in_loop() -> bool:
     """Whether the PX4 controller flies the built-in mission itself (its ``mission`` option), on sim ticks."""
     import inspect
@@ -176,7 +182,7 @@ class Px4Flight:
             threading.Thread(target=self._watch_command, daemon=True).start()
             options = replace(options, finish_when=self.done)
         elif self.settings.get("mission", "nexus") == "nexus" and _mission_in_loop():
-            options = replace(options, mission={"url": instance.mavlink_url})  # flown from inside the lockstep loop
+            options = replace(options, mission=mission_options(self.settings, instance.mavlink_url))  # in the loop
         elif self.settings.get("mission", "nexus") == "nexus":
             from nexus.px4.mission import Px4Mission
 

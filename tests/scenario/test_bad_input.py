@@ -24,6 +24,10 @@ do = "land"
 measure = "ended"
 """
 
+#: A PX4 scenario (skipped: no binary) whose link is lost over [1, 2) s.
+PX4_LOSS = ('duration = 6.0\n[controller]\nname = "px4"\n[px4]\nbinary = ""\n'
+            '[[fault]]\nkind = "link_loss"\nat = 1\nend = 2\n[[check]]\nmeasure = "ended"\n')
+
 
 def write(folder: Path, text: str, name: str = "s.toml") -> Path:
     path = folder / name
@@ -37,7 +41,15 @@ def write(folder: Path, text: str, name: str = "s.toml") -> Path:
     (GOOD.replace('do = "land"', 'do = "land"\nheight = 3'), "step[1].height", "step[1] takes do, speed"),
     (GOOD + '[[check]]\nmeasure = "wobble"\nmax = 1\n', "check[1].measure", "unknown check"),
     (GOOD + '[[fault]]\nkind = "engine_fire"\nat = 1\n', "fault[0].kind", "unknown fault"),
-    (GOOD + '[[fault]]\nkind = "link_loss"\nat = 1\n', "fault[0].kind", "MAVLink link loss is not supported yet"),
+    (GOOD + '[[fault]]\nkind = "link_loss"\nat = 1\nend = 2\n', "fault[0].kind", "fly controller.name = \"px4\""),
+    (PX4_LOSS.replace('binary = ""', 'binary = ""\nmission = "none"'), "fault[0].kind", 'mission = "nexus"'),
+    (PX4_LOSS + '[[step]]\ndo = "takeoff"\nheight = 1.0\n[[step]]\ndo = "turn"\nheading = 90\n', "step[1].do",
+     "has no PX4 mission item"),
+    (PX4_LOSS + '[[step]]\ndo = "hold"\ntime = 1.0\n', "step[0].do", "put a takeoff step first"),
+    (PX4_LOSS.replace('binary = ""', 'binary = ""\nmission = "none"').replace("[[fault]]", "[[f]]").split("[[f]]")[0]
+     + '[[step]]\ndo = "takeoff"\nheight = 1.0\n[[check]]\nmeasure = "ended"\n', "step", 'mission = "nexus"'),
+    (PX4_LOSS.replace("end = 2", "end = 1"), "fault[0].end", "not after at = 1 s"),
+    (PX4_LOSS.replace("end = 2\n", ""), "fault[0].end", "missing"),
     (GOOD + '[[check]]\nmeasure = "contact"\nmax = 1\n', "check[1].max", "takes no bound"),
     (GOOD + '[[check]]\nmeasure = "tilt"\nmax = 10\nwindow = [2.0, 9.0]\n', "check[1].window",
      "is not inside the run [0, 6] s"),
