@@ -447,6 +447,11 @@ class PidController(Component):
         self.mix = mix_tables(self.allocation, ctx.worlds, ctx.device, failures)
         self.no_clock = wp.zeros(ctx.worlds, dtype=wp.int64, device=ctx.device)
 
+    def fault_clocks(self) -> dict:
+        """The per-world rotor failure times [ns] the mix switches at, for a fault fired by a condition
+        (:mod:`nexus.scenario.fault_trigger`); none unless the PID knows of failures."""
+        return {"rotor": [self.mix.fail_ns]} if self.knows_failures and getattr(self, "mix", None) is not None else {}
+
     def set_gains(self, gains: PidGains) -> None:
         """Change the gains between ticks; a captured graph reads the new values on its next replay."""
         self.gains = gains

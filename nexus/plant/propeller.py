@@ -220,6 +220,12 @@ class Propeller(Component):
                 wp.array([r.torque_coefficient for r in rotors], dtype=wp.float32, device=ctx.device),
             ]
 
+    def fault_clocks(self) -> dict:
+        """The per-world fail times [ns] this propeller's launch reads, for a fault fired by a condition
+        (:mod:`nexus.scenario.fault_trigger` writes its firing time into them)."""
+        variation = getattr(self, "_variation", None)
+        return {"rotor": [variation.fail_ns]} if variation is not None else {}
+
     def _run(self, io) -> None:
         state, rotor = self.plant.state, self.rotor
         if self.leader is self:

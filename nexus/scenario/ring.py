@@ -21,8 +21,8 @@ def scaled_gains(gains, factors: dict):
 
 def apply_scenario(ring: dict, plant, components: list, controller, air):
     """Put the scenario's steps in place of the scene's guidance, scale the PID's gains, add drag to a vehicle
-    without its own, the contact count a ``contact`` check reads, and the gusts to the air (made when the scene
-    has none); returns the air (or None)."""
+    without its own, the stage that fires ``when`` faults, the contact count a ``contact`` check reads, and the
+    gusts to the air (made when the scene has none); returns the air (or None)."""
     steps = ring.get("steps") or []
     if steps:
         from nexus.guidance.steps import StepMission  # noqa: PLC0415
@@ -43,6 +43,10 @@ def apply_scenario(ring: dict, plant, components: list, controller, air):
         at = components.index(controller) if controller in components else len(components)
         components.insert(at, Drag("/scenario/drag", plant, **{k: tuple(v) if isinstance(v, list) else v
                                                                for k, v in ring["drag"].items()}))
+    if ring.get("triggers"):  # faults fired by a condition, measured after the mission's step began
+        from nexus.scenario.fault_trigger import FaultTrigger  # noqa: PLC0415
+
+        components.append(FaultTrigger(plant, ring["triggers"]))
     if ring.get("contact"):
         from nexus.plant.ground_contact import GroundContact  # noqa: PLC0415
 

@@ -29,11 +29,11 @@ START_KEYS = {"x": "start_x", "y": "start_y", "yaw": "start_yaw"}
 #: Keys of ``[environment]`` and of each ``[[environment.gust]]``.
 ENVIRONMENT_KEYS = ("wind", "turbulence", "gust", "drag_area", "rotor_drag")
 GUST_KEYS = ("start", "duration", "amplitude", "direction")
-#: Each ``[[fault]]``: its ``kind`` and the keys it takes (``at`` [s] for all).
+#: Each ``[[fault]]``: its ``kind`` and the keys it takes (``at`` [s] or a ``when`` condition, one of them).
 FAULT_KEYS = {
-    "rotor": ("kind", "at", "rotor", "fraction"),
-    "sensor": ("kind", "at", "sensor", "mode"),
-    "gps_denied": ("kind", "at"),
+    "rotor": ("kind", "at", "when", "rotor", "fraction"),
+    "sensor": ("kind", "at", "when", "sensor", "mode"),
+    "gps_denied": ("kind", "at", "when"),
 }
 #: ``[[fault]] kind = "link_loss"`` (PX4 only): the ground station's link is down over [at, end) [s].
 LINK_LOSS_KEYS = ("kind", "at", "end")
@@ -235,16 +235,25 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
             values[drawn] = _number(path, f"start.{key}", start[key], low=-1000.0, high=1000.0)
     _environment(path, _table(path, "environment", data.get("environment", {}), ENVIRONMENT_KEYS), duration, run,
                  ring)
+    triggers: list[dict] = []
     for index, fault in enumerate(_tables(path, "fault", data.get("fault", []))):
         if fault.get("kind") == "link_loss":
             _link_loss(path, f"fault[{index}]", fault, duration, px4)
         else:
-            _fault(path, f"fault[{index}]", fault, duration, values)
+            _fault(path, index, fault, duration, values, triggers)
     steps = [_step(path, f"step[{i}]", s) for i, s in enumerate(_tables(path, "step", data.get("step", [])))]
     if px4 is not None and steps:
         _px4_steps(path, steps, px4)
         steps = []  # PX4 flies them itself: no Nexus guidance stage, no step-indexed checks
     ring["steps"] = steps
+    for trigger in triggers:
+        if "step" in trigger["when"] and trigger["when"]["step"] >= len(steps):
+            key = f"fault[{trigger['fault']}].when.step"
+            raise _fail(path, key, f"{trigger['when']['step']}: give the index of a [[step]] (0 to {len(steps) - 1})"
+                        if steps else "the scenario has no [[step]]s (a PX4 scenario flies its own); give at = "
+                                      "<time> [s] or add steps")
+    if triggers:
+        ring["triggers"] = triggers
     if values:
         ring["values"] = dict(values)
     land = max((i for i, s in enumerate(steps) if s["do"] == "land"), default=None)
@@ -393,6 +402,9 @@ def _px4_steps(path: Path, steps: list[dict], px4: dict) -> None:
 
 def _link_loss(path: Path, key: str, fault: dict, duration: float, px4: dict | None) -> None:
     """A MAVLink link loss: the in-loop mission's ground station falls silent over [at, end) (nexus.px4.commander)."""
+    if "when" in fault:
+        raise _fail(path, f"{key}.when", "a link_loss starts at a time only (PX4 flies its own mission, so a "
+                                         "condition on the flight is not supported); give at and end [s]")
     if px4 is None:
         raise _fail(path, f"{key}.kind", "'link_loss' is a loss of PX4's MAVLink link; fly controller.name = \"px4\" "
                                          "or remove the fault")
@@ -415,17 +427,49 @@ def _link_loss(path: Path, key: str, fault: dict, duration: float, px4: dict | N
     px4["link_loss"] = [at, end]
 
 
-def _fault(path: Path, key: str, fault: dict, duration: float, values: dict) -> None:
+def _when(path: Path, key: str, when: Any) -> dict:
+    """A fault's condition (``when = {altitude_above = 1.0}``): exactly one key of CONDITIONS, a bound >= 0."""
+    from nexus.scenario.fault_trigger import CONDITIONS  # noqa: PLC0415
+
+    example = "e.g. when = {altitude_above = 1.0}"
+    if not isinstance(when, dict) or not when:
+        raise _fail(path, key, f"give one condition as a table, {example}; one of {', '.join(CONDITIONS)}")
+    unknown = [k for k in when if k not in CONDITIONS]
+    if unknown:
+        raise _fail(path, f"{key}.{unknown[0]}", f"unknown condition; choose one of {', '.join(CONDITIONS)}")
+    if len(when) > 1:
+        raise _fail(path, key, f"{len(when)} conditions ({', '.join(when)}); give exactly one")
+    (name, bound), = when.items()
+    if name == "step":
+        if not isinstance(bound, int) or isinstance(bound, bool) or bound < 0:
+            raise _fail(path, f"{key}.step", f"{bound!r}: give the index of a [[step]] (a whole number, 0 or more)")
+        return {"step": bound}
+    return {name: _number(path, f"{key}.{name}", bound, low=0.0)}
+
+
+def _fault(path: Path, index: int, fault: dict, duration: float, values: dict, triggers: list[dict]) -> None:
+    key = f"fault[{index}]"
     kind = fault.get("kind")
     if kind not in FAULT_KEYS:
         raise _fail(path, f"{key}.kind", f"{kind!r}: unknown fault; choose one of {', '.join(FAULT_KEYS)}, "
                                          "link_loss (PX4)")
     _table(path, key, fault, FAULT_KEYS[kind])
-    if "at" not in fault:
-        raise _fail(path, f"{key}.at", "missing; give the sim time the fault starts [s]")
-    at = _number(path, f"{key}.at", fault["at"], low=0.0)
-    if at >= duration:
-        raise _fail(path, f"{key}.at", f"{at:g} s is not inside the run ({duration:g} s); start it earlier")
+    if "at" in fault and "when" in fault:
+        raise _fail(path, key, "both at and when; give one: at = <time> [s], or when = {<condition> = <bound>}")
+    if "at" not in fault and "when" not in fault:
+        raise _fail(path, f"{key}.at", "missing; give the sim time the fault starts [s] (at = 3.0), or a "
+                                       "condition (when = {altitude_above = 1.0})")
+    if "when" in fault:
+        from nexus.scenario.fault_trigger import PENDING_S  # noqa: PLC0415
+
+        when = _when(path, f"{key}.when", fault["when"])
+        at = PENDING_S  # the fault is built waiting; the trigger stage writes its time when the condition holds
+        target = "rotor" if kind == "rotor" else f"sensor:{'Gps' if kind == 'gps_denied' else fault.get('sensor')}"
+        triggers.append({"fault": index, "kind": kind, "target": target, "when": when})
+    else:
+        at = _number(path, f"{key}.at", fault["at"], low=0.0)
+        if at >= duration:
+            raise _fail(path, f"{key}.at", f"{at:g} s is not inside the run ({duration:g} s); start it earlier")
     if kind == "rotor":
         if "rotor_fail_time" in values:
             raise _fail(path, key, "a second rotor fault; a scenario fails one rotor")

@@ -127,6 +127,12 @@ class SensorFaults(Component):
             ])
         self.worlds = ctx.worlds
 
+    def fault_clocks(self) -> dict:
+        """Each faulted sensor's per-world fault times [ns] (``sensor:<label>``), for a fault fired by a
+        condition (:mod:`nexus.scenario.fault_trigger` writes its firing time into them)."""
+        return {f"sensor:{sensor_label(sensor)}": [launch[0]]
+                for (sensor, _, _), launch in zip(self.targets, getattr(self, "_launches", ()), strict=False)}
+
     def _run(self, io) -> None:
         for fault_ns, mode, view, held, _buffer in self._launches:  # the buffer is kept alive with its view
             wp.launch(fault_samples, self.worlds, inputs=[io["time_ns"], fault_ns, mode, view, held], device=io.device)
