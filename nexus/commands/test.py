@@ -69,6 +69,7 @@ def test(ctx, paths, out, parallel, address, resume, yes, junit, report, baselin
     check failed or a run broke (an error), 2 for bad input (nothing flew), 130 when interrupted (finish it
     with --out DIR --resume). docs/testing.md describes the scenario file.
     """
+    from nexus.scenario.fault_trigger import fault_line
     from nexus.scenario.runner import ERROR, FAILED, SKIPPED, ScenarioOptions, results_json, run_tests, summary_counts
 
     kept = out is not None
@@ -99,6 +100,9 @@ def test(ctx, paths, out, parallel, address, resume, yes, junit, report, baselin
         note = ""
         if case.reproducible is not None:
             note = " [PX4 reproducible: settle and pinned]" if case.reproducible else " [PX4 not reproducible]"
+        if not quiet:
+            for fault in case.faults:
+                click.echo(f"{case.label} {fault_line(fault)}")
         for result in case.results:
             if result.passed and quiet:
                 continue

@@ -40,6 +40,8 @@ class Case:
     reproducible: bool | None = None
     #: Time the checks took to read the record and judge it [s wall].
     check_s: float = 0.0
+    #: Each ``when`` fault's firing tick and time read from the record (:func:`nexus.scenario.fault_trigger.fired_faults`).
+    faults: list[dict] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -212,6 +214,12 @@ def judge(case: Case, folder: Path) -> None:
     except BuildError as error:
         case.verdict, case.reason = ERROR, f"the record does not read: {error} (run folder {folder})"
         return
+    triggers = case.scenario.ring.get("triggers") or []
+    if triggers:
+        from nexus.scenario.fault_trigger import fired_faults
+
+        tick_s = float(info.get("tick_ns") or 0) * 1e-9 or 1.0 / float(info.get("tick_hz") or 250.0)
+        case.faults = fired_faults(triggers, table, tick_s)
     started = time.perf_counter()
     case.results = evaluate_run(case.scenario.checks, table, info)
     case.check_s = time.perf_counter() - started
@@ -226,5 +234,5 @@ def results_json(cases: list[Case]) -> str:
     """Every case's verdict and checks as JSON (what OUT/results.json holds)."""
     rows = [{"scenario": c.scenario.name, "file": str(c.scenario.path), "values": c.values, "point": c.point_id,
              "verdict": c.verdict, "reason": c.reason, "reproducible": c.reproducible,
-             "checks": [r.as_dict() for r in c.results]} for c in cases]
+             "checks": [r.as_dict() for r in c.results], "faults": c.faults} for c in cases]
     return json.dumps(rows, indent=2, default=str) + "\n"
