@@ -21,8 +21,9 @@ def scaled_gains(gains, factors: dict):
 
 def apply_scenario(ring: dict, plant, components: list, controller, air):
     """Put the scenario's steps in place of the scene's guidance, scale the PID's gains, add drag to a vehicle
-    without its own, the stage that fires ``when`` faults, the contact count a ``contact`` check reads, and the
-    gusts to the air (made when the scene has none); returns the air (or None)."""
+    without its own, a stage for each sensor fault past the first, the stage that fires ``when`` faults, the
+    contact count a ``contact`` check reads, and the gusts to the air (made when the scene has none); returns
+    the air (or None)."""
     steps = ring.get("steps") or []
     if steps:
         from nexus.guidance.steps import StepMission  # noqa: PLC0415
@@ -43,6 +44,14 @@ def apply_scenario(ring: dict, plant, components: list, controller, air):
         at = components.index(controller) if controller in components else len(components)
         components.insert(at, Drag("/scenario/drag", plant, **{k: tuple(v) if isinstance(v, list) else v
                                                                for k, v in ring["drag"].items()}))
+    for index, fault in enumerate(ring.get("sensor_faults") or ()):  # past the first: one stage each, own sensor
+        from nexus.sensors.faults import SensorFaults  # noqa: PLC0415
+        from nexus.sensors.sensor import Sensor  # noqa: PLC0415
+
+        values = {"sensor_fault_time": fault["time"], "sensor_fault_sensor": fault["sensor"],
+                  "sensor_fault_mode": fault["mode"]}
+        components.append(SensorFaults([c for c in components if isinstance(c, Sensor)], [values] * plant.worlds,
+                                       name=f"/scenario/sensor_faults/{index + 1}"))
     if ring.get("triggers"):  # faults fired by a condition, measured after the mission's step began
         from nexus.scenario.fault_trigger import FaultTrigger  # noqa: PLC0415
 

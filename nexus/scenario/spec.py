@@ -236,11 +236,14 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
     _environment(path, _table(path, "environment", data.get("environment", {}), ENVIRONMENT_KEYS), duration, run,
                  ring)
     triggers: list[dict] = []
+    sensor_faults: list[dict] = []
     for index, fault in enumerate(_tables(path, "fault", data.get("fault", []))):
         if fault.get("kind") == "link_loss":
             _link_loss(path, f"fault[{index}]", fault, duration, px4)
         else:
-            _fault(path, index, fault, duration, values, triggers)
+            _fault(path, index, fault, duration, values, triggers, sensor_faults)
+    if len(sensor_faults) > 1:
+        ring["sensor_faults"] = sensor_faults[1:]
     steps = [_step(path, f"step[{i}]", s) for i, s in enumerate(_tables(path, "step", data.get("step", [])))]
     if px4 is not None and steps:
         _px4_steps(path, steps, px4)
@@ -447,7 +450,10 @@ def _when(path: Path, key: str, when: Any) -> dict:
     return {name: _number(path, f"{key}.{name}", bound, low=0.0)}
 
 
-def _fault(path: Path, index: int, fault: dict, duration: float, values: dict, triggers: list[dict]) -> None:
+def _fault(path: Path, index: int, fault: dict, duration: float, values: dict, triggers: list[dict],
+           sensors: list[dict]) -> None:
+    """A rotor or sensor fault into ``values`` (the first sensor fault) or ``sensors`` (every sensor fault), and
+    into ``triggers`` when it waits for a condition."""
     key = f"fault[{index}]"
     kind = fault.get("kind")
     if kind not in FAULT_KEYS:
@@ -480,17 +486,21 @@ def _fault(path: Path, index: int, fault: dict, duration: float, values: dict, t
                       rotor_fail_fraction=_number(path, f"{key}.fraction", fault.get("fraction", 0.0), low=0.0,
                                                   high=1.0))
         return
-    if "sensor_fault_time" in values:
-        raise _fail(path, key, "a second sensor fault (gps_denied is one); a scenario faults one sensor")
     if kind == "gps_denied":
-        values.update(sensor_fault_time=at, sensor_fault_sensor="Gps", sensor_fault_mode="dropout")
-        return
-    sensor, mode = fault.get("sensor"), fault.get("mode", "freeze")
-    if not isinstance(sensor, str) or not sensor:
-        raise _fail(path, f"{key}.sensor", "missing; name the sensor (the last element of its prim path: Imu, Gps)")
-    if mode not in ("freeze", "dropout"):
-        raise _fail(path, f"{key}.mode", f"{mode!r}; choose freeze or dropout")
-    values.update(sensor_fault_time=at, sensor_fault_sensor=sensor, sensor_fault_mode=mode)
+        sensor, mode = "Gps", "dropout"
+    else:
+        sensor, mode = fault.get("sensor"), fault.get("mode", "freeze")
+        if not isinstance(sensor, str) or not sensor:
+            raise _fail(path, f"{key}.sensor", "missing; name the sensor (the last element of its prim path: Imu, "
+                                               "Gps)")
+        if mode not in ("freeze", "dropout"):
+            raise _fail(path, f"{key}.mode", f"{mode!r}; choose freeze or dropout")
+    if any(s["sensor"] == sensor for s in sensors):
+        raise _fail(path, key, f"a second fault of sensor {sensor!r} (gps_denied faults Gps); fault each sensor "
+                               "once")
+    if not sensors:  # the first is the variation's sensor fault; the others fly as stages of their own
+        values.update(sensor_fault_time=at, sensor_fault_sensor=sensor, sensor_fault_mode=mode)
+    sensors.append({"sensor": sensor, "mode": mode, "time": at})
 
 
 def _step(path: Path, key: str, step: dict) -> dict:

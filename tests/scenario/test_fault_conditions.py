@@ -7,7 +7,8 @@ Three short flights, flown once for the module:
   above 0.5 m, and the GPS drops out when it is more than 50 m from the start (never);
 - ``hexa_at``: the same with the rotor fault at the time ``hexa``'s fault fired;
 - ``quad``: the Astro Max waits until 1.0 s, then takes off to 0.5 m; the barometer freezes when step 1
-  begins, and rotor 0 "fails" (keeping all its thrust) when the speed is above 0.3 m/s.
+  begins, rotor 0 "fails" (keeping all its thrust) when the speed is above 0.3 m/s, and the GPS drops out at
+  1.2 s (a second sensor fault, on a sensor of its own).
 """
 
 import json
@@ -68,6 +69,10 @@ when = {step = 1}
 kind = "rotor"
 fraction = 1.0
 when = {speed_above = 0.3}
+
+[[fault]]
+kind = "gps_denied"
+at = 1.2
 
 [[step]]
 do = "wait"
@@ -195,3 +200,18 @@ def test_a_condition_that_never_holds_is_reported_and_the_run_passes(flown):
     assert rows[0]["faults"][0]["tick"] == case.faults[0]["tick"]
     assert fault_line(case.faults[0]) == (f"fault[0] rotor when altitude_above > 0.5 m: fired at "
                                           f"{case.faults[0]['time']:.3f} s (tick {case.faults[0]['tick']})")
+
+
+def test_two_sensor_faults_each_act_on_their_own_sensor_from_their_own_tick(flown):
+    table = record(flown["quad"])
+    tick = ticks(table)
+    # The barometer frozen from tick 251: the pressure of tick 250 from then on, its time stamps going on.
+    pressure, stamp = column(table, "baro.pressure"), column(table, "baro.time")
+    frozen = tick >= 251
+    assert np.all(pressure[frozen] == pressure[tick == 250][0])
+    assert len(set(pressure[(tick >= 200) & (tick <= 250)])) > 1  # it moved before
+    assert stamp[tick == 400][0] > stamp[tick == 251][0]
+    # The GPS dropped out at 1.2 s (tick 300): its whole sample, time included, is that of tick 299 from then on.
+    gps_time = column(table, "gps.time")
+    assert np.all(gps_time[tick >= 300] == gps_time[tick == 299][0])
+    assert gps_time[tick == 299][0] > gps_time[tick == 200][0]  # it was sampling before
