@@ -450,7 +450,8 @@ class PidController(Component):
     def fault_clocks(self) -> dict:
         """The per-world rotor failure times [ns] the mix switches at, for a fault fired by a condition
         (:mod:`nexus.scenario.fault_trigger`); none unless the PID knows of failures."""
-        return {"rotor": [self.mix.fail_ns]} if self.knows_failures and getattr(self, "mix", None) is not None else {}
+        mix = getattr(self, "mix", None)
+        return {"rotor": [mix.fail_ns]} if self.knows_failures and mix is not None else {}
 
     def set_gains(self, gains: PidGains) -> None:
         """Change the gains between ticks; a captured graph reads the new values on its next replay."""

@@ -40,7 +40,8 @@ class Case:
     reproducible: bool | None = None
     #: Time the checks took to read the record and judge it [s wall].
     check_s: float = 0.0
-    #: Each ``when`` fault's firing tick and time read from the record (:func:`nexus.scenario.fault_trigger.fired_faults`).
+    #: Each ``when`` fault's firing tick and time, read from the record
+    #: (:func:`nexus.scenario.fault_trigger.fired_faults`).
     faults: list[dict] = field(default_factory=list)
 
     @property
