@@ -3,7 +3,8 @@
 One ``testcase`` per scenario and matrix point (``classname`` the scenario file, ``name`` the scenario and
 its point); a failed one holds one ``failure`` whose message names each failed check, the sim time it first
 failed and by how much, an error one an ``error`` with the reason and its run folder, a skipped one a
-``skipped`` with the reason.
+``skipped`` with the reason. A PX4 case's reproducible setup and each ``when`` fault's firing (tick and time,
+or never) are the case's ``properties``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from nexus.scenario.fault_trigger import fault_line
 from nexus.scenario.runner import ERROR, FAILED, SKIPPED, summary_counts
 
 
@@ -37,9 +39,13 @@ def junit_xml(cases, wall_s: float) -> bytes:
         element = ET.SubElement(suite, "testcase", classname=str(case.scenario.path),
                                 name=f"{case.scenario.name}[{case.key}]",
                                 time=f"{case.wall_s:.3f}" if case.wall_s == case.wall_s else "0")
+        properties = ET.SubElement(element, "properties")
         if case.reproducible is not None:  # a PX4 scenario: flown in the reproducible setup or not
-            properties = ET.SubElement(element, "properties")
             ET.SubElement(properties, "property", name="px4_reproducible", value=str(case.reproducible).lower())
+        for fault in case.faults:  # each `when` fault: when it fired, or that it never did
+            ET.SubElement(properties, "property", name=f"fault[{fault['fault']}]", value=fault_line(fault))
+        if not len(properties):
+            element.remove(properties)
         if case.verdict == FAILED:
             failure = ET.SubElement(element, "failure", message=_failure_message(case), type="check")
             failure.text = "\n".join(r.message() for r in case.results)

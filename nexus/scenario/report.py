@@ -12,6 +12,7 @@ import html
 import io
 from pathlib import Path
 
+from nexus.scenario.fault_trigger import fault_line
 from nexus.scenario.runner import ERROR, FAILED, PASSED, SKIPPED, summary_counts
 
 
@@ -45,8 +46,9 @@ def report_html(cases, wall_s: float) -> str:
     rows, details = [], []
     for case in cases:
         failed = ", ".join(r.check.name for r in case.failed_results())
+        faults = "<br>".join(html.escape(fault_line(fault)) for fault in case.faults)
         rows.append(f"<tr class='{case.verdict}'><td>{html.escape(case.label)}</td><td>{case.verdict}</td>"
-                    f"<td>{html.escape(failed or case.reason)}</td></tr>")
+                    f"<td>{html.escape(failed or case.reason)}</td><td>{faults}</td></tr>")
         if case.verdict != FAILED:
             continue
         details.append(f"<h2>{html.escape(case.label)}</h2>")
@@ -61,7 +63,7 @@ def report_html(cases, wall_s: float) -> str:
             " .error{background:#fec} .passed{background:#dfd} .skipped{color:#888}</style></head><body>"
             f"<h1>nexus test</h1><p>{counts[PASSED]} passed, {counts[FAILED]} failed, {counts[ERROR]} errors, "
             f"{counts[SKIPPED]} skipped in {wall_s:.1f} s</p><table><tr><th>case</th><th>verdict</th>"
-            f"<th>failed checks / reason</th></tr>{''.join(rows)}</table>{''.join(details)}</body></html>\n")
+            f"<th>failed checks / reason</th><th>faults fired by a condition</th></tr>{''.join(rows)}</table>{''.join(details)}</body></html>\n")
 
 
 def write_report(folder: Path, cases, wall_s: float) -> Path:

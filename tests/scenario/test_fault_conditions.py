@@ -215,3 +215,20 @@ def test_two_sensor_faults_each_act_on_their_own_sensor_from_their_own_tick(flow
     gps_time = column(table, "gps.time")
     assert np.all(gps_time[tick >= 300] == gps_time[tick == 299][0])
     assert gps_time[tick == 299][0] > gps_time[tick == 200][0]  # it was sampling before
+
+
+def test_the_junit_file_and_the_html_report_say_when_each_fault_fired(flown):
+    import xml.etree.ElementTree as ET
+
+    from nexus.scenario.junit import junit_xml
+    from nexus.scenario.report import report_html
+
+    case = flown["hexa"]
+    testcase = ET.fromstring(junit_xml([case], 1.0)).find("testsuite/testcase")
+    properties = {p.get("name"): p.get("value") for p in testcase.findall("properties/property")}
+    tick = case.faults[0]["tick"]
+    assert properties == {
+        "fault[0]": f"fault[0] rotor when altitude_above > 0.5 m: fired at {tick * 0.004:.3f} s (tick {tick})",
+        "fault[1]": "fault[1] gps_denied when distance_from_start_above > 50 m: never fired (the condition never held)"}
+    page = report_html([case], 1.0)
+    assert f"(tick {tick})" in page and "never fired" in page

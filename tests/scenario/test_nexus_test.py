@@ -76,6 +76,7 @@ def test_junit_has_a_case_per_point_and_names_the_failed_checks(flown):
     assert cases["crash[seed=0]"].find("error") is not None
     assert cases["px4_mission[seed=0]"].find("skipped").get("message").startswith("no PX4 binary")
     assert cases["takeoff_hover_land[seed=0]"].find("failure") is None
+    assert cases["takeoff_hover_land[seed=0]"].find("properties") is None  # nothing to say: no empty element
 
 
 def test_the_report_draws_each_failed_check(flown):
