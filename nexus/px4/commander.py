@@ -27,6 +27,12 @@ nothing: no heartbeat, no command (a command due there goes on the first tick
 after the window). Only the uplink is cut: what PX4 sends is still read, so
 the run keeps what PX4 said about the loss (a real PX4 logs it in its ULog
 too). A run without a link loss sends no heartbeat, as before.
+
+The mission's end comes from the lockstep answers (``HIL_ACTUATOR_CONTROLS``'s
+armed flag, :meth:`note_armed`): PX4 computes it on its clock, so it falls on
+the same tick in every reproducible run, where the arrival of a ``HEARTBEAT``
+on the API stream would not. A PX4 that lands and disarms on its own (a
+failsafe, even while the link is down) ends the mission on that tick.
 """
 
 from __future__ import annotations
@@ -100,6 +106,8 @@ class LockstepCommander:
                 self.next_heartbeat_usec += usec(HEARTBEAT_PERIOD_S)
         if silent:
             self.silent_ticks += 1
+            if self.plan.pending is not None and self.plan.pending.label == "end":
+                self.plan.due(time_usec)  # the end sends nothing: it may come while the link is down
             return  # a command due now waits for the link to come back
         command = self.plan.due(time_usec)
         if command is not None:
@@ -138,6 +146,10 @@ class LockstepCommander:
                 f"clock held; is PX4 running, and sending its API stream to {link.url}?")
         log.info("mission: upload of %d items on tick %d (%.3f s sim)", len(command.items), command.sent_tick,
                  command.sent_usec * 1e-6)
+
+    def note_armed(self, armed: bool, time_usec: int) -> None:
+        """PX4's lockstep answer of the tick at ``time_usec`` said armed or not (its ``mode`` flag)."""
+        self.plan.note_armed(armed, time_usec)
 
     def finished(self, time_usec: int) -> bool:
         return self.plan.finished(time_usec)

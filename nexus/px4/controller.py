@@ -75,6 +75,7 @@ from nexus.px4.gather import STAMPS, Px4Row, gather_px4_row
 from nexus.px4.errors import AnswerTimeoutError, BadActuatorsError, NoAnswerError, WrongStampsError
 from nexus.px4.host_views import HostView
 from nexus.px4.link import DEFAULT_HOST, DEFAULT_PORT, MavlinkLink
+from nexus.px4.mission import MAV_MODE_FLAG_SAFETY_ARMED
 from nexus.px4.packer import FramePacker
 from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef
 from nexus.px4.peer_process import PeerProcess
@@ -434,6 +435,8 @@ class Px4Controller(Component):
         if answer is not None:
             self.answers += 1
             self._take(answer.controls)
+            if self.commander is not None and self.lockstep:
+                self.commander.note_armed(bool(answer.mode & MAV_MODE_FLAG_SAFETY_ARMED), time_usec)
         views["controls"].write(self.last_controls)
         if self.finish_when is not None and self.finish_when.is_set():
             if not self.lockstep:

@@ -170,6 +170,9 @@ class MissionPlan:
         self.statustexts: list[tuple[int, str]] = []
         self.start_heading_deg = 0.0
         self.over_usec: int | None = None
+        #: The lockstep answers' armed flag (in the loop): whether one said armed, and whether any was seen.
+        self.lockstep = False
+        self.lockstep_armed = False
         self.pending: Command | None = Command("arm", MAV_CMD_COMPONENT_ARM_DISARM, usec(arm_at_s), (1.0,))
 
     # -- what PX4 reports -----------------------------------------------------------------------
@@ -181,15 +184,14 @@ class MissionPlan:
             self.stream_usec = max(self.stream_usec, int(stamp) * 1000)
         if kind == "HEARTBEAT" and message.get_srcComponent() == AUTOPILOT_COMPONENT:
             armed = bool(message.base_mode & MAV_MODE_FLAG_SAFETY_ARMED)
-            if self.armed and not armed and any(c.label == "land" for c in self.commands) and not self.landed:
-                self.landed = True
-                self.report.landed_disarmed = True
-                self.report.mission_time_s = (self.stream_usec - usec(self.report.time_to_arm_s or 0.0)) * 1e-6
+            landing = any(c.label == "land" for c in self.commands)
+            if self.armed and not armed and not self.lockstep and landing and not self.landed:
+                self._landed(self.stream_usec)  # outside the loop (nexus px4 mission): the heartbeat says it
             self.armed = armed
         elif kind == "GLOBAL_POSITION_INT":
             self.position = message
             altitude = message.relative_alt * 1e-3
-            if any(c.label == "takeoff" for c in self.commands) and not any(c.label == "land" for c in self.commands):
+            if self._climbing():
                 self.highest = max(self.highest, altitude)
                 if not self.reached and altitude > self.altitude - 0.3:
                     self.reached = True
@@ -208,6 +210,35 @@ class MissionPlan:
                     break
         elif kind == "STATUSTEXT":
             self.statustexts.append((self.stream_usec, message.text))
+
+    def note_armed(self, armed: bool, now_usec: int) -> None:
+        """The armed flag of PX4's lockstep answer at PX4 time ``now_usec`` (in the loop): its disarm lands the
+        mission on the same tick in every reproducible run, where a HEARTBEAT's arrival would not."""
+        self.lockstep = True
+        if armed:
+            self.lockstep_armed = True
+            return
+        if self.lockstep_armed and self._airborne_phase() and not self.landed:
+            self._landed(now_usec)
+            if self.pending is None or self.pending.label != "end":
+                # PX4 came down on its own (a failsafe) before the mission's landing: nothing more to send.
+                self.pending = None
+                self.over_usec = now_usec
+        self.lockstep_armed = False
+
+    def _landed(self, now_usec: int) -> None:
+        self.landed = True
+        self.report.landed_disarmed = True
+        self.report.mission_time_s = (now_usec - usec(self.report.time_to_arm_s or 0.0)) * 1e-6
+        self.report.max_altitude_m = self.highest
+
+    def _airborne_phase(self) -> bool:
+        """Whether a disarm now ends the mission: the takeoff went (PX4 landed from the air)."""
+        return any(c.label == "takeoff" for c in self.commands)
+
+    def _climbing(self) -> bool:
+        """Whether the highest altitude counts now: from the takeoff to the landing command."""
+        return any(c.label == "takeoff" for c in self.commands) and not any(c.label == "land" for c in self.commands)
 
     # -- what is due --------------------------------------------------------------------------
 

@@ -63,7 +63,9 @@ class ScriptedPx4(threading.Thread):
             self.join(timeout=5)
 
     def _answer(self, time_usec: int, row) -> None:
-        message = self.mav.hil_actuator_controls_encode(time_usec, [float(x) for x in row], 129, 1)
+        # PX4's mode: custom (1), plus armed (128) as its commander has it (the API's toy when there is one).
+        armed = self.api is None or self.api.armed
+        message = self.mav.hil_actuator_controls_encode(time_usec, [float(x) for x in row], 129 if armed else 1, 1)
         self.sock.sendall(message.pack(self.mav))
 
     def run(self) -> None:

@@ -8,7 +8,8 @@ which puts PX4 in its mission mode) ``start_delay_s`` after the arm. The
 commander (:mod:`nexus.px4.commander`) sends the whole upload with the clock
 held, so PX4 holds the mission at the tick before the upload's, in every run;
 the arm and the start go as the built-in mission's commands do. PX4 then flies
-the items on its own; the mission is over once PX4 disarmed after the start.
+the items on its own; the mission is over on the tick whose lockstep answer
+says PX4 disarmed after the start (:meth:`MissionPlan.note_armed`).
 """
 
 from __future__ import annotations
@@ -95,12 +96,8 @@ class StepsPlan(MissionPlan):
         self.started = False
 
     def note(self, message) -> None:
-        was_armed = self.armed
         super().note(message)
-        kind = message.get_type()
-        if kind == "HEARTBEAT" and was_armed and not self.armed and self.started and not self.landed:
-            self.landed = self.report.landed_disarmed = True
-        elif kind == "MISSION_ACK":
+        if message.get_type() == "MISSION_ACK":
             for command in self.commands:
                 if isinstance(command, Upload) and command.result is None:
                     command.result, command.ack_usec = int(message.type), self.stream_usec
@@ -108,9 +105,14 @@ class StepsPlan(MissionPlan):
     def _gate(self, command: Command) -> str | None:
         if command.label == "upload" and self.home is None:
             return "a home position (HOME_POSITION: a good EKF), where the mission's positions start"
-        if command.label == "end" and not self.landed:
-            return "PX4 disarmed after the mission (HEARTBEAT)"
         return None
+
+    def _airborne_phase(self) -> bool:
+        """A disarm ends the mission once it started (PX4 landed, at the mission's end or in a failsafe)."""
+        return self.started
+
+    def _climbing(self) -> bool:
+        return self.started
 
     def due(self, now_usec: int) -> Command | None:
         command = self.pending
@@ -127,4 +129,4 @@ class StepsPlan(MissionPlan):
             self.pending = Command("start", MAV_CMD_MISSION_START, sent + usec(self.start_delay_s), (0.0, 0.0))
         elif command.label == "start":
             self.started = True
-            self.pending = Command("end", 0, sent, ())
+            self.pending = None  # nothing more to send: the lockstep answer's disarm ends the mission (note_armed)

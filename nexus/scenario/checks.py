@@ -195,6 +195,11 @@ def _px4_failsafe(check: Check, record: Record) -> CheckResult:
     count = float(len(texts))
     times = np.array([t for t, _ in said]) if said else np.array([end])
     values = np.arange(1.0, len(said) + 1.0) if said else np.array([0.0])
+    if check.side == "min":  # a failsafe that must happen: at least `bound` texts by the window's end
+        if count >= check.bound:
+            return CheckResult(check, True, count, series=(times, values), detail=f"PX4 said {texts[0]!r}")
+        return CheckResult(check, False, count, end, int(round(end / record.tick_s)), check.bound - count,
+                           (times, values), detail="PX4 said " + (f"only {texts!r}" if texts else "no failsafe"))
     if count <= check.bound:
         return CheckResult(check, True, count, series=(times, values))
     first = said[0][0]
@@ -213,7 +218,9 @@ def _single(check: Check, record: Record, value: float, row: int) -> CheckResult
 def _reach(check: Check, record: Record) -> CheckResult:
     """The sim time step ``check.step`` ended within its tolerance (inf: never, or by its time limit)."""
     reached = math.inf
-    if record.step is not None:
+    if check.goals is not None:
+        reached = _reached_goals(check.goals, record)
+    elif record.step is not None:
         after = np.flatnonzero(record.step > check.step)
         if len(after):
             row = int(after[0])
@@ -228,6 +235,20 @@ def _reach(check: Check, record: Record) -> CheckResult:
     row = min(row, len(record.time) - 1)
     return CheckResult(check, False, reached, float(record.time[row]), int(record.ticks(np.array([row]))[0]),
                        reached - check.bound, (times, values))
+
+
+def _reached_goals(goals: tuple, record: Record) -> float:
+    """The sim time [s] the vehicle came within tolerance of the last of ``goals`` (north, east, height, tolerance
+    [m] each), having come within tolerance of each before it in turn (a PX4 step); inf: never."""
+    row = 0
+    for north, east, height, tolerance in goals:
+        distance = np.sqrt((record.ned[row:, 0] - north) ** 2 + (record.ned[row:, 1] - east) ** 2
+                           + (record.height[row:] - height) ** 2)
+        near = np.flatnonzero(distance <= tolerance)
+        if not len(near):
+            return math.inf
+        row += int(near[0])
+    return float(record.time[row])
 
 
 def evaluate_run(checks, table, info: dict) -> list[CheckResult]:

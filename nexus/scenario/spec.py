@@ -63,7 +63,7 @@ MEASURES = {
     "px4_mission": ("-", "max", "PX4's refusals: mission commands it did not accept (an arming refusal), plus 1 "
                                 "unless it landed and disarmed (run.json's controller_stats.mission, or mission.json)"),
     "px4_failsafe": ("-", "max", "PX4's messages (STATUSTEXT and ULog) in the window that say failsafe or arming "
-                                 "refused: how many different texts"),
+                                 "refused: how many different texts (none, or with min = N at least N)"),
 }
 #: Measures whose bound is fixed at 0 (a count of things that must not happen).
 FIXED_BOUND = ("ended", "px4_mission", "contact", "px4_failsafe")
@@ -97,6 +97,8 @@ class Check:
     step: int | None = None
     #: ``landing``: [north, east] from the NED origin [m]; None: where the vehicle started.
     point: tuple[float, float] | None = None
+    #: ``reach`` of a PX4 step: the (north, east, height, tolerance) [m] of each takeoff and goto up to it.
+    goals: tuple | None = None
 
     @property
     def unit(self) -> str:
@@ -245,9 +247,11 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
     if len(sensor_faults) > 1:
         ring["sensor_faults"] = sensor_faults[1:]
     steps = [_step(path, f"step[{i}]", s) for i, s in enumerate(_tables(path, "step", data.get("step", [])))]
+    goals = None
     if px4 is not None and steps:
         _px4_steps(path, steps, px4)
-        steps = []  # PX4 flies them itself: no Nexus guidance stage, no step-indexed checks
+        goals = _px4_goals(steps)  # reach: where PX4 must fly, measured on the record
+        steps = []  # PX4 flies them itself: no Nexus guidance stage
     ring["steps"] = steps
     for trigger in triggers:
         if "step" in trigger["when"] and trigger["when"]["step"] >= len(steps):
@@ -260,7 +264,7 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
     if values:
         ring["values"] = dict(values)
     land = max((i for i, s in enumerate(steps) if s["do"] == "land"), default=None)
-    checks = [_check(path, f"check[{i}]", c, duration, len(steps), land)
+    checks = [_check(path, f"check[{i}]", c, duration, len(steps), land, goals)
               for i, c in enumerate(_tables(path, "check", data.get("check", [])))]
     if any(c.measure == "contact" for c in checks):
         ring["contact"] = True
@@ -401,6 +405,19 @@ def _px4_steps(path: Path, steps: list[dict], px4: dict) -> None:
     if steps[0]["do"] != "takeoff":
         raise _fail(path, "step[0].do", "a PX4 mission starts with a takeoff; put a takeoff step first")
     px4["steps"] = steps
+
+
+def _px4_goals(steps: list[dict]) -> list:
+    """Per PX4 step, its point and tolerance (north, east, height, tolerance) [m], None for hold and land."""
+    goals, north, east = [], 0.0, 0.0
+    for step in steps:
+        if step["do"] in ("takeoff", "goto"):
+            if step["do"] == "goto":
+                north, east = step["to"][0], step["to"][1]
+            goals.append((north, east, step["to"][2], step["tolerance"]))
+        else:
+            goals.append(None)
+    return goals
 
 
 def _link_loss(path: Path, key: str, fault: dict, duration: float, px4: dict | None) -> None:
@@ -550,16 +567,28 @@ def _step(path: Path, key: str, step: dict) -> dict:
     return out
 
 
-def _check(path: Path, key: str, check: dict, duration: float, steps: int, land: int | None = None) -> Check:
+def _check(path: Path, key: str, check: dict, duration: float, steps: int, land: int | None = None,
+           goals: list | None = None) -> Check:
     measure = check.get("measure")
     if measure not in MEASURES:
         raise _fail(path, f"{key}.measure", f"{measure!r}: unknown check; choose one of {', '.join(MEASURES)}")
     _table(path, key, check, CHECK_KEYS)
     unit, side, _ = MEASURES[measure]
     other = "min" if side == "max" else "max"
-    if other in check:
+    if measure == "px4_failsafe" and "min" in check:
+        side = other = "min"  # at least `min` different failsafe texts: the failsafe a fault must cause
+        minimum = check["min"]
+        if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 1:
+            raise _fail(path, f"{key}.min", f"{minimum!r}: give a whole number of failsafe texts, 1 or more, or "
+                                            "remove min (then no failsafe may happen)")
+    if other in check and other != side:
         raise _fail(path, f"{key}.{other}", f"{measure} takes a {side} bound, not a {other}; write {side} = ...")
-    if measure in FIXED_BOUND:
+    if measure == "px4_failsafe" and side == "min":
+        if "max" in check:
+            raise _fail(path, f"{key}.max", "px4_failsafe takes min (at least so many failsafes) or no bound; "
+                                            "remove max")
+        bound = float(check["min"])
+    elif measure in FIXED_BOUND:
         if side in check:
             raise _fail(path, f"{key}.{side}", f"{measure} takes no bound (it must stay 0); remove {side}")
         bound = 0.0
@@ -575,8 +604,15 @@ def _check(path: Path, key: str, check: dict, duration: float, steps: int, land:
     if not 0.0 <= start < end or end > duration:
         raise _fail(path, f"{key}.window", f"[{start:g}, {end:g}] s is not inside the run [0, {duration:g}] s; "
                                            "give 0 <= from < to <= duration")
-    step = None
-    if measure == "reach":
+    step = reached = None
+    if measure == "reach" and goals is not None:  # a PX4 step: when the vehicle came within its tolerance
+        step = check.get("step")
+        points = [i for i, g in enumerate(goals) if g is not None]
+        if isinstance(step, bool) or step not in points:
+            raise _fail(path, f"{key}.step", f"{step!r}: give the index of a takeoff or goto [[step]] "
+                                             f"({', '.join(map(str, points))}); PX4 flies a hold or land itself")
+        reached = tuple(g for g in goals[:step + 1] if g is not None)
+    elif measure == "reach":
         step = check.get("step")
         if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step < steps:
             raise _fail(path, f"{key}.step", f"{step!r}: give the index of a [[step]] (0 to {steps - 1})"
@@ -595,7 +631,7 @@ def _check(path: Path, key: str, check: dict, duration: float, steps: int, land:
     name = check.get("name", f"reach_step_{step}" if measure == "reach" else measure)
     if not isinstance(name, str) or not name:
         raise _fail(path, f"{key}.name", "give a short name")
-    return Check(name, measure, bound, side, (start, end), step, point)
+    return Check(name, measure, bound, side, (start, end), step, point, reached)
 
 
 def _matrix(path: Path, table: dict) -> dict:
