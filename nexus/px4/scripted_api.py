@@ -33,11 +33,24 @@ A mission upload (``MISSION_COUNT``, then ``MISSION_ITEM_INT`` for each
 receiver does, and kept (``mission_items``); ``MAV_CMD_MISSION_START`` makes
 the toy climb to the first item's altitude (it flies no more of the mission).
 
-Data-link loss, as PX4's commander detects it: once a ground station's
-``HEARTBEAT`` (MAV_TYPE_GCS) has come, the link counts as lost when no other
-has come for more than ``dl_loss_s`` of its clock (PX4's ``COM_DL_LOSS_T``);
-at that sensor message it says ``DATA_LINK_LOST_TEXT`` once, until a
-heartbeat comes again. Without a ground station's heartbeat it never does.
+Data-link loss, as PX4 (main of 2026-03, measured against a real binary)
+detects it. Its MAVLink receiver counts a ground station present while its
+last ``HEARTBEAT`` (MAV_TYPE_GCS) is at most ``GCS_TIMEOUT_S`` (2.5 s) old, and
+publishes that in a link status once a second (the toy: on each whole second of
+its clock); the commander declares the link lost when the last status that saw
+the ground station is more than ``dl_loss_s`` old (``COM_DL_LOSS_T``), and says
+``DATA_LINK_LOST_TEXT``. With an action (``dl_action = "land"``, ``NAV_DLL_ACT =
+3``) it then says ``HOLD_TEXT`` 12 ms later, holds ``fail_act_s``
+(``COM_FAIL_ACT_T``), says ``FAILSAFE_TEXT`` and lands (the toy: down at 1 m/s,
+disarmed on the ground). A heartbeat after the loss: ``REGAINED_TEXT``.
+
+PX4 sends its STATUSTEXTs to a MAVLink link only while a ground station is
+present there, and on its return those at most 5 s old; a real PX4 with no
+ground station sends none. The toy does the same once a ground station's
+heartbeat has come (before that it sends every text, for the tests that use
+``say`` without one). Everything it says is also kept in ``log`` (PX4 time
+[µs], level, text), which :meth:`write_log` writes as a ULog, as PX4 logs its
+messages (:mod:`nexus.px4.scripted_log`).
 """
 
 from __future__ import annotations
@@ -50,8 +63,17 @@ import time
 from pymavlink.dialects.v20 import common as mavlink
 
 HOME = (473977420, 85455940, 488000)  # degE7, degE7, mm: PX4's default home
-#: What the toy says when the data link is lost (PX4 prints "Failsafe activated" as its failsafe starts).
-DATA_LINK_LOST_TEXT = "Failsafe activated: No connection to the GCS"  # within STATUSTEXT's 50 characters
+#: What PX4's commander says (its words) when the link is lost, when the failsafe's hold starts, when the action
+#: follows, and when a ground station's heartbeat comes back.
+DATA_LINK_LOST_TEXT = "Connection to ground station lost"
+HOLD_TEXT = "Failsafe activated: entering Hold for {:g} seconds"
+FAILSAFE_TEXT = "Failsafe activated"
+REGAINED_TEXT = "GCS connection regained"
+#: PX4's receiver counts a ground station present this long after its last heartbeat [µs]; its failsafe says it
+#: holds this long after the loss [µs]; STATUSTEXTs older than this are not sent when a ground station returns [µs].
+GCS_TIMEOUT_US = 2_500_000
+HOLD_TEXT_AFTER_US = 12_000
+STALE_TEXT_US = 5_000_000
 MAV_TYPE_GCS = 6
 
 
@@ -59,7 +81,7 @@ class ScriptedApi:
     def __init__(self, api_port: int, *, home_at_s: float = 0.2, home_every_s: float = 0.5, telemetry_hz: float = 25.0,
                  ack_after: int = 3, refuse: dict | None = None, never_ack: tuple = (), late_s: float = 0.0,
                  flood: int = 0, heading_deg: float = 90.0, offboard_lead_s: float = 1.0, say: dict | None = None,
-                 dl_loss_s: float = 10.0):
+                 dl_loss_s: float = 10.0, dl_action: str | None = None, fail_act_s: float = 5.0):
         self.target = ("127.0.0.1", api_port)
         self.home_at_us, self.home_every_us = int(home_at_s * 1e6), int(home_every_s * 1e6)
         self.telemetry_us = int(round(1e6 / telemetry_hz))
@@ -93,6 +115,15 @@ class ScriptedApi:
         self.gcs_heartbeats: list[int] = []
         self.dl_loss_us = int(round(dl_loss_s * 1e6))
         self.link_lost_at: list[int] = []
+        #: NAV_DLL_ACT's action (None, or "land"), COM_FAIL_ACT_T [µs]; the clock of the last link status that saw
+        #: the ground station; (clock, text) the failsafe says next.
+        self.dl_action, self.fail_act_us = dl_action, int(round(fail_act_s * 1e6))
+        self.gcs_seen_us: int | None = None
+        self._status_second = 0
+        self._failsafe_due: list[tuple[int, str]] = []
+        #: Everything said: (clock [µs], level, text); and STATUSTEXTs waiting for a ground station, (clock, text).
+        self.log: list[tuple[int, str, str]] = []
+        self._held: list[tuple[int, str]] = []
         #: An uploaded mission: its size, (seq, command, frame, param1..4, x, y, z) per item, the clock it came at.
         self.mission_count = 0
         self.mission_items: list[tuple] = []
@@ -135,7 +166,9 @@ class ScriptedApi:
                 elif kind == "HEARTBEAT" and message.type == MAV_TYPE_GCS:
                     with self.lock:
                         self.gcs_heartbeats.append(self.clock_us)
-                        self._link_lost = False
+                        if self._link_lost:
+                            self._link_lost = False
+                            self._say_now(REGAINED_TEXT, "info")
                 elif kind == "SET_ATTITUDE_TARGET":
                     with self.lock:
                         self.setpoints.append((self.clock_us, self.sensors, message.type_mask,
@@ -146,7 +179,7 @@ class ScriptedApi:
                         self.commands.append((message.command, self.clock_us, self.sensors))
                         result, text = self.refuse.get(message.command, self._mode_result(message))
                         if text:
-                            self._texts.append(text)
+                            self._say_now(text, "critical")
                         if message.command not in self.never_ack:
                             self._acks.append((self.sensors + self.ack_after, message.command, result))
                         if result == 0:
@@ -220,14 +253,17 @@ class ScriptedApi:
                 self._send(self.mav.attitude_encode(ms, 0.0, 0.0, self.yaw, 0.0, 0.0, 0.0))
                 self._send(self.mav.global_position_int_encode(ms, HOME[0], HOME[1], HOME[2] + int(self.altitude * 1000),
                                                                int(self.altitude * 1000), 0, 0, 0, 0))
-            if self.gcs_heartbeats and not self._link_lost and time_usec - self.gcs_heartbeats[-1] > self.dl_loss_us:
-                self._link_lost = True  # PX4: no GCS heartbeat for more than COM_DL_LOSS_T
-                self.link_lost_at.append(time_usec)
-                self._texts.append(DATA_LINK_LOST_TEXT)
+            self._watch_link(time_usec)
             while self._say and self._say[0][0] <= time_usec:
-                self._texts.append(self._say.pop(0)[1])
-            for text in self._texts:
-                self._send(self.mav.statustext_encode(3, text.encode()))
+                self._say_now(self._say.pop(0)[1], "critical")
+            present = self.gcs_present()
+            if present or not self.gcs_heartbeats:  # PX4 sends STATUSTEXT only to a link with a ground station
+                self._texts = [t for c, t in self._held if time_usec - c <= STALE_TEXT_US] + self._texts
+                self._held.clear()
+                for text in self._texts:
+                    self._send(self.mav.statustext_encode(3, text.encode()))
+            else:
+                self._held += [(time_usec, text) for text in self._texts]
             self._texts.clear()
             due = [a for a in self._acks if a[0] <= self.sensors]
             self._acks = [a for a in self._acks if a[0] > self.sensors]
@@ -236,6 +272,42 @@ class ScriptedApi:
                     self._send(self.mav.statustext_encode(6, f"flood {k}".encode()))
                 self._send(self.mav.command_ack_encode(command, result))
                 self.acks_sent.append((command, result))
+
+    def gcs_present(self) -> bool:
+        """Whether PX4's receiver counts a ground station present now: its last heartbeat is at most 2.5 s old."""
+        return bool(self.gcs_heartbeats) and self.clock_us - self.gcs_heartbeats[-1] <= GCS_TIMEOUT_US
+
+    def _watch_link(self, time_usec: int) -> None:
+        """PX4's link status on each whole second, its commander's loss of the link, and the failsafe after it."""
+        second = time_usec // 1_000_000
+        if second != self._status_second:  # the first clock of a new second: the link status goes out
+            self._status_second = second
+            if self.gcs_present():
+                self.gcs_seen_us = time_usec
+        if self.gcs_seen_us is not None and not self._link_lost and time_usec - self.gcs_seen_us > self.dl_loss_us:
+            self._link_lost = True  # PX4: the last status that saw a ground station is older than COM_DL_LOSS_T
+            self.link_lost_at.append(time_usec)
+            self._say_now(DATA_LINK_LOST_TEXT, "info")
+            if self.dl_action is not None and self.armed:
+                hold = HOLD_TEXT.format(self.fail_act_us * 1e-6)
+                self._failsafe_due = [(time_usec + HOLD_TEXT_AFTER_US, hold),
+                                      (time_usec + HOLD_TEXT_AFTER_US + self.fail_act_us, FAILSAFE_TEXT)]
+        while self._failsafe_due and self._failsafe_due[0][0] <= time_usec:
+            text = self._failsafe_due.pop(0)[1]
+            self._say_now(text, "critical")
+            if text == FAILSAFE_TEXT and self.dl_action == "land":
+                self.landing = True
+
+    def _say_now(self, text: str, level: str) -> None:
+        self.log.append((self.clock_us, level, text))
+        self._texts.append(text)
+
+    def write_log(self, path) -> None:
+        """Write what the toy said as a ULog, as PX4 logs its messages."""
+        from nexus.px4.scripted_log import write_ulog  # noqa: PLC0415
+
+        with self.lock:
+            write_ulog(path, list(self.log))
 
     def _due(self, what: str, every_us: int) -> bool:
         last = self.last[what]

@@ -198,7 +198,8 @@ def _px4_failsafe(check: Check, record: Record) -> CheckResult:
     if check.side == "min":  # a failsafe that must happen: at least `bound` texts by the window's end
         if count >= check.bound:
             return CheckResult(check, True, count, series=(times, values), detail=f"PX4 said {texts[0]!r}")
-        return CheckResult(check, False, count, end, int(round(end / record.tick_s)), check.bound - count,
+        last = min(end, float(record.time[-1]))  # the window's end, or the run's when it ended sooner
+        return CheckResult(check, False, count, last, int(round(last / record.tick_s)), check.bound - count,
                            (times, values), detail="PX4 said " + (f"only {texts!r}" if texts else "no failsafe"))
     if count <= check.bound:
         return CheckResult(check, True, count, series=(times, values))

@@ -2,19 +2,24 @@
 
 The in-loop mission plays a ground station only in a run with a link loss: a
 GCS HEARTBEAT on the first tick at or after each whole second, none inside
-the loss's window [start, end). The scripted PX4 models PX4's data-link-loss
-detection (no GCS heartbeat for more than COM_DL_LOSS_T) and says its
-failsafe text, which the scenario's ``px4_failsafe`` check catches.
+the loss's window [start, end). The scripted PX4 detects the loss as real PX4
+does (nexus/px4/scripted_api.py, from a real PX4 flight), goes into its
+failsafe and lands; the run ends on the tick whose lockstep answer says it
+disarmed, though the link is still down. What it said reaches the API link
+only while a ground station is there, so the checks read it from its log.
 
 Hand numbers (tick k sends time_usec 4000·k; a heartbeat or command sent
 before tick k's HIL_SENSOR reaches PX4 at its clock of tick k − 1):
 
-* window [1.5, 3.0) s: heartbeats at 1.0 s (tick 250) and 3.0 s (tick 750);
-  the one of 2.0 s (tick 500) is not sent; ticks 375..749 (375 of them) are silent;
-* PX4 takes them at 0.996 s and 2.996 s; with COM_DL_LOSS_T = 1 s the link is
-  lost on the first clock after 0.996 + 1 = 1.996 s: 2.0 s, tick 500, where the
-  toy says its failsafe (its 250 Hz telemetry stamps the stream with 2000 ms first);
-* the first yaw, due at 0.7 + 1.3 = 2.0 s inside the window, goes at 3.0 s (tick 750).
+* window [1.5, 8.0) s: one heartbeat, at 1.0 s (tick 250), which PX4 takes at 0.996 s;
+* PX4's link status on each whole second sees the ground station while its heartbeat is at most
+  2.5 s old: at 1.0, 2.0 and 3.0 s (2.004 s old), not at 4.0 s (3.004 s old);
+* COM_DL_LOSS_T = 1 s after the status of 3.0 s: the link is lost at the first clock after 4.0 s,
+  4.004 s (tick 1001); "Failsafe activated: entering Hold for 0.5 seconds" 12 ms later, 4.016 s
+  (tick 1004); "Failsafe activated" COM_FAIL_ACT_T = 0.5 s after that, 4.516 s, where the toy lands;
+* from 1 m (the takeoff's altitude) at 1 m/s, 0.004 m per sensor message: on the ground 250
+  messages later, 5.516 s (tick 1379), where its answer says disarmed and the run ends;
+* the first yaw, due at 0.7 + 1.3 = 2.0 s inside the window, never goes.
 """
 
 import json
@@ -23,18 +28,18 @@ from dataclasses import replace
 
 import pytest
 
-from nexus.px4.scripted_api import DATA_LINK_LOST_TEXT, ScriptedApi
+from nexus.px4.scripted_api import DATA_LINK_LOST_TEXT, FAILSAFE_TEXT, ScriptedApi
 from nexus.px4.scripted_peer import ScriptedPx4
 from nexus.runtime.run import run_flight
 from nexus.scenario.runner import Case, _px4_settings, judge
 from nexus.scenario.spec import load
 from nexus.sweep.px4_fleet import mission_options
 from tests.px4.test_lockstep import HOVER, boots_then, px4_flight
-from tests.px4.test_mission_lockstep import PLAN, REPOSITION
+from tests.px4.test_mission_lockstep import PLAN
 
 SCENARIO = """
 name = "px4_{name}"
-duration = 3.5
+duration = 8.5
 
 [controller]
 name = "px4"
@@ -44,26 +49,44 @@ binary = {binary!r}
 mission = "nexus"
 {fault}
 [[check]]
+name = "no_failsafe"
 measure = "px4_failsafe"
+
+[[check]]
+name = "failsafe_in_the_loss"
+measure = "px4_failsafe"
+min = 1
+window = [1.5, 8.5]
+
+[[check]]
+measure = "ended"
+
+[[check]]
+measure = "px4_mission"
 """
-LOSS = '\n[[fault]]\nkind = "link_loss"\nat = 1.5\nend = 3.0\n'
+LOSS = '\n[[fault]]\nkind = "link_loss"\nat = 1.5\nend = 8.0\n'
+HOLD = "Failsafe activated: entering Hold for 0.5 seconds"
 
 
 def fly_scenario(folder, fault: str):
-    """Load the scenario, build its in-loop mission options as the sweep's fleet does, fly 3.5 s, judge it."""
+    """Load the scenario, build its in-loop mission options as the sweep's fleet does, fly, judge it.
+
+    The toy's log goes where the fleet puts PX4's: a ULog that ``px4/px4.json`` names."""
     path = folder / "s.toml"
     path.write_text(SCENARIO.format(name=folder.name, binary=sys.executable, fault=fault))
     scenario = load(path)
     mission = {**mission_options(_px4_settings(scenario), "udpin:127.0.0.1:0"), **PLAN}
     flight, px4 = px4_flight(mission=mission, answer_timeout=5.0, boot_patience=0.5)
-    toy = ScriptedApi(px4.commander.link.port, telemetry_hz=250.0, dl_loss_s=1.0)
+    toy = ScriptedApi(px4.commander.link.port, telemetry_hz=250.0, dl_loss_s=1.0, dl_action="land", fail_act_s=0.5)
     peer = ScriptedPx4(px4.link.port, boots_then([HOVER] * 4, silent=3), api=toy)
     out = folder / "run"
     with peer.running():
-        run_flight(replace(flight.options, device="cpu", duration=3.5), out, progress=False, flight=flight)
+        run_flight(replace(flight.options, device="cpu", duration=8.5), out, progress=False, flight=flight)
+    toy.write_log(out / "px4" / "log" / "toy.ulg")
+    (out / "px4" / "px4.json").write_text(json.dumps({"ulog": "px4/log/toy.ulg"}))
     case = Case(scenario, {})
     judge(case, out)
-    return json.loads((out / "run.json").read_text())["controller_stats"]["mission"], toy, case
+    return json.loads((out / "run.json").read_text()), toy, case
 
 
 @pytest.fixture(scope="module")
@@ -77,36 +100,55 @@ def kept(tmp_path_factory):
 
 
 def test_the_ground_station_beats_at_1_hz_and_falls_silent_over_the_window(lost):
-    mission, toy, _ = lost
-    assert mission["link_loss"] == {"start_s": 1.5, "end_s": 3.0, "heartbeat_ticks": [250, 750], "silent_ticks": 375}
-    assert toy.gcs_heartbeats == [996_000, 2_996_000]  # PX4's clock at the tick before each
+    info, toy, _ = lost
+    loss = info["controller_stats"]["mission"]["link_loss"]
+    assert (loss["start_s"], loss["end_s"], loss["heartbeat_ticks"]) == (1.5, 8.0, [250])
+    assert loss["silent_ticks"] == 1379 - 375 + 1  # ticks 375 to 1379, the last, all silent
+    assert toy.gcs_heartbeats == [996_000]  # PX4's clock at the tick before
 
 
-def test_px4_says_its_failsafe_when_no_heartbeat_came_for_com_dl_loss_t(lost):
-    mission, toy, _ = lost
-    assert toy.link_lost_at == [2_000_000]
-    assert [t for t in mission["statustexts"] if t[1] == DATA_LINK_LOST_TEXT] == [[2.0, DATA_LINK_LOST_TEXT]]
+def test_px4_loses_the_link_then_holds_then_lands_in_its_words_and_times(lost):
+    _, toy, _ = lost
+    assert toy.link_lost_at == [4_004_000]
+    assert toy.log == [(4_004_000, "info", DATA_LINK_LOST_TEXT), (4_016_000, "critical", HOLD),
+                       (4_516_000, "critical", FAILSAFE_TEXT)]
 
 
-def test_a_command_due_in_the_window_goes_on_the_first_tick_after_it(lost):
-    mission, toy, _ = lost
-    yaws = [c for c in mission["commands"] if c["name"].startswith("MAV_CMD_DO_REPOSITION")]
-    assert yaws[0]["tick"] == 750 and mission["late_commands"] == 0
-    assert [clock for command, clock, _ in toy.commands if command == REPOSITION][0] == 2_996_000
+def test_no_statustext_reaches_the_api_link_while_the_ground_station_is_gone(lost):
+    info, _, _ = lost
+    assert info["controller_stats"]["mission"]["statustexts"] == []
 
 
-def test_the_scenario_with_the_link_loss_fails_px4_failsafe_at_tick_500(lost):
+def test_the_run_ends_on_the_tick_px4_disarmed_though_the_link_is_still_down(lost):
+    info, toy, case = lost
+    mission = info["controller_stats"]["mission"]
+    assert (info["exit_reason"], info["ticks"], info["sim_time_s"]) == ("done", 1379, pytest.approx(5.516))
+    assert mission["landed_disarmed"] and not toy.armed
+    assert [c["name"].split(" ")[0] for c in mission["commands"]] == ["MAV_CMD_COMPONENT_ARM_DISARM",
+                                                                     "MAV_CMD_NAV_TAKEOFF"]  # the yaw never went
+    ended, mission_check = case.results[2:]
+    assert ended.passed and mission_check.passed
+
+
+def test_the_checks_read_the_failsafe_from_px4s_log_at_its_tick(lost):
     _, _, case = lost
-    (result,) = case.results
+    no_failsafe, in_the_loss = case.results[:2]
+    assert (no_failsafe.passed, no_failsafe.first_time, no_failsafe.first_tick) == (False, pytest.approx(4.016), 1004)
+    assert no_failsafe.worst == 2.0 and f"PX4 said {HOLD!r}" in no_failsafe.message()
+    assert in_the_loss.passed and in_the_loss.worst == 2.0
     assert case.verdict == "failed"
-    assert (result.passed, result.first_time, result.first_tick) == (False, pytest.approx(2.0), 500)
-    assert DATA_LINK_LOST_TEXT in result.message()
 
 
-def test_without_the_fault_no_heartbeat_goes_and_the_scenario_passes(kept):
-    mission, toy, case = kept
-    assert "link_loss" not in mission and toy.gcs_heartbeats == [] and toy.link_lost_at == []
-    assert case.verdict == "passed" and case.results[0].passed
+def test_without_the_fault_no_heartbeat_goes_and_no_failsafe_comes(kept):
+    info, toy, case = kept
+    assert "link_loss" not in info["controller_stats"]["mission"] and toy.gcs_heartbeats == [] and toy.log == []
+    no_failsafe, in_the_loss, ended, mission = case.results
+    assert no_failsafe.passed and ended.passed and mission.passed
+    assert not in_the_loss.passed and in_the_loss.worst == 0.0 and "PX4 said no failsafe" in in_the_loss.message()
+    # It fails where the run ended, before its window's end: the mission's end, 1.5 s after the landing of
+    # 2.9 s (0.7 s takeoff + 1.3 s to the first yaw + 3 yaws 0.3 s apart), 4.4 s, tick 1100.
+    assert (info["exit_reason"], info["ticks"]) == ("done", 1100)
+    assert (in_the_loss.first_time, in_the_loss.first_tick) == (pytest.approx(4.4), 1100)
 
 
 def test_the_fleet_passes_a_scenarios_link_loss_to_the_in_loop_mission_and_nothing_else_otherwise():
