@@ -98,3 +98,54 @@ def test_the_upload_arm_and_start_go_on_their_fixed_ticks(steps):
     assert toy.mission_upload_clock == 496_000  # the whole upload at the clock of tick 124
     assert [(c, t) for c, t, _ in toy.commands] == [(ARM, 696_000), (MISSION_START, 896_000)]
     assert mission["late_commands"] == 0 and mission["clock_mismatches"] == 0
+
+
+def _home():
+    from pymavlink.dialects.v20 import common as mavlink
+
+    from nexus.px4.scripted_api import HOME
+
+    return mavlink.MAVLink_home_position_message(*HOME, 0, 0, 0, [1.0, 0.0, 0.0, 0.0], 0, 0, 0, 200_000)
+
+
+def _started_plan():
+    """A StepsPlan fed a home position, its upload, arm and start sent at 0.5, 0.7 and 0.9 s."""
+    from nexus.px4.step_mission import StepsPlan
+
+    plan = StepsPlan([{"do": "takeoff", "to": [0.0, 0.0, 1.0]}, {"do": "land"}], **TIMES)
+    plan.note(_home())
+    sent = [plan.due(t) for t in (500_000, 700_000, 900_000)]
+    assert [c.label for c in sent] == ["upload", "arm", "start"] and plan.started
+    return plan
+
+
+def test_the_lockstep_answers_disarm_after_the_start_ends_the_steps_mission_on_that_tick():
+    plan = _started_plan()
+    plan.note_armed(True, 904_000)
+    assert not plan.finished(904_000)
+    plan.note_armed(False, 3_000_000)  # the answer of tick 750 says disarmed
+    assert plan.finished(3_000_000) and plan.over_usec == 3_000_000
+    assert plan.report.landed_disarmed and plan.report.mission_time_s == pytest.approx(2.3)  # from the arm at 0.7 s
+
+
+def test_in_the_loop_a_heartbeat_saying_disarmed_does_not_end_the_mission():
+    from pymavlink.dialects.v20 import common as mavlink
+
+    plan = _started_plan()
+    plan.note_armed(True, 904_000)
+    armed, disarmed = (mavlink.MAVLink_heartbeat_message(2, 12, mode, 0, 3, 3) for mode in (129, 1))
+    for message in (armed, disarmed):
+        message._header = mavlink.MAVLink_header(0, srcSystem=1, srcComponent=1)
+        plan.note(message)
+    assert not plan.landed and not plan.finished(2_000_000)  # its arrival is not on PX4's clock: the answers decide
+
+
+def test_a_disarm_before_the_start_does_not_end_the_mission():
+    from nexus.px4.step_mission import StepsPlan
+
+    plan = StepsPlan([{"do": "takeoff", "to": [0.0, 0.0, 1.0]}, {"do": "land"}], **TIMES)
+    plan.note(_home())
+    plan.due(500_000), plan.due(700_000)
+    plan.note_armed(True, 704_000)
+    plan.note_armed(False, 800_000)
+    assert not plan.landed and plan.pending.label == "start"

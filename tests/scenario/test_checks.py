@@ -192,3 +192,21 @@ def test_px4_failsafe_reads_the_ulog_and_mission_json_of_a_run_folder(tmp_path):
     (unknown,) = evaluate_run([Check("fs", "px4_failsafe", 0.0, "max", (0.0, 4.0))], pa.table(record()),
                               {"tick_ns": 4_000_000, "px4_messages": None})
     assert not unknown.passed  # ... cannot pass
+
+
+def test_reach_of_a_px4_step_is_when_the_vehicle_came_within_tolerance_of_each_point_in_turn():
+    columns = record()
+    # North [m] per row: the vehicle climbs to 1 m at row 1 (t = 0.008 s), then flies north.
+    columns["body/base.pose[1]"] = np.array([0.0, 0.0, 0.0, 0.5, 1.0, 1.6, 2.0, 2.0, 2.0, 2.0])
+    takeoff, goto = (0.0, 0.0, 1.0, 0.3), (2.0, 0.0, 1.0, 0.5)
+    first, second, late, back = judge(
+        columns, Check("r0", "reach", 1.0, "max", (0.0, 0.04), 0, goals=(takeoff,)),
+        Check("r1", "reach", 1.0, "max", (0.0, 0.04), 1, goals=(takeoff, goto)),
+        Check("r1_late", "reach", 0.02, "max", (0.0, 0.04), 1, goals=(takeoff, goto)),
+        # Back at the start after the goto: never (the vehicle stays 2 m north), though row 1 was there.
+        Check("back", "reach", 1.0, "max", (0.0, 0.04), 2, goals=(takeoff, goto, (0.0, 0.0, 1.0, 0.3))))
+    assert first.passed and first.worst == pytest.approx(0.008)
+    assert second.passed and second.worst == pytest.approx(0.024)  # row 5: 0.4 m from the point, within 0.5 m
+    assert not late.passed and late.excess == pytest.approx(0.004)
+    assert (late.first_time, late.first_tick) == (pytest.approx(0.02), 5)
+    assert not back.passed and back.worst == math.inf and "never reached" in back.message()
