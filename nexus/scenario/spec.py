@@ -590,7 +590,8 @@ def _check(path: Path, key: str, check: dict, duration: float, steps: int, land:
         bound = float(check["min"])
     elif measure in FIXED_BOUND:
         if side in check:
-            raise _fail(path, f"{key}.{side}", f"{measure} takes no bound (it must stay 0); remove {side}")
+            more = " (or min = N: at least N failsafes)" if measure == "px4_failsafe" else ""
+            raise _fail(path, f"{key}.{side}", f"{measure} takes no bound (it must stay 0); remove {side}{more}")
         bound = 0.0
     elif side not in check:
         raise _fail(path, f"{key}.{side}", f"missing; give the bound of {measure} [{unit}]")

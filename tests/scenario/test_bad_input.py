@@ -84,6 +84,7 @@ def write(folder: Path, text: str, name: str = "s.toml") -> Path:
     (GOOD + '[[environment.gust]]\nstart = 5\nduration = 2\namplitude = 3\ndirection = 0\n',
      "environment.gust[0].start", "after the run"),
     ('duration = 6.0\n[controller]\nname = "px4"\n[[check]]\nmeasure = "ended"\n', "px4.binary", "missing"),
+    (PX4_LOSS + '[[check]]\nmeasure = "px4_failsafe"\nmax = 1\n', "check[1].max", "remove max (or min = N: at least"),
     (PX4_LOSS + '[[check]]\nmeasure = "px4_failsafe"\nmin = 0\n', "check[1].min", "a whole number of failsafe texts"),
     (PX4_LOSS + '[[check]]\nmeasure = "px4_failsafe"\nmin = 1.5\n', "check[1].min", "1 or more"),
     (PX4_LOSS + '[[check]]\nmeasure = "px4_failsafe"\nmin = 1\nmax = 2\n', "check[1].max", "remove max"),
