@@ -80,6 +80,24 @@ def test_junit_has_a_case_per_point_and_names_the_failed_checks(flown):
     assert cases["takeoff_hover_land[seed=0]"].find("properties") is None  # nothing to say: no empty element
 
 
+def test_a_junit_parser_reads_the_file_back(flown):
+    # junitparser, the library CI tools' plugins build on, reads what CI systems would: the counts, each case's
+    # result and the failure's message.
+    from junitparser import Error, Failure, JUnitXml, Skipped
+
+    folder, _, _ = flown
+    (suite,) = list(JUnitXml.fromfile(str(folder / "junit.xml")))
+    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (10, 1, 1, 3)
+    results = {case.name: case.result for case in suite}
+    assert len(results) == 10
+    (failure,) = results["broken_hover[seed=0]"]
+    assert isinstance(failure, Failure) and failure.message.startswith("altitude_error: first failed at 2.500 s")
+    assert [type(r) for r in results["crash[seed=0]"]] == [Error]
+    assert all(isinstance(r, Skipped) for name in ("px4_mission", "px4_steps", "px4_link_loss")
+               for r in results[f"{name}[seed=0]"])
+    assert results["takeoff_hover_land[seed=0]"] == []  # passed
+
+
 def test_the_report_draws_each_failed_check(flown):
     folder, _, _ = flown
     page = (folder / "report" / "index.html").read_text()
