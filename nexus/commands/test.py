@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import tempfile
 import time
@@ -33,6 +34,24 @@ def _seeds(ctx, param, value) -> list[int] | None:
     if any(seed < 0 for seed in seeds):
         raise click.BadParameter(f"{value!r}: seeds are 0 or more")
     return seeds
+
+
+def _resume_command(paths, out: Path, given: dict) -> str:
+    """The ``nexus test`` line that finishes an interrupted run: the same paths and options, with ``--resume``.
+
+    The options that decide what flies (the PX4 binary, gain factors, seeds) must be the same, or the resumed
+    run would fly other points; the rest are repeated so the resumed run writes the same outputs.
+    """
+    words = ["nexus", "test", *map(str, paths), "--out", str(out)]
+    for name in ("parallel", "address", "junit", "report", "baseline", "save_baseline", "px4_binary"):
+        if given.get(name) is not None:
+            words += [f"--{name.replace('_', '-')}", str(given[name])]
+    for name, factor in (given.get("gain_scale") or {}).items():
+        words += ["--scale-gain", f"{name}={factor:g}"]
+    if given.get("seeds"):
+        words += ["--seeds", ",".join(map(str, given["seeds"]))]
+    words += [flag for flag in ("--yes", "--quiet") if given.get(flag[2:])]
+    return shlex.join([*words, "--resume"])
 
 
 @click.command()
@@ -82,8 +101,8 @@ def test(ctx, paths, out, parallel, address, resume, yes, junit, report, baselin
         cases = run_tests(paths, options, say=lambda text: click.echo(text, err=True))
     except KeyboardInterrupt:
         if kept:
-            click.echo(f"nexus test stopped; finished runs are in {out}; `nexus test {' '.join(map(str, paths))} "
-                       f"--out {out} --resume` finishes it", err=True)
+            click.echo(f"nexus test stopped; finished runs are in {out}; `{_resume_command(paths, out, ctx.params)}` "
+                       "finishes it", err=True)
         raise
     except BaseException:
         if not kept:
