@@ -64,6 +64,11 @@ def _show(value: float) -> str:
     return f"{value:.4g}" if math.isfinite(value) else "never"
 
 
+def run_tick_s(info: dict) -> float:
+    """A run's tick [s], from its run.json (``tick_ns``, or ``tick_hz`` in older runs; 250 Hz by default)."""
+    return float(info.get("tick_ns") or 0) * 1e-9 or (1.0 / float(info.get("tick_hz") or 250.0))
+
+
 class Record:
     """The series a run's record gives, computed once per run for all its checks."""
 
@@ -75,7 +80,7 @@ class Record:
             return table.column(name).to_numpy().astype(np.float64)
 
         self.time = col("time")
-        self.tick_s = float(info.get("tick_ns") or 0) * 1e-9 or (1.0 / float(info.get("tick_hz") or 250.0))
+        self.tick_s = run_tick_s(info)
         origin = np.asarray(info.get("ned_origin_enu_m") or [0.0, 0.0, 0.0], dtype=np.float64)
         pose = [col(f"body/base.pose[{i}]") for i in range(7)]
         east, north, up = (pose[i] - origin[i] for i in range(3))

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nexus.scenario.checks import BROKEN, CheckResult, evaluate_run
+from nexus.scenario.checks import BROKEN, CheckResult, evaluate_run, run_tick_s
 from nexus.scenario.spec import MAX_POINTS_WITHOUT_YES, Scenario, ScenarioError, load
 
 #: Verdicts of one scenario × matrix point.
@@ -219,8 +219,7 @@ def judge(case: Case, folder: Path) -> None:
     if triggers:
         from nexus.scenario.fault_trigger import fired_faults
 
-        tick_s = float(info.get("tick_ns") or 0) * 1e-9 or 1.0 / float(info.get("tick_hz") or 250.0)
-        case.faults = fired_faults(triggers, table, tick_s)
+        case.faults = fired_faults(triggers, table, run_tick_s(info))
     started = time.perf_counter()
     case.results = evaluate_run(case.scenario.checks, table, info)
     case.check_s = time.perf_counter() - started
