@@ -31,7 +31,12 @@ def apply_scenario(ring: dict, plant, components: list, controller, air):
         components[:] = [c for c in components if not getattr(c, "is_guidance", False)]
         at = components.index(controller) if controller in components else len(components)
         components.insert(at, StepMission(steps))
-    if ring.get("gain_scale"):
+    if ring.get("gain_scale") and controller in components:  # replaced (a replay's recorded controls): none to scale
+        if not hasattr(controller, "gains"):
+            from nexus.core.errors import BuildError  # noqa: PLC0415
+
+            raise BuildError(f"the scenario's controller.gain_scale scales the PID's gains, but {controller.name} is a "
+                             f"{type(controller).__name__}, which has none; fly controller \"pid\" or drop gain_scale")
         controller.gains = scaled_gains(controller.gains, ring["gain_scale"])
     if ring.get("drag"):
         from nexus.air.drag import Drag  # noqa: PLC0415
