@@ -23,8 +23,10 @@ once, and keeps ``DIR`` resumable:
 SIGTERM takes the Ctrl-C path: ``ray.init`` puts in the core worker's own
 SIGTERM handler (it prints a stack and aborts the process, exit 134), so
 :func:`run_sweep` puts in one of its own after Ray started, which raises
-KeyboardInterrupt, and puts the one before it back at the end. A SIGTERM
-while the sweep is already stopping is held: the stop goes on to its end.
+KeyboardInterrupt. A SIGTERM while the sweep is already stopping is held: the
+stop goes on to its end. When :func:`fly_points` returns or raises (``nexus
+sweep`` and ``nexus test`` alike), the handler the process had before it
+started Ray is back in place, not Ray's nor the sweep's.
 """
 
 from __future__ import annotations
@@ -167,6 +169,20 @@ def _held(_number, _frame) -> None:
 
 
 @contextmanager
+def _sigterm_kept():
+    """The SIGTERM handler in place on entry put back on exit, on return or raise, whatever ``ray.init`` and the
+    sweep put in between (in the main thread only; elsewhere Python cannot set one)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if before is None else before)  # None: set outside Python
+
+
+@contextmanager
 def _sigterm(handler):
     """SIGTERM handled by ``handler`` while entered, the handler before it put back at the end."""
     before = _sigterm_handler(handler)
@@ -189,19 +205,20 @@ def fly_points(spec, points: list[Point], options: SweepOptions, say=print) -> S
     from nexus.sweep.cluster import connect
 
     out = Path(options.out)
-    cluster = connect(options.address, options.parallel, options.dashboard)
-    with _sigterm(_terminated):  # after ray.init, which put in Ray's own (see the module's docstring)
-        try:
-            if cluster.gpus < 1 and any(_uses_gpu(p) for p in points):
-                raise SweepError(f"{spec.path}: points with device cuda need a GPU, and the Ray cluster has none; "
-                                 "fly them with device = \"cpu\" or on a cluster with GPUs")
-            out.mkdir(parents=True, exist_ok=True)
-            (out / RUNS).mkdir(exist_ok=True)
-            _write_sweep_file(out, spec, points)
-            return _fly_all(spec, points, options, cluster, say)
-        finally:
-            with _sigterm(_held):
-                cluster.close()
+    with _sigterm_kept():  # the caller's handler back at the end, not the one ray.init put in
+        cluster = connect(options.address, options.parallel, options.dashboard)
+        with _sigterm(_terminated):  # after ray.init, which put in Ray's own (see the module's docstring)
+            try:
+                if cluster.gpus < 1 and any(_uses_gpu(p) for p in points):
+                    raise SweepError(f"{spec.path}: points with device cuda need a GPU, and the Ray cluster has "
+                                     "none; fly them with device = \"cpu\" or on a cluster with GPUs")
+                out.mkdir(parents=True, exist_ok=True)
+                (out / RUNS).mkdir(exist_ok=True)
+                _write_sweep_file(out, spec, points)
+                return _fly_all(spec, points, options, cluster, say)
+            finally:
+                with _sigterm(_held):
+                    cluster.close()
 
 
 def _fly_all(spec, points: list[Point], options: SweepOptions, cluster, say) -> SweepResult:
