@@ -42,9 +42,43 @@ def _duration_option() -> list:
                           + " (a mission ends a run sooner).")]
 
 
-@click.command(cls=LaterOptions)
+def _realtime_option() -> list:
+    """``--realtime [FACTOR]`` (RunConfig's ``realtime``): alone it means 1, real time."""
+    from nexus.runtime.flight import RunConfig, help_of  # noqa: PLC0415
+
+    realtime = next(f for f in fields(RunConfig) if f.name == "realtime")
+    return [click.option("--realtime", type=float, is_flag=False, flag_value=1.0, default=None,
+                         metavar="[FACTOR]", help=help_of(realtime))]
+
+
+class _RunCommand(LaterOptions):
+    """``nexus run``: a negative ``--realtime`` is refused in the option's own words (click would read ``-1``
+    as an unknown option, since the factor may be left out)."""
+
+    def parse_args(self, ctx, args):
+        for at, arg in enumerate(args):
+            if arg == "--":
+                break
+            value = None
+            if arg == "--realtime" and at + 1 < len(args):
+                value = args[at + 1]
+            elif arg.startswith("--realtime="):
+                value = arg.partition("=")[2]
+            if value is not None and value.startswith("-"):
+                try:
+                    number = float(value)
+                except ValueError:
+                    continue
+                from nexus.runtime.pacing import check_factor  # noqa: PLC0415
+
+                check_factor(number)  # a one-line error, before anything is built
+        return super().parse_args(ctx, args)
+
+
+@click.command(cls=_RunCommand)
 @later(flight_options)
 @later(_duration_option)
+@later(_realtime_option)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder. Default: runs/<UTC timestamp>/. A folder that holds a run is refused.")
 @click.option("--overwrite", is_flag=True,
@@ -68,7 +102,7 @@ def _duration_option() -> list:
                    "settings come from RUN/run.json); its record matches that world's rows bit for bit on a CPU.")
 @click.pass_context
 def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, view_port, view_host, px4_instance, world_of,
-        **flight):
+        realtime, **flight):
     """Fly a vehicle in a scene and record the flight (or many: --worlds N)."""
     from dataclasses import replace
 
@@ -89,6 +123,12 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
     else:
         options = run_config(ctx, **flight)
         options.check()
+    if realtime is not None:  # pacing only: it changes no bit, so --world-of takes it too
+        from nexus.runtime.pacing import check_factor
+
+        options = replace(options, realtime=check_factor(realtime))
+    elif world_of is not None:
+        options = replace(options, realtime=None)  # the run it came from may have been paced; this one is not
     if px4_mission and options.controller != "px4":
         raise click.UsageError("--px4-mission needs --controller px4")
     if px4_instance is not None:
@@ -136,6 +176,8 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
         f"done: {summary.ticks} ticks, {summary.sim_time:.2f} s sim in {summary.wall_time:.2f} s wall "
         f"(RTF {summary.rtf:.1f}x), ended by {summary.exit_reason}; files in {out}: {_files_in(out)}"
     )
+    if summary.paced:
+        click.echo(summary.paced)
     if summary.worlds_failed:
         click.echo(f"{summary.worlds_failed} of {summary.worlds} worlds failed (non-finite state); see "
                    f"{out / 'summary.parquet'}", err=True)

@@ -30,7 +30,8 @@ from nexus.runtime.roles import FLIGHT_RULES
 RECORD_MODES = ("full", "summary")
 #: RunConfig fields a run.json from before them lacks, with the value such a run flew with.
 ADDED_LATER = {"worlds": 1, "vary": None, "record_every": 1, "record_mode": "full", "first_world": 0,
-               "render": "auto", "solver": "mujoco", "plugins": [], "wind": None, "turbulence": None, "scenario": None}
+               "render": "auto", "solver": "mujoco", "plugins": [], "wind": None, "turbulence": None, "scenario": None,
+               "realtime": None}
 
 
 #: ``--render``: where the ray-traced sensors render (``auto``: a peer process on the CPU, inline on a GPU).
@@ -149,6 +150,12 @@ class RunConfig:
                                      choices=("light", "moderate", "severe"))
     #: A scenario's mission steps, gusts and PID gain factors (:mod:`nexus.scenario.ring`); None: no scenario.
     scenario: dict | None = None
+    #: Pace the flight against the wall clock at this many times real time (:mod:`nexus.runtime.pacing`); None:
+    #: as fast as the machine can. Pacing moves only the moments between replays: the flight's bits are the same.
+    realtime: float | None = setting(None, "Fly at FACTOR times real time against the wall clock (1: real time, "
+                                     "2: twice as fast; alone: 1), for people and ground stations watching; the "
+                                     "flight's bits do not change (docs/running.md)", minimum=0.0, min_open=True,
+                                     metavar="FACTOR")
 
     def __post_init__(self):
         self.plugins = list(self.plugins)
@@ -185,6 +192,10 @@ class RunConfig:
             from nexus.air.wind_field import parse_wind  # noqa: PLC0415
 
             parse_wind(self.wind)  # SPEED@FROM, before anything is built (a sweep's points too)
+        if self.realtime is not None:
+            from nexus.runtime.pacing import check_factor  # noqa: PLC0415
+
+            check_factor(self.realtime)
         if self.render not in RENDER_MODES:
             raise BuildError(f"--render {self.render}: choose one of {', '.join(RENDER_MODES)}")
         if self.record_mode not in RECORD_MODES:
@@ -200,8 +211,9 @@ class RunConfig:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["controller_options"] = self.controller_options.as_dict()
         values["plugins"] = list(self.plugins)
-        for name in ("plugins", "wind", "turbulence", "scenario"):  # a run without them writes what it wrote before them
-            if not values[name]:                         # (and keeps its sweep point id)
+        # A run without them writes what it wrote before them (and keeps its sweep point id).
+        for name in ("plugins", "wind", "turbulence", "scenario", "realtime"):
+            if not values[name]:
                 del values[name]
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in values.items()}
 
@@ -343,9 +355,15 @@ def build_flight(
     recorder = None
     if options.record_mode == "full":
         recorder = Recorder.for_components(components, capacity=options.record_capacity, every=options.record_every)
+    ticks_per_replay = options.ticks_per_replay
+    if ticks_per_replay is None and options.realtime is not None:  # paced between replays: shorter replays
+        from nexus.core.loop import DEFAULT_TICKS_PER_REPLAY  # noqa: PLC0415
+        from nexus.runtime.pacing import paced_ticks_per_replay  # noqa: PLC0415
+
+        ticks_per_replay = paced_ticks_per_replay(options.realtime, options.dt_ns, DEFAULT_TICKS_PER_REPLAY)
     loop = Loop(
         [*components, *([recorder] if recorder is not None else [])], device=device, tick_hz=options.tick_hz,
-        seed=options.seed, mode="eager" if options.eager else "captured", ticks_per_replay=options.ticks_per_replay,
+        seed=options.seed, mode="eager" if options.eager else "captured", ticks_per_replay=ticks_per_replay,
         rules=FLIGHT_RULES, worlds=worlds, first_world=options.first_world,
         variation=variation if any(variation) else (),
     )
@@ -377,7 +395,7 @@ def _render_hub(options: RunConfig, plant, components: Sequence[Component], devi
     return hub
 
 
-def fly(flight: Flight, writer, ticks: int, on_progress=None) -> bool:
+def fly(flight: Flight, writer, ticks: int, on_progress=None, pacer=None) -> bool:
     """Fly up to ``ticks`` ticks, draining the record as it fills; True once a stage ended the run.
 
     The loop runs ``ticks_per_replay`` ticks per launch while at least that
@@ -385,7 +403,9 @@ def fly(flight: Flight, writer, ticks: int, on_progress=None) -> bool:
     ``writer`` is a :class:`nexus.record.writer.RecordWriter` (or None to keep
     no record); ``on_progress(sim_time)`` is called after every replay. The
     run's tick loop and the flight benchmark both fly through here, so the
-    benchmark times what a run does.
+    benchmark times what a run does. ``pacer`` (a
+    :class:`nexus.runtime.pacing.Pacer`, for ``--realtime``) waits after each
+    replay until its ticks are due on the wall clock.
     """
     loop = flight.loop
     per_replay = loop.ticks_per_replay
@@ -397,6 +417,8 @@ def fly(flight: Flight, writer, ticks: int, on_progress=None) -> bool:
         finished = loop.advance(end - loop.ticks)
         if writer is not None:
             writer.add(loop.ticks - before)
+        if pacer is not None:
+            pacer.advanced(loop.ticks - before)
         if on_progress is not None:
             on_progress(loop.sim_time)
         if finished:

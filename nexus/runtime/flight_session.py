@@ -77,6 +77,8 @@ class FlightSession:
         self.origin = None
         #: The preview files written at close (None: none asked for, or writing them failed).
         self.preview_files: list[Path] | None = None
+        #: With ``options.realtime``: what holds the flight to the wall clock between replays (made at open).
+        self.pacer = None
         self._closed = False
 
     def open(self) -> FlightSession:
@@ -97,6 +99,11 @@ class FlightSession:
         if self.before_start is not None:
             self.before_start(self.flight)
         self.origin = start(self.flight.loop, self.flight.vehicle.plant)
+        if self.options.realtime is not None:
+            from nexus.runtime.pacing import Pacer, peer_waits  # noqa: PLC0415
+
+            self.pacer = Pacer(self.options.realtime, self.flight.loop.dt_ns,
+                               excused=peer_waits(self.flight.loop.components))
         return self
 
     def __enter__(self) -> FlightSession:
@@ -121,8 +128,11 @@ class FlightSession:
         return self.flight.vehicle
 
     def fly(self, ticks: int, on_progress=None) -> bool:
-        """Fly up to ``ticks`` ticks (the loop's replays, then tick by tick); True when every world is done."""
-        return fly(self.flight, self.writer, ticks, on_progress=on_progress)
+        """Fly up to ``ticks`` ticks (the loop's replays, then tick by tick); True when every world is done.
+
+        With ``options.realtime`` each replay waits until its ticks are due on the wall clock (the pacer
+        starts counting at the first call)."""
+        return fly(self.flight, self.writer, ticks, on_progress=on_progress, pacer=self.pacer)
 
     def timed(self, ticks: int, on_progress=None) -> float:
         """Wall seconds [s] of :meth:`fly` with the record drained and the device synchronised after it."""

@@ -155,6 +155,8 @@ class RunSummary:
     worlds_failed: int = 0
     #: With many worlds: one line per key figure, its distribution over the worlds.
     distribution: list[str] = field(default_factory=list)
+    #: With ``--realtime``: one line on the pacing (kept up or not, time slept); None when not paced.
+    paced: str | None = None
 
     @property
     def rtf(self) -> float:
@@ -414,6 +416,8 @@ def _fly_and_write(options, out, duration, total_ticks, dt_ns, signals, *, progr
             stats = getattr(flight.vehicle.controller, "stats", None)
             if callable(stats):
                 info["controller_stats"] = stats()
+            if session.pacer is not None:  # --realtime: what the pacing did (nexus.runtime.pacing)
+                info["pacing"] = session.pacer.stats()
         try:
             if closing is not None:
                 raise closing
@@ -453,4 +457,5 @@ def _fly_and_write(options, out, duration, total_ticks, dt_ns, signals, *, progr
         handler.close()
     worlds = flight.loop.worlds if flight is not None else 1
     return RunSummary(out, ticks, sim_time, wall, reason, worlds, counts.get("worlds_failed", 0),
-                      counts.get("distribution", []) if worlds > 1 else [])
+                      counts.get("distribution", []) if worlds > 1 else [],
+                      session.pacer.summary() if session.pacer is not None else None)
