@@ -135,6 +135,7 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
         from nexus.px4.instance import instance_options
 
         options, px4_mission_url = instance_options(ctx, options, px4_instance, px4_mission_url)
+    chosen = out is None  # runs/<UTC time>/: a build that fails on bad input leaves no folder there
     out = out or Path("runs") / time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     ticks_in(options.duration_s, options.dt_ns)  # a run of no tick is refused before anything is written
     warp_device = resolve(options.device, ctx.obj["verbose"])
@@ -159,8 +160,17 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
                    f"{_files_in(out)}", err=True)
         ctx.exit(exit_status(stop))
     except Exception as error:
+        from nexus.core.errors import BuildError
+        from nexus.runtime.run import remove_failed_build
+
         status = report_error(ctx, error)
-        click.echo(f"the run failed; its files are in {out}: {_files_in(out)}", err=True)
+        if chosen and isinstance(error, BuildError) and remove_failed_build(out):
+            click.echo("nothing flew: no run folder was kept", err=True)
+        else:
+            from nexus.runtime.run_folder import RunFolder
+
+            again = f" (nothing flew: a run into {out} replaces them)" if RunFolder(out).is_failed_build() else ""
+            click.echo(f"the run failed; its files are in {out}: {_files_in(out)}{again}", err=True)
         ctx.exit(status)
     finally:
         if commander is not None:

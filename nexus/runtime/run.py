@@ -36,6 +36,7 @@ from nexus.runtime.flight_session import FlightSession
 from nexus.record.durable import Reserve, WriteFailed, failure, write_atomic
 from nexus.record.parts import RECORD, part_name
 from nexus.record.writer import columns_table, encode
+from nexus.runtime.run_folder import RunFolder
 from nexus.runtime.runs import RUN_FILES
 from nexus.runtime.run_file import RUNNING, RunFile, final_status
 from nexus.runtime.stopping import StopSignals, stop_reason
@@ -83,6 +84,8 @@ def check_out(out: Path, overwrite: bool = False, option: str = "--out",
               overwrite_option: str | None = "--overwrite") -> None:
     """Refuse an OUT that is a file, sits under a file, or holds a run (unless ``overwrite``).
 
+    A folder that holds only a build that failed (:meth:`RunFolder.is_failed_build`: bad input, no tick flown)
+    holds no run: it is taken as if ``overwrite`` were given, so the corrected command needs no ``--overwrite``.
     Writes nothing, so the command line can call it before it starts anything. ``option`` and
     ``overwrite_option`` are the command's own names for the folder and for replacing a run in it
     (None: the command never replaces one), so each error names options the user can pass.
@@ -94,7 +97,7 @@ def check_out(out: Path, overwrite: bool = False, option: str = "--out",
                 raise OutputError(f"{option} {out}: {folder} is a file, not a folder; choose another {option}")
             break
     held = [name for name in RUN_MARKERS if (out / name).exists()]
-    if held and not overwrite:
+    if held and not overwrite and not RunFolder(out).is_failed_build():
         replace_it = f", or pass {overwrite_option} to delete that run's files first" if overwrite_option else ""
         raise OutputError(f"{option} {out} already holds a run ({', '.join(held)}); choose another folder{replace_it}")
 
@@ -104,6 +107,7 @@ def prepare_out(out: Path, overwrite: bool = False, option: str = "--out",
     """Check OUT, create it, and with ``overwrite`` delete the earlier run's files (only those)."""
     out = Path(out)
     check_out(out, overwrite, option, overwrite_option)
+    overwrite = overwrite or RunFolder(out).is_failed_build()  # a failed build's files make way for the run
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -119,6 +123,23 @@ def prepare_out(out: Path, overwrite: bool = False, option: str = "--out",
             else:
                 path.unlink(missing_ok=True)
     return out
+
+
+def remove_failed_build(out: Path) -> bool:
+    """Delete OUT when it holds only a build that failed (its run files and nothing else); True if it did.
+
+    For a folder the command chose itself (``runs/<UTC time>/``): bad input then leaves no folder behind."""
+    out = Path(out)
+    if not RunFolder(out).is_failed_build() or any(p.name not in RUN_FILES + LEFTOVERS for p in out.iterdir()):
+        return False
+    for name in RUN_FILES + LEFTOVERS:
+        path = out / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+    out.rmdir()
+    return True
 
 
 def ticks_in(duration: float, dt_ns: int) -> int:

@@ -92,6 +92,15 @@ class RunFolder:
         except BuildError:
             return None
 
+    def is_failed_build(self) -> bool:
+        """Whether the folder holds only a build that failed: its run.json says ``failed`` after 0 ticks and was
+        last written before the ring was built (no ``stage_plan``), and nothing a flight writes (summary, frames,
+        PX4's files, mission.json) is beside it. Such a folder is no run: ``--out`` may take it again."""
+        info = self.peek_info()
+        if info is None or info.get("status") != "failed" or info.get("ticks") != 0 or "stage_plan" in info:
+            return False
+        return not any((self.path / name).exists() for name in (SUMMARY, PX4, "frames", "mission.json"))
+
     @property
     def worlds(self) -> int:
         """Worlds the run flew: run.json's ``worlds`` (absent in runs from before there were several)."""
