@@ -2,9 +2,9 @@
 octocopter each climb 1 m, hover at the hand formula's rotor speed and land where they took off (the F550 hexacopter
 flies the MPC's figure eight in tests/control/test_hexacopter.py).
 
-The scene is the waypoints scene with two points: up 1 m at 1 m/s (1 s), 1.5 s there, down (1 s), on the ground
-from 3.5 s; the flight ends at 4.25 s. The MPC previews its 1 s horizon, so the hover is read over 1.5-2.0 s, after the climb has settled
-and before the descent comes into view.
+The scene (examples/hover_and_land.usda, the command in docs/vehicles.md) is the waypoints scene with two points: up
+1 m at 1 m/s (1 s), 1.5 s there, down (1 s), on the ground from 3.5 s; the flight ends at 4.25 s. The MPC previews its
+1 s horizon, so the hover is read over 1.5-2.0 s, after the climb has settled and before the descent comes into view.
 """
 
 import math
@@ -36,14 +36,9 @@ VEHICLES = {
 
 
 @pytest.fixture(scope="module")
-def scene(tmp_path_factory):
-    text = (ROOT / "scenes" / "waypoints.usda").read_text()
-    square = "float3[] nexus:points = [(0, 0, 2), (2, 0, 2), (2, 2, 2), (0, 2, 2), (0, 0, 2)]"
-    assert square in text and "float nexus:dwell = 0.5" in text
-    path = tmp_path_factory.mktemp("scene") / "hover_and_land.usda"
-    path.write_text(text.replace(square, "float3[] nexus:points = [(0, 0, 1), (0, 0, 0)]")
-                    .replace("float nexus:dwell = 0.5", "float nexus:dwell = 1.5"))
-    return path
+def scene():
+    """The shipped scene that docs/vehicles.md's command flies."""
+    return ROOT / "examples" / "hover_and_land.usda"
 
 
 @pytest.fixture(scope="module", params=list(VEHICLES))
