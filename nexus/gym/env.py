@@ -20,6 +20,8 @@ tensors through DLPack (``wp.to_torch``), without a host copy.
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import math
 from typing import Any
 
@@ -38,22 +40,78 @@ DEFAULT_POLICY_HZ = 50.0
 DEFAULT_TICK_HZ = 250.0
 
 
-def decimation_of(tick_hz: float, policy_hz: float) -> int:
+def said(label: str, value) -> str:
+    """How an error quotes a setting: ``num_envs=0`` for a keyword (``label`` ends in ``=``), ``--worlds 0`` for a
+    command-line option (``nexus train`` passes its option names as the labels)."""
+    if label.endswith("="):
+        return f"{label}{value!r}"
+    return f"{label} {value:g}" if isinstance(value, float) else f"{label} {value}"
+
+
+def decimation_of(tick_hz: float, policy_hz: float, policy_label: str = "policy_hz=",
+                  tick_label: str = "tick_hz=") -> int:
     """Ticks per policy step; a policy rate that is not a whole number of ticks is a one-line error."""
-    if not policy_hz or policy_hz <= 0 or not math.isfinite(policy_hz):
-        raise BuildError(f"--policy-hz {policy_hz}: give a positive rate that divides the tick rate {tick_hz:g} Hz")
+    if isinstance(tick_hz, bool) or not isinstance(tick_hz, (int, float)) or not math.isfinite(tick_hz) or tick_hz <= 0:
+        raise BuildError(f"{said(tick_label, tick_hz)}: give a positive tick rate [Hz], e.g. 250")
+    if (isinstance(policy_hz, bool) or not isinstance(policy_hz, (int, float)) or not math.isfinite(policy_hz)
+            or policy_hz <= 0):
+        raise BuildError(f"{said(policy_label, policy_hz)}: give a positive rate [Hz] that divides the tick rate "
+                         f"{tick_hz:g} Hz (e.g. 50 or 125)")
     ratio = float(tick_hz) / float(policy_hz)
     whole = round(ratio)
     if whole < 1 or abs(ratio - whole) > 1e-9 * max(1.0, ratio):
-        raise BuildError(f"--policy-hz {policy_hz:g}: the tick rate {tick_hz:g} Hz / {policy_hz:g} Hz is {ratio:g} "
-                         f"ticks, not a whole number; give a rate that divides {tick_hz:g} Hz (e.g. 50 or 125)")
+        raise BuildError(f"{said(policy_label, policy_hz)}: the tick rate {tick_hz:g} Hz / {policy_hz:g} Hz is "
+                         f"{ratio:g} ticks, not a whole number; give a rate that divides {tick_hz:g} Hz (e.g. 50 or 125)")
     return int(whole)
 
 
-def check_worlds(worlds) -> int:
+def check_worlds(worlds, label: str = "num_envs=") -> int:
     if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or worlds < 1:
-        raise BuildError(f"--worlds {worlds}: training flies at least one world; give a whole number, 1 or more")
+        raise BuildError(f"{said(label, worlds)}: training flies at least one world; give a whole number, 1 or more")
     return int(worlds)
+
+
+def check_noise(noise, label: str = "noise=") -> float:
+    """The observation noise scale: a finite number, 0 (none) or more."""
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not math.isfinite(noise) or noise < 0:
+        raise BuildError(f"{said(label, noise)}: the observation noise scale is 0 (no noise) or more; 1 is the "
+                         "documented noise (docs/learning.md)")
+    return float(noise)
+
+
+def check_seed(seed, label: str) -> int:
+    """A seed: a whole number, 0 or more (NumPy's SeedSequence takes no negative seed)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise BuildError(f"{said(label, seed)}: give a whole number, 0 or more")
+    return int(seed)
+
+
+class UnknownKeyword(BuildError, TypeError):
+    """A keyword the environment does not take (a ``TypeError``, as Python's own, that names the valid ones)."""
+
+
+def refuse_unknown(unknown: dict, valid: list[str], owner: str) -> None:
+    """Refuse the first of ``unknown``'s keywords in one line: the nearest valid keyword and all of them."""
+    name = next(iter(unknown))
+    near = difflib.get_close_matches(name, valid, n=1)
+    hint = f"did you mean {near[0]}=? " if near else ""
+    raise UnknownKeyword(f"{owner}: unknown keyword {name}={unknown[name]!r}; {hint}the keywords are "
+                         f"{', '.join(valid)}")
+
+
+def keywords_of(cls) -> list[str]:
+    """The keywords ``cls(...)`` takes, in order (``self`` and the catch-all left out)."""
+    return [name for name, p in inspect.signature(cls.__init__).parameters.items()
+            if name != "self" and p.kind is not inspect.Parameter.VAR_KEYWORD]
+
+
+def check_render_address(host, port) -> None:
+    """``render_host`` and ``render_port`` as values (no socket: the view binds its port at the first step)."""
+    if not isinstance(host, str) or not host:
+        raise BuildError(f"{said('render_host=', host)}: give an address of this machine, such as '127.0.0.1'")
+    if isinstance(port, bool) or not isinstance(port, (int, np.integer)) or not 0 <= port <= 65535:
+        raise BuildError(f"{said('render_port=', port)}: give a port from 1 to 65535, or 0 to let the system pick "
+                         "a free one")
 
 
 class NexusVectorEnv(VectorEnv):
@@ -65,37 +123,50 @@ class NexusVectorEnv(VectorEnv):
     parameters of :data:`~nexus.gym.episode_draws.PER_EPISODE` afresh at every episode from its seed branch
     (:mod:`nexus.gym.episode_draws`), the others once, at build. ``flight_seed`` seeds the flight's own
     streams (sensors, turbulence). ``render_mode="human"`` serves world 0 in the live browser view of
-    ``nexus run --view`` at ``render_host:render_port`` (0: any free port).
+    ``nexus run --view`` at ``render_host:render_port`` (0: any free port), from the first step on (building,
+    resetting and closing the environment bind no port). An unknown keyword is an :class:`UnknownKeyword` naming
+    the valid ones; a bad value a one-line :class:`~nexus.core.errors.BuildError` naming the keyword, raised
+    before anything is built.
     """
 
+    #: ``render_fps`` is set per environment: its policy rate [Hz], one drawn step per policy step.
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["human"]}
 
     def __init__(self, num_envs: int = 1, task: str | Task = "hover", action: str = "ctbr",
                  policy_hz: float = DEFAULT_POLICY_HZ, tick_hz: float = DEFAULT_TICK_HZ, noise: float = 1.0,
                  vary: str | None = None, vehicle: str = "astro_max_base", scene: str = "empty", device: str = "cpu",
                  flight_seed: int = 0, render_mode: str | None = None, render_host: str = "127.0.0.1",
-                 render_port: int = 8080, observe: str = "estimate"):
+                 render_port: int = 8080, observe: str = "estimate", **unknown):
         from nexus.runtime.flight import RunConfig, build_flight  # noqa: PLC0415
         from nexus.runtime.startup import start  # noqa: PLC0415
 
-        self.task = task if isinstance(task, Task) else task_named(task)
+        if unknown:
+            refuse_unknown(unknown, keywords_of(NexusVectorEnv), type(self).__name__)
+        self.task = task if isinstance(task, Task) else task_named(task, "task=")
         if action not in ACTION_MODES:
-            raise BuildError(f"unknown action '{action}'; choose one of {', '.join(ACTION_MODES)}")
+            raise BuildError(f"{said('action=', action)}: unknown action; choose one of {', '.join(ACTION_MODES)}")
         if observe not in OBSERVE_MODES:
-            raise BuildError(f"unknown observe '{observe}'; choose one of {', '.join(OBSERVE_MODES)}")
+            raise BuildError(f"{said('observe=', observe)}: unknown observation; choose one of "
+                             f"{', '.join(OBSERVE_MODES)}")
         if render_mode not in (None, "human"):
             raise BuildError(f"render_mode {render_mode!r}: this environment renders 'human' (world 0 in the live "
                              "browser view of `nexus run --view`) or nothing (None)")
-        if render_mode == "human":  # a busy port fails here, before anything is built
-            from nexus.viz.viewer import check_port  # noqa: PLC0415
-
-            render_port = check_port(render_host, render_port, "render_port=", "render_host=")
+        if render_mode == "human":  # the values only: the port is bound at the first step, when the view starts
+            check_render_address(render_host, render_port)
         self.num_envs = check_worlds(num_envs)
+        noise = check_noise(noise)
+        flight_seed = check_seed(flight_seed, "flight_seed=")
         if vary:
+            from pathlib import Path  # noqa: PLC0415
+
+            if not Path(vary).is_file():
+                raise BuildError(f"{said('vary=', vary)}: no such variation file; give the path of a TOML variation "
+                                 "file (docs/worlds.md)")
             refuse_start_keys(vary)
         self.decimation = decimation_of(tick_hz, policy_hz)
         self.policy_hz, self.tick_hz, self.action_mode = float(policy_hz), float(tick_hz), action
         self.render_mode = render_mode
+        self.metadata = {**type(self).metadata, "render_fps": self.policy_hz}
         self.agent = LearningAgent(self.task, action_mode=action, decimation=self.decimation, noise=noise,
                                     observe=observe)
         self.options = RunConfig(vehicle=vehicle, scene=scene, controller="pid", worlds=self.num_envs,
@@ -108,13 +179,16 @@ class NexusVectorEnv(VectorEnv):
         start(self.loop, self.flight.vehicle.plant)
         if self.loop.ticks_per_replay != self.decimation:
             raise BuildError(f"a component of this flight replays at most {self.loop.ticks_per_replay} ticks, fewer "
-                             f"than the {self.decimation} ticks of a policy step; give a higher --policy-hz")
+                             f"than the {self.decimation} ticks of a policy step; give a higher policy_hz")
         self._start = self.loop.snapshot()
         self.draws = EpisodeDraws(self.flight, vary) if vary else None
         agent = self.agent
         self.action_width = agent.action_width
         self.observation_width = agent.observation_width
-        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (self.observation_width,), np.float32)
+        # The estimate's features are finite (a world whose state stops being finite restarts in that step); a
+        # raw sensor's sample can hold a blown-up world's value until its next sample.
+        bound = np.inf if observe == "sensors" else float(np.finfo(np.float32).max)
+        self.single_observation_space = gym.spaces.Box(-bound, bound, (self.observation_width,), np.float32)
         self.single_action_space = gym.spaces.Box(-1.0, 1.0, (self.action_width,), np.float32)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
@@ -127,10 +201,7 @@ class NexusVectorEnv(VectorEnv):
         self._seed: int | None = None
         self._reset_once = False
         self.live = None
-        if render_mode == "human":
-            from nexus.viz.live import LiveView  # noqa: PLC0415
-
-            self.live = LiveView(self.flight, render_host, render_port)
+        self._render_address = (render_host, render_port)
 
     # -- Gymnasium ------------------------------------------------------------------------
 
@@ -170,12 +241,24 @@ class NexusVectorEnv(VectorEnv):
                 worlds = np.flatnonzero(done)
                 self.draws.apply(self._seed, worlds, self.agent.episode.numpy()[worlds])
             info = {"final_obs": np.where(done[:, None], final, 0.0).astype(np.float32), "_final_obs": done.copy()}
-        if self.live is not None:
+        if self.render_mode == "human":
+            live = self._serve()
             if done[0]:
                 self._new_path()
             else:
-                self.live.update(self.loop.sim_time)  # within the view's wall-time budget
+                live.update(self.loop.sim_time)  # within the view's wall-time budget
         return obs, reward, terminated, truncated, info
+
+    def _serve(self):
+        """The live view of ``human`` mode, started at the first step: its port is bound then (a busy one is a
+        one-line error naming ``render_port=``), so building, resetting and closing need no port."""
+        if self.live is None:
+            from nexus.viz.live import LiveView  # noqa: PLC0415
+            from nexus.viz.viewer import check_port  # noqa: PLC0415
+
+            host, port = self._render_address
+            self.live = LiveView(self.flight, host, check_port(host, port, "render_port=", "render_host="))
+        return self.live
 
     def _new_path(self) -> None:
         """World 0 started an episode: its path starts afresh and the next step draws. The published pose is the
@@ -185,14 +268,15 @@ class NexusVectorEnv(VectorEnv):
 
     def render(self):
         """``human``: draw world 0 now in the live view (:attr:`render_url`); steps draw it within the view's
-        wall-time budget anyway. Returns None, as Gymnasium's human mode does."""
+        wall-time budget anyway. Before the first step the view has not started and nothing is drawn (nothing has
+        flown yet). Returns None, as Gymnasium's human mode does."""
         if self.live is not None:
             self.live.update(self.loop.sim_time, force=True)
         return None
 
     @property
     def render_url(self) -> str | None:
-        """Where the live view serves (``render_mode="human"``), else None."""
+        """Where the live view serves (``render_mode="human"``, from the first step on), else None."""
         return None if self.live is None else self.live.url
 
     def close(self, **kwargs):
@@ -240,14 +324,21 @@ class NexusEnv(gym.Env):
     Its observations are copies; the terminal step returns that episode's last observation.
     """
 
+    #: ``render_fps`` is set per environment: its policy rate [Hz].
     metadata = {"render_modes": ["human"]}
 
     def __init__(self, **kwargs):
+        """The keywords of :class:`NexusVectorEnv` but ``num_envs`` (one world); an unknown one is refused."""
         kwargs.pop("num_envs", None)
+        valid = [name for name in keywords_of(NexusVectorEnv) if name != "num_envs"]
+        unknown = {name: value for name, value in kwargs.items() if name not in valid}
+        if unknown:
+            refuse_unknown(unknown, valid, type(self).__name__)
         self.vector = NexusVectorEnv(num_envs=1, **kwargs)
         self.observation_space = self.vector.single_observation_space
         self.action_space = self.vector.single_action_space
         self.render_mode = self.vector.render_mode
+        self.metadata = {**type(self).metadata, "render_fps": self.vector.policy_hz}
 
     def render(self):
         return self.vector.render()

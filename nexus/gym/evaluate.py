@@ -18,21 +18,89 @@ import numpy as np
 
 #: The bar of issue 34: RMS position error [m] over the hold, and the share of episodes that must meet it.
 RMS_BAR_M, SHARE_BAR = 0.1, 0.9
+#: How the errors of :func:`check_policy` name its settings, as keywords of :func:`evaluate`; ``nexus train`` passes
+#: its options instead.
+KEYWORDS = {"policy": "policy=", "action": "action=", "policy_hz": "policy_hz="}
+
+
+def check_policy(policy, action: str = "ctbr", policy_hz: float = 50.0, labels: dict | None = None):
+    """Refuse in one line a ``policy`` that cannot be scored against the hover bar, before anything is built: a
+    missing file, a file ONNX Runtime cannot load, or a model whose input is not the hover task's observation, whose
+    output is not ``action``'s width, or whose metadata names another task, action or rate. Returns the session."""
+    import onnxruntime as ort  # noqa: PLC0415
+
+    from nexus.core.errors import BuildError  # noqa: PLC0415
+    from nexus.gym.env import said  # noqa: PLC0415
+    from nexus.gym.tasks import TASKS  # noqa: PLC0415
+
+    names = {**KEYWORDS, **(labels or {})}
+    where = said(names["policy"], str(policy))
+    again = "give the policy.onnx that `nexus train --task hover` wrote"
+    path = Path(policy)
+    if not path.is_file():
+        raise BuildError(f"{where}: {'a folder, not a file' if path.is_dir() else 'no such file'}; {again}")
+    try:
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    except Exception as error:  # noqa: BLE001  (ONNX Runtime raises its own types for what it cannot load)
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise BuildError(f"{where}: not an ONNX model ONNX Runtime can load ({first}); {again}") from None
+    meta = dict(session.get_modelmeta().custom_metadata_map)
+    task = TASKS["hover"]
+    if meta.get("nexus:task", "hover") != "hover":
+        raise BuildError(f"{where}: it was trained for the {meta['nexus:task']} task (nexus:task); the bar scores "
+                         f"hover policies; {again}")
+    inputs, outputs = session.get_inputs(), session.get_outputs()
+    if len(inputs) != 1 or len(outputs) != 1:
+        raise BuildError(f"{where}: it has {len(inputs)} inputs and {len(outputs)} outputs; a policy has one of each "
+                         f"(observation in, action out); {again}")
+    for kind, tensor in (("input", inputs[0]), ("output", outputs[0])):
+        if tensor.type != "tensor(float)" or len(tensor.shape) != 2:
+            raise BuildError(f"{where}: its {kind} '{tensor.name}' is {tensor.type} of shape {tensor.shape}; a policy's "
+                             f"is float of shape [batch, width]; {again}")
+    width = inputs[0].shape[-1]
+    if isinstance(width, int) and width != task.observation_width:
+        raise BuildError(f"{where}: its input '{inputs[0].name}' takes {width} values, but the hover task observes "
+                         f"{task.observation_width} ({task.layout}); {again}")
+    declared = meta.get("nexus:action", "")
+    trained = "ctbr" if declared.startswith("ctbr") else "motors" if declared.startswith("controls") else None
+    if trained is not None and trained != action:
+        raise BuildError(f"{where}: it was trained with {trained} actions (nexus:action {declared}); pass "
+                         f"{said(names['action'], trained)}")
+    given = outputs[0].shape[-1]
+    if action == "ctbr" and isinstance(given, int) and given != 4:
+        raise BuildError(f"{where}: its output '{outputs[0].name}' gives {given} values, but ctbr actions are 4 "
+                         "(thrust and three body rates); " + again)
+    rate = meta.get("nexus:policy_hz")
+    try:
+        differs = rate is not None and float(rate) != float(policy_hz)
+    except ValueError:
+        raise BuildError(f"{where}: its metadata nexus:policy_hz is {rate!r}; it must be a rate [Hz]") from None
+    if differs:
+        raise BuildError(f"{where}: it acts at {float(rate):g} Hz (nexus:policy_hz), not {float(policy_hz):g} Hz; "
+                         f"pass {said(names['policy_hz'], float(rate))}")
+    return session
 
 
 def evaluate(policy: Path, worlds: int = 64, seed: int = 100_000, noise: float = 1.0, settle_s: float = 2.0,
-             hold_s: float = 5.0, action: str = "ctbr", policy_hz: float = 50.0) -> dict:
-    """Fly ``policy`` (an exported ONNX) for one episode in each of ``worlds`` worlds; the scores as a dict."""
-    import onnxruntime as ort  # noqa: PLC0415
+             hold_s: float = 5.0, action: str = "ctbr", policy_hz: float = 50.0, vehicle: str = "astro_max_base",
+             labels: dict | None = None) -> dict:
+    """Fly ``policy`` (an exported ONNX) for one episode in each of ``worlds`` worlds; the scores as a dict.
 
-    from nexus.gym.env import NexusVectorEnv  # noqa: PLC0415
+    A policy that cannot be scored is refused first (:func:`check_policy`; ``labels`` as there)."""
+    from nexus.core.errors import BuildError  # noqa: PLC0415
+    from nexus.gym.env import NexusVectorEnv, said  # noqa: PLC0415
     from nexus.gym.tasks import TASKS  # noqa: PLC0415
 
-    session = ort.InferenceSession(str(policy), providers=["CPUExecutionProvider"])
+    session = check_policy(policy, action, policy_hz, labels)
     name = session.get_inputs()[0].name
     task = replace(TASKS["hover"], episode_s=settle_s + hold_s + 1.0)
-    env = NexusVectorEnv(num_envs=worlds, task=task, action=action, policy_hz=policy_hz, noise=noise)
+    env = NexusVectorEnv(num_envs=worlds, task=task, action=action, policy_hz=policy_hz, noise=noise, vehicle=vehicle)
     try:
+        given = session.get_outputs()[0].shape[-1]
+        if isinstance(given, int) and given != env.action_width:  # motor commands: one per rotor of the vehicle
+            raise BuildError(f"{said({**KEYWORDS, **(labels or {})}['policy'], str(policy))}: its output gives {given} "
+                             f"values, but {vehicle} takes {env.action_width} {action} actions; give a policy "
+                             "trained on this vehicle")
         estimate = env.loop.output("estimate")
         settle = int(round(settle_s * policy_hz))
         steps = settle + int(round(hold_s * policy_hz))

@@ -98,10 +98,12 @@ TASKS = {
 }
 
 
-def task_named(name: str) -> Task:
-    """The task called ``name``; a one-line error naming the choices otherwise."""
+def task_named(name: str, label: str = "task=") -> Task:
+    """The task called ``name``; a one-line error naming the choices otherwise, and the setting as ``label`` names it
+    (``task=`` for the environment's keyword, ``--task`` for ``nexus train``)."""
     from nexus.core.errors import BuildError  # noqa: PLC0415
 
-    if name not in TASKS:
-        raise BuildError(f"unknown task '{name}'; choose one of {', '.join(TASKS)}")
+    if not isinstance(name, str) or name not in TASKS:
+        quoted = f"{label}{name!r}" if label.endswith("=") else f"{label} {name}"
+        raise BuildError(f"{quoted}: unknown task; choose one of {', '.join(TASKS)}")
     return TASKS[name]

@@ -51,21 +51,33 @@ class TrainConfig:
     #: Updates between checkpoints.
     checkpoint_every: int = 10
 
-    def check(self) -> None:
-        """One-line errors for what cannot train, before anything is built."""
+    def check(self, labels: dict[str, str] | None = None) -> None:
+        """One-line errors for what cannot train, before anything is built.
+
+        ``labels`` names the fields in the errors: ``nexus train`` passes its options (``{"worlds": "--worlds"}``
+        gives *"--worlds 0: ..."*); a field without a label is named as the keyword (*"worlds=0: ..."*).
+        """
         from nexus.gym.agent import ACTION_MODES  # noqa: PLC0415
-        from nexus.gym.env import check_worlds, decimation_of  # noqa: PLC0415
+        from nexus.gym.env import check_noise, check_seed, check_worlds, decimation_of, said  # noqa: PLC0415
         from nexus.gym.tasks import task_named  # noqa: PLC0415
 
-        task_named(self.task)
-        check_worlds(self.worlds)
-        decimation_of(self.tick_hz, self.policy_hz)
+        def label(field: str) -> str:
+            return (labels or {}).get(field, f"{field}=")
+
+        task_named(self.task, label("task"))
+        check_worlds(self.worlds, label("worlds"))
+        decimation_of(self.tick_hz, self.policy_hz, label("policy_hz"), label("tick_hz"))
         if self.action not in ACTION_MODES:
-            raise BuildError(f"--action {self.action}: choose one of {', '.join(ACTION_MODES)}")
-        if self.steps < 1:
-            raise BuildError(f"--steps {self.steps}: give at least one environment step")
+            raise BuildError(f"{said(label('action'), self.action)}: unknown action; choose one of "
+                             f"{', '.join(ACTION_MODES)}")
+        if isinstance(self.steps, bool) or not isinstance(self.steps, (int, np.integer)) or self.steps < 1:
+            raise BuildError(f"{said(label('steps'), self.steps)}: give a whole number of environment steps, 1 or more "
+                             "(e.g. 2e6)")
+        check_noise(self.noise, label("noise"))
+        check_seed(self.seed, label("seed"))
         if self.vary is not None and not Path(self.vary).is_file():
-            raise BuildError(f"--vary {self.vary}: no such file")
+            raise BuildError(f"{said(label('vary'), self.vary)}: no such file; give the path of a TOML variation file "
+                             "(docs/worlds.md)")
 
 
 def _models(env, hidden: int, device):

@@ -185,10 +185,10 @@ def test_make_vec_gives_the_vector_env_and_skrl_wraps_it_unchanged():
 
 
 @pytest.mark.parametrize("kwargs, words", [
-    ({"task": "loop"}, "unknown task 'loop'; choose one of hover, waypoint, track"),
-    ({"num_envs": 0}, "--worlds 0"),
-    ({"policy_hz": 60.0}, "4.16667 ticks, not a whole number"),
-    ({"action": "torques"}, "unknown action 'torques'; choose one of ctbr, motors"),
+    ({"task": "loop"}, "task='loop': unknown task; choose one of hover, waypoint, track"),
+    ({"num_envs": 0}, "num_envs=0: training flies at least one world"),
+    ({"policy_hz": 60.0}, "policy_hz=60.0: the tick rate 250 Hz / 60 Hz is 4.16667 ticks, not a whole number"),
+    ({"action": "torques"}, "action='torques': unknown action; choose one of ctbr, motors"),
 ])
 def test_bad_input_is_one_line_before_anything_is_built(kwargs, words):
     with pytest.raises(BuildError) as error:

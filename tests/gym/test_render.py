@@ -19,14 +19,15 @@ def test_human_render_serves_world_0_while_it_steps():
     env = gymnasium.make("nexus/Hover-v0", render_mode="human", render_port=0, noise=0.0)
     try:
         vector = env.unwrapped.vector
+        env.reset(seed=3)
+        assert env.render() is None
+        assert vector.live is None and vector.render_url is None  # no server before the first step
+        env.step(np.zeros(4, dtype=np.float32))
         url = vector.render_url
         assert url.startswith("http://127.0.0.1:")
         with urllib.request.urlopen(url, timeout=10) as answer:
             assert answer.status == 200 and b"<html" in answer.read(200).lower()  # viser's page
-        env.reset(seed=3)
         live = vector.live
-        assert live.frames == 0 and live.flown == []  # the pose published before the reset is not drawn
-        env.step(np.zeros(4, dtype=np.float32))
         assert live.frames == 1  # the new episode's first step draws
         start = live.flown[-1].copy()
         for _ in range(10):
@@ -47,10 +48,18 @@ def test_render_mode_rgb_array_is_refused():
         NexusVectorEnv(num_envs=1, render_mode="rgb_array")
 
 
-def test_human_render_on_a_busy_port_is_refused_before_the_build():
+def test_human_render_on_a_busy_port_is_refused_at_the_first_step():
+    """The view binds its port when it starts, at the first step (building and resetting bind none)."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        with pytest.raises(ViewerError, match=f"port {port} on 127.0.0.1 is in use"):
-            NexusVectorEnv(num_envs=1, render_mode="human", render_port=port)
+        env = NexusVectorEnv(num_envs=1, render_mode="human", render_port=port)
+        try:
+            env.reset(seed=0)
+            with pytest.raises(ViewerError, match=f"port {port} on 127.0.0.1 is in use .*pass render_port= with a "
+                                                  "free port"):
+                env.step(np.zeros((1, 4), dtype=np.float32))
+            assert env.live is None
+        finally:
+            env.close()

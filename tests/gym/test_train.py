@@ -84,10 +84,17 @@ def test_a_stop_keeps_the_checkpoint_curve_and_onnx(tmp_path):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--task", "loop"], "unknown task 'loop'; choose one of hover, waypoint, track"),
-    (["--worlds", "0"], "--worlds 0"),
-    (["--policy-hz", "60"], "not a whole number"),
+    (["--task", "loop"], "--task loop: unknown task; choose one of hover, waypoint, track"),
+    (["--worlds", "0"], "--worlds 0: training flies at least one world"),
+    (["--policy-hz", "60"], "--policy-hz 60: the tick rate 250 Hz / 60 Hz is 4.16667 ticks, not a whole number"),
+    (["--policy-hz", "-5"], "--policy-hz -5: give a positive rate [Hz]"),
     (["--vary", "nowhere.toml"], "--vary nowhere.toml: no such file"),
+    (["--noise", "-1"], "--noise -1: the observation noise scale is 0 (no noise) or more"),
+    (["--noise", "nan"], "--noise nan: the observation noise scale is 0 (no noise) or more"),
+    (["--seed", "-1"], "--seed -1: give a whole number, 0 or more"),
+    (["--steps", "0"], "--steps 0: give a whole number of environment steps, 1 or more"),
+    (["--steps", "inf"], "--steps inf: give a whole number of environment steps, 1 or more"),
+    (["--steps", "100.5"], "--steps 100.5: give a whole number of environment steps, 1 or more"),
 ])
 def test_bad_input_exits_2_with_one_line(args, words, tmp_path):
     """Refused before anything is built (no OUT folder)."""
@@ -127,3 +134,80 @@ def test_a_motor_policy_exports_esc_commands_in_0_1(trained, tmp_path):
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
     meta = {p.key: p.value for p in onnx.load(str(path)).metadata_props}
     assert meta["nexus:action"] == "controls:4"
+
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("policy, extra, words", [
+    ("README.md", [], "--evaluate-only {policy}: not an ONNX model ONNX Runtime can load (["),
+    ("nowhere.onnx", [], "--evaluate-only {policy}: no such file; give the policy.onnx that `nexus train --task "
+                         "hover` wrote"),
+    ("nexus/control/policy/pid_imitation.onnx", [], "--evaluate-only {policy}: its input 'observation' takes 18 "
+                                                     "values, but the hover task observes 12"),
+    ("TRAINED", ["--action", "motors"], "--evaluate-only {policy}: it was trained with ctbr actions (nexus:action "
+                                        "ctbr:4); pass --action ctbr"),
+    ("TRAINED", ["--policy-hz", "125"], "--evaluate-only {policy}: it acts at 50 Hz (nexus:policy_hz), not 125 Hz; "
+                                        "pass --policy-hz 50"),
+    ("TRAINED", ["--task", "waypoint"], "--evaluate-only with --task waypoint: the success bar scores hover policies"),
+])
+def test_evaluate_only_refuses_what_is_not_a_hover_policy_in_one_line(policy, extra, words, trained, tmp_path):
+    """Exit 2, one line naming the option and the fix, and no OUT folder (it was exit 1 with ONNX Runtime's
+    InvalidProtobuf, and OUT made, for README.md)."""
+    path = trained[0] / "policy.onnx" if policy == "TRAINED" else ROOT / policy
+    result = CliRunner().invoke(main, ["train", "--evaluate-only", str(path), "--out", str(tmp_path / "e"), *extra])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: " + words.format(policy=path)), result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "e").exists()
+
+
+def test_vary_help_and_the_docs_say_which_values_are_drawn_every_episode():
+    """The code draws these eight afresh each episode (nexus/gym/episode_draws.py) and the rest once per world; the
+    help said every value was drawn once."""
+    result = CliRunner().invoke(main, ["train", "--help"], terminal_width=400)
+    words = " ".join(result.output.split())
+    assert ("each world draws mass, thrust_scale, drag_scale, wind_x, wind_y, wind_z, esc_lag_scale and noise_scale "
+            "afresh at the start of every episode, and its other parameters once, when the environment is built"
+            ) in words
+    docs = " ".join((ROOT / "docs" / "learning.md").read_text().split())
+    assert ("Per episode it draws `mass` (the base body's, its inertia left as built), `thrust_scale`, `drag_scale`, "
+            "`wind_x`, `wind_y`, `wind_z`, `esc_lag_scale` and `noise_scale`") in docs
+    assert "drawn once per world when the environment is built" in docs
+
+
+@pytest.fixture(scope="module")
+def command_output(tmp_path_factory):
+    """`nexus train` as a new user runs it, its output redirected to files (not a terminal): 2 worlds x 32 steps,
+    one update."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("cli") / "t"
+    env = {k: v for k, v in os.environ.items() if k not in ("NEXUS_VERBOSE", "NO_COLOR")}
+    done = subprocess.run([sys.executable, "-m", "nexus.cli", "train", "--worlds", "2", "--steps", "64", "--no-evaluate",
+                           "--out", str(out)], capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
+    assert done.returncode == 0, done.stderr
+    return done.stdout, done.stderr
+
+
+def test_train_prints_no_warp_banner_nor_cuda_warning(command_output):
+    stdout, stderr = command_output
+    assert stdout.splitlines()[0].startswith("trained: 64 steps in "), stdout
+    assert len(stdout.splitlines()) == 1, stdout
+    assert "Warp" not in stdout + stderr and "CUDA" not in stdout + stderr, stdout + stderr
+
+
+def test_train_prints_each_skrl_line_once(command_output):
+    lines = command_output[1].splitlines()
+    skrl = [line for line in lines if "[skrl:" in line]
+    assert skrl[:3] == ["[skrl:INFO] Seed: 0",
+                        "[skrl:WARNING] PyTorch/cuDNN deterministic algorithms are enabled. This may affect performance",
+                        "[skrl:INFO] Environment wrapper: Gymnasium"], lines
+    assert "Seed: 0" not in lines and "Environment wrapper: Gymnasium" not in lines  # the root logger's copies
+
+
+def test_train_writes_no_colour_codes_when_not_on_a_terminal(command_output):
+    stdout, stderr = command_output
+    assert "\x1b[" not in stdout and "\x1b[" not in stderr
