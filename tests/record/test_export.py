@@ -50,11 +50,17 @@ def read_mcap(path):
 
 
 @pytest.fixture(scope="module")
-def two_worlds_mcap(two_worlds, tmp_path_factory):
+def two_worlds_mcap_file(two_worlds, tmp_path_factory):
     out = tmp_path_factory.mktemp("export") / "two.mcap"
     result = export(two_worlds.out, "--out", out)
     assert result.exit_code == 0, result.output
-    return read_mcap(out), result.output
+    return out, result.output
+
+
+@pytest.fixture(scope="module")
+def two_worlds_mcap(two_worlds_mcap_file):
+    out, output = two_worlds_mcap_file
+    return read_mcap(out), output
 
 
 def test_every_signal_of_every_world_is_a_typed_channel_with_one_message_per_record_row(two_worlds, two_worlds_mcap):
@@ -104,6 +110,20 @@ def test_messages_hold_the_records_values_bit_for_bit_at_the_ticks_sim_time(two_
         assert all(len(m["value"]) == 16 for m in controls)
         assert np.array_equal(np.array([m["value"][3] for m in controls], dtype=np.float32),
                               rows["controls[3]"].to_numpy())
+
+
+def test_publish_time_is_the_log_time_both_in_nanoseconds(two_worlds_mcap_file):
+    # A record row is published when its tick ends: publish time = log time = the tick's sim time in whole
+    # nanoseconds. Tick 1 ends at 4 ms = 4,000,000 ns (250 Hz), tick 250 at 1 s = 1,000,000,000 ns.
+    path, _ = two_worlds_mcap_file
+    with open(path, "rb") as stream:
+        times = [(channel.topic, message.log_time, message.publish_time)
+                 for _, channel, message in make_reader(stream).iter_messages(log_time_order=False)]
+    assert len(times) == 5_000
+    imu = [(logged, published) for topic, logged, published in times if topic == "/world0/imu"]
+    assert imu[0] == (4_000_000, 4_000_000) and imu[-1] == (1_000_000_000, 1_000_000_000)
+    differ = [(topic, logged, published) for topic, logged, published in times if published != logged]
+    assert not differ, f"{len(differ)} messages published at another time than logged, e.g. {differ[:3]}"
 
 
 def test_messages_are_in_time_order_in_the_file(two_worlds_mcap):
