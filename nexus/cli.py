@@ -19,11 +19,13 @@ from nexus import __version__
 from nexus.commands.bench import bench
 from nexus.commands.exits import (  # noqa: F401  (the exit statuses, as before, for scripts and tests)
     EXIT_BAD_INPUT,
+    EXIT_BROKEN_PIPE,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     EXIT_WORLDS_FAILED,
     exit_status,
+    flush_or_quiet,
     report_error,
     worlds_failed_status,
 )
@@ -50,7 +52,15 @@ from nexus.commands.view import view
 
 class NexusGroup(click.Group):
     """Turns any error a command raises into one line and an exit status: never a traceback
-    unless ``--debug`` asks for it."""
+    unless ``--debug`` asks for it. Output piped into a reader that stopped (``nexus params | head``) ends
+    the command without a word, exit status 141, as a Unix tool's (:data:`EXIT_BROKEN_PIPE`)."""
+
+    def main(self, *args, **kwargs):
+        try:
+            return super().main(*args, **kwargs)
+        finally:  # what is still buffered goes out here: a reader gone by now is a broken pipe too
+            if flush_or_quiet() is not None:
+                sys.exit(EXIT_BROKEN_PIPE)
 
     def invoke(self, ctx: click.Context):
         try:

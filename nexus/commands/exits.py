@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import sys
 import traceback
 
 import click
@@ -12,6 +15,9 @@ import click
 #: replay cannot use): nothing flew. 130: interrupted (SIGINT), the shell's 128 + 2; 143:
 #: terminated (SIGTERM), 128 + 15.
 EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
+#: Output piped into a reader that stopped (``nexus params | head``): the command stops without a word, with
+#: the status a Unix tool the pipe's SIGPIPE ended has, 128 + 13.
+EXIT_BROKEN_PIPE = 141
 #: A many-world run in which some worlds went non-finite exits 64 + their count (at most 127: 63 or more).
 EXIT_WORLDS_FAILED = 64
 
@@ -21,11 +27,51 @@ def worlds_failed_status(failed: int) -> int:
     return 0 if failed <= 0 else EXIT_WORLDS_FAILED + min(int(failed), 63)
 
 
+def broken_pipe(error: BaseException) -> bool:
+    """Whether ``error`` is a write to a pipe whose reader is gone (``| head`` read what it wanted)."""
+    return isinstance(error, BrokenPipeError) or isinstance(error, OSError) and error.errno == errno.EPIPE
+
+
+def quiet_pipe() -> None:
+    """Point standard output at /dev/null: what is still buffered, and the interpreter's last flush, go
+    nowhere instead of raising the broken pipe again. Standard error too, when it is the broken one."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is sys.stderr:
+            try:
+                stream.flush()
+                continue  # still writable (stdout broke, stderr is a terminal): keep it
+            except (OSError, ValueError):
+                pass
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):  # a stream of no file (a test's capture)
+            continue
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, fd)
+        finally:
+            os.close(devnull)
+
+
+def flush_or_quiet() -> int | None:
+    """Flush standard output and error at the command's end; :data:`EXIT_BROKEN_PIPE` when the reader left."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError) as error:  # ValueError: a stream closed already, nothing to flush
+            if broken_pipe(error):
+                quiet_pipe()
+                return EXIT_BROKEN_PIPE
+    return None
+
+
 def exit_status(error: BaseException) -> int:
     """The exit status an error ends a command with (see ``EXIT_*``)."""
     from nexus.core.errors import BuildError
     from nexus.runtime.stopping import Terminated
 
+    if broken_pipe(error):
+        return EXIT_BROKEN_PIPE
     if isinstance(error, Terminated):
         return EXIT_TERMINATED
     if isinstance(error, KeyboardInterrupt):
@@ -34,9 +80,14 @@ def exit_status(error: BaseException) -> int:
 
 
 def report_error(ctx: click.Context, error: BaseException) -> int:
-    """Print ``error`` once, as one line (with its traceback under ``--debug``); return the exit status."""
+    """Print ``error`` once, as one line (with its traceback under ``--debug``); return the exit status.
+
+    A broken pipe (the reader of the output stopped: ``| head``) prints nothing, as a Unix tool's."""
     from nexus.core.errors import NexusError
 
+    if broken_pipe(error):
+        quiet_pipe()
+        return EXIT_BROKEN_PIPE
     debug = (ctx.find_root().obj or {}).get("debug", False)
     if debug:
         traceback.print_exception(error)
