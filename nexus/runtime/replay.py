@@ -260,6 +260,7 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
         device="cpu",
         duration=ticks * saved.dt,
         eager=eager,
+        realtime=None,  # a paced run replays as fast as the machine can: pacing changed none of its bits
     )
     target = prepare_out(Path(keep), option="--keep", overwrite_option=None) if keep else Path(
         tempfile.mkdtemp(prefix="nexus-replay-"))
