@@ -60,12 +60,13 @@ class WindTape(Component):
 
 def wind_series(field, ticks: int, *, worlds: int = 1, seed: int = 0, position=(0.0, 0.0, 10.0),
                 velocity=(0.0, 0.0, 0.0), first_world: int = 0, tick_hz: float = 250.0,
-                mode: str = "captured") -> np.ndarray:
+                mode: str = "captured", variation=()) -> np.ndarray:
     """Every tick's wind [m/s, ENU] of every world: shape (ticks, worlds, 3). The body is published after the
-    wind field in the ring, so tick 1 sees it at the origin; the rows from tick 2 on see it where it is held."""
+    wind field in the ring, so tick 1 sees it at the origin; the rows from tick 2 on see it where it is held.
+    ``variation``: each world's drawn values (a variation file's draw), as a run hands them to the ring."""
     tape = WindTape(ticks, worlds)
     loop = Loop([HeldBody(position, velocity), field, tape], device="cpu", worlds=worlds, seed=seed,
-                first_world=first_world, tick_hz=tick_hz, mode=mode).build()
+                first_world=first_world, tick_hz=tick_hz, mode=mode, variation=variation).build()
     while loop.ticks < ticks:
         loop.advance(ticks - loop.ticks)
     return tape.history.numpy().astype(np.float64)
