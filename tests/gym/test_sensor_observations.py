@@ -60,5 +60,5 @@ def test_world0_alone_equals_world0_of_two_with_sensors(flown):
 
 
 def test_an_unknown_observe_is_refused():
-    with pytest.raises(BuildError, match="unknown observe 'lidar'; choose one of estimate, sensors"):
+    with pytest.raises(BuildError, match=r"observe='lidar': unknown observation; choose one of estimate, sensors"):
         NexusVectorEnv(num_envs=1, observe="lidar")
