@@ -49,7 +49,7 @@ GUST_DRAWS = (
                 "> 0 and no longer than the run", accepts=drawn.positive),
     drawn.Drawn("gust_amplitude", "m/s", "the drawn gust's peak speed", ">= 0", accepts=drawn.non_negative),
     drawn.Drawn("gust_direction", "deg", "where the drawn gust blows from, clockwise from north", "in [0, 360]",
-                accepts=lambda v: 0 <= v <= 360),
+                accepts=drawn.within(0.0, 360.0)),
     drawn.Drawn("gust_probability", "-", "chance a world gets the drawn gust at all; default 1", "in [0, 1]",
                 accepts=drawn.unit_interval),
 )

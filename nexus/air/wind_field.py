@@ -39,7 +39,7 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative, positive
 from nexus.plant.body_state import BodyState
 from nexus.schemas.reader import read_prim, where
-from nexus.worlds.drawn import Drawn, draws, non_negative as _at_least_zero
+from nexus.worlds.drawn import Drawn, draws, within, non_negative as _at_least_zero
 
 PROFILES = ("power", "logarithmic")
 TURBULENCE = ("none", "light", "moderate", "severe", "custom")
@@ -50,7 +50,7 @@ AIR_DRAWS = (
     Drawn("wind_speed", "m/s", "mean wind speed at the scene's reference height (docs/air.md)", ">= 0",
           accepts=_at_least_zero),
     Drawn("wind_direction", "deg", "where the mean wind blows from, clockwise from north (docs/air.md)",
-          "in [0, 360]", accepts=lambda v: 0 <= v <= 360),
+          "in [0, 360]", accepts=within(0.0, 360.0)),
     Drawn("turbulence_level", "", "Dryden turbulence: none, light, moderate or severe (docs/air.md)",
           "'none', 'light', 'moderate' or 'severe'", kind="str",
           accepts=lambda v: v in ("none", "light", "moderate", "severe")),

@@ -79,7 +79,7 @@ BATTERY_DRAWS = (
     drawn.Drawn("battery_capacity", "Ah", "the battery's charge when full (replaces nexus:battery:capacity)", "> 0",
                 accepts=drawn.positive),
     drawn.Drawn("battery_initial_charge", "-", "the battery's state of charge at the start (replaces "
-                "nexus:battery:initialCharge)", "in (0, 1]", accepts=lambda v: 0 < v <= 1),
+                "nexus:battery:initialCharge)", "in (0, 1]", accepts=drawn.within(0.0, 1.0, open_low=True)),
     drawn.Drawn("battery_resistance", "ohm", "the battery's series resistance R0 (replaces "
                 "nexus:battery:resistance)", ">= 0", accepts=drawn.non_negative),
 )

@@ -653,6 +653,12 @@ def _matrix(path: Path, table: dict) -> dict:
                 for v in values:
                     if not Path(v).is_file():
                         raise _fail(path, "matrix.vary", f"{v}: no such variation file")
+                    from nexus.worlds.variation import check_distributions  # noqa: PLC0415
+
+                    try:  # its distributions against their bounds, before any run
+                        check_distributions(v)
+                    except BuildError as error:
+                        raise ScenarioError(f"{path}: matrix.vary: {error}") from None
         out[key] = values
     return out
 

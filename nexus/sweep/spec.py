@@ -177,6 +177,13 @@ def check_field_value(path: Path, where: str, name: str, value: Any) -> Any:
         value = resolve_path(path, value, name != "vary")
         if name == "vary" and not Path(value).is_file():
             raise _fail(path, f"{where}: vary = {value!r}: no such variation file")
+        if name == "vary":  # its distributions against their bounds: refused here, not in each point's run
+            from nexus.worlds.variation import check_distributions  # noqa: PLC0415
+
+            try:
+                check_distributions(value)
+            except BuildError as error:
+                raise _fail(path, f"{where}: {error}") from None
     return value
 
 

@@ -46,20 +46,39 @@ BUILTIN_MODULES = ("nexus.plant.placement", "nexus.plant.propeller", "nexus.plan
                    "nexus.plant.battery", "nexus.plant.ground_effect", "nexus.sensors.faults")
 
 
-def positive(value) -> bool:
-    return value > 0
+@dataclass(frozen=True)
+class Interval:
+    """A parameter's allowed values as an interval [low, high] (``open_low``/``open_high``: that end excluded).
+
+    Called with a value it is the check on that value (a :class:`Drawn`'s ``accepts``); as numbers it lets a
+    variation file's distribution be checked whole, before any draw (:mod:`nexus.worlds.variation`).
+    """
+
+    low: float = -math.inf
+    high: float = math.inf
+    open_low: bool = False
+    open_high: bool = False
+
+    def __call__(self, value) -> bool:
+        above = value > self.low if self.open_low else value >= self.low
+        below = value < self.high if self.open_high else value <= self.high
+        return bool(above and below)
 
 
-def non_negative(value) -> bool:
-    return value >= 0
+def within(low: float, high: float = math.inf, open_low: bool = False, open_high: bool = False) -> Interval:
+    """The check ``low <= value <= high`` (``open_*``: that end excluded), readable as numbers."""
+    return Interval(float(low), float(high), open_low, open_high)
 
 
-def abs_at_most(bound: float) -> Callable[[Any], bool]:
-    return lambda value: abs(value) <= bound
+#: ``> 0``, ``>= 0`` and ``in [0, 1]``.
+positive = within(0.0, open_low=True)
+non_negative = within(0.0)
+unit_interval = within(0.0, 1.0)
 
 
-def unit_interval(value) -> bool:
-    return 0 <= value <= 1
+def abs_at_most(bound: float) -> Interval:
+    """``|value| <= bound``."""
+    return within(-bound, bound)
 
 
 @dataclass(frozen=True)
@@ -102,6 +121,11 @@ class Drawn:
         if math.isnan(value) or (math.isinf(value) and not (self.allow_inf and value > 0)):
             return f"must be finite{unit}"
         return None if self.accepts(value) else f"must be {self.check}{unit}"
+
+    @property
+    def interval(self) -> Interval | None:
+        """The allowed values as numbers, when the check is an :class:`Interval` (None: a check of its own)."""
+        return self.accepts if isinstance(self.accepts, Interval) and self.kind == "float" else None
 
 
 @dataclass(frozen=True)
@@ -321,6 +345,6 @@ def show(value) -> str:
     return str(value)
 
 
-__all__ = ["BUILTIN_MODULES", "Drawn", "Occurrence", "Owner", "Ring", "abs_at_most", "draws", "drawn_parameters",
-           "non_negative", "occurrences", "owner_of", "owners", "positive", "take_draws", "unit_interval",
-           "withdraw", "world_values"]
+__all__ = ["BUILTIN_MODULES", "Drawn", "Interval", "Occurrence", "Owner", "Ring", "abs_at_most", "draws",
+           "drawn_parameters", "non_negative", "occurrences", "owner_of", "owners", "positive", "take_draws",
+           "unit_interval", "within", "withdraw", "world_values"]

@@ -24,6 +24,15 @@ generator, up to 1000 times), ``uniform`` (``low`` <= ``high``), ``choice``
 ``constant`` (``value``). ``per_rotor = true`` draws one value per rotor for
 the parameters that allow it; otherwise one draw is shared by every rotor.
 
+Each distribution is checked whole against its parameter's bounds when the file is read, never draw by
+draw (a file that flew with one seed and failed with another): a uniform's ``[low, high]``, a choice's and a
+constant's values, and a normal's ``low``/``high`` must lie inside the bounds (their ends included: a draw
+that lands exactly on an excluded end is drawn again). A normal has unbounded support: where its parameter is
+bounded and the normal gives no ``low``/``high`` of its own on that side, the bound must be at least
+:data:`NORMAL_REACH` std from the mean (the tail past it, under 1e-9 of the draws, is drawn again: the
+distribution is unchanged in practice); nearer, it is refused, and the fix is to truncate it (``low =`` the
+bound). A truncated normal must keep at least :data:`MIN_KEPT` of its draws, so its 1000 tries never run out.
+
 World ``i``'s value of parameter ``name`` comes from the stream
 ``vary/<name>/<i>`` of the run's :class:`~nexus.core.rng.RngTree`, so it
 depends only on the seed, the name and ``i``: world 5 of a 16-world run is
@@ -51,13 +60,19 @@ import numpy as np
 
 from nexus.core.errors import BuildError
 from nexus.core.rng import RngTree
-from nexus.worlds.drawn import Drawn, drawn_parameters, occurrences
+from nexus.worlds.drawn import Drawn, Interval, drawn_parameters, occurrences
 from nexus.worlds.drawn import is_number as _is_number
 from nexus.worlds.drawn import show as _show
 from nexus.worlds.drawn import type_name as _type_name
 
 #: How many times a truncated normal redraws a sample outside its bounds before giving up.
 MAX_TRUNCATION_TRIES = 1000
+#: A normal with no ``low``/``high`` on a side where its parameter is bounded must have that bound this many std
+#: from its mean or farther (a draw past it is drawn again: one in 1e9); nearer, it must be truncated.
+NORMAL_REACH = 6.0
+#: The least share of a truncated normal's draws that must fall inside its bounds (0.97^1000 is 6e-14: the
+#: tries never run out).
+MIN_KEPT = 0.03
 
 #: The distributions a table may name, each with its required and optional keys.
 DISTRIBUTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -92,12 +107,19 @@ class Distribution:
             return f"choice of {len(self.values)} values"
         return f"constant {_show(self.values[0])}"
 
-    def sample(self, generator: np.random.Generator) -> object | None:
-        """One value, or None when a truncated normal found no sample inside its bounds."""
+    def sample(self, generator: np.random.Generator, allowed: Interval | None = None) -> object | None:
+        """One value, or None when a truncated normal found no sample inside its bounds.
+
+        ``allowed`` (the parameter's bounds) truncates a normal and a uniform too: a draw outside it is drawn
+        again (the file's check made that a tail of under 1e-9, or an excluded end hit exactly)."""
         if self.kind == "constant":
             return self.values[0]
         if self.kind == "uniform":
-            return float(generator.uniform(self.low, self.high))
+            for _ in range(MAX_TRUNCATION_TRIES):
+                value = float(generator.uniform(self.low, self.high))
+                if allowed is None or allowed(value):
+                    return value
+            return None
         if self.kind == "choice":
             if self.weights is None:
                 return self.values[int(generator.integers(len(self.values)))]
@@ -108,7 +130,7 @@ class Distribution:
         high = math.inf if self.high is None else self.high
         for _ in range(MAX_TRUNCATION_TRIES):
             value = float(generator.normal(self.mean, self.std))
-            if low <= value <= high:
+            if low <= value <= high and (allowed is None or allowed(value)):
                 return value
         return None
 
@@ -175,7 +197,7 @@ class Variation:
         count = self.rotors if entry.per_rotor else 1
         drawn = []
         for rotor in range(count):
-            value = entry.dist.sample(generator)
+            value = entry.dist.sample(generator, info.interval)
             if value is None:
                 raise BuildError(
                     f"{_where(self.path, entry.line)}: world {world}: parameter {entry.name!r}: "
@@ -230,15 +252,7 @@ def load_variation(path: str | Path, *, rotors: int, sensors: Sequence[str],
     rotors = int(rotors)
     sensors = tuple(str(name) for name in sensors)
     text = _read(path)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        found = re.search(r"at line (\d+)", str(error))
-        if found:
-            line = int(found.group(1))
-        else:  # "at end of document": a value or table left open; name the file's last line of text
-            line = max((number for number, row in enumerate(text.splitlines(), 1) if row.strip()), default=1)
-        raise BuildError(f"{_where(path, line)}: not valid TOML: {error}; fix the syntax there") from None
+    data = _toml(path, text)
     entries = []
     known = drawn_parameters()
     for name, value in data.items():
@@ -265,7 +279,35 @@ def load_variation(path: str | Path, *, rotors: int, sensors: Sequence[str],
     return Variation(path=path, entries=tuple(entries), rotors=rotors, sensors=sensors)
 
 
+def check_distributions(path: str | Path) -> None:
+    """Check each distribution of a variation file against its parameter's bounds, without a vehicle.
+
+    For a file a sweep or a scenario matrix names: its mistakes are refused before any point flies, not in
+    each point's run. Only the keys that are a parameter's own name are checked here; the rest (another name
+    of one, a rotor index, a sensor name) needs the vehicle and is checked when a run loads the file.
+    """
+    path = Path(path)
+    text = _read(path)
+    known = drawn_parameters()
+    for name, value in _toml(path, text).items():
+        if name in known and isinstance(value, dict):
+            _parse_table(f"{_where(path, _key_line(text, name))}: parameter {name!r}", known[name], value)
+
+
 # -- parsing -----------------------------------------------------------------------------------------------------
+
+def _toml(path: Path, text: str) -> dict:
+    """The file's TOML, or one line naming the line at fault."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        found = re.search(r"at line (\d+)", str(error))
+        if found:
+            line = int(found.group(1))
+        else:  # "at end of document": a value or table left open; name the file's last line of text
+            line = max((number for number, row in enumerate(text.splitlines(), 1) if row.strip()), default=1)
+        raise BuildError(f"{_where(path, line)}: not valid TOML: {error}; fix the syntax there") from None
+
 
 def _variation_name(path: Path, line: int | None, name: str, vehicle: str | Path | None) -> str:
     """The variation parameter that ``name`` (an alias, or a canonical attribute name) stands for."""
@@ -380,6 +422,59 @@ def _parse_entry(path: Path, line: int | None, name: str, value, rotors: int,
     return VariationEntry(name=name, line=line, dist=dist, per_rotor=per_rotor)
 
 
+def _normal_share(mean: float, std: float, low: float, high: float) -> float:
+    """The share of normal(mean, std) draws inside [low, high]."""
+    if std == 0:
+        return 1.0 if low <= mean <= high else 0.0
+    cdf = lambda x: 0.5 * math.erfc(-(x - mean) / (std * math.sqrt(2.0)))  # noqa: E731
+    return max(cdf(high) - cdf(low), 0.0)
+
+
+def _within_bounds(context: str, info: Drawn, dist: Distribution) -> Distribution:
+    """``dist``, when its whole support lies inside the parameter's bounds (else one line saying what to change).
+
+    Checked once per distribution, so no seed decides whether a file flies. A parameter whose check is no
+    :class:`Interval` (a plugin's own) has each draw checked instead."""
+    bounds = info.interval
+    if bounds is None:
+        return dist
+    unit = f" [{info.unit}]" if info.unit and info.unit != "-" else ""
+    must = f"each value of {info.name} must be {info.check}{unit}"
+    if dist.kind == "uniform":
+        if dist.low < bounds.low:
+            raise BuildError(f"{context}: {dist.describe()} draws values below {_show(bounds.low)}, but {must}; "
+                             f"give low = {_show(bounds.low)} or more")
+        if dist.high > bounds.high:
+            raise BuildError(f"{context}: {dist.describe()} draws values above {_show(bounds.high)}, but {must}; "
+                             f"give high = {_show(bounds.high)} or less")
+        return dist
+    if dist.low is not None and dist.low < bounds.low:
+        raise BuildError(f"{context}: {dist.describe()} is truncated below {_show(bounds.low)}, but {must}; "
+                         f"give low = {_show(bounds.low)} or more")
+    if dist.high is not None and dist.high > bounds.high:
+        raise BuildError(f"{context}: {dist.describe()} is truncated above {_show(bounds.high)}, but {must}; "
+                         f"give high = {_show(bounds.high)} or less")
+    reach = NORMAL_REACH * dist.std
+    if dist.low is None and dist.mean - reach < bounds.low:
+        raise BuildError(f"{context}: {dist.describe()} has no low and draws values below {_show(bounds.low)} "
+                         f"(its mean is {_show((dist.mean - bounds.low) / dist.std if dist.std else 0.0)} std above "
+                         f"it, under {NORMAL_REACH:g}), but {must}; truncate it with low = {_show(bounds.low)} "
+                         "(draws below are drawn again), or narrow std")
+    if dist.high is None and dist.mean + reach > bounds.high:
+        raise BuildError(f"{context}: {dist.describe()} has no high and draws values above {_show(bounds.high)} "
+                         f"(its mean is {_show((bounds.high - dist.mean) / dist.std if dist.std else 0.0)} std below "
+                         f"it, under {NORMAL_REACH:g}), but {must}; truncate it with high = {_show(bounds.high)} "
+                         "(draws above are drawn again), or narrow std")
+    low = bounds.low if dist.low is None else max(dist.low, bounds.low)
+    high = bounds.high if dist.high is None else min(dist.high, bounds.high)
+    kept = _normal_share(dist.mean, dist.std, low, high)
+    if kept < MIN_KEPT:
+        raise BuildError(f"{context}: {dist.describe()} keeps a share {kept:.3g} of its draws inside [{_show(low)}, "
+                         f"{_show(high)}], under {MIN_KEPT:g}: most draws would be drawn again and some world would "
+                         "get none; move the mean inside the bounds or widen them")
+    return dist
+
+
 def _parse_table(context: str, info: Drawn, table: dict) -> tuple[Distribution, bool]:
     if "dist" not in table:
         raise BuildError(f"{context}: its table needs a 'dist' key, one of: {', '.join(DISTRIBUTIONS)}")
@@ -424,12 +519,13 @@ def _parse_table(context: str, info: Drawn, table: dict) -> tuple[Distribution, 
         high = _number(context, "high", table["high"]) if "high" in table else None
         if low is not None and high is not None and low > high:
             raise BuildError(f"{context}: 'low' ({_show(low)}) is above 'high' ({_show(high)}); swap them")
-        return Distribution("normal", mean=mean, std=std, low=low, high=high), per_rotor
+        return _within_bounds(context, info, Distribution("normal", mean=mean, std=std, low=low, high=high)), \
+            per_rotor
     if kind == "uniform":
         low, high = _number(context, "low", table["low"]), _number(context, "high", table["high"])
         if low > high:
             raise BuildError(f"{context}: 'low' ({_show(low)}) is above 'high' ({_show(high)}); swap them")
-        return Distribution("uniform", low=low, high=high), per_rotor
+        return _within_bounds(context, info, Distribution("uniform", low=low, high=high)), per_rotor
     if kind == "constant":
         return Distribution("constant", values=(_scalar(context, info, table["value"], "'value'"),)), per_rotor
     values = table["values"]
