@@ -133,6 +133,8 @@ def test(ctx, paths, out, parallel, address, resume, yes, junit, report, baselin
             if case.verdict == ERROR:
                 keep = "" if kept else " (removed at the end: pass --out DIR to keep it)"
                 click.echo(f"ERROR {case.label}: {case.reason}{keep}")
+            if case.verdict == FAILED and case.reason:  # a crash (nexus.plant.crash)
+                click.echo(f"FAILED {case.label}: {case.reason}")
             for result in case.failed_results():
                 click.echo(f"FAILED {case.label}::{result.check.name} - {result.message()}")
     counts = summary_counts(cases)

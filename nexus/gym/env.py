@@ -173,7 +173,7 @@ class NexusVectorEnv(VectorEnv):
                                  seed=int(flight_seed), tick_hz=float(tick_hz), vary=vary, record_mode="summary",
                                  device=device, ticks_per_replay=self.decimation)
         self.flight = build_flight(self.options, device=None if device != "cpu" else "cpu",
-                                   replace_controller=self.agent)
+                                   replace_controller=self.agent, detect_crash=False)  # the task ends episodes
         self.loop = self.flight.loop
         self.device = self.flight.device
         start(self.loop, self.flight.vehicle.plant)

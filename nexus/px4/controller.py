@@ -348,6 +348,7 @@ class Px4Controller(Component):
             **({"obstacle_sweeps": self.obstacle_sweeps, "obstacle_messages": self.obstacle_messages}
                if self.lidar is not None else {}),
             "messages_sent": self.link.sent, "messages_received": self.link.received,
+            "saturated_fields": dict(self.link.saturated),
             "malformed_messages": self.link.bad_messages, "skipped_bytes": self.link.reader.skipped_bytes,
             **({"mission": self.commander.stats()} if self.commander is not None else {}),
             **({"offboard": self.offboard.stats()} if self.offboard is not None else {}),
@@ -389,9 +390,10 @@ class Px4Controller(Component):
         airspeeds = io[AIRSPEED_SIGNAL]
         self.airspeed_view = HostView(airspeeds[0]) if airspeeds else None
         mav = self.link.mav
-        self.packers = {"truth": FramePacker(mavlink.MAVLink_hil_state_quaternion_message, mav),
-                        "sensor": FramePacker(mavlink.MAVLink_hil_sensor_message, mav),
-                        "gps": FramePacker(mavlink.MAVLink_hil_gps_message, mav)}
+        saturated = self.link.saturated  # one count of every field sent saturated (nexus.px4.packer)
+        self.packers = {"truth": FramePacker(mavlink.MAVLink_hil_state_quaternion_message, mav, saturated),
+                        "sensor": FramePacker(mavlink.MAVLink_hil_sensor_message, mav, saturated),
+                        "gps": FramePacker(mavlink.MAVLink_hil_gps_message, mav, saturated)}
         return views
 
     def _exchange(self, io) -> None:

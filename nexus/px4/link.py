@@ -18,12 +18,12 @@ import select
 import socket
 import struct
 import time
-from collections import deque
+from collections import Counter, deque
 
 from pymavlink.dialects.v20 import common as mavlink
 
 from nexus.px4.errors import ConnectTimeoutError, LinkClosedError, LinkError, PortBusyError
-from nexus.px4.packer import x25
+from nexus.px4.packer import pack_message, x25
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "LinkError", "MavlinkLink", "FrameReader"]
 
@@ -196,6 +196,8 @@ class MavlinkLink:
         self.inbox: deque = deque()
         self.outbox: list[bytes] = []
         self.sent = 0
+        #: Fields sent saturated, ``MESSAGE.field``: times (nexus.px4.packer.saturate).
+        self.saturated: Counter = Counter()
         self.received = 0
         self.connect_wait_s = 0.0
         #: Wall time [s] spent blocked waiting for PX4's bytes: PX4's share of a tick (and the OS's), not Nexus's.
@@ -272,7 +274,7 @@ class MavlinkLink:
 
     def queue(self, message) -> None:
         """Hold ``message`` for the next :meth:`flush`: a tick's messages leave in one write."""
-        self.outbox.append(message.pack(self.mav))
+        self.outbox.append(pack_message(message, self.mav, self.saturated))
         self.mav.seq = (self.mav.seq + 1) % 256  # as MAVLink.send does: PX4 counts the gaps as losses
         self.sent += 1
 

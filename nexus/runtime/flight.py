@@ -290,6 +290,8 @@ class Flight:
     summary: Any = None
     #: The renderer of the ray-traced sensors (None without any): ``flight.loop.close()`` does not stop it.
     render: Any = None
+    #: The crash detector (:mod:`nexus.plant.crash`; None when not built in).
+    crash: Any = None
 
 
 def build_flight(
@@ -299,6 +301,7 @@ def build_flight(
     extra_components: Sequence[Component] = (),
     variation: Sequence[dict] | None = None,
     start_render: bool = True,
+    detect_crash: bool = True,
 ) -> Flight:
     """Assemble and build the ring (validated, allocated, captured); nothing has run yet.
 
@@ -308,6 +311,7 @@ def build_flight(
     ``variation`` gives each world's values (a replay passes the values run.json
     holds); None draws them from ``options.vary`` (no file: none). ``start_render`` False
     leaves the render peer of cameras and lidars unstarted (``nexus plan`` flies nothing).
+    ``detect_crash`` builds in the crash detector (:mod:`nexus.plant.crash`; MuJoCo only).
     The caller closes ``flight.render`` when there is one.
     """
     options.check()
@@ -346,6 +350,13 @@ def build_flight(
         air = apply_scenario(options.scenario, plant, components, vehicle.controller, air)
     components[1:1] = [air] if air is not None else []  # after the physics, before every force stage that reads it
     components += take_draws(plant, components, variation)  # each draw to the part that declares it
+    crash = None
+    if detect_crash:
+        from nexus.plant.crash import CrashDetector  # noqa: PLC0415
+
+        if CrashDetector.fits(plant):
+            crash = CrashDetector(plant)
+            components.append(crash)
     summary = None
     if worlds > 1 or options.record_mode == "summary":  # a one-world run keeps its ring (and files) as they were
         from nexus.worlds.summary import WorldSummary  # noqa: PLC0415
@@ -376,7 +387,7 @@ def build_flight(
         if hub is not None:
             hub.close()
         raise
-    return Flight(options, vehicle, loop, recorder, device, variation, summary, hub)
+    return Flight(options, vehicle, loop, recorder, device, variation, summary, hub, crash)
 
 
 def _render_hub(options: RunConfig, plant, components: Sequence[Component], device: str, worlds: int):

@@ -439,6 +439,12 @@ def _fly_and_write(options, out, duration, total_ticks, dt_ns, signals, *, progr
                 info["controller_stats"] = stats()
             if session.pacer is not None:  # --realtime: what the pacing did (nexus.runtime.pacing)
                 info["pacing"] = session.pacer.stats()
+            if flight.crash is not None:  # the crash's tick and speed, and the hardest touchdown (nexus.plant.crash)
+                from nexus.plant.crash import crash_line  # noqa: PLC0415
+
+                info["crash"] = flight.crash.report(dt_ns * 1e-9)
+                if (line := crash_line(info["crash"])) is not None:
+                    log.warning("%s", line)
         try:
             if closing is not None:
                 raise closing

@@ -20,8 +20,8 @@ from nexus.record.durable import failure, write_atomic
 #: belongs to a run that was killed (SIGKILL, a crash, the machine lost power).
 RUNNING = "running"
 #: ``status`` once the run ended, by its ``exit_reason``.
-ENDED = {"duration": "finished", "done": "finished", "battery-empty": "finished", "interrupted": "interrupted",
-         "terminated": "terminated"}
+ENDED = {"duration": "finished", "done": "finished", "battery-empty": "finished", "crashed": "finished",
+         "interrupted": "interrupted", "terminated": "terminated"}
 #: Exit reasons of a run whose record stopped short of the ticks it flew (the disk refused a part).
 WRITE_FAILURES = ("disk-full", "write-failed")
 

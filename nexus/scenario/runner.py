@@ -224,6 +224,11 @@ def judge(case: Case, folder: Path) -> None:
     case.results = evaluate_run(case.scenario.checks, table, info)
     case.check_s = time.perf_counter() - started
     case.verdict = FAILED if case.failed_results() else PASSED
+    if info.get("exit_reason") == "crashed":  # a crash fails the scenario, whatever its checks saw before it
+        from nexus.plant.crash import crash_line  # noqa: PLC0415
+
+        case.verdict = FAILED
+        case.reason = f"{crash_line(info.get('crash') or {}) or 'crashed'} (run folder {folder})"
 
 
 def summary_counts(cases: list[Case]) -> dict:
