@@ -14,12 +14,14 @@ import click
               help="Time at each yaw of the sweep [s, PX4 time].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=1.0), default=600.0, show_default=True,
               help="Give up after this long [s, wall].")
-def px4_mission(url, altitude, hold_s, yaw_hold_s, timeout_s):
+@click.option("--connect-timeout", "connect_timeout_s", type=click.FloatRange(min=0.1), default=30.0,
+              show_default=True, help="Give up when PX4 sent nothing to --url this long [s, wall].")
+def px4_mission(url, altitude, hold_s, yaw_hold_s, timeout_s, connect_timeout_s):
     """Take off, sweep yaw 0 -> +90 -> -90 -> 0 deg, and land, on a running PX4 (no fixed ticks: see --px4-mission)."""
     from nexus.px4.mission import MissionError, Px4Mission
 
     mission = Px4Mission(url, altitude=altitude, hold_s=hold_s, yaw_hold_s=yaw_hold_s, timeout_s=timeout_s,
-                         say=lambda text: click.echo(text))
+                         connect_timeout_s=connect_timeout_s, say=lambda text: click.echo(text))
     try:
         report = mission.run()
     except MissionError:

@@ -349,8 +349,10 @@ class Px4Mission:
     """
 
     def __init__(self, url: str = DEFAULT_URL, *, timeout_s: float = 600.0, say: Callable[[str], None] = print,
-                 **plan):
+                 connect_timeout_s: float | None = None, **plan):
         self.url, self.timeout_s, self.say = url, timeout_s, say
+        #: Give up when PX4 sent nothing this long [s, wall] (None: wait as long as the mission may take).
+        self.connect_timeout_s = connect_timeout_s
         self.plan = MissionPlan(**plan)
         self.report = self.plan.report
 
@@ -360,12 +362,22 @@ class Px4Mission:
         started = time.monotonic()
         link = ApiLink(self.url)
         self.say(f"mission: listening for PX4 on {self.url}")
+        heard = False
         try:
             while not self.plan.finished(self.plan.stream_usec):
+                if not heard and self.connect_timeout_s is not None and \
+                        time.monotonic() - started > self.connect_timeout_s:
+                    from nexus.px4.errors import ConnectTimeoutError  # noqa: PLC0415
+
+                    raise ConnectTimeoutError(
+                        f"PX4 sent nothing to {self.url} within {self.connect_timeout_s:g} s; start PX4 SITL "
+                        "(PX4_SIM_MODEL=none_iris ./bin/px4) and the sim it flies (nexus run --controller px4), or "
+                        "raise --connect-timeout")
                 if time.monotonic() - started > self.timeout_s:
                     raise MissionError(f"the mission took longer than {self.timeout_s:.0f} s wall")
                 link.wait(0.05)
                 for message in link.drain():
+                    heard = True
                     self.plan.note(message)
                     if message.get_type() == "STATUSTEXT":
                         self.say(f"PX4: {message.text}")
