@@ -129,6 +129,8 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
         options = replace(options, realtime=check_factor(realtime))
     elif world_of is not None:
         options = replace(options, realtime=None)  # the run it came from may have been paced; this one is not
+    if options.controller == "px4":
+        options = _ground_station(ctx, options)
     if px4_mission and options.controller != "px4":
         raise click.UsageError("--px4-mission needs --controller px4")
     if px4_instance is not None:
@@ -192,6 +194,24 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
         click.echo(f"{summary.worlds_failed} of {summary.worlds} worlds failed (non-finite state); see "
                    f"{out / 'summary.parquet'}", err=True)
         ctx.exit(worlds_failed_status(summary.worlds_failed))
+
+
+def _ground_station(ctx, options):
+    """PX4's ground-station relay: ``--px4-gcs off`` (or ``none``) turns it off; paced (``--realtime``), a ground
+    station on this machine's QGroundControl port is relayed unless ``--px4-gcs`` says otherwise."""
+    from dataclasses import replace
+
+    from nexus.px4.ground_station import DEFAULT_GCS, parse_address
+
+    gcs = options.controller_options.gcs
+    given = ctx.get_parameter_source("px4_gcs") == click.core.ParameterSource.COMMANDLINE
+    if gcs is not None and gcs.lower() in ("off", "none"):
+        gcs = None
+    elif gcs is None and options.realtime is not None and not given:
+        gcs = DEFAULT_GCS
+    if gcs is not None:
+        parse_address(gcs)  # a malformed address is refused before anything is written
+    return replace(options, controller_options=replace(options.controller_options, gcs=gcs))
 
 
 class _LoopMission:

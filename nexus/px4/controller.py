@@ -70,7 +70,7 @@ from nexus.sensors.airspeed import AirspeedSample
 from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
-from nexus.px4 import messages, obstacles, offboard
+from nexus.px4 import ground_station, messages, obstacles, offboard
 from nexus.px4.gather import STAMPS, Px4Row, gather_px4_row
 from nexus.px4.errors import AnswerTimeoutError, BadActuatorsError, NoAnswerError, WrongStampsError
 from nexus.px4.host_views import HostView
@@ -149,8 +149,17 @@ class Px4Controller(Component):
         offboard_at_s: float = offboard.AT_S,
         offboard_lead_s: float = offboard.LEAD_S,
         offboard_arm_delay_s: float = offboard.ARM_DELAY_S,
+        gcs: str | None = None,
+        gcs_port: int = ground_station.PX4_GCS_PORT,
     ):
         super().__init__(name)
+        #: A ground station's HOST:PORT whose traffic with PX4 goes through Nexus, each input on a tick
+        #: (:mod:`nexus.px4.ground_station`; None: none), PX4's ground-station port, and the relay once built.
+        self.gcs, self.gcs_port = gcs, int(gcs_port)
+        if gcs is not None:
+            ground_station.parse_address(gcs)  # a malformed address fails the build, before anything runs
+        self.ground_station = None
+        self._gcs_views = None
         if offboard_policy is not None and mission is not None:
             raise BuildError("--px4-offboard-policy and --px4-mission both command PX4 over its MAVLink API port "
                              "(the policy flies offboard, the mission takes off and lands): give one of them")
@@ -248,7 +257,11 @@ class Px4Controller(Component):
             Stage(
                 "exchange", "control", self._exchange,
                 reads=exchange_reads,
-                writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True),),
+                writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True),
+                        # With a ground station: its last MANUAL_CONTROL (x, y, z, r, buttons) and its datagrams
+                        # delivered to PX4 on the tick, recorded with the tick they took effect on.
+                        *((Write("manual_control", wp.int32, (1, 5), recorded=True),
+                           Write("gcs_messages", wp.int32, (1,), recorded=True)) if self.gcs is not None else ())),
                 host=True,
             ),
         ]
@@ -273,6 +286,8 @@ class Px4Controller(Component):
             self.commander = LockstepCommander(plan, url, self.answer_timeout, link_loss=link_loss)
         if self.offboard is not None:
             self.offboard.prepare(ctx.dt_ns)
+        if self.gcs is not None and self.ground_station is None:  # claims PX4's ground-station port from now on
+            self.ground_station = ground_station.GroundStationRelay(self.gcs, self.gcs_port, self.answer_timeout)
         self.gravity = self.plant.gravity
         origin = self.plant.origin
         self._row_constants = (
@@ -330,6 +345,8 @@ class Px4Controller(Component):
         self.link.close()
         if self.commander is not None:
             self.commander.close()
+        if self.ground_station is not None:
+            self.ground_station.close()
         if self.offboard is not None:
             self.offboard.close()
 
@@ -352,7 +369,14 @@ class Px4Controller(Component):
             "malformed_messages": self.link.bad_messages, "skipped_bytes": self.link.reader.skipped_bytes,
             **({"mission": self.commander.stats()} if self.commander is not None else {}),
             **({"offboard": self.offboard.stats()} if self.offboard is not None else {}),
+            **({"ground_station": self.ground_station.stats()} if self.ground_station is not None else {}),
         }
+
+    @property
+    def peer_wait_s(self) -> float:
+        """Wall time [s] spent waiting for PX4 rather than flying: its connection and its boot ticks (a paced
+        run does not count it as falling behind, :mod:`nexus.runtime.pacing`)."""
+        return self.link.connect_wait_s + self.boot_wall_s
 
     # -- stages ------------------------------------------------------------------------
 
@@ -394,7 +418,17 @@ class Px4Controller(Component):
         self.packers = {"truth": FramePacker(mavlink.MAVLink_hil_state_quaternion_message, mav, saturated),
                         "sensor": FramePacker(mavlink.MAVLink_hil_sensor_message, mav, saturated),
                         "gps": FramePacker(mavlink.MAVLink_hil_gps_message, mav, saturated)}
+        if self.ground_station is not None:
+            self._gcs_views = (HostView(io["manual_control"]), HostView(io["gcs_messages"]))
         return views
+
+    def _relay(self, time_usec: int) -> None:
+        """The ground station's traffic: PX4's forwarded, its own delivered before this tick's HIL_SENSOR and recorded."""
+        relay = self.ground_station
+        delivered = relay.step(self.exchanges + 1, time_usec, self.last_exchange_usec, self.lockstep)
+        sticks, count = self._gcs_views
+        sticks.write(relay.sticks)
+        count.write(delivered)
 
     def _exchange(self, io) -> None:
         if self.link.connection is None:
@@ -408,6 +442,8 @@ class Px4Controller(Component):
         self._queue_truth(time_usec)
         if self.commander is not None and self.lockstep:
             self.commander.step(self.exchanges + 1, time_usec, self.last_exchange_usec)
+        if self.ground_station is not None:
+            self._relay(time_usec)
         sensor = row.value("sensor")
         last = self.last_sample_time
         stamps = sensor[STAMPS]
@@ -665,6 +701,13 @@ class Px4Options(ControllerOptions):
     #: ``{"url": ...}``: fly the built-in mission from inside the lockstep loop (``nexus run --px4-mission``).
     #: It may hold ``link_loss = [start, end]`` [s]: the ground station's heartbeat stops (nexus.px4.commander).
     mission: dict | None = option(None, "The built-in mission flown from inside the loop: {url = MAVLink URL}.")
+    gcs: str | None = option(None, "With --controller px4: relay a ground station (QGroundControl) at HOST:PORT to "
+                             "PX4's ground-station link, each of its inputs delivered to PX4 between two ticks and "
+                             "recorded with the tick it took effect on (default with --realtime: "
+                             f"{ground_station.DEFAULT_GCS}; off: none, the ground station talks to PX4 directly).",
+                             flag="--px4-gcs")
+    gcs_port: int = option(ground_station.PX4_GCS_PORT, "PX4's ground-station MAVLink port (UDP 18570 + instance; "
+                           "--px4-instance sets it).", minimum=1, maximum=65535)
     finish_when: threading.Event | None = option(None, "The run ends once this event is set (a sweep's PX4 command "
                                                  "or mission ended).", recorded=False)
 

@@ -191,7 +191,8 @@ def instance_options(ctx, options, k: int, mission_url: str):
     if ctx.get_parameter_source("px4_mission_url") == given and mission_url != instance.mavlink_url:
         raise click.UsageError(f"--px4-mission-url {mission_url} and --px4-instance {k} ({instance.mavlink_url}) "
                                "disagree; give one of them")
-    options = replace(options, controller_options=replace(options.controller_options, port=instance.sim_port))
+    options = replace(options, controller_options=replace(options.controller_options, port=instance.sim_port,
+                                                          gcs_port=instance.gcs_local_port))
     if options.controller_options.offboard_policy is not None:  # the offboard setpoints go to K's MAVLink port too
         if ctx.get_parameter_source("px4_offboard_url") == given and \
                 options.controller_options.offboard_url != instance.mavlink_url:

@@ -11,7 +11,8 @@ message's time_usec) into the answer's time_usec (PX4 echoes the time), and
 ``noise`` gives bytes to send just before each answer (a noisy link).
 ``api`` (a :class:`nexus.px4.scripted_api.ScriptedApi`) plays PX4's MAVLink
 API stream on the peer's clock: it hears of each sensor message before the
-answer goes out.
+answer goes out. ``gcs`` (a :class:`nexus.px4.scripted_gcs.ScriptedGcsLink`)
+plays PX4's ground-station link the same way, and hears of each ground truth.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class ScriptedPx4(threading.Thread):
     def __init__(self, port: int, script: Callable[[int], object], *, connect_after: float = 0.0,
                  disconnect_after: int | None = None, garbage_at: int | None = None,
                  stamp: Callable[[int, int], int] | None = None, noise: Callable[[int], bytes] | None = None,
-                 api=None):
+                 api=None, gcs=None):
         super().__init__(daemon=True)
         self.port, self.script = port, script
         self.connect_after = connect_after
@@ -40,6 +41,8 @@ class ScriptedPx4(threading.Thread):
         self.garbage_at = garbage_at
         self.stamp, self.noise = stamp, noise
         self.api = api
+        #: PX4's ground-station link (a :class:`nexus.px4.scripted_gcs.ScriptedGcsLink`), on the peer's clock too.
+        self.gcs = gcs
         self.mav = mavlink.MAVLink(None, srcSystem=1, srcComponent=1)
         self.received: list[tuple[float, object]] = []
         self.sensors = 0
@@ -64,7 +67,7 @@ class ScriptedPx4(threading.Thread):
 
     def _answer(self, time_usec: int, row) -> None:
         # PX4's mode: custom (1), plus armed (128) as its commander has it (the API's toy when there is one).
-        armed = self.api is None or self.api.armed
+        armed = self.api.armed if self.api is not None else self.gcs is None or self.gcs.armed
         message = self.mav.hil_actuator_controls_encode(time_usec, [float(x) for x in row], 129 if armed else 1, 1)
         self.sock.sendall(message.pack(self.mav))
 
@@ -90,6 +93,8 @@ class ScriptedPx4(threading.Thread):
             self.sock.close()
             if self.api is not None:
                 self.api.close()
+            if self.gcs is not None:
+                self.gcs.close()
 
     def _serve(self) -> None:
         parser = mavlink.MAVLink(None)
@@ -104,11 +109,15 @@ class ScriptedPx4(threading.Thread):
                 return
             for message in parser.parse_buffer(data) or []:
                 self.received.append((time.monotonic(), message))
+                if self.gcs is not None and message.get_type() == "HIL_STATE_QUATERNION":
+                    self.gcs.on_truth(message)
                 if message.get_type() != "HIL_SENSOR":
                     continue
                 self.sensors += 1
                 if self.api is not None:
                     self.api.on_sensor(message.time_usec)
+                if self.gcs is not None:
+                    self.gcs.on_sensor(message.time_usec)
                 if self.garbage_at == self.sensors:
                     self.sock.sendall(b"\xfd\x09\x00\x00\x00\x01\x01\x93\x00\x00garbage!!\x00\x00")
                     self.sock.sendall(self.mav.heartbeat_encode(2, 12, 0, 0, 3).pack(self.mav))
