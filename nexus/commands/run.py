@@ -201,16 +201,10 @@ def _ground_station(ctx, options):
     station on this machine's QGroundControl port is relayed unless ``--px4-gcs`` says otherwise."""
     from dataclasses import replace
 
-    from nexus.px4.ground_station import DEFAULT_GCS, parse_address
+    from nexus.px4.ground_station import relayed
 
-    gcs = options.controller_options.gcs
     given = ctx.get_parameter_source("px4_gcs") == click.core.ParameterSource.COMMANDLINE
-    if gcs is not None and gcs.lower() in ("off", "none"):
-        gcs = None
-    elif gcs is None and options.realtime is not None and not given:
-        gcs = DEFAULT_GCS
-    if gcs is not None:
-        parse_address(gcs)  # a malformed address is refused before anything is written
+    gcs = relayed(options.controller_options.gcs, options.realtime, given)  # a bad address: refused here
     return replace(options, controller_options=replace(options.controller_options, gcs=gcs))
 
 

@@ -281,3 +281,16 @@ class GroundStationRelay:
                 "manual_controls": self.manual_controls, "holds": self.holds,
                 "hold_wall_s": round(self.hold_wall_s, 3), "clock_mismatches": self.clock_mismatches,
                 "commands": self.commands, "commands_left_out": self.commands_left_out}
+
+
+def relayed(gcs: str | None, realtime: float | None, given: bool) -> str | None:
+    """The ground station a PX4 run relays: ``gcs`` as given (``off`` or ``none``: none); when not given, a paced
+    run (``realtime``) relays QGroundControl's port on this machine, :data:`DEFAULT_GCS`, and an unpaced one none.
+    A malformed address is a one-line :class:`BuildError`."""
+    if gcs is not None and gcs.strip().lower() in ("off", "none"):
+        return None
+    if gcs is None and realtime is not None and not given:
+        gcs = DEFAULT_GCS
+    if gcs is not None:
+        parse_address(gcs)
+    return gcs

@@ -204,3 +204,30 @@ def test_the_hand_flown_flight_replays_from_its_record(flights):
     assert result.identical and result.ticks == 1250
     # The station's columns are the controller's: not part of an open-loop replay.
     assert {"gcs_messages", "manual_control[2]"} <= set(result.not_compared)
+
+
+@pytest.mark.parametrize("gcs, realtime, given, relays", [
+    (None, 1.0, False, "127.0.0.1:14550"),  # paced: QGroundControl's port on this machine
+    (None, None, False, None),              # unpaced: no relay unless asked
+    ("10.0.0.5:14551", None, True, "10.0.0.5:14551"),
+    ("off", 1.0, True, None), ("none", 2.0, True, None),
+])
+def test_which_ground_station_a_px4_run_relays(gcs, realtime, given, relays):
+    from nexus.px4.ground_station import relayed
+
+    assert relayed(gcs, realtime, given) == relays
+
+
+def test_a_malformed_ground_station_address_is_one_line_before_anything_is_written(tmp_path):
+    from click.testing import CliRunner
+
+    from nexus.cli import main
+
+    out = tmp_path / "never"
+    result = CliRunner().invoke(main, ["run", "--controller", "px4", "--px4-gcs", "qgc", "--device", "cpu",
+                                       "--out", str(out)])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "error: --px4-gcs qgc: give the ground station's HOST:PORT, e.g. 127.0.0.1:14550 (QGroundControl's own "
+        "port), or off to let it talk to PX4 directly"]
+    assert not out.exists()
