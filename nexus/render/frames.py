@@ -5,7 +5,8 @@ as the record is (closed part files, each renamed into place whole), so a run
 that dies keeps every part it finished. One row per frame and world:
 ``tick`` (the tick the frame shows), ``time`` [s], ``world``, and one binary
 column per array (``color``, ``depth``, ``range`` ...) holding the array's raw
-bytes; the schema's metadata gives each array's shape and dtype.
+bytes; the schema's metadata gives each array's shape and dtype, and the sensor's declared frame rate
+[Hz] (``nexus.rate_hz``, when the writer was given it).
 :func:`read_frames` turns a folder back into NumPy arrays; pandas reads it
 directly (``pandas.read_parquet``).
 """
@@ -41,10 +42,12 @@ class FrameWriter:
     :meth:`flush` or at :meth:`close`, which waits for the last part.
     """
 
-    def __init__(self, path: Path, worlds: int):
+    def __init__(self, path: Path, worlds: int, rate_hz: float | None = None):
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.worlds = worlds
+        #: The sensor's declared frame rate [Hz], kept in each part's metadata (None: not known).
+        self.rate_hz = rate_hz
         self.rows: list[tuple[int, float, dict]] = []
         self.parts = 0
         self.layout: dict[str, tuple[tuple[int, ...], str]] | None = None
@@ -87,7 +90,8 @@ class FrameWriter:
                           "world": pa.array(worlds, pa.int32()),
                           **{name: pa.array(values, pa.binary()) for name, values in columns.items()}})
         meta = {name: {"shape": list(shape), "dtype": dtype} for name, (shape, dtype) in self.layout.items()}
-        table = table.replace_schema_metadata({"nexus.arrays": json.dumps(meta)})
+        extra = {} if self.rate_hz is None else {"nexus.rate_hz": repr(float(self.rate_hz))}
+        table = table.replace_schema_metadata({"nexus.arrays": json.dumps(meta), **extra})
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, compression="lz4")
         write_atomic(self.path / part_name(index), sink.getvalue())

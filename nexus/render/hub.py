@@ -51,6 +51,8 @@ class RenderHub:
         self.frame_timeout_s = float(frame_timeout_s)
         self.specs: dict[str, ViewSpec] = {}
         self.slots: dict[str, int] = {}
+        #: Sensor -> its declared frame rate [Hz] (None: not given), kept in its frame folder.
+        self.rates: dict[str, float | None] = {}
         self._free: dict[str, list[int]] = {}
         self._tickets: dict[int, tuple[str, int]] = {}
         self._done: set[int] = set()
@@ -69,11 +71,12 @@ class RenderHub:
         #: Sensor -> its frame file writer, once :meth:`record_to` named a folder.
         self.writers: dict = {}
 
-    def add(self, spec: ViewSpec, slots: int) -> None:
-        """Register a sensor whose frames are at most ``slots`` in flight at once."""
+    def add(self, spec: ViewSpec, slots: int, rate_hz: float | None = None) -> None:
+        """Register a sensor whose frames are at most ``slots`` in flight at once, taken at ``rate_hz``."""
         if self.renderer is not None or self.process is not None:
             raise BuildError(f"render sensor {spec.name} was added after rendering started")
         self.specs[spec.name] = spec
+        self.rates[spec.name] = rate_hz
         self.slots[spec.name] = max(1, int(slots))
         self._free[spec.name] = list(range(self.slots[spec.name]))
 
@@ -151,7 +154,8 @@ class RenderHub:
         """Keep every frame the sensors write under ``folder`` (one frame folder per sensor)."""
         from nexus.render.frames import FrameWriter, sensor_file  # noqa: PLC0415
 
-        self.writers = {name: FrameWriter(Path(folder) / sensor_file(name), self.worlds) for name in self.specs}
+        self.writers = {name: FrameWriter(Path(folder) / sensor_file(name), self.worlds, self.rates.get(name))
+                        for name in self.specs}
 
     def store(self, name: str, tick: int, time_s: float, arrays: dict) -> None:
         writer = self.writers.get(name)

@@ -18,9 +18,9 @@ an MP4 is only a quick look, encoded lossily (H.264) from world 0's frames:
 The mapping each preview used is in its MP4's ``comment`` metadata
 (``ffprobe -show_format FILE``) and in the run's log. Images are scaled up by
 a whole factor (nearest pixel) to at least :data:`MIN_WIDTH` pixels wide and
-padded to an even size (H.264 needs one); the frame rate is the sensor's,
-from its frames' times (their mean spacing), so a video plays as long as the
-flight it shows. A lidar gets no video (``nexus view`` draws its
+padded to an even size (H.264 needs one); the frame rate is the sensor's
+declared rate, kept in its frame folder (a folder written without it: its
+frames' mean spacing), so a video plays as long as the flight it shows. A lidar gets no video (``nexus view`` draws its
 sweeps). The same colour mappings serve ``nexus view`` and ``nexus plot``.
 """
 
@@ -108,6 +108,14 @@ def _parts(folder: Path) -> list[Path]:
     if not parts:
         raise FileNotFoundError(f"{folder}: no frame parts (part-*.parquet) found")
     return parts
+
+
+def declared_rate(folder: Path) -> float | None:
+    """The sensor's declared frame rate [Hz] its frame folder keeps (``nexus.rate_hz``), or None."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    value = (pq.read_schema(_parts(folder)[0]).metadata or {}).get(b"nexus.rate_hz")
+    return float(value) if value is not None else None
 
 
 def frame_rate(times: np.ndarray) -> float:
@@ -244,7 +252,7 @@ def write_preview(folder: Path, out: Path, world: int = 0) -> tuple[Path, Scale]
     if not len(stack):
         return None
     scale = scale_for(channel, stack)
-    fps = frame_rate(frames["time"])
+    fps = declared_rate(folder) or frame_rate(frames["time"])  # the mean spacing: 29.99 for a 30 Hz camera
     partial = out.with_name(out.stem + ".partial.mp4")  # renamed into place whole
     writer = imageio.get_writer(partial, fps=fps, codec="libx264", quality=QUALITY, macro_block_size=1,
                                 pixelformat="yuv420p", ffmpeg_log_level="error",

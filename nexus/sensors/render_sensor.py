@@ -136,7 +136,8 @@ class RenderSensor(Sensor):
         else:
             self._owns_hub = False
         in_flight = -(-self.delay * self.dt_ns // max(self.period_ns, self.dt_ns)) + 1
-        self.hub.add(self.view_spec(), in_flight)
+        # its frame rate as declared (every tick when that is faster than the tick): what an MP4 preview plays at
+        self.hub.add(self.view_spec(), in_flight, rate_hz=self.rate if self.period_ns > 0 else 1e9 / ctx.dt_ns)
 
     def rng(self, world: int, frame: int) -> np.random.Generator:
         """The noise of world ``world``'s frame ``frame``: one stream per world and frame, from the run's seed."""
