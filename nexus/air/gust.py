@@ -46,7 +46,7 @@ GUST_DRAWS = (
     drawn.Drawn("gust_start_time", "s", "sim time a drawn gust begins (inf: no gust in this world; docs/air.md)",
                 ">= 0", allow_inf=True, accepts=drawn.non_negative),
     drawn.Drawn("gust_duration", "s", "how long the drawn gust lasts, its peak at half of it; default 1",
-                "> 0 and no longer than the run", accepts=drawn.positive),
+                "> 0 and no longer than the run", accepts=drawn.positive, at_most_run=True),
     drawn.Drawn("gust_amplitude", "m/s", "the drawn gust's peak speed", ">= 0", accepts=drawn.non_negative),
     drawn.Drawn("gust_direction", "deg", "where the drawn gust blows from, clockwise from north", "in [0, 360]",
                 accepts=drawn.within(0.0, 360.0)),

@@ -100,6 +100,8 @@ class Drawn:
     allow_inf: bool = False
     accepts: Callable[[object], bool] = field(default=lambda value: True, repr=False, compare=False)
     sensor_name: bool = False
+    #: Each value must also be no longer than the run [s] (a gust's duration): checked with the run's length.
+    at_most_run: bool = False
 
     def problem(self, value, rotors: int) -> str | None:
         """Why one value fails this parameter's check (a phrase after "it"), or None."""
@@ -274,7 +276,8 @@ def _draw(options, plant, components: Sequence) -> list[dict]:
     from nexus.worlds.variation import load_variation  # noqa: PLC0415
 
     sensors = [sensor_label(c) for c in components if isinstance(c, Sensor)]
-    variation = load_variation(options.vary, rotors=len(plant.rotors), sensors=sensors, vehicle=options.vehicle)
+    variation = load_variation(options.vary, rotors=len(plant.rotors), sensors=sensors, vehicle=options.vehicle,
+                               run_s=options.duration_s)
     return variation.draw(RngTree(options.seed), options.first_world + options.worlds)[options.first_world:]
 
 

@@ -53,7 +53,7 @@ import numbers
 import re
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -143,6 +143,8 @@ class VariationEntry:
     line: int | None
     dist: Distribution
     per_rotor: bool = False
+    #: The values a draw may take, when narrower than the parameter's own (a gust no longer than the run).
+    allowed: Interval | None = None
 
     @property
     def info(self) -> Drawn:
@@ -197,7 +199,7 @@ class Variation:
         count = self.rotors if entry.per_rotor else 1
         drawn = []
         for rotor in range(count):
-            value = entry.dist.sample(generator, info.interval)
+            value = entry.dist.sample(generator, entry.allowed or info.interval)
             if value is None:
                 raise BuildError(
                     f"{_where(self.path, entry.line)}: world {world}: parameter {entry.name!r}: "
@@ -238,8 +240,11 @@ def world_values_problem(values: dict, rotors: int) -> str | None:
 
 
 def load_variation(path: str | Path, *, rotors: int, sensors: Sequence[str],
-                   vehicle: str | Path | None = None) -> Variation:
+                   vehicle: str | Path | None = None, run_s: float | None = None) -> Variation:
     """Parse and validate a variation file for a vehicle with ``rotors`` rotors and these sensor names.
+
+    ``run_s``, the run's length [s], bounds the parameters whose values must be no longer than the run
+    (``gust_duration``) in the same check, distribution by distribution (None: left to each world's values).
 
     A key that is no variation parameter's own name is looked up among ``vehicle``'s names
     (:mod:`nexus.runtime.params`; None: the default vehicle): an alias of one (the base body's
@@ -262,7 +267,7 @@ def load_variation(path: str | Path, *, rotors: int, sensors: Sequence[str],
         if any(entry.name == name for entry in entries):
             raise BuildError(f"{_where(path, line)}: parameter {name!r} is given twice (under two of its names); "
                              "keep one")
-        entries.append(_parse_entry(path, line, name, value, rotors, sensors))
+        entries.append(_parse_entry(path, line, name, value, rotors, sensors, run_s))
     by_name = {entry.name: entry for entry in entries}
     faults = occurrences()
     for fault in faults:
@@ -396,9 +401,18 @@ def _narrowing(dist: Distribution, info: Drawn) -> str:
     return f"keep every value inside the valid range, {info.check}"
 
 
+def _within_run(info: Drawn, run_s: float | None) -> Drawn:
+    """``info`` with its upper bound at the run's length [s] when its values must be no longer than the run."""
+    bounds = info.interval
+    if not info.at_most_run or run_s is None or bounds is None or bounds.high <= run_s:
+        return info
+    return replace(info, check=f"{info.check} ({run_s:g} s)",
+                   accepts=Interval(bounds.low, float(run_s), bounds.open_low, False))
+
+
 def _parse_entry(path: Path, line: int | None, name: str, value, rotors: int,
-                 sensors: tuple[str, ...]) -> VariationEntry:
-    info = drawn_parameters()[name]
+                 sensors: tuple[str, ...], run_s: float | None = None) -> VariationEntry:
+    info = _within_run(drawn_parameters()[name], run_s)
     context = f"{_where(path, line)}: parameter {name!r}"
     if isinstance(value, dict):
         dist, per_rotor = _parse_table(context, info, value)
@@ -419,7 +433,8 @@ def _parse_entry(path: Path, line: int | None, name: str, value, rotors: int,
         problem = info.problem(candidate, rotors)
         if problem is not None:
             raise BuildError(f"{what}, but it {problem}; change it")
-    return VariationEntry(name=name, line=line, dist=dist, per_rotor=per_rotor)
+    allowed = info.interval if info is not drawn_parameters()[name] else None
+    return VariationEntry(name=name, line=line, dist=dist, per_rotor=per_rotor, allowed=allowed)
 
 
 def _normal_share(mean: float, std: float, low: float, high: float) -> float:

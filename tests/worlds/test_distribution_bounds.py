@@ -142,3 +142,32 @@ def test_nexus_run_refuses_it_in_one_line_exit_2(tmp_path):
     lines = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert lines == [f"error: {vary}:1: parameter 'wind_speed': uniform(-5, 10) draws values below 0, but each value "
                      "of wind_speed must be >= 0 [m/s]; give low = 0 or more"]
+
+
+GUST = 'gust_start_time = 1.0\ngust_amplitude = 3.0\ngust_direction = 90.0\n'
+
+
+def test_a_gust_no_longer_than_the_run_is_checked_distribution_by_distribution(tmp_path):
+    # a 10 s run: uniform(1, 20) draws gusts longer than it in about half the worlds, a choice of 12 s in some
+    path = write(tmp_path, GUST + 'gust_duration = {dist = "uniform", low = 1.0, high = 20.0}\n')
+    with pytest.raises(BuildError) as caught:
+        load_variation(path, rotors=4, sensors=SENSORS, run_s=10.0)
+    assert str(caught.value) == (f"{path}:4: parameter 'gust_duration': uniform(1, 20) draws values above 10, but "
+                                 "each value of gust_duration must be > 0 and no longer than the run (10 s) [s]; "
+                                 "give high = 10 or less")
+    path = write(tmp_path, GUST + 'gust_duration = {dist = "choice", values = [1.0, 12.0]}\n')
+    with pytest.raises(BuildError, match=r":4: parameter 'gust_duration': choice value 12, but it must be > 0 and no "
+                                         r"longer than the run \(10 s\) \[s\]; change it$"):
+        load_variation(path, rotors=4, sensors=SENSORS, run_s=10.0)
+    path = write(tmp_path, GUST + 'gust_duration = {dist = "uniform", low = 1.0, high = 10.0}\n')
+    drawn = load_variation(path, rotors=4, sensors=SENSORS, run_s=10.0).draw(RngTree(0), 100)
+    assert all(1.0 <= w["gust_duration"] <= 10.0 for w in drawn)
+
+
+def test_nexus_run_checks_the_gust_against_its_own_duration(tmp_path):
+    vary = write(tmp_path, GUST + 'gust_duration = {dist = "uniform", low = 0.5, high = 3.0}\n')
+    result = CliRunner().invoke(main, ["run", "--vary", str(vary), "--worlds", "2", "--controller", "hold",
+                                       "--device", "cpu", "--quiet", "--duration", "2", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert (f"error: {vary}:4: parameter 'gust_duration': uniform(0.5, 3) draws values above 2, but each value of "
+            "gust_duration must be > 0 and no longer than the run (2 s) [s]; give high = 2 or less") in result.output
