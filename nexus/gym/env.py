@@ -124,7 +124,9 @@ class NexusVectorEnv(VectorEnv):
     (:mod:`nexus.gym.episode_draws`), the others once, at build. ``flight_seed`` seeds the flight's own
     streams (sensors, turbulence). ``render_mode="human"`` serves world 0 in the live browser view of
     ``nexus run --view`` at ``render_host:render_port`` (0: any free port), from the first step on (building,
-    resetting and closing the environment bind no port). An unknown keyword is an :class:`UnknownKeyword` naming
+    resetting and closing the environment bind no port), each step held to ``realtime`` times real time against the
+    wall clock (1 by default; None: as fast as the machine can), as ``nexus run --realtime`` holds a run: the
+    pacing changes no observation. An unknown keyword is an :class:`UnknownKeyword` naming
     the valid ones; a bad value a one-line :class:`~nexus.core.errors.BuildError` naming the keyword, raised
     before anything is built.
     """
@@ -136,7 +138,7 @@ class NexusVectorEnv(VectorEnv):
                  policy_hz: float = DEFAULT_POLICY_HZ, tick_hz: float = DEFAULT_TICK_HZ, noise: float = 1.0,
                  vary: str | None = None, vehicle: str = "astro_max_base", scene: str = "empty", device: str = "cpu",
                  flight_seed: int = 0, render_mode: str | None = None, render_host: str = "127.0.0.1",
-                 render_port: int = 8080, observe: str = "estimate", **unknown):
+                 render_port: int = 8080, observe: str = "estimate", realtime: float | None = 1.0, **unknown):
         from nexus.runtime.flight import RunConfig, build_flight  # noqa: PLC0415
         from nexus.runtime.startup import start  # noqa: PLC0415
 
@@ -153,6 +155,10 @@ class NexusVectorEnv(VectorEnv):
                              "browser view of `nexus run --view`) or nothing (None)")
         if render_mode == "human":  # the values only: the port is bound at the first step, when the view starts
             check_render_address(render_host, render_port)
+            if realtime is not None:
+                from nexus.runtime.pacing import check_factor  # noqa: PLC0415
+
+                check_factor(realtime, "realtime=")
         self.num_envs = check_worlds(num_envs)
         noise = check_noise(noise)
         flight_seed = check_seed(flight_seed, "flight_seed=")
@@ -202,6 +208,12 @@ class NexusVectorEnv(VectorEnv):
         self._reset_once = False
         self.live = None
         self._render_address = (render_host, render_port)
+        #: ``human`` mode: each step held to ``realtime`` times real time (:mod:`nexus.runtime.pacing`); else None.
+        self.pacer = None
+        if render_mode == "human" and realtime is not None:
+            from nexus.runtime.pacing import Pacer  # noqa: PLC0415
+
+            self.pacer = Pacer(realtime, self.loop.dt_ns, option="realtime=")
 
     # -- Gymnasium ------------------------------------------------------------------------
 
@@ -242,6 +254,8 @@ class NexusVectorEnv(VectorEnv):
                 self.draws.apply(self._seed, worlds, self.agent.episode.numpy()[worlds])
             info = {"final_obs": np.where(done[:, None], final, 0.0).astype(np.float32), "_final_obs": done.copy()}
         if self.render_mode == "human":
+            if self.pacer is not None:  # the step's ticks due on the wall clock first, then drawn
+                self.pacer.advanced(self.decimation)
             live = self._serve()
             if done[0]:
                 self._new_path()

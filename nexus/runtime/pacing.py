@@ -54,13 +54,15 @@ NOTICE_AFTER_S = 1.0
 def check_factor(factor, option: str = OPTION) -> float:
     """``factor`` as a float, or a one-line :class:`BuildError` naming ``option`` and what to give instead."""
     if isinstance(factor, bool) or not isinstance(factor, (int, float)):
-        raise BuildError(f"{option} {factor!r}: give a number, the speed against the wall clock (1: real time, "
-                         "2: twice as fast)")
+        raise BuildError(f"{option}{'' if option.endswith('=') else ' '}{factor!r}: give a number, the speed against "
+                         "the wall clock (1: real time, 2: twice as fast)")
     value = float(factor)
     if not math.isfinite(value) or value <= 0.0:
-        raise BuildError(f"{option} {factor:g}: give a factor above 0, the speed against the wall clock "
-                         f"(1: real time, 2: twice as fast, 0.5: half speed); leave {option} out to fly as fast "
-                         "as the machine can")
+        keyword = option.endswith("=")  # a keyword argument (realtime=) rather than an option (--realtime)
+        unpaced = f"give {option}None" if keyword else f"leave {option} out"
+        raise BuildError(f"{option}{'' if keyword else ' '}{factor:g}: give a factor above 0, the speed against the "
+                         f"wall clock (1: real time, 2: twice as fast, 0.5: half speed); {unpaced} to fly as fast as "
+                         "the machine can")
     return value
 
 
