@@ -61,8 +61,11 @@ def _find(stages, prim_path: str, attribute: str):
     return None, None, None
 
 
-def check_attributes(sweep_path: Path, vehicle: str, scene: str, values: dict[str, list]) -> None:
-    """Refuse an unknown prim, an unknown attribute or a value of the wrong type (one line each)."""
+def check_attributes(sweep_path: Path, vehicle: str, scene: str, values: dict[str, list],
+                     ranges: dict[str, list] | None = None) -> None:
+    """Refuse an unknown prim, an unknown attribute or a value of the wrong type (one line each), and a
+    [random] range (``ranges``: key -> [low, high]) that reaches past the attribute's bounds: whichever values
+    the random seed draws, the whole range is checked."""
     from nexus.core.errors import BuildError
     from nexus.runtime.params import unknown_name  # noqa: PLC0415
 
@@ -94,6 +97,24 @@ def check_attributes(sweep_path: Path, vehicle: str, scene: str, values: dict[st
             if not _fits(type_name, value):
                 raise SweepError(f"{sweep_path}: {key!r} = {value!r} does not fit the attribute's type "
                                  f"{type_name} (in {stages[kind][0]})")
+        param = _param_of(stages[kind][1], prim_path, attribute) if key in (ranges or {}) else None
+        for end, value in zip(("low", "high"), ranges[key] if param is not None else ()):
+            problem = param.problem(value)
+            if problem is not None:
+                raise SweepError(f"{sweep_path}: [random]: {key!r}: {end} = {value!r} is out of bounds: the "
+                                 f"attribute {problem} (in {stages[kind][0]}); draw from a range inside it")
+
+
+def _param_of(stage, prim_path: str, attribute: str):
+    """The component parameter (its bounds) a Nexus schema of the prim declares for ``attribute``, or None."""
+    from nexus.runtime.params import _specs  # noqa: PLC0415
+
+    for path, spec in _specs(stage):
+        if path == prim_path:
+            for param in spec.all_params:
+                if param.attr == attribute:
+                    return param
+    return None
 
 
 def write_overrides(folder: Path, vehicle: str, scene: str, attributes: dict) -> tuple[str, str]:

@@ -121,6 +121,8 @@ def check_attribute_values(spec: SweepSpec, points: list[Point]) -> None:
     from nexus.sweep.overrides import check_attributes
 
     by_files: dict[tuple[str, str], dict[str, list]] = {}
+    ranges = {a.key: [a.draw["low"], a.draw["high"]] for a in spec.axes
+              if a.is_attribute and a.draw is not None and "low" in a.draw}  # a draw's whole range, not the draws
     for point in points:
         if not point.attributes:
             continue
@@ -128,7 +130,7 @@ def check_attribute_values(spec: SweepSpec, points: list[Point]) -> None:
         for key, value in point.attributes.items():
             by_files.setdefault(files, {}).setdefault(key, []).append(value)
     for (vehicle, scene), values in by_files.items():
-        check_attributes(spec.path, vehicle, scene, values)
+        check_attributes(spec.path, vehicle, scene, values, ranges)
 
 
 __all__ = ["Point", "SweepError", "expand", "count", "point_id", "combinations", "varied_keys",
