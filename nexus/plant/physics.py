@@ -267,6 +267,9 @@ class Physics(Component):
         arrays["ned_origin"] = plant.ned_origin
         if self._own_qdd is not None:
             arrays["body_qdd"] = self._own_qdd
+        if plant.solver_name == "freeflyer":  # the momentum and spins it carries (nexus.plant.freeflyer)
+            for name, array in plant.solver.carried().items():
+                arrays[f"freeflyer.{name}"] = array
         if plant.solver_name == "mujoco":
             data = plant.solver.mjw_data
             for name in MUJOCO_CARRIED:

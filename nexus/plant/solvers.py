@@ -1,4 +1,4 @@
-"""The physics solvers a vehicle flies with: ``mujoco`` (the default) or ``featherstone``.
+"""The physics solvers a vehicle flies with: ``mujoco`` (the default), ``featherstone`` or ``freeflyer``.
 
 Both step the same Newton model from the same vehicle file. They differ in
 what they can give:
@@ -13,6 +13,10 @@ what they can give:
   step-average acceleration ``(v_after - v_before) / dt`` of each body's
   centre of mass and angular velocity, which is exactly the acceleration a
   semi-implicit step applied.
+* **freeflyer** (:class:`nexus.plant.freeflyer.SolverFreeFlyer`) flies a free
+  base with rotors as one rigid body with spinning rotors, in one kernel launch
+  a step over every world, with its own ground contact and ``body_qdd``; it
+  refuses, at build, any model it cannot fly (docs/freeflyer.md).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from nexus.core.errors import BuildError
 from nexus.plant.newton_messages import newton_messages_to_nexus
 
 #: ``--solver`` choices; the first is the default.
-SOLVERS = ("mujoco", "featherstone")
+SOLVERS = ("mujoco", "featherstone", "freeflyer")
 DEFAULT_SOLVER = SOLVERS[0]
 #: Observables Nexus computes itself when a solver does not (see :func:`step_average_acceleration`).
 NEXUS_OBSERVABLES = {"featherstone": frozenset({"body_qdd"})}
@@ -40,12 +44,19 @@ def check_solver(name: str) -> str:
 
 
 #: How a refusal names each solver.
-SOLVER_NAMES = {"mujoco": "MuJoCo", "featherstone": "Newton's Featherstone solver"}
+SOLVER_NAMES = {"mujoco": "MuJoCo", "featherstone": "Newton's Featherstone solver", "freeflyer": "the free-flyer solver"}
 
 
 def make_solver(name: str, model: newton.Model, vehicle_path: Path, nconmax: int | None = None):
     """The Newton solver ``name`` for ``model``; a solver's refusal becomes one BuildError line."""
     check_solver(name)
+    if name == "freeflyer":
+        from nexus.plant.freeflyer import FreeFlyerRefusal, SolverFreeFlyer  # noqa: PLC0415
+
+        try:
+            return SolverFreeFlyer(model)
+        except FreeFlyerRefusal as refusal:
+            raise BuildError(f"{vehicle_path}: --solver freeflyer: {refusal}") from refusal
     try:
         with newton_messages_to_nexus(str(vehicle_path)):
             if name == "mujoco":
@@ -65,12 +76,18 @@ def make_solver(name: str, model: newton.Model, vehicle_path: Path, nconmax: int
 
 def solver_name(solver) -> str:
     """The ``--solver`` choice a solver object was made for."""
+    from nexus.plant.freeflyer import SolverFreeFlyer  # noqa: PLC0415
+
+    if isinstance(solver, SolverFreeFlyer):
+        return "freeflyer"
     return "mujoco" if isinstance(solver, newton.solvers.SolverMuJoCo) else "featherstone"
 
 
 def needs_contacts(solver) -> bool:
     """Whether the solver takes contacts from Newton's collision pipeline (MuJoCo finds its own)."""
-    return not isinstance(solver, newton.solvers.SolverMuJoCo)
+    from nexus.plant.freeflyer import SolverFreeFlyer  # noqa: PLC0415
+
+    return not isinstance(solver, (newton.solvers.SolverMuJoCo, SolverFreeFlyer))
 
 
 @wp.kernel

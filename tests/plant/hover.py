@@ -34,12 +34,12 @@ class Hover:
         return float(np.mean(self.speeds.astype(np.float64) ** 2))
 
 
-def hover(vehicle: Path | str, altitude: float, settle_s: float, sample_s: float) -> Hover:
+def hover(vehicle: Path | str, altitude: float, settle_s: float, sample_s: float, solver: str = "mujoco") -> Hover:
     """Take off to ``altitude`` [m above the start], wait ``settle_s``, then sample every tick for ``sample_s``.
 
     The mission holds (hold time 1000 s); sampling stops early when a stage ends the world (an empty pack).
     """
-    vehicle = assemble(str(vehicle), "empty")
+    vehicle = assemble(str(vehicle), "empty", solver=solver)
     profile = MissionProfile(altitude=altitude, climb_speed=1.0, hold_time=1000.0)
     components = [MissionGuidance(c.name, profile) if isinstance(c, MissionGuidance) else c for c in vehicle.components]
     loop = Loop(components, device="cpu", mode="captured")
