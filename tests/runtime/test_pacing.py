@@ -276,3 +276,21 @@ def test_a_signal_stops_a_paced_run_in_the_middle_of_its_wait(tmp_path, number, 
     info = json.loads((out / "run.json").read_text())
     assert info["status"] == reason and info["exit_reason"] == reason
     assert info["ticks"] >= 2 and info["pacing"]["factor"] == 0.001
+
+
+def test_the_policy_controller_is_paced_by_the_same_pacer_and_flies_the_same_bits(tmp_path):
+    from nexus.runtime.flight import RunConfig
+    from nexus.runtime.run import run_flight
+
+    flown = {}
+    for name, factor in (("paced", 0.5), ("unpaced", None)):
+        run_flight(RunConfig(controller="policy", mission="short", device="cpu", duration=1.0, realtime=factor),
+                   tmp_path / name, progress=False)
+        flown[name] = json.loads((tmp_path / name / "run.json").read_text())
+    paced, unpaced = flown["paced"], flown["unpaced"]
+    assert "host(policy)" in paced["stage_plan"]  # a host stage every tick: paced tick by tick
+    assert paced["ticks"] == unpaced["ticks"] == 250
+    # 1 s of sim at half speed: at least 2 s of wall time.
+    assert paced["wall_time_s"] >= 2.0 and paced["pacing"]["ticks"] == 250
+    one, other = _columns(tmp_path / "paced"), _columns(tmp_path / "unpaced")
+    assert list(one) == list(other) and [name for name in one if one[name] != other[name]] == []
