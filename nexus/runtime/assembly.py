@@ -105,7 +105,9 @@ class Vehicle:
 
 
 #: The vehicle's estimator prims, left out of the rings of controllers that bring their own.
-ESTIMATOR_APIS = ("NexusTruthEstimatorAPI",)
+ESTIMATOR_APIS = ("NexusTruthEstimatorAPI", "NexusEkfAPI")
+#: ``--estimator``: the vehicle file's own, or this schema's component built from its estimator prim.
+ESTIMATORS = {"vehicle": None, "truth": "NexusTruthEstimatorAPI", "ekf": "NexusEkfAPI"}
 
 
 def _missions(scene, ctx: PrimContext, mission: str) -> list[Component]:
@@ -143,14 +145,18 @@ def assemble(
     worlds: int = 1,
     solver: str = "mujoco",
     requires_grad: bool = False,
+    estimator: str = "vehicle",
 ) -> Vehicle:
     """Load the files, then build every component the vehicle's prims declare (``worlds`` copies of the plant).
 
     ``controller`` is a registered controller's name (:mod:`nexus.control.registry`); ``controller_options``
-    its options, typed or as a table (None: its defaults).
+    its options, typed or as a table (None: its defaults). ``estimator`` (one of :data:`ESTIMATORS`) builds
+    the vehicle's estimator prims as that estimator, read against its schema (unauthored attributes: defaults).
     """
     entry = registry.get(controller)
     options = entry.make_options(controller_options)
+    if estimator not in ESTIMATORS:
+        raise BuildError(f"unknown estimator '{estimator}'; choose one of {', '.join(ESTIMATORS)}")
     if mission not in MISSIONS:
         raise BuildError(f"unknown mission '{mission}'; choose one of {', '.join(MISSIONS)}")
     plant, stage, scene_stage = load_plant(vehicle, scene, device, worlds=worlds, solver=solver,
@@ -169,6 +175,8 @@ def assemble(
                 continue
             if api in ESTIMATOR_APIS and entry.own_estimator and not options.reads_guidance():
                 continue
+            if api in ESTIMATOR_APIS and ESTIMATORS[estimator] is not None:
+                api = ESTIMATORS[estimator]
             try:
                 component = build_component(api, prim, ctx)
             except UnknownSchema:

@@ -31,7 +31,7 @@ RECORD_MODES = ("full", "summary")
 #: RunConfig fields a run.json from before them lacks, with the value such a run flew with.
 ADDED_LATER = {"worlds": 1, "vary": None, "record_every": 1, "record_mode": "full", "first_world": 0,
                "render": "auto", "solver": "mujoco", "plugins": [], "wind": None, "turbulence": None, "scenario": None,
-               "realtime": None}
+               "realtime": None, "estimator": "vehicle"}
 
 
 #: ``--render``: where the ray-traced sensors render (``auto``: a peer process on the CPU, inline on a GPU).
@@ -135,6 +135,9 @@ class RunConfig:
                           "loop), inline (this process), auto (peer on the CPU, inline on a GPU)", choices=RENDER_MODES)
     #: The physics solver (:mod:`nexus.plant.solvers`).
     solver: str = setting(DEFAULT_SOLVER, "Physics solver; featherstone is the differentiable one", choices=SOLVERS)
+    #: What writes the estimate (:data:`nexus.runtime.assembly.ESTIMATORS`); ``vehicle``: the vehicle file's own.
+    estimator: str = setting("vehicle", "What writes the estimate: the vehicle file's own estimator, the truth, or "
+                             "the error-state EKF (docs/estimation.md)", choices=("vehicle", "truth", "ekf"))
     #: Modules imported before the run is built (each may register a controller); ``run.json`` lists them
     #: when there are any, and a sweep's workers import them before building.
     plugins: list[str] = setting(help="Import MODULE before anything else (repeatable): a module of your own that "
@@ -325,7 +328,7 @@ def build_flight(
         options.vehicle, options.scene, device=device, controller=options.controller,
         substeps=options.substeps, decimal_year=options.decimal_year,
         controller_options=options.controller_options, mission=options.mission, worlds=worlds,
-        solver=options.solver,
+        solver=options.solver, estimator=options.estimator,
     )
     plant = vehicle.plant
     from nexus.worlds.drawn import take_draws, world_values  # noqa: PLC0415

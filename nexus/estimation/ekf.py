@@ -1,0 +1,516 @@
+"""An error-state extended Kalman filter: the estimate from the IMU, GPS, barometer, magnetometer, rangefinder.
+
+One filter per world, one device stage, one Warp kernel over the worlds, so it
+is captured in the graph with the rest of the tick. Each tick it:
+
+1. predicts the nominal state from the newest IMU sample (angular rate and
+   specific force held over the sample interval: δα = (ω − b_g)·dt,
+   δv = (f − b_a)·dt), and accumulates the interval for the covariance;
+2. every ``covarianceDecimation`` IMU samples predicts the covariance over the
+   accumulated interval (sparse by hand, :mod:`nexus.estimation.ekf_math`);
+3. fuses every new sample of each fused sensor, one scalar at a time, each
+   gated by its test ratio ν² / (gate²·S) ≤ 1 (PX4's ``EKF2_*_GATE`` in standard
+   deviations; a rejection is counted), Joseph form, and injects the error.
+
+Tuning mirrors PX4 EKF2's parameters (names in the attributes, PX4's defaults).
+States, equations and figures: ``docs/estimation.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import warp as wp
+
+from nexus.core import Component
+from nexus.core.errors import BuildError
+from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative, positive
+from nexus.estimation.ekf_math import ACCEL_BIAS, ATT, GYRO_BIAS, N, POS, VEL, fuse_scalar, predict_covariance, vec15
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.sensors.rangefinder import RangeSample
+from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
+
+#: Innovation slots (record ``ekf_innovation``, ``ekf_test_ratio``, ``ekf_rejected``).
+GPS_POS, GPS_VEL, BARO, HEADING, RANGE = 0, 3, 6, 7, 8
+SLOTS = 9
+SLOT_NAMES = ("gps_north", "gps_east", "gps_down", "gps_vnorth", "gps_veast", "gps_vdown", "baro", "heading", "range")
+#: Status bits (record ``ekf_status``).
+TILT_ALIGNED, YAW_ALIGNED, GPS_AIDING, BARO_AIDING, MAG_AIDING, RANGE_AIDING, HORIZONTAL_VALID, VERTICAL_VALID = (
+    1, 2, 4, 8, 16, 32, 64, 128)
+#: An aiding counts as active while its last accepted fusion is younger than this [s].
+AIDING_TIMEOUT = 1.0
+
+#: Which sensor each fusion switch needs: (switch key, schema, signal).
+FUSIONS = (("fuse_gps", "NexusGpsAPI", "gps"), ("fuse_baro", "NexusBarometerAPI", "baro"),
+           ("fuse_mag", "NexusMagnetometerAPI", "mag"), ("fuse_range", "NexusRangefinderAPI", "range"))
+
+
+def _px4(key: str, name: str, default: float, unit: str, doc: str, strict: bool = False) -> Param:
+    """A tuning attribute named after PX4 EKF2's parameter ``name``, with its default."""
+    make = positive if strict else non_negative
+    return make(key, f"nexus:{name}", default, unit, f"{doc} (PX4 {name}, default {default:g})")
+
+
+EKF_SPEC = Spec(
+    name="Ekf",
+    schema="NexusEkfAPI",
+    noun="estimator",
+    doc="An error-state extended Kalman filter (position, velocity, attitude, gyro and accelerometer bias) "
+        "predicting from the IMU and fusing GPS position and velocity, barometer height, magnetometer heading "
+        "and rangefinder height, each gated; tuning named after PX4 EKF2's parameters, with their defaults.",
+    params=(
+        _px4("gyro_noise", "EKF2_GYR_NOISE", 0.015, "rad/s", "Gyro noise in the covariance prediction", True),
+        _px4("accel_noise", "EKF2_ACC_NOISE", 0.35, "m/s^2", "Accelerometer noise in the covariance prediction", True),
+        _px4("gyro_bias_noise", "EKF2_GYR_B_NOISE", 0.001, "rad/s^2", "Gyro bias process noise"),
+        _px4("accel_bias_noise", "EKF2_ACC_B_NOISE", 0.003, "m/s^3", "Accelerometer bias process noise"),
+        _px4("gps_pos_noise", "EKF2_GPS_P_NOISE", 0.5, "m", "Least GPS position noise (the receiver's eph/epv when larger)", True),
+        _px4("gps_vel_noise", "EKF2_GPS_V_NOISE", 0.3, "m/s", "GPS velocity noise", True),
+        _px4("baro_noise", "EKF2_BARO_NOISE", 3.5, "m", "Barometric height noise", True),
+        _px4("heading_noise", "EKF2_HEAD_NOISE", 0.3, "rad", "Magnetic heading noise", True),
+        _px4("range_noise", "EKF2_RNG_NOISE", 0.1, "m", "Rangefinder noise", True),
+        _px4("gps_pos_gate", "EKF2_GPS_P_GATE", 5.0, "SD", "GPS position innovation gate", True),
+        _px4("gps_vel_gate", "EKF2_GPS_V_GATE", 5.0, "SD", "GPS velocity innovation gate", True),
+        _px4("baro_gate", "EKF2_BARO_GATE", 5.0, "SD", "Barometer innovation gate", True),
+        _px4("heading_gate", "EKF2_HDG_GATE", 2.6, "SD", "Heading innovation gate", True),
+        _px4("range_gate", "EKF2_RNG_GATE", 5.0, "SD", "Rangefinder innovation gate", True),
+        _px4("attitude_init", "EKF2_ANGERR_INIT", 0.1, "rad", "Initial attitude error, 1 sigma", True),
+        _px4("gyro_bias_init", "EKF2_GBIAS_INIT", 0.1, "rad/s", "Initial gyro bias, 1 sigma", True),
+        _px4("accel_bias_init", "EKF2_ABIAS_INIT", 0.2, "m/s^2", "Initial accelerometer bias, 1 sigma", True),
+        Param("fuse_gps", "nexus:fuseGps", "bool", True, doc="Fuse GPS position and velocity (PX4 EKF2_GPS_CTRL)"),
+        Param("fuse_baro", "nexus:fuseBaro", "bool", True, doc="Fuse barometric height (PX4 EKF2_BARO_CTRL)"),
+        Param("fuse_mag", "nexus:fuseMag", "bool", True, doc="Fuse magnetic heading (PX4 EKF2_MAG_TYPE)"),
+        Param("fuse_range", "nexus:fuseRange", "bool", False, doc="Fuse rangefinder height over flat ground "
+              "(PX4 EKF2_RNG_CTRL); needs a rangefinder on the vehicle"),
+        Param("covariance_decimation", "nexus:covarianceDecimation", "int", 2, "-",
+              "IMU samples per covariance prediction (PX4 predicts at 100 Hz; 2 at a 250 Hz IMU is 125 Hz)", low=1),
+        positive("horizontal_valid_limit", "nexus:horizontalValidLimit", 5.0, "m",
+                 "Horizontal position is valid while its 1-sigma (the larger axis) is below this"),
+        positive("vertical_valid_limit", "nexus:verticalValidLimit", 5.0, "m",
+                 "Vertical position is valid while its 1-sigma is below this"),
+    ),
+    inputs=(
+        Input("imu", ImuSample, connectable=True, doc="The IMU the filter predicts from."),
+        Input("gps", GpsSample, connectable=True, doc="The GPS it fuses (with nexus:fuseGps)."),
+        Input("baro", BaroSample, connectable=True, doc="The barometer it fuses (with nexus:fuseBaro)."),
+        Input("mag", MagSample, connectable=True, doc="The magnetometer it fuses (with nexus:fuseMag)."),
+        Input("range", RangeSample, connectable=True, doc="The rangefinder it fuses (with nexus:fuseRange)."),
+        Input("time", wp.float64),
+    ),
+    outputs=(
+        Output("estimate", PoseTwist, recorded=True, doc="Pose and twist, NED/FRD"),
+        Output("ekf_status", wp.int32, recorded=True, doc="Bits: 1 tilt, 2 yaw aligned; aiding 4 GPS, 8 baro, "
+               "16 mag, 32 range; 64 horizontal, 128 vertical position valid"),
+        Output("ekf_variance", wp.float32, (1, N), recorded=True,
+               doc="Covariance diagonal: position [m^2], velocity, attitude [rad^2], gyro bias, accel bias"),
+        Output("ekf_innovation", wp.float32, (1, SLOTS), recorded=True,
+               doc="Last innovation per fused scalar: " + ", ".join(SLOT_NAMES)),
+        Output("ekf_test_ratio", wp.float32, (1, SLOTS), recorded=True, doc="Last test ratio per fused scalar"),
+        Output("ekf_rejected", wp.int32, (1, SLOTS), recorded=True, doc="Rejections so far per fused scalar"),
+    ),
+    state=(
+        StateVar("nominal", wp.vec3, (5,), 0.0, "position, velocity [NED], gyro bias, accel bias [FRD], "
+                 "specific-force velocity change accumulated for the covariance [m/s, NED]"),
+        StateVar("attitude", wp.quat, (1,), 0.0, "FRD-to-NED rotation (set at alignment)"),
+        StateVar("covariance", wp.float32, (N, N), 0.0, "error-state covariance"),
+        StateVar("times", wp.float64, (8,), -1.0, "last sample time of imu, gps, baro, mag, range [s]; "
+                 "accumulated covariance interval [s]; last accepted GPS, baro time [s]"),
+        StateVar("references", wp.float32, (4,), 0.0, "baro height at the origin [m], ground down [m], "
+                 "samples accumulated, 1 once initialised"),
+    ),
+    stage="ekf_estimate",
+    kind="estimate",
+)
+
+
+@wp.struct
+class EkfTuning:
+    """The tuning frozen into the graph: process noise, measurement noise, gates, the Earth's field."""
+
+    gyro_noise: float
+    accel_noise: float
+    gyro_bias_noise: float
+    accel_bias_noise: float
+    gps_pos_noise: float
+    gps_vel_noise: float
+    baro_noise: float
+    heading_noise: float
+    range_noise: float
+    gps_pos_gate: float
+    gps_vel_gate: float
+    baro_gate: float
+    heading_gate: float
+    range_gate: float
+    initial_sigma: vec15
+    decimation: int
+    fuse: wp.vec4i
+    gravity: float
+    field_ned: wp.vec3
+    gps_mount_frd: wp.vec3
+    origin_ecef: wp.vec3d
+    ecef_to_enu: wp.mat33d
+    origin_altitude: wp.float64
+    horizontal_limit: float
+    vertical_limit: float
+
+
+@wp.func
+def ecef_of(latitude: wp.float64, longitude: wp.float64, height: wp.float64) -> wp.vec3d:
+    """WGS-84 geodetic [deg, deg, m] to ECEF [m]."""
+    a = wp.float64(6378137.0)
+    e2 = wp.float64(6.69437999014e-3)
+    phi = latitude * wp.float64(0.017453292519943295)
+    lam = longitude * wp.float64(0.017453292519943295)
+    s = wp.sin(phi)
+    n = a / wp.sqrt(wp.float64(1.0) - e2 * s * s)
+    return wp.vec3d((n + height) * wp.cos(phi) * wp.cos(lam), (n + height) * wp.cos(phi) * wp.sin(lam),
+                    (n * (wp.float64(1.0) - e2) + height) * s)
+
+
+@wp.func
+def gps_ned(sample: GpsSample, tuning: EkfTuning) -> wp.vec3:
+    """The antenna's position [m] NED relative to the NED origin, from latitude, longitude and altitude."""
+    enu = tuning.ecef_to_enu * (ecef_of(sample.latitude, sample.longitude, sample.altitude) - tuning.origin_ecef)
+    return wp.vec3(wp.float32(enu[1]), wp.float32(enu[0]), wp.float32(tuning.origin_altitude - sample.altitude))
+
+
+@wp.func
+def heading_of(v: wp.vec3) -> float:
+    return wp.atan2(v[1], v[0])
+
+
+@wp.func
+def wrap_pi(angle: float) -> float:
+    return wp.atan2(wp.sin(angle), wp.cos(angle))
+
+
+@wp.func
+def inject(nominal: wp.array2d(dtype=wp.vec3), attitude: wp.array2d(dtype=wp.quat), world: int, dx: vec15):
+    """Add the error state to the nominal state: q ← exp(δθ) ⊗ q (δθ in NED)."""
+    nominal[world, 0] = nominal[world, 0] + wp.vec3(dx[POS], dx[POS + 1], dx[POS + 2])
+    nominal[world, 1] = nominal[world, 1] + wp.vec3(dx[VEL], dx[VEL + 1], dx[VEL + 2])
+    nominal[world, 2] = nominal[world, 2] + wp.vec3(dx[GYRO_BIAS], dx[GYRO_BIAS + 1], dx[GYRO_BIAS + 2])
+    nominal[world, 3] = nominal[world, 3] + wp.vec3(dx[ACCEL_BIAS], dx[ACCEL_BIAS + 1], dx[ACCEL_BIAS + 2])
+    dtheta = wp.vec3(dx[ATT], dx[ATT + 1], dx[ATT + 2])
+    angle = wp.length(dtheta)
+    if angle > 0.0:
+        turn = wp.quat_from_axis_angle(dtheta / angle, angle)
+        attitude[world, 0] = wp.normalize(turn * attitude[world, 0])
+
+
+@wp.func
+def fuse(
+    P: wp.array3d(dtype=wp.float32), nominal: wp.array2d(dtype=wp.vec3), attitude: wp.array2d(dtype=wp.quat),
+    world: int, k: int, c: float, innovation: float, variance: float, gate: float, slot: int,
+    innovations: wp.array2d(dtype=wp.float32), ratios: wp.array2d(dtype=wp.float32),
+    rejected: wp.array2d(dtype=wp.int32),
+) -> int:
+    """Gate one scalar (test ratio ν²/(gate²·S)), fuse and inject it when it passes; 1 when fused."""
+    S = c * c * P[world, k, k] + variance
+    ratio = innovation * innovation / (gate * gate * S)
+    innovations[world, slot] = innovation
+    ratios[world, slot] = ratio
+    if ratio > 1.0:
+        rejected[world, slot] = rejected[world, slot] + 1
+        return 0
+    inject(nominal, attitude, world, fuse_scalar(P, world, k, c, innovation, variance))
+    return 1
+
+
+@wp.func
+def tilt_heading(accel: wp.vec3, field_body: wp.vec3, use_mag: int, field_ned: wp.vec3) -> wp.quat:
+    """Alignment at rest: roll and pitch from the specific force, heading from the magnetometer."""
+    roll = wp.atan2(-accel[1], -accel[2])
+    pitch = wp.atan2(accel[0], wp.sqrt(accel[1] * accel[1] + accel[2] * accel[2]))
+    tilt = wp.quat_from_axis_angle(wp.vec3(0.0, 1.0, 0.0), pitch) * wp.quat_from_axis_angle(wp.vec3(1.0, 0.0, 0.0), roll)
+    yaw = float(0.0)
+    if use_mag != 0:
+        yaw = wrap_pi(heading_of(field_ned) - heading_of(wp.quat_rotate(tilt, field_body)))
+    return wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), yaw) * tilt
+
+
+@wp.kernel
+def ekf_step(
+    imu: wp.array(dtype=ImuSample),
+    gps: wp.array(dtype=GpsSample),
+    baro: wp.array(dtype=BaroSample),
+    mag: wp.array(dtype=MagSample),
+    rng: wp.array(dtype=RangeSample),
+    time: wp.array(dtype=wp.float64),
+    tuning: EkfTuning,
+    nominal_in: wp.array2d(dtype=wp.vec3),
+    attitude_in: wp.array2d(dtype=wp.quat),
+    P_in: wp.array3d(dtype=wp.float32),
+    times_in: wp.array2d(dtype=wp.float64),
+    refs_in: wp.array2d(dtype=wp.float32),
+    nominal: wp.array2d(dtype=wp.vec3),
+    attitude: wp.array2d(dtype=wp.quat),
+    P: wp.array3d(dtype=wp.float32),
+    times: wp.array2d(dtype=wp.float64),
+    refs: wp.array2d(dtype=wp.float32),
+    estimate: wp.array(dtype=PoseTwist),
+    status: wp.array(dtype=wp.int32),
+    variances: wp.array2d(dtype=wp.float32),
+    innovations: wp.array2d(dtype=wp.float32),
+    ratios: wp.array2d(dtype=wp.float32),
+    rejected: wp.array2d(dtype=wp.int32),
+):
+    world = wp.tid()
+    for i in range(5):
+        nominal[world, i] = nominal_in[world, i]
+    attitude[world, 0] = attitude_in[world, 0]
+    for i in range(8):
+        times[world, i] = times_in[world, i]
+    for i in range(4):
+        refs[world, i] = refs_in[world, i]
+    s_imu = imu[world]
+    s_gps = gps[world]
+    s_baro = baro[world]
+    s_mag = mag[world]
+    s_rng = rng[world]
+    fuse_gps = tuning.fuse[0]
+    fuse_baro = tuning.fuse[1]
+    fuse_mag = tuning.fuse[2]
+    fuse_rng = tuning.fuse[3]
+
+    if refs[world, 3] == 0.0:
+        # Alignment from the samples the start-up took at rest.
+        q = tilt_heading(s_imu.accel, s_mag.field, fuse_mag, tuning.field_ned)
+        attitude[world, 0] = q
+        p0 = wp.vec3(0.0)
+        if fuse_gps != 0:
+            p0 = gps_ned(s_gps, tuning) - wp.quat_rotate(q, tuning.gps_mount_frd)
+        nominal[world, 0] = p0
+        for i in range(1, 5):
+            nominal[world, i] = wp.vec3(0.0)
+        for i in range(N):
+            for j in range(N):
+                P[world, i, j] = 0.0
+            P[world, i, i] = tuning.initial_sigma[i] * tuning.initial_sigma[i]
+        refs[world, 0] = s_baro.pressure_altitude + p0[2]
+        refs[world, 1] = 0.0
+        refs[world, 2] = 0.0
+        refs[world, 3] = 1.0
+        times[world, 0] = s_imu.time
+        times[world, 1] = s_gps.time
+        times[world, 2] = s_baro.time
+        times[world, 3] = s_mag.time
+        times[world, 4] = s_rng.time
+        times[world, 5] = wp.float64(0.0)
+        times[world, 6] = s_gps.time
+        times[world, 7] = s_baro.time
+    else:
+        for i in range(N):
+            for j in range(N):
+                P[world, i, j] = P_in[world, i, j]
+
+        # 1. Nominal prediction from a new IMU sample.
+        if s_imu.time != times[world, 0]:
+            dt = float(s_imu.time - times[world, 0])
+            times[world, 0] = s_imu.time
+            q = attitude[world, 0]
+            omega = s_imu.gyro - nominal[world, 2]
+            angle = wp.length(omega) * dt
+            if angle > 0.0:
+                q = wp.normalize(q * wp.quat_from_axis_angle(wp.normalize(omega), angle))
+            dv = wp.quat_rotate(q, (s_imu.accel - nominal[world, 3]) * dt)
+            v0 = nominal[world, 1]
+            v1 = v0 + dv + wp.vec3(0.0, 0.0, tuning.gravity * dt)
+            nominal[world, 1] = v1
+            nominal[world, 0] = nominal[world, 0] + (v0 + v1) * (0.5 * dt)
+            attitude[world, 0] = q
+            nominal[world, 4] = nominal[world, 4] + dv
+            times[world, 5] = times[world, 5] + wp.float64(dt)
+            refs[world, 2] = refs[world, 2] + 1.0
+            # 2. Covariance prediction over the accumulated interval.
+            if int(refs[world, 2]) >= tuning.decimation:
+                T = float(times[world, 5])
+                q_diag = vec15()
+                for r in range(3):
+                    q_diag[VEL + r] = (tuning.accel_noise * T) * (tuning.accel_noise * T)
+                    q_diag[ATT + r] = (tuning.gyro_noise * T) * (tuning.gyro_noise * T)
+                    q_diag[GYRO_BIAS + r] = (tuning.gyro_bias_noise * T) * (tuning.gyro_bias_noise * T)
+                    q_diag[ACCEL_BIAS + r] = (tuning.accel_bias_noise * T) * (tuning.accel_bias_noise * T)
+                predict_covariance(P, P, world, T, nominal[world, 4], wp.quat_to_matrix(q), q_diag)
+                nominal[world, 4] = wp.vec3(0.0)
+                times[world, 5] = wp.float64(0.0)
+                refs[world, 2] = 0.0
+
+        # 3. Fusion, one scalar at a time.
+        if fuse_gps != 0 and s_gps.time != times[world, 1] and s_gps.fix_type >= 3:
+            times[world, 1] = s_gps.time
+            q = attitude[world, 0]
+            omega = s_imu.gyro - nominal[world, 2]
+            antenna = gps_ned(s_gps, tuning) - wp.quat_rotate(q, tuning.gps_mount_frd)
+            velocity = s_gps.velocity - wp.quat_rotate(q, wp.cross(omega, tuning.gps_mount_frd))
+            h_var = wp.max(tuning.gps_pos_noise, s_gps.eph)
+            v_var = wp.max(1.5 * tuning.gps_pos_noise, s_gps.epv)
+            accepted = int(0)
+            for r in range(3):
+                sigma = h_var
+                if r == 2:
+                    sigma = v_var
+                accepted += fuse(P, nominal, attitude, world, POS + r, 1.0, antenna[r] - nominal[world, 0][r],
+                                 sigma * sigma, tuning.gps_pos_gate, GPS_POS + r, innovations, ratios, rejected)
+            for r in range(3):
+                accepted += fuse(P, nominal, attitude, world, VEL + r, 1.0, velocity[r] - nominal[world, 1][r],
+                                 tuning.gps_vel_noise * tuning.gps_vel_noise, tuning.gps_vel_gate, GPS_VEL + r,
+                                 innovations, ratios, rejected)
+            if accepted > 0:
+                times[world, 6] = s_gps.time
+        if fuse_baro != 0 and s_baro.time != times[world, 2]:
+            times[world, 2] = s_baro.time
+            predicted = refs[world, 0] - nominal[world, 0][2]
+            if fuse(P, nominal, attitude, world, POS + 2, -1.0, s_baro.pressure_altitude - predicted,
+                    tuning.baro_noise * tuning.baro_noise, tuning.baro_gate, BARO, innovations, ratios, rejected) > 0:
+                times[world, 7] = s_baro.time
+        if fuse_mag != 0 and s_mag.time != times[world, 3]:
+            times[world, 3] = s_mag.time
+            field = wp.quat_rotate(attitude[world, 0], s_mag.field)
+            innovation = wrap_pi(heading_of(tuning.field_ned) - heading_of(field))
+            fuse(P, nominal, attitude, world, ATT + 2, 1.0, innovation, tuning.heading_noise * tuning.heading_noise,
+                 tuning.heading_gate, HEADING, innovations, ratios, rejected)
+        if fuse_rng != 0 and s_rng.time != times[world, 4]:
+            times[world, 4] = s_rng.time
+            cos_tilt = wp.quat_to_matrix(attitude[world, 0])[2, 2]
+            if s_rng.valid != 0 and cos_tilt > 0.7:
+                if refs[world, 1] == 0.0:
+                    refs[world, 1] = nominal[world, 0][2] + s_rng.distance * cos_tilt  # the ground, down [m]
+                else:
+                    predicted = (refs[world, 1] - nominal[world, 0][2]) / cos_tilt
+                    fuse(P, nominal, attitude, world, POS + 2, -1.0 / cos_tilt, s_rng.distance - predicted,
+                         tuning.range_noise * tuning.range_noise, tuning.range_gate, RANGE, innovations, ratios,
+                         rejected)
+
+    now = time[world]
+    out = PoseTwist()
+    out.time = now
+    out.position = nominal[world, 0]
+    out.velocity = nominal[world, 1]
+    out.attitude = attitude[world, 0]
+    out.rates = s_imu.gyro - nominal[world, 2]
+    estimate[world] = out
+    for i in range(N):
+        variances[world, i] = P[world, i, i]
+    bits = TILT_ALIGNED
+    if fuse_mag != 0:
+        bits = bits | YAW_ALIGNED
+    if fuse_gps != 0 and now - times[world, 6] < wp.float64(AIDING_TIMEOUT):
+        bits = bits | GPS_AIDING
+    if fuse_baro != 0 and now - times[world, 7] < wp.float64(AIDING_TIMEOUT):
+        bits = bits | BARO_AIDING
+    if fuse_mag != 0:
+        bits = bits | MAG_AIDING
+    if fuse_rng != 0 and refs[world, 1] != 0.0:
+        bits = bits | RANGE_AIDING
+    if wp.sqrt(wp.max(P[world, 0, 0], P[world, 1, 1])) < tuning.horizontal_limit:
+        bits = bits | HORIZONTAL_VALID
+    if wp.sqrt(P[world, 2, 2]) < tuning.vertical_limit:
+        bits = bits | VERTICAL_VALID
+    status[world] = bits
+
+
+def _sensor_prims(stage, schema: str) -> list:
+    return [p for p in stage.Traverse() if schema in p.GetAppliedSchemas()]
+
+
+class Ekf(Component):
+    """The error-state EKF of one vehicle; writes ``estimate`` and the filter's record signals.
+
+    ``values`` are the spec's parameters by key; ``field_ned`` the Earth's field [T] NED at the origin
+    (the magnetometer's), ``gps_mount`` the GPS antenna [m] FLU on the base, ``origin`` the plant's
+    geodetic origin, ``gravity`` [m/s²] its magnitude.
+    """
+
+    spec = EKF_SPEC
+
+    def __init__(self, name: str, *, origin, field_ned=(2.0e-5, 0.0, 4.0e-5), gps_mount=(0.0, 0.0, 0.0),
+                 gravity: float = 9.80665, connections=None, **params):
+        super().__init__(name, connections)
+        values = self.spec.defaults()
+        unknown = set(params) - set(values)
+        if unknown:
+            raise TypeError(f"Ekf takes no parameter {', '.join(sorted(unknown))}")
+        values.update(params)
+        self.values = values
+        self.origin = origin
+        self.field_ned = np.asarray(field_ned, dtype=np.float64)
+        self.gps_mount = tuple(float(m) for m in gps_mount)
+        self.gravity = float(gravity)
+
+    @classmethod
+    def from_prim(cls, prim, values, ctx) -> Ekf:
+        """Refuses, naming the file, prim and attribute, a filter with no IMU or fusing a sensor the vehicle lacks."""
+        from nexus.schemas.reader import read_connections  # noqa: PLC0415
+        from nexus.sensors.magnetometer import earth_field_ned  # noqa: PLC0415
+
+        path = str(prim.GetPath())
+        stage = prim.GetStage()
+        if not _sensor_prims(stage, "NexusImuAPI"):
+            raise BuildError(f"{ctx.path}: estimator prim {path}: the EKF predicts from an IMU and the vehicle has "
+                             "none; add a prim with NexusImuAPI under the base body, or use the truth estimator")
+        for key, schema, signal in FUSIONS:
+            if values[key] and not _sensor_prims(stage, schema):
+                attr = EKF_SPEC.param(key).attr
+                raise BuildError(f"{ctx.path}: estimator prim {path}: {attr} is true but the vehicle has no "
+                                 f"{signal} sensor ({schema}); set {attr} = 0 or add the sensor")
+        gps_mount = (0.0, 0.0, 0.0)
+        if values["fuse_gps"]:
+            mount = _sensor_prims(stage, "NexusGpsAPI")[0].GetAttribute("nexus:mountOffset").Get()
+            gps_mount = tuple(float(m) for m in mount) if mount is not None else gps_mount
+        origin = ctx.plant.origin
+        field = earth_field_ned(origin.latitude, origin.longitude, origin.altitude, ctx.plant.decimal_year)
+        gravity = float(np.linalg.norm(ctx.plant.model.gravity.numpy().reshape(-1, 3)[0]))
+        connections = {k: v for k, v in read_connections(prim, cls.spec, ctx.path).items()}
+        return cls(path, origin=origin, field_ned=field, gps_mount=gps_mount, gravity=gravity,
+                   connections=connections, **values)
+
+    def reads(self) -> tuple:
+        """The IMU, the clock and only the sensors it fuses."""
+        skip = {signal for key, _, signal in FUSIONS if not self.values[key]}
+        return tuple(r for r in super().reads() if r.signal not in skip)
+
+    def prepare(self, ctx) -> None:
+        from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef  # noqa: PLC0415
+
+        v = self.values
+        self.worlds = ctx.worlds
+        t = EkfTuning()
+        for key in ("gyro_noise", "accel_noise", "gyro_bias_noise", "accel_bias_noise", "gps_pos_noise",
+                    "gps_vel_noise", "baro_noise", "heading_noise", "range_noise", "gps_pos_gate", "gps_vel_gate",
+                    "baro_gate", "heading_gate", "range_gate"):
+            setattr(t, key, float(v[key]))
+        sigma = [v["gps_pos_noise"]] * 3 + [v["gps_vel_noise"]] * 3 + [v["attitude_init"]] * 3 \
+            + [v["gyro_bias_init"]] * 3 + [v["accel_bias_init"]] * 3
+        t.initial_sigma = vec15(*[float(s) for s in sigma])
+        t.decimation = int(v["covariance_decimation"])
+        t.fuse = wp.vec4i(*(int(bool(v[key])) for key, _, _ in FUSIONS))
+        t.gravity = self.gravity
+        t.field_ned = wp.vec3(*(float(f) for f in self.field_ned))
+        x, y, z = self.gps_mount
+        t.gps_mount_frd = wp.vec3(x, -y, -z)
+        origin = self.origin
+        t.origin_ecef = wp.vec3d(*geodetic_to_ecef(origin.latitude, origin.longitude, origin.altitude))
+        t.ecef_to_enu = wp.mat33d(*enu_to_ecef_rotation(origin.latitude, origin.longitude).T.ravel())
+        t.origin_altitude = wp.float64(origin.altitude)
+        t.horizontal_limit = float(v["horizontal_valid_limit"])
+        t.vertical_limit = float(v["vertical_valid_limit"])
+        self.tuning = t
+        # Sensors it does not fuse: a sample that never changes, so the kernel's arguments are always arrays.
+        self._idle = {signal: wp.zeros(self.worlds, dtype=dtype, device=ctx.device)
+                      for (key, _, signal), dtype in zip(FUSIONS, (GpsSample, BaroSample, MagSample, RangeSample))
+                      if not v[key]}
+
+    def run(self, io) -> None:
+        sensors = [self._idle[s] if s in self._idle else io[s] for s in ("gps", "baro", "mag", "range")]
+        si, so = io.state_in, io.state_out
+        wp.launch(
+            ekf_step, dim=self.worlds,
+            inputs=[io["imu"], *sensors, io["time"], self.tuning,
+                    si["nominal"], si["attitude"], si["covariance"], si["times"], si["references"],
+                    so["nominal"], so["attitude"], so["covariance"], so["times"], so["references"]],
+            outputs=[io["estimate"], io["ekf_status"], io["ekf_variance"], io["ekf_innovation"],
+                     io["ekf_test_ratio"], io["ekf_rejected"]],
+            device=io.device,
+        )
+
+
+__all__ = ["EKF_SPEC", "Ekf", "EkfTuning", "ekf_step"]

@@ -1,0 +1,236 @@
+"""The EKF's kernel on hand-made samples: the algebra, alignment, convergence, a GPS outage, gating, determinism.
+
+The filter's kernel is launched directly over synthetic sensor samples, so
+every input is known exactly and each expectation is worked out by hand.
+"""
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import warp as wp
+
+from nexus.estimation.ekf import Ekf, ekf_step
+from nexus.estimation.ekf_math import fuse_scalar, predict_covariance, vec15
+from nexus.plant.plant import GeodeticOrigin
+from nexus.sensors.rangefinder import RangeSample
+from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
+
+G = 9.80665
+#: A simple Earth field [T] NED: 20 µT north, 45 µT down (declination 0).
+FIELD = (2.0e-5, 0.0, 4.5e-5)
+ORIGIN = GeodeticOrigin(47.0, 8.0, 400.0)
+
+
+@wp.kernel
+def _fuse_one(P: wp.array3d(dtype=wp.float32), k: int, c: float, nu: float, r: float, dx: wp.array(dtype=vec15)):
+    dx[0] = fuse_scalar(P, 0, k, c, nu, r)
+
+
+@wp.kernel
+def _predict(P_in: wp.array3d(dtype=wp.float32), P: wp.array3d(dtype=wp.float32), T: float, dv: wp.vec3,
+             R: wp.mat33, q: vec15):
+    predict_covariance(P_in, P, 0, T, dv, R, q)
+
+
+def random_spd(seed):
+    a = np.random.default_rng(seed).standard_normal((15, 15))
+    return (a @ a.T / 15 + np.eye(15) * 0.1).astype(np.float32)
+
+
+def test_fuse_scalar_matches_the_kalman_update_by_hand():
+    # P = diag(4) except P[2, 5] = P[5, 2] = 1; H = −e_2 (a height), R = 1, ν = 2.
+    # S = c²·P22 + R = 5; K = c·P[:, 2]/S: K2 = −0.8, K5 = −0.2; δx = K·ν: δx2 = −1.6, δx5 = −0.4.
+    # P'22 = P22 − c²·P22²/S = 4 − 16/5 = 0.8; P'25 = 1 − 4/5 = 0.2; P'55 = 4 − 1/5 = 3.8; others unchanged.
+    P = np.eye(15, dtype=np.float32) * 4
+    P[2, 5] = P[5, 2] = 1
+    p = wp.array(P[None], dtype=wp.float32, device="cpu")
+    dx = wp.zeros(1, dtype=vec15, device="cpu")
+    wp.launch(_fuse_one, 1, inputs=[p, 2, -1.0, 2.0, 1.0, dx], device="cpu")
+    out, d = p.numpy()[0], dx.numpy()[0]
+    assert d[2] == pytest.approx(-1.6, abs=1e-6) and d[5] == pytest.approx(-0.4, abs=1e-6)
+    assert np.count_nonzero(d) == 2
+    assert out[2, 2] == pytest.approx(0.8, abs=1e-6)
+    assert out[2, 5] == pytest.approx(0.2, abs=1e-6) and out[5, 2] == pytest.approx(0.2, abs=1e-6)
+    assert out[5, 5] == pytest.approx(3.8, abs=1e-6)
+    assert out[0, 0] == pytest.approx(4.0) and out[14, 14] == pytest.approx(4.0)
+
+
+def dense_transition(T, dv, R):
+    """F = I + blocks, written out densely from the error-state equations (docs/estimation.md)."""
+    F = np.eye(15)
+    F[0:3, 3:6] = np.eye(3) * T
+    skew = np.array([[0, -dv[2], dv[1]], [dv[2], 0, -dv[0]], [-dv[1], dv[0], 0]])
+    F[3:6, 6:9] = -skew
+    F[3:6, 12:15] = -R * T
+    F[6:9, 9:12] = -R * T
+    return F
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+def test_sparse_prediction_equals_the_dense_product(in_place):
+    P0 = random_spd(1)
+    T, dv = 0.008, np.array([0.02, -0.05, -0.0784])
+    c, s = math.cos(0.7), math.sin(0.7)
+    R = np.array([[c, -s, 0.1], [s, c, -0.05], [-0.1, 0.05, 1.0]])
+    q = np.arange(1, 16, dtype=np.float32) * 1e-6
+    expected = dense_transition(T, dv, R) @ P0.astype(np.float64) @ dense_transition(T, dv, R).T + np.diag(q)
+    src = wp.array(P0[None], dtype=wp.float32, device="cpu")
+    dst = src if in_place else wp.zeros_like(src)
+    wp.launch(_predict, 1, inputs=[src, dst, T, wp.vec3(*dv), wp.mat33(*R.ravel()), vec15(*q)], device="cpu")
+    got = dst.numpy()[0]
+    np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-6)
+    assert np.array_equal(got, got.T)
+
+
+class Harness:
+    """The EKF kernel over ``worlds`` worlds at a 250 Hz IMU, fed samples the test writes."""
+
+    def __init__(self, worlds=1, **params):
+        self.ekf = Ekf("/vehicle/estimator", origin=ORIGIN, field_ned=FIELD, **params)
+        self.worlds = worlds
+        self.ekf.prepare(SimpleNamespace(worlds=worlds, device="cpu"))
+        z = lambda dtype, *shape: wp.zeros((worlds, *shape), dtype=dtype, device="cpu")  # noqa: E731
+        self.state = [z(wp.vec3, 5), z(wp.quat, 1), z(wp.float32, 15, 15), z(wp.float64, 8), z(wp.float32, 4)]
+        self.state[3].fill_(-1.0)
+        self.imu, self.gps, self.baro = z(ImuSample), z(GpsSample), z(BaroSample)
+        self.mag, self.rng, self.time = z(MagSample), z(RangeSample), z(wp.float64)
+        self.out = [z(__import__("nexus").estimation.PoseTwist), z(wp.int32), z(wp.float32, 15), z(wp.float32, 9),
+                    z(wp.float32, 9), z(wp.int32, 9)]
+        self.t = 0.0
+        self.gps_position = np.zeros((worlds, 3))
+        self.level()
+
+    def level(self, accel=(0.0, 0.0, -G), field=FIELD, gyro=(0.0, 0.0, 0.0)):
+        self.accel, self.field, self.gyro = [np.tile(np.asarray(v, dtype=np.float32), (self.worlds, 1))
+                                             for v in (accel, field, gyro)]
+
+    def _samples(self, gps_on):
+        imu = self.imu.numpy()
+        imu["time"], imu["accel"], imu["gyro"] = self.t, self.accel, self.gyro
+        self.imu.assign(imu)
+        tick = round(self.t * 250)
+        if tick % 25 == 0 and gps_on:  # 10 Hz
+            g = self.gps.numpy()
+            lat, lon, alt = geodetic_of(self.gps_position)
+            g["time"], g["latitude"], g["longitude"], g["altitude"] = self.t, lat, lon, alt
+            g["fix_type"], g["eph"], g["epv"] = 3, 0.0, 0.0
+            self.gps.assign(g)
+        if tick % 5 == 0:  # 50 Hz
+            b = self.baro.numpy()
+            b["time"], b["pressure_altitude"] = self.t, 400.0 - self.gps_position[:, 2]
+            self.baro.assign(b)
+        if tick % 5 == 0:
+            m = self.mag.numpy()
+            m["time"], m["field"] = self.t, self.field
+            self.mag.assign(m)
+        self.time.fill_(self.t)
+
+    def step(self, ticks=1, gps_on=True):
+        for _ in range(ticks):
+            self._samples(gps_on)
+            wp.launch(ekf_step, self.worlds, inputs=[self.imu, self.gps, self.baro, self.mag, self.rng, self.time,
+                                                     self.ekf.tuning, *self.state, *self.state], outputs=self.out,
+                      device="cpu")
+            self.t = round(self.t + 0.004, 9)
+
+    @property
+    def covariance(self):
+        return self.state[2].numpy()
+
+    @property
+    def estimate(self):
+        return self.out[0].numpy()
+
+
+def geodetic_of(ned):
+    """NED offsets [m] from ORIGIN to latitude, longitude, altitude (ECEF, as the GPS sensor does)."""
+    from nexus.sensors.geodesy import ecef_to_latitude_longitude_np, enu_to_ecef_rotation, geodetic_to_ecef
+
+    o = geodetic_to_ecef(ORIGIN.latitude, ORIGIN.longitude, ORIGIN.altitude)
+    rot = enu_to_ecef_rotation(ORIGIN.latitude, ORIGIN.longitude)
+    out = [ecef_to_latitude_longitude_np(o + rot @ np.array([n[1], n[0], -n[2]])) for n in ned]
+    return [o_[0] for o_ in out], [o_[1] for o_ in out], ORIGIN.altitude - ned[:, 2]
+
+
+def quat_angle_deg(q, axis_angle):
+    axis, angle = axis_angle
+    axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    ref = np.array([*(axis * math.sin(angle / 2)), math.cos(angle / 2)])
+    return math.degrees(2 * math.acos(min(1.0, abs(float(np.dot(q, ref))))))
+
+
+def test_alignment_and_convergence_at_rest_keeps_the_covariance_symmetric_positive_definite():
+    # Rolled 10° (FRD accel of a vehicle rolled right by φ at rest: (0, −g·sin φ, −g·cos φ)) and yawed 30°:
+    # the body sees the Earth's horizontal field turned by −30°: (Bn·cos 30°, −Bn·sin 30°, ...) before the roll.
+    phi, psi = math.radians(10), math.radians(30)
+    truth = (wp.quat_from_axis_angle(wp.vec3(0, 0, 1), psi) * wp.quat_from_axis_angle(wp.vec3(1, 0, 0), phi))
+    field_body = wp.quat_rotate_inv(truth, wp.vec3(*FIELD))
+    h = Harness(gyro_bias_init=0.1)
+    h.level(accel=(0.0, -G * math.sin(phi), -G * math.cos(phi)), field=tuple(field_body))
+    h.step(1)
+    # Alignment alone: exact tilt and heading (no noise), so within float32 round-off.
+    assert quat_angle_deg(h.estimate["attitude"][0], ((0, 0, 1), 0.0)) > 30.0
+    aligned = np.array(h.estimate["attitude"][0])
+    assert abs(abs(float(np.dot(aligned, np.array(truth)))) - 1.0) < 1e-6
+    h.step(2500)  # 10 s at rest
+    P = h.covariance[0]
+    assert np.array_equal(P, P.T)
+    assert np.linalg.eigvalsh(P.astype(np.float64)).min() > 0.0
+    # The yaw variance settles well below its start (EKF2_ANGERR_INIT² = 0.01 rad²), the tilt too.
+    assert P[8, 8] < 0.01 * 0.5 and P[6, 6] < 0.01 * 0.1
+    est = h.estimate[0]
+    assert abs(abs(float(np.dot(est["attitude"], np.array(truth)))) - 1.0) < 1e-6
+    np.testing.assert_allclose(est["position"], [0, 0, 0], atol=1e-3)
+    np.testing.assert_allclose(est["velocity"], [0, 0, 0], atol=1e-3)
+    assert h.out[1].numpy()[0] == 1 + 2 + 4 + 8 + 16 + 64 + 128  # aligned, GPS, baro, mag aiding, both valid
+
+
+def test_a_gps_outage_grows_the_horizontal_variance_and_a_return_shrinks_it():
+    h = Harness()
+    h.step(2500)
+    before = h.covariance[0, 0, 0]
+    variances = []
+    for _ in range(10):  # 10 s without GPS: 2 s at a time
+        h.step(500, gps_on=False)
+        variances.append(h.covariance[0, 0, 0])
+    # Dead reckoning: every 2 s more than the last (velocity noise integrates into position).
+    assert all(b > a for a, b in zip([before, *variances], variances))
+    assert variances[-1] > 10 * before
+    assert not h.out[1].numpy()[0] & 4  # GPS aiding off after 1 s without a fusion
+    h.step(250)
+    assert h.covariance[0, 0, 0] < variances[-1] / 10
+    assert h.out[1].numpy()[0] & 4
+
+
+def test_the_gate_rejects_an_outlier_and_counts_it():
+    h = Harness()
+    h.step(2500)
+    settled = h.estimate[0]["position"].copy()
+    h.gps_position[0] = (30.0, 0.0, 0.0)  # a 30 m jump north: far outside 5 sigma
+    h.step(25)  # one GPS sample
+    rejected = h.out[5].numpy()[0]
+    assert rejected[0] == 1 and rejected[1] == 0 and rejected[2] == 0  # north refused, east and down fused
+    assert h.out[4].numpy()[0][0] > 1.0  # its test ratio is above 1
+    assert abs(h.estimate[0]["position"][0] - settled[0]) < 0.01
+
+
+def test_runs_are_bit_exact_and_world_i_of_n_is_a_one_world_run():
+    def run(worlds, tilt):
+        h = Harness(worlds=worlds)
+        h.level(accel=np.array([[0.0, -G * math.sin(t), -G * math.cos(t)] for t in tilt], dtype=np.float32)[0],
+                gyro=(0.001, -0.002, 0.0005))
+        h.accel = np.array([[0.0, -G * math.sin(t), -G * math.cos(t)] for t in tilt], dtype=np.float32)
+        h.gps_position = np.array([[0.1 * i, -0.2 * i, 0.05 * i] for i in range(worlds)])
+        h.step(300)
+        e = h.estimate  # field by field: the struct's padding bytes carry no value
+        return np.concatenate([np.asarray(e[f], dtype=np.float64).reshape(worlds, -1)
+                               for f in ("time", "position", "attitude", "velocity", "rates")], axis=1), h.covariance
+
+    tilts = [0.0, 0.05, 0.1]
+    a, b = run(3, tilts), run(3, tilts)
+    assert a[0].tobytes() == b[0].tobytes() and a[1].tobytes() == b[1].tobytes()
+    assert not np.array_equal(a[0][0], a[0][2])  # the worlds differ
+    one = run(1, [0.0])
+    assert one[0][0].tobytes() == a[0][0].tobytes() and one[1][0].tobytes() == a[1][0].tobytes()
