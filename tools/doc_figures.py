@@ -121,6 +121,14 @@ def _broken_hover(out: Path) -> None:
     (folder / "broken_hover.toml").write_text(text + "\n[controller]\ngain_scale = {velocity_p = 0.1}\n")
 
 
+def _early(out: Path) -> None:
+    """early.toml as docs/testing.md gives it (the ```toml block that names it), flown as written there."""
+    found = re.search(r'```toml\n(name = "early"\n.*?)```', (ROOT / "docs" / "testing.md").read_text(), flags=re.S)
+    if not found:
+        raise RuntimeError("docs/testing.md has no ```toml block starting name = \"early\"")
+    (out / "early.toml").write_text(found.group(1))
+
+
 COMMANDS = {c.name: c for c in (
     Command("battery_run", ("{nexus} run --vehicle tests/data/astro_max_battery.usda --duration 20 --out {out}/run",),
             "cheap"),
@@ -129,6 +137,8 @@ COMMANDS = {c.name: c for c in (
     Command("short_seed7", ("{nexus} run --device cpu --mission short --seed 7 --duration 10 --out {out}/run",),
             "cheap"),
     Command("figure_eight_astro", ("{nexus} run --device cpu --scene figure_eight --duration 30 --out {out}/run",),
+            "flight"),
+    Command("windy_hover_astro", ("{nexus} run --scene tests/data/windy_hover.usda --duration 30 --out {out}/run",),
             "flight"),
     Command("power_ground", ("{python} tools/power_ground_figures.py",), "flight"),
     Command("air_hover", ("{python} tools/air_checks.py hover",), "flight"),
@@ -148,6 +158,7 @@ COMMANDS = {c.name: c for c in (
     Command("rotor_failure_astro_not_told",
             ("{nexus} run --mission short --worlds 4 --seed 20 --vary examples/rotor_failure_quad.toml "
              "--duration 20 --out {out}/run",), "flight"),
+    Command("contact_early", ("{nexus} test early.toml --parallel 1",), "flight", in_out=True, prepare=_early),
     Command("scale_gain", ("{nexus} test scenarios/ --scale-gain velocity_p=0.1",), "long"),
     Command("broken_hover", ("{nexus} test scenarios --out out --junit junit.xml --report report --parallel 2",),
             "long", in_out=True, prepare=_broken_hover),
@@ -180,6 +191,20 @@ def _drag_column(output: Output) -> dict[str, str]:
             "speeds": f"{climb.max():.3f} / {-climb.min():.3f} m/s",
             "setpoint": f"{distance.max():.4f} / {math.sqrt(float((distance ** 2).mean())):.4f} m",
             "hold": f"{hold:.5f}", "landing": f"{landed * 1e6:.1f} µm"}
+
+
+def _windy_hover(output: Output) -> str:
+    """The base's tilt [deg] at 10, 20 and 30 s, and its speed at 30 s, from the record."""
+    import numpy as np  # noqa: PLC0415
+
+    record = _record(output)
+    tilts = []
+    for seconds in (10, 20, 30):
+        row = record.iloc[int((record.time - seconds).abs().argmin())]
+        x, y = float(row["body/base.pose[3]"]), float(row["body/base.pose[4]"])
+        tilts.append(f"{math.degrees(math.acos(1.0 - 2.0 * (x * x + y * y))):.4f}° at {seconds} s")
+    speed = float(np.linalg.norm([row[f"body/base.velocity[{i}]"] for i in range(3)]))
+    return ", ".join(tilts) + f", the base still to {speed * 1e3:.1f} mm/s"
 
 
 def _tracking(output: Output) -> tuple[float, float]:
@@ -395,6 +420,10 @@ FIGURES = [
                        ("speeds", "fastest climb / descent"), ("setpoint", "largest / RMS distance from the setpoint"),
                        ("hold", r"mean command on rotor 1, 4–5 s \(hold\)"),
                        ("landing", "landing, horizontal distance from take-off"))),
+    Figure("windy_hover_astro", "docs/vehicles.md",
+           r"record's base pose\):\s+"
+           r"(\d[\d.]+° at 10 s, [\d.]+° at 20 s, [\d.]+° at 30 s, the base still to [\d.]+ mm/s)",
+           "windy_hover_astro", _windy_hover),
     Figure("figure_eight_astro", "docs/vehicles.md",
            r"The Astro Max, which alone of them carries\s+drag, tracks it within ([\d.]+ m \(RMS [\d.]+ m\))",
            "figure_eight_astro",
@@ -414,6 +443,8 @@ FIGURES = [
            r"Flown with the PID\s+controller: ([\d.]+° at 10 s, [\d.]+° at 20 s, [\d.]+° at 30 s)", "air_hover",
            lambda o: ", ".join(f"{_tilt_at(o, t)}° at {t} s" for t in (10, 20, 30))),
     # docs/testing.md
+    Figure("contact_early", "docs/testing.md", r"^(FAILED early\.toml::early\[seed=0\]::airborne_till_5 - .*)$",
+           "contact_early", printed(r"^(FAILED early\.toml::early\[seed=0\]::airborne_till_5 - .*)$")),
     Figure("scale_gain_summary", "docs/testing.md",
            r"--scale-gain velocity_p=0.1`\s+\([^)]*\)\s+printed\s+`([^`]*)`", "scale_gain",
            printed(r"=+ (\d+ passed, \d+ failed, \d+ errors, \d+ skipped) in [\d.]+ s =+$")),
