@@ -28,6 +28,33 @@ after the window). Only the uplink is cut: what PX4 sends is still read, so
 the run keeps what PX4 said about the loss (a real PX4 logs it in its ULog
 too). A run without a link loss sends no heartbeat, as before.
 
+PX4's own look at the heartbeats is wall-clock driven, so the commander pins
+it to a tick (read from PX4 main 02e73e3b, ``mavlink_receiver.cpp`` and
+``mavlink_main.cpp``). The receiver thread counts the ground station present
+(``heartbeat_type_gcs``) while its last heartbeat is at most
+``PX4_HEARTBEAT_TIMEOUT_US`` (2.5 s) old, and re-evaluates that
+(``CheckHeartbeats``) on a heartbeat and, by itself, at the end of any loop
+pass whose clock is past 2.5 s and at least ``PX4_CHECK_EVERY_US`` (1.25 s)
+after its last look. Its loop passes come when a datagram arrives or its
+``poll()`` times out after 10 ms of wall time, so with no datagram that look
+happens at whatever tick PX4's clock stands at when the wall-clock timeout
+fires. The look publishes the link status at once (the MAVLink main thread
+sends it on its next pass, else once a second); the 1 Hz status then runs
+from there, and the commander declares the link lost ``COM_DL_LOSS_T`` after
+the last status that saw the ground station. Over a loss that last status
+comes 1 s after the receiver's first look at 1.25 s past the last heartbeat,
+so where that look fell (a tick or two, with the machine's load) moved the
+declaration, the failsafe and the landing from run to run
+(``px4_link_loss``: one flight in four, two PX4s side by side). So the
+commander keeps PX4's look schedule (a heartbeat looks at once, past 2.5 s)
+and, before the first tick at which PX4's clock has reached the next look,
+sends two ``TIMESYNC`` requests, each with a clock hold until PX4 answers:
+the first wakes the receiver at that tick, and the second is read only on a
+later pass, so its answer says the first pass's look is done. The look thus
+falls on that tick in every run, and the link status with it. TIMESYNC is no
+heartbeat: it changes nothing PX4 counts about the ground station, so the
+loss stays a loss (a wake is sent inside the window too).
+
 The mission's end comes from the lockstep answers (``HIL_ACTUATOR_CONTROLS``'s
 armed flag, :meth:`note_armed`): PX4 computes it on its clock, so it falls on
 the same tick in every reproducible run, where the arrival of a ``HEARTBEAT``
@@ -63,6 +90,13 @@ MAV_TYPE_GCS = 6
 MAV_AUTOPILOT_INVALID = 8
 #: TIMESYNC ``ts1`` of a heartbeat's confirmation (plus its count), far from the commands' barriers.
 HEARTBEAT_BARRIER = 1 << 30
+#: TIMESYNC ``ts1`` of the receiver wakes (plus twice their count, plus 0 or 1), far from both.
+WAKE_BARRIER = 1 << 31
+#: PX4's receiver counts a ground station present this long after its last heartbeat [µs], looks at that only
+#: once its clock is past it, and looks by itself this long after its last look [µs] (telemetry_status's
+#: HEARTBEAT_TIMEOUT_US and half of it, MavlinkReceiver::CheckHeartbeats; see the module doc).
+PX4_HEARTBEAT_TIMEOUT_US = 2_500_000
+PX4_CHECK_EVERY_US = PX4_HEARTBEAT_TIMEOUT_US // 2
 
 
 def result_name(result: int) -> str:
@@ -81,6 +115,10 @@ class LockstepCommander:
         #: The ticks a heartbeat went on, and the ticks that sent nothing because the link was down.
         self.heartbeat_ticks: list[int] = []
         self.silent_ticks = 0
+        #: PX4's receiver's last look at its heartbeats [µs of PX4's clock] as it keeps it (0: none yet), and the
+        #: ticks its looks were pinned to by a wake (module doc).
+        self.px4_last_check_usec = 0
+        self.wake_ticks: list[int] = []
         self.link = ApiLink(url)  # bound when the flight is built: a busy port fails the build
         self.hold_timeout_s = hold_timeout_s
         #: Clock holds, the wall time they took [s], and confirmations whose PX4 time was not the tick before.
@@ -100,6 +138,8 @@ class LockstepCommander:
         self._check_answers(time_usec)
         silent = self.link_down(time_usec)
         if self.link_loss is not None:
+            if previous_usec >= self.next_check_usec():  # PX4's receiver looks now: pin its look here
+                self._wake_receiver(tick, previous_usec)
             if time_usec >= self.next_heartbeat_usec and not silent:
                 self._send_heartbeat(tick, previous_usec)
             while self.next_heartbeat_usec <= time_usec:
@@ -158,6 +198,30 @@ class LockstepCommander:
         """Whether the link loss's window [start, end) holds sim time ``time_usec`` [µs]."""
         return self.link_loss is not None and self.link_loss[0] <= time_usec < self.link_loss[1]
 
+    def next_check_usec(self) -> int:
+        """PX4's clock [µs] at which its receiver next looks at its heartbeats by itself (module doc): 1.25 s after
+        its last look, and past 2.5 s."""
+        return max(self.px4_last_check_usec + PX4_CHECK_EVERY_US, PX4_HEARTBEAT_TIMEOUT_US + 1)
+
+    def _wake_receiver(self, tick: int, previous_usec: int) -> None:
+        """Two TIMESYNCs, each with the clock held until PX4 answers: its receiver's look falls on this tick."""
+        link = self.link
+        if link.peer is None and not self._hold(lambda messages: link.peer is not None):
+            raise CommandUnacknowledgedError(
+                f"PX4 sent nothing on {link.url} by tick {tick}, so the wake of its receiver for the link loss has no "
+                f"address; is PX4's API stream sent there?")
+        for k in range(2):
+            barrier = WAKE_BARRIER + 2 * len(self.wake_ticks) + k
+            link.send(link.mav.timesync_encode(0, barrier))
+            if not self._hold(lambda messages: any(m.get_type() == "TIMESYNC" and m.tc1 != 0 and m.ts1 == barrier
+                                                   for m in messages)):
+                raise CommandUnacknowledgedError(
+                    f"PX4 did not answer the TIMESYNC that pins its receiver's heartbeat check to tick {tick} within "
+                    f"{self.hold_timeout_s:g} s with the clock held; is PX4 running, and sending its API stream to "
+                    f"{link.url}?")
+        self.px4_last_check_usec = previous_usec
+        self.wake_ticks.append(tick)
+
     def _send_heartbeat(self, tick: int, previous_usec: int) -> None:
         """The ground station's heartbeat, then a TIMESYNC; the clock holds until PX4 answers it."""
         link = self.link
@@ -175,6 +239,8 @@ class LockstepCommander:
                 f"{self.hold_timeout_s:g} s with the clock held; is PX4 running, and sending its API stream to "
                 f"{link.url}?")
         self.heartbeat_ticks.append(tick)
+        if previous_usec > PX4_HEARTBEAT_TIMEOUT_US:  # PX4 looks at its heartbeats on each one, past 2.5 s
+            self.px4_last_check_usec = previous_usec
 
     def _read(self) -> list:
         messages = self.link.drain()
@@ -270,5 +336,6 @@ class LockstepCommander:
                 "statustexts_left_out": max(0, len(self.plan.statustexts) - KEPT_TEXTS),
                 "api_link": self.link.stats(),
                 **({"link_loss": {"start_s": self.link_loss[0] * 1e-6, "end_s": self.link_loss[1] * 1e-6,
-                                  "heartbeat_ticks": self.heartbeat_ticks, "silent_ticks": self.silent_ticks}}
+                                  "heartbeat_ticks": self.heartbeat_ticks, "silent_ticks": self.silent_ticks,
+                                  "receiver_wake_ticks": self.wake_ticks}}
                    if self.link_loss is not None else {})}

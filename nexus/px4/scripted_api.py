@@ -33,20 +33,27 @@ A mission upload (``MISSION_COUNT``, then ``MISSION_ITEM_INT`` for each
 receiver does, and kept (``mission_items``); ``MAV_CMD_MISSION_START`` makes
 the toy climb to the first item's altitude (it flies no more of the mission).
 
-Data-link loss, as PX4 (main of 2026-03, measured against a real binary)
-detects it. Its MAVLink receiver counts a ground station present while its
-last ``HEARTBEAT`` (MAV_TYPE_GCS) is at most ``GCS_TIMEOUT_S`` (2.5 s) old, and
-publishes that in a link status once a second (the toy: on each whole second of
-its clock); the commander declares the link lost when the last status that saw
-the ground station is more than ``dl_loss_s`` old (``COM_DL_LOSS_T``), and says
-``DATA_LINK_LOST_TEXT``. With an action (``dl_action = "land"``, ``NAV_DLL_ACT =
+Data-link loss, as PX4 (main of 2026-03, read from its source and measured
+against a real binary) detects it. Its MAVLink receiver thread counts a ground
+station present while its last ``HEARTBEAT`` (MAV_TYPE_GCS) is at most
+``GCS_TIMEOUT_US`` (2.5 s) old. It looks (``CheckHeartbeats``) when a
+heartbeat comes and, by itself, at the end of a pass of its loop whose clock
+is past 2.5 s and at least ``CHECK_EVERY_US`` (1.25 s) after its last look;
+its passes come when a datagram arrives or its ``poll()`` times out after
+``receiver_poll_s`` of wall time (PX4: 10 ms), so with nothing arriving a
+look falls on whatever clock the wall-clock timeout finds. Each look marks
+the link status changed; PX4's MAVLink main thread, on its clock, publishes
+it on its next pass (the toy: the next sensor message) or when the last one
+is 1 s old. The commander declares the link lost when the last status that
+saw the ground station is more than ``dl_loss_s`` old (``COM_DL_LOSS_T``), and
+says ``DATA_LINK_LOST_TEXT``. With an action (``dl_action = "land"``, ``NAV_DLL_ACT =
 3``) it then says ``HOLD_TEXT`` 12 ms later, holds ``fail_act_s``
 (``COM_FAIL_ACT_T``), says ``FAILSAFE_TEXT`` and lands (the toy: down at 1 m/s,
 disarmed on the ground). A heartbeat after the loss: ``REGAINED_TEXT``.
 
-PX4 sends its STATUSTEXTs to a MAVLink link only while a ground station is
-present there, and on its return those at most 5 s old; a real PX4 with no
-ground station sends none. The toy does the same once a ground station's
+PX4 sends its STATUSTEXTs to a MAVLink link only while its receiver's last
+look saw a ground station there, and on its return those at most 5 s old; a
+real PX4 with no ground station sends none. The toy does the same once a ground station's
 heartbeat has come (before that it sends every text, for the tests that use
 ``say`` without one). Everything it says is also kept in ``log`` (PX4 time
 [µs], level, text), which :meth:`write_log` writes as a ULog, as PX4 logs its
@@ -72,6 +79,9 @@ REGAINED_TEXT = "GCS connection regained"
 #: PX4's receiver counts a ground station present this long after its last heartbeat [µs]; its failsafe says it
 #: holds this long after the loss [µs]; STATUSTEXTs older than this are not sent when a ground station returns [µs].
 GCS_TIMEOUT_US = 2_500_000
+#: PX4's receiver looks at its heartbeats by itself this long after its last look [µs]; its poll() timeout [s].
+CHECK_EVERY_US = GCS_TIMEOUT_US // 2
+RECEIVER_POLL_S = 0.01
 HOLD_TEXT_AFTER_US = 12_000
 STALE_TEXT_US = 5_000_000
 MAV_TYPE_GCS = 6
@@ -81,7 +91,8 @@ class ScriptedApi:
     def __init__(self, api_port: int, *, home_at_s: float = 0.2, home_every_s: float = 0.5, telemetry_hz: float = 25.0,
                  ack_after: int = 3, refuse: dict | None = None, never_ack: tuple = (), late_s: float = 0.0,
                  flood: int = 0, heading_deg: float = 90.0, offboard_lead_s: float = 1.0, say: dict | None = None,
-                 dl_loss_s: float = 10.0, dl_action: str | None = None, fail_act_s: float = 5.0):
+                 dl_loss_s: float = 10.0, dl_action: str | None = None, fail_act_s: float = 5.0,
+                 receiver_poll_s: float = RECEIVER_POLL_S):
         self.target = ("127.0.0.1", api_port)
         self.home_at_us, self.home_every_us = int(home_at_s * 1e6), int(home_every_s * 1e6)
         self.telemetry_us = int(round(1e6 / telemetry_hz))
@@ -119,7 +130,14 @@ class ScriptedApi:
         #: the ground station; (clock, text) the failsafe says next.
         self.dl_action, self.fail_act_us = dl_action, int(round(fail_act_s * 1e6))
         self.gcs_seen_us: int | None = None
-        self._status_second = 0
+        #: PX4's receiver: its poll timeout [s], its last look [µs], what that look saw, and whether a status is due;
+        #: the main thread's last status [µs]; the clock of each look ((clock, ground station seen)).
+        self.receiver_poll_s = receiver_poll_s
+        self._last_check_us = 0
+        self.gcs_status = False
+        self._status_changed = False
+        self._status_us: int | None = None
+        self.checks: list[tuple[int, bool]] = []
         self._failsafe_due: list[tuple[int, str]] = []
         #: Everything said: (clock [µs], level, text); and STATUSTEXTs waiting for a ground station, (clock, text).
         self.log: list[tuple[int, str, str]] = []
@@ -145,45 +163,65 @@ class ScriptedApi:
 
     def _receive(self) -> None:
         parser = mavlink.MAVLink(None)
-        self.sock.settimeout(0.1)
+        self.sock.settimeout(self.receiver_poll_s)
         while not self.stop.is_set():
             try:
                 data = self.sock.recv(65536)
             except (TimeoutError, socket.timeout):
-                continue
+                data = b""
             except OSError:
                 return
-            for message in parser.parse_buffer(data) or []:
-                if self.late_s:
-                    time.sleep(self.late_s)
-                kind = message.get_type()
-                if kind == "TIMESYNC" and message.tc1 == 0:
-                    with self.lock:
-                        self._send(self.mav.timesync_encode(self.clock_us * 1000, message.ts1))
-                elif kind in ("MISSION_COUNT", "MISSION_ITEM_INT"):
-                    with self.lock:
-                        self._take_mission(message)
-                elif kind == "HEARTBEAT" and message.type == MAV_TYPE_GCS:
-                    with self.lock:
-                        self.gcs_heartbeats.append(self.clock_us)
-                        if self._link_lost:
-                            self._link_lost = False
-                            self._say_now(REGAINED_TEXT, "info")
-                elif kind == "SET_ATTITUDE_TARGET":
-                    with self.lock:
-                        self.setpoints.append((self.clock_us, self.sensors, message.type_mask,
-                                               (message.body_roll_rate, message.body_pitch_rate, message.body_yaw_rate),
-                                               message.thrust))
-                elif kind in ("COMMAND_LONG", "COMMAND_INT"):
-                    with self.lock:
-                        self.commands.append((message.command, self.clock_us, self.sensors))
-                        result, text = self.refuse.get(message.command, self._mode_result(message))
-                        if text:
-                            self._say_now(text, "critical")
-                        if message.command not in self.never_ack:
-                            self._acks.append((self.sensors + self.ack_after, message.command, result))
-                        if result == 0:
-                            self._act(message)
+            self._take(parser, data)
+            with self.lock:  # the end of a pass: PX4's own look at its heartbeats, if one is due
+                self._check_heartbeats(self.clock_us, force=False)
+
+    def _check_heartbeats(self, clock_us: int, force: bool) -> None:
+        """PX4's receiver's look at its heartbeats (CheckHeartbeats): none until its clock is past 2.5 s; on a
+        heartbeat (``force``), else only 1.25 s after its last look."""
+        if clock_us <= GCS_TIMEOUT_US:
+            return
+        if force or clock_us >= self._last_check_us + CHECK_EVERY_US:
+            self.gcs_status = bool(self.gcs_heartbeats) and clock_us <= self.gcs_heartbeats[-1] + GCS_TIMEOUT_US
+            self._last_check_us = clock_us
+            self._status_changed = True
+            self.checks.append((clock_us, self.gcs_status))
+
+    def _take(self, parser, data: bytes) -> None:
+        """Each message of one datagram, in order, as PX4's receiver handles them."""
+        if not data:
+            return
+        for message in parser.parse_buffer(data) or []:
+            if self.late_s:
+                time.sleep(self.late_s)
+            kind = message.get_type()
+            if kind == "TIMESYNC" and message.tc1 == 0:
+                with self.lock:
+                    self._send(self.mav.timesync_encode(self.clock_us * 1000, message.ts1))
+            elif kind in ("MISSION_COUNT", "MISSION_ITEM_INT"):
+                with self.lock:
+                    self._take_mission(message)
+            elif kind == "HEARTBEAT" and message.type == MAV_TYPE_GCS:
+                with self.lock:
+                    self.gcs_heartbeats.append(self.clock_us)
+                    if self._link_lost:
+                        self._link_lost = False
+                        self._say_now(REGAINED_TEXT, "info")
+                    self._check_heartbeats(self.clock_us, force=True)
+            elif kind == "SET_ATTITUDE_TARGET":
+                with self.lock:
+                    self.setpoints.append((self.clock_us, self.sensors, message.type_mask,
+                                           (message.body_roll_rate, message.body_pitch_rate, message.body_yaw_rate),
+                                           message.thrust))
+            elif kind in ("COMMAND_LONG", "COMMAND_INT"):
+                with self.lock:
+                    self.commands.append((message.command, self.clock_us, self.sensors))
+                    result, text = self.refuse.get(message.command, self._mode_result(message))
+                    if text:
+                        self._say_now(text, "critical")
+                    if message.command not in self.never_ack:
+                        self._acks.append((self.sensors + self.ack_after, message.command, result))
+                    if result == 0:
+                        self._act(message)
 
     def _take_mission(self, message) -> None:
         """PX4's mission upload, as its receiver does it: ask for each item in turn, then acknowledge."""
@@ -274,15 +312,17 @@ class ScriptedApi:
                 self.acks_sent.append((command, result))
 
     def gcs_present(self) -> bool:
-        """Whether PX4's receiver counts a ground station present now: its last heartbeat is at most 2.5 s old."""
-        return bool(self.gcs_heartbeats) and self.clock_us - self.gcs_heartbeats[-1] <= GCS_TIMEOUT_US
+        """Whether PX4 counts a ground station present now: its receiver's last look saw one (a heartbeat at most
+        2.5 s old then)."""
+        return self.gcs_status
 
     def _watch_link(self, time_usec: int) -> None:
-        """PX4's link status on each whole second, its commander's loss of the link, and the failsafe after it."""
-        second = time_usec // 1_000_000
-        if second != self._status_second:  # the first clock of a new second: the link status goes out
-            self._status_second = second
-            if self.gcs_present():
+        """PX4's link status (after a look of the receiver, else once a second), its commander's loss of the link,
+        and the failsafe after it."""
+        if self._status_changed or time_usec - (self._status_us or 0) >= 1_000_000:
+            self._status_changed = False  # the MAVLink main thread publishes the link status
+            self._status_us = time_usec
+            if self.gcs_status:
                 self.gcs_seen_us = time_usec
         if self.gcs_seen_us is not None and not self._link_lost and time_usec - self.gcs_seen_us > self.dl_loss_us:
             self._link_lost = True  # PX4: the last status that saw a ground station is older than COM_DL_LOSS_T

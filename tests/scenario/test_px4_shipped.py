@@ -1,13 +1,18 @@
 """The shipped PX4 scenarios: skipped with the reason without a binary, and the link loss flown against the
 scripted PX4 (its mission, its parameters, its checks) as the sweep's fleet would fly it with real PX4.
 
-Hand numbers for ``px4_link_loss`` against the scripted PX4 (tick k sends time_usec 4000·k): the ground
-station beats on ticks 250, 500, ..., 2250 (1 to 9 s) and is silent from 10 s; PX4 takes the last at
-8.996 s, its link status sees it at 9, 10 and 11 s (2.004 s old), not at 12 s; COM_DL_LOSS_T = 2 s after 11 s
-the link is lost, at 13.004 s (tick 3251); the hold's text 12 ms later (13.016 s, tick 3254); COM_FAIL_ACT_T
-= 5 s later "Failsafe activated" (18.016 s) and the landing from 2.5 m at 1 m/s: disarmed 2.5 s later, at
-20.516 s, tick 5129, where the run ends. (Real PX4, 02e73e3b, said the same texts at 13.264, 13.276 and
-18.280 s and disarmed at 25.996 s: docs/testing.md.)
+Hand numbers for ``px4_link_loss`` against the scripted PX4 (tick k sends time_usec 4000·k; what goes before
+tick k's HIL_SENSOR reaches PX4 at its clock of tick k − 1): the ground station beats on ticks 250, 500, ...,
+2250 (1 to 9 s) and is silent from 10 s; PX4 takes the last at 8.996 s, and its receiver looks at it (each
+heartbeat past 2.5 s is a look) then; its next look is due 1.25 s later, 10.246 s, so the commander wakes it on
+the first tick PX4's clock has reached that, tick 2563 (10.248 s): the ground station is still there (1.252 s
+old), and the link status says so at the next clock, 10.252 s, and again 1 s later, 11.252 s; the look after,
+tick 2876 (11.500 s, 2.504 s old), no longer sees it. COM_DL_LOSS_T = 2 s after 11.252 s the link is lost,
+at 13.256 s (tick 3314); the hold's text 12 ms later (13.268 s, tick 3317); COM_FAIL_ACT_T = 5 s later
+"Failsafe activated" (18.268 s) and the landing from 2.5 m at 1 m/s: disarmed 2.5 s later, at 20.768 s, tick
+5192, where the run ends. The wakes: the first look past 2.5 s (tick 627, 2.504 s), then every 1.25 s of
+PX4's clock from 10.248 s while no heartbeat comes: ticks 2563, 2876, 3189, ..., 5067. (Real PX4, 02e73e3b,
+with these wakes: docs/px4.md, "Link loss".)
 """
 
 import json
@@ -89,8 +94,9 @@ def test_px4_link_loss_goes_silent_at_10_s_and_ends_when_px4_disarmed(link_loss)
     info, toy, _ = link_loss
     loss = info["controller_stats"]["mission"]["link_loss"]
     assert loss["heartbeat_ticks"] == [250 * k for k in range(1, 10)]
-    assert toy.link_lost_at == [13_004_000]
+    assert loss["receiver_wake_ticks"] == [627, 2563, 2876, 3189, 3502, 3815, 4128, 4441, 4754, 5067]
+    assert toy.link_lost_at == [13_256_000]
     assert [(t, text) for t, _, text in toy.log] == [
-        (13_004_000, "Connection to ground station lost"),
-        (13_016_000, "Failsafe activated: entering Hold for 5 seconds"), (18_016_000, "Failsafe activated")]
-    assert (info["exit_reason"], info["ticks"]) == ("done", 5129)
+        (13_256_000, "Connection to ground station lost"),
+        (13_268_000, "Failsafe activated: entering Hold for 5 seconds"), (18_268_000, "Failsafe activated")]
+    assert (info["exit_reason"], info["ticks"]) == ("done", 5192)

@@ -13,7 +13,7 @@ A scenario's run folder holds the steps, gusts, gain factors and faults in run.j
 
 Hand numbers: 250 Hz, so ``takeoff_hover_land``'s 8 s are 2000 ticks at most and ``features``' 1.6 s are
 400 ticks; step 1 of ``features`` begins on tick 250 (the wait ends when the time reaches 1.0 s), so the
-barometer's fault fires on tick 251. The link loss's run ends on tick 1379 (tests/px4/test_link_loss.py).
+barometer's fault fires on tick 251. The link loss's run ends on tick 1506 (tests/px4/test_link_loss.py).
 """
 
 import json
@@ -149,13 +149,13 @@ def test_a_px4_link_loss_scenario_replays_bit_for_bit(tmp_path):
     with ScriptedPx4(px4.link.port, boots_then([HOVER] * 4, silent=3), api=toy).running():
         run_flight(replace(flight.options, duration=8.5), out, progress=False, flight=flight)
     info = json.loads((out / "run.json").read_text())
-    assert (info["status"], info["ticks"]) == ("finished", 1379), info["error"]
+    assert (info["status"], info["ticks"]) == ("finished", 1506), info["error"]
     assert info["options"]["controller_options"]["mission"]["link_loss"] == [1.5, 8.0]
     controls = RunFolder(out).record().column("controls[0]").to_numpy()
     assert np.any(controls > 0.5)  # PX4 flew it: the replay has real commands to play back
     result = replay_cli(out)
     assert result.exit_code == 0, result.output
-    assert "replay identical: 1379 ticks, " in result.output
+    assert "replay identical: 1506 ticks, " in result.output
 
 
 def test_gain_factors_for_a_controller_without_gains_are_refused_in_one_line():
