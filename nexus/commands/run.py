@@ -143,9 +143,10 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
     warp_device = resolve(options.device, ctx.obj["verbose"])
     watch = None
     if live_view:  # a busy port is refused here, before anything is written
-        from nexus.viz.live import LiveWatch
+        from nexus.viz.live import BUDGET, PACED_BUDGET, LiveWatch
 
-        watch = LiveWatch(view_host, view_port, say=lambda line: click.echo(line, err=True))
+        watch = LiveWatch(view_host, view_port, say=lambda line: click.echo(line, err=True),
+                          budget=PACED_BUDGET if options.realtime is not None else BUDGET)  # paced: mostly asleep
     prepare_out(out, overwrite)
     options, commander = _start_mission(options, px4_mission_url) if px4_mission else (options, None)
     click.echo(f"nexus run: {options.vehicle} in {options.scene} on {warp_device}, controller {options.controller}, "

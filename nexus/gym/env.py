@@ -271,7 +271,10 @@ class NexusVectorEnv(VectorEnv):
             from nexus.viz.viewer import check_port  # noqa: PLC0415
 
             host, port = self._render_address
-            self.live = LiveView(self.flight, host, check_port(host, port, "render_port=", "render_host="))
+            from nexus.viz.live import BUDGET, PACED_BUDGET  # noqa: PLC0415
+
+            self.live = LiveView(self.flight, host, check_port(host, port, "render_port=", "render_host="),
+                                 budget=PACED_BUDGET if self.pacer is not None else BUDGET)  # paced: mostly asleep
         return self.live
 
     def _new_path(self) -> None:

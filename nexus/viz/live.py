@@ -20,6 +20,9 @@ from nexus.viz.viewer import FlightView, load_model
 
 #: Largest share of the loop's wall time the view may take [-].
 BUDGET = 0.03
+#: The share a paced run's view may take (``--realtime``): the run sleeps most of its wall time, so the view
+#: draws at up to MAX_HZ while the pacer keeps up; a run that cannot keep up sees the view's share grow.
+PACED_BUDGET = 0.5
 #: Highest display rate [Hz].
 MAX_HZ = 30.0
 #: Redraw the flown path every this many frames (a path is one message of all its segments).
@@ -29,7 +32,9 @@ PORT_OPTION, HOST_OPTION = "--view-port", "--view-host"
 
 
 class LiveView:
-    def __init__(self, flight, host: str = "127.0.0.1", port: int = 8080):
+    def __init__(self, flight, host: str = "127.0.0.1", port: int = 8080, budget: float = BUDGET):
+        #: The largest share of the loop's wall time the view may take [-] (:data:`BUDGET`, :data:`PACED_BUDGET`).
+        self.budget = budget
         plant = flight.vehicle.plant
         self.view = FlightView(load_model(plant.vehicle_path, plant.scene_path), host, port,
                                label="Nexus: live", port_option=PORT_OPTION, host_option=HOST_OPTION)
@@ -69,7 +74,7 @@ class LiveView:
         self.frames += 1
         spent = time.perf_counter() - now
         self.cost_s += spent
-        self.next_at = now + max(spent / BUDGET, 1.0 / MAX_HZ)
+        self.next_at = now + max(spent / self.budget, 1.0 / MAX_HZ)
 
     def close(self) -> None:
         self.view.close()
@@ -84,15 +89,16 @@ class LiveWatch:
     stops the server.
     """
 
-    def __init__(self, host: str, port: int, say=print):
+    def __init__(self, host: str, port: int, say=print, budget: float = BUDGET):
         from nexus.viz.viewer import check_port  # noqa: PLC0415
 
         self.host, self.port, self.say = host, check_port(host, port, PORT_OPTION, HOST_OPTION), say
+        self.budget = budget
         self.live: LiveView | None = None
         self.wall_started = 0.0
 
     def __call__(self, flight) -> LiveView:
-        self.live = LiveView(flight, self.host, self.port)
+        self.live = LiveView(flight, self.host, self.port, self.budget)
         self.say(f"live view at {self.live.url}")
         self.wall_started = time.perf_counter()
         return self.live

@@ -294,3 +294,25 @@ def test_the_policy_controller_is_paced_by_the_same_pacer_and_flies_the_same_bit
     assert paced["wall_time_s"] >= 2.0 and paced["pacing"]["ticks"] == 250
     one, other = _columns(tmp_path / "paced"), _columns(tmp_path / "unpaced")
     assert list(one) == list(other) and [name for name in one if one[name] != other[name]] == []
+
+
+@pytest.mark.parametrize("paced, budget", [(True, 0.5), (False, 0.03)])
+def test_a_paced_runs_live_view_may_draw_in_the_time_the_pacer_sleeps(tmp_path, monkeypatch, paced, budget):
+    # Unpaced, the view takes at most 3 % of the run's wall time (6 Hz when a frame costs 5 ms); a paced run sleeps
+    # most of its time, so its view may take half and draws at up to 30 Hz: the flight as it happens.
+    import nexus.viz.live as live
+    from nexus.cli import main
+
+    made = []
+
+    class Recorded(live.LiveView):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self.budget)
+
+    monkeypatch.setattr(live, "LiveView", Recorded)
+    result = CliRunner().invoke(main, ["run", "--mission", "short", "--duration", "0.3", "--device", "cpu", "--quiet",
+                                       "--view", "--view-port", "0", "--out", str(tmp_path / "view"),
+                                       *(["--realtime"] if paced else [])])
+    assert result.exit_code == 0, result.output
+    assert made == [budget]
