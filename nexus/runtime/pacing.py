@@ -108,7 +108,8 @@ class Pacer:
         """Tick 0 is now."""
         self.started = True
         self._excused_seen = self.excused() if self.excused is not None else 0.0
-        self._count_from(self.clock())
+        self.began = self.last = self.clock()
+        self._count_from(self.began)
 
     def _count_from(self, now: float) -> None:
         self.anchor_wall, self.anchor_ticks = now, self.ticks
@@ -119,7 +120,7 @@ class Pacer:
         if not self.started:
             self.start()
         self.ticks += int(ticks)
-        now = self.clock()
+        now = self.last = self.clock()
         if self.excused is not None:
             excused = self.excused()
             if excused != self._excused_seen:  # the flight waited for a peer: not a slow machine
@@ -130,6 +131,7 @@ class Pacer:
         if now < due:
             self.sleep(due - now)
             self.slept_s += due - now
+            self.last = due
             self.stretch_wall, self.stretch_ticks = due, self.ticks
             return
         late = now - due
@@ -149,17 +151,29 @@ class Pacer:
                             100.0 * (1.0 - speed / self.factor), self.factor)
         self.anchor_wall, self.anchor_ticks = now, self.ticks  # the debt is dropped; the stretch goes on
 
+    @property
+    def kept_up(self) -> bool:
+        """No replay ended more than :data:`SLACK_S` after its due time."""
+        return self.restarts == 0
+
     def stats(self) -> dict:
-        """What the pacing did, for run.json."""
+        """What the pacing did, for run.json: ``overall_factor`` is the sim time flown over the wall time it took
+        [x real time], waits for a peer included; ``slowest_factor`` the slowest stretch of :data:`NOTICE_AFTER_S`
+        or more flown without a wait that fell behind (None: none)."""
+        wall = self.last - self.began if self.started else 0.0
         return {"factor": self.factor, "ticks": self.ticks, "slept_s": round(self.slept_s, 3),
-                "behind_s": round(self.behind_s, 3), "restarts": self.restarts, "kept_up": self.slowest is None,
+                "behind_s": round(self.behind_s, 3), "restarts": self.restarts, "kept_up": self.kept_up,
+                "overall_factor": round(self.ticks * self.dt_s / wall, 3) if wall > 0 else None,
                 "slowest_factor": None if self.slowest is None else round(self.slowest, 3)}
 
     def summary(self) -> str:
         """One line for the end of a run."""
-        kept = "kept up" if self.slowest is None else f"could not keep up (down to {self.slowest:.2f}x)"
-        return (f"paced at {self.factor:g}x real time: {kept}; slept {self.slept_s:.2f} s, "
-                f"fell behind by {self.behind_s:.2f} s in all")
+        if self.kept_up:
+            return f"paced at {self.factor:g}x real time: kept up; slept {self.slept_s:.2f} s"
+        overall = self.stats()["overall_factor"]
+        speed = f"{overall:.2f}x over the flight" if overall is not None else "no flight"
+        return (f"paced at {self.factor:g}x real time: fell behind by {self.behind_s:.2f} s in all ({speed}); "
+                f"slept {self.slept_s:.2f} s")
 
 
 def peer_waits(components) -> Callable[[], float] | None:
