@@ -44,6 +44,13 @@ pytestmark = pytest.mark.skipif(not BINARY or not Path(BINARY).is_file(),
                                 reason="no PX4 binary: set NEXUS_PX4_BINARY to PX4's bin/px4")
 
 
+def partners(run: Path) -> list[str]:
+    """PX4's "partner IP" lines: one per MAVLink link something sent to. Nexus's commander is the one; a second
+    is another program's traffic (a ground station on the shared machine answering PX4's 14550)."""
+    (ulog,) = (run / "px4" / "log").glob("*/*.ulg")
+    return [m.message for m in ULog(str(ulog), []).logged_messages if "partner IP" in m.message]
+
+
 def link_statuses(run: Path) -> list[tuple[int, int]]:
     """(PX4 time [µs], ground station seen) of each link status of PX4's API link from 9 s to 20 s (the link
     whose status ever saw the ground station), from the flight's ULog."""
@@ -96,6 +103,8 @@ def test_px4_link_loss_flown_8_times_two_at_a_time_under_load_is_identical_every
     assert lines and all("[PX4 reproducible: settle and pinned]" in line for line in lines)
     runs = sorted((out / "runs").iterdir())
     assert len(runs) == FLIGHTS
+    for run in runs:
+        assert len(partners(run)) == 1, f"{run.name}: another program's MAVLink traffic reached PX4: {partners(run)}"
     infos = [json.loads((run / "run.json").read_text()) for run in runs]
     tables = [ds.dataset(run / "record.parquet").to_table() for run in runs]
     print(f"{FLIGHTS} flights in {wall:.0f} s; ticks {[info['ticks'] for info in infos]}")
