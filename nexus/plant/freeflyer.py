@@ -45,6 +45,8 @@ import numpy as np
 import warp as wp
 from newton.solvers import SolverBase
 
+from nexus.plant.freeflyer_kernels import freeflyer_inertia, freeflyer_step
+
 #: The ground contact's natural frequency with the vehicle resting on its gear [rad/s] (MuJoCo's
 #: default contact time constant, 0.02 s, is 1 / 50 rad/s) and its damping ratio [1] (critical).
 CONTACT_FREQUENCY = 50.0
@@ -84,6 +86,7 @@ class FreeFlyerLayout:
     gear_mu: np.ndarray  # (worlds, points) [1]
     rest_points: np.ndarray  # (worlds,) gear points the vehicle rests on
     plane: np.ndarray  # (worlds, 4): normal and offset (n . x = d on the plane); a zero normal: no ground
+    reach: np.ndarray  # (worlds,) the farthest a gear point reaches from the base's origin [m]
 
 
 def _name(labels, index: int, kind: str) -> str:
@@ -234,271 +237,8 @@ def freeflyer_layout(model: newton.Model) -> FreeFlyerLayout:
         rotor_coord=np.array([[q_start[j] for j in r] for r in rotors], dtype=np.int32).reshape(worlds, -1),
         rotor_dof=np.array([[qd_start[j] for j in r] for r in rotors], dtype=np.int32).reshape(worlds, -1),
         gear_point=gear_point, gear_radius=gear_radius, gear_mu=gear_mu, rest_points=rest, plane=plane,
+        reach=(np.linalg.norm(gear_point, axis=2) + gear_radius).max(axis=1).astype(np.float32),
     )
-
-
-@wp.func
-def parallel_axis(mass: float, d: wp.vec3):
-    """The inertia a point mass adds about a point ``d`` away [kg·m²]: ``m (|d|² 1 - d d^T)``."""
-    return mass * (wp.dot(d, d) * wp.identity(n=3, dtype=float) - wp.outer(d, d))
-
-
-@wp.func
-def rotate(q: wp.quat, v: wp.vec3):
-    """``v`` turned by ``q``, as ``q v q* / |q|^2``: exact for a quaternion a float32 rounding off unit length.
-
-    Warp's ``quat_rotate`` assumes ``|q| = 1``; a float32 quaternion is off by an ulp or so, and a body-to-world
-    round trip each step then scaled the angular momentum by the same few ulps every step (0.1 % in 10 s).
-    """
-    turned = q * wp.quat(v[0], v[1], v[2], 0.0) * wp.quat(-q[0], -q[1], -q[2], q[3])
-    return wp.vec3(turned[0], turned[1], turned[2]) / wp.dot(q, q)
-
-
-@wp.func
-def unrotate(q: wp.quat, v: wp.vec3):
-    """``v`` turned back by ``q`` (the inverse of :func:`rotate`)."""
-    return rotate(wp.quat(-q[0], -q[1], -q[2], q[3]), v)
-
-
-@wp.func
-def turn(q: wp.quat, rate_body: wp.vec3, dt: float):
-    """``q`` turned by the body-frame rotation ``rate_body * dt`` (the exact exponential), normalised."""
-    phi = rate_body * dt
-    angle = wp.length(phi)
-    step = wp.quat_identity()
-    if angle > 1.0e-12:
-        step = wp.quat_from_axis_angle(phi / angle, angle)
-    return wp.normalize(q * step)
-
-
-@wp.func
-def absolute_spin(carried: bool, spin: float, a: wp.vec3, w_body: wp.vec3, speed: float):
-    """A rotor's absolute spin about its axis [rad/s]: the one carried, or the base's rate along it plus its own."""
-    if carried:
-        return spin
-    return wp.dot(a, w_body) + speed
-
-
-@wp.func
-def rotor_frame(x_p: wp.transform, axis: wp.vec3, angle: float, x_c: wp.transform):
-    """A rotor body's pose in the base frame at joint angle ``angle`` [rad]."""
-    spin = wp.transform(wp.vec3(0.0), wp.quat_from_axis_angle(axis, angle))
-    return x_p * spin * wp.transform_inverse(x_c)
-
-
-@wp.kernel
-def freeflyer_step(
-    # layout, one row per world
-    base_body: wp.array(dtype=wp.int32),
-    base_coord: wp.array(dtype=wp.int32),
-    base_dof: wp.array(dtype=wp.int32),
-    rotor_joint: wp.array2d(dtype=wp.int32),
-    rotor_body: wp.array2d(dtype=wp.int32),
-    rotor_coord: wp.array2d(dtype=wp.int32),
-    rotor_dof: wp.array2d(dtype=wp.int32),
-    gear_point: wp.array2d(dtype=wp.vec3),
-    gear_radius: wp.array2d(dtype=wp.float32),
-    gear_mu: wp.array2d(dtype=wp.float32),
-    rest_points: wp.array(dtype=wp.int32),
-    plane: wp.array(dtype=wp.vec4),
-    # the model
-    body_mass: wp.array(dtype=wp.float32),
-    body_inertia: wp.array(dtype=wp.mat33),
-    body_com: wp.array(dtype=wp.vec3),
-    joint_x_p: wp.array(dtype=wp.transform),
-    joint_x_c: wp.array(dtype=wp.transform),
-    joint_axis: wp.array(dtype=wp.vec3),
-    gravity: wp.array(dtype=wp.vec3),
-    contact_frequency: float,
-    contact_damping_ratio: float,
-    dt: float,
-    # the applied loads
-    body_f: wp.array(dtype=wp.spatial_vector),
-    joint_f: wp.array(dtype=wp.float32),
-    # the state in (may be the state out: each world reads all it needs before it writes)
-    joint_q_in: wp.array(dtype=wp.float32),
-    joint_qd_in: wp.array(dtype=wp.float32),
-    write_qdd: wp.int32,
-    # carried from step to step (see SolverFreeFlyer.carried)
-    carried_valid: wp.array(dtype=wp.int32),
-    carried_momentum: wp.array(dtype=wp.vec3),
-    carried_rate: wp.array(dtype=wp.vec3),
-    carried_spin: wp.array2d(dtype=wp.float32),
-    carried_speed: wp.array2d(dtype=wp.float32),
-    # out
-    joint_q: wp.array(dtype=wp.float32),
-    joint_qd: wp.array(dtype=wp.float32),
-    body_q: wp.array(dtype=wp.transform),
-    body_qd: wp.array(dtype=wp.spatial_vector),
-    body_qdd: wp.array(dtype=wp.spatial_vector),
-):
-    world = wp.tid()
-    nr = rotor_joint.shape[1]
-    b = base_body[world]
-    qc = base_coord[world]
-    qv = base_dof[world]
-    g = gravity[wp.min(world, gravity.shape[0] - 1)]
-
-    # The base's pose and twist (free joint: origin, quaternion; centre-of-mass velocity, angular velocity).
-    p = wp.vec3(joint_q_in[qc], joint_q_in[qc + 1], joint_q_in[qc + 2])
-    rot = wp.normalize(wp.quat(joint_q_in[qc + 3], joint_q_in[qc + 4], joint_q_in[qc + 5], joint_q_in[qc + 6]))
-    v_base = wp.vec3(joint_qd_in[qv], joint_qd_in[qv + 1], joint_qd_in[qv + 2])
-    w_world = wp.vec3(joint_qd_in[qv + 3], joint_qd_in[qv + 4], joint_qd_in[qv + 5])
-    w_body = unrotate(rot, w_world)
-    # The momentum and spins this solver wrote last step stand for the state while the state holds the very
-    # bits it wrote (a reset, a held world or a restored snapshot changes them, and they are rebuilt).
-    carried = carried_valid[world] != 0
-    for k in range(3):
-        if carried_rate[world][k] != w_world[k]:
-            carried = False
-    for i in range(nr):
-        if carried_speed[world, i] != joint_qd_in[rotor_dof[world, i]]:
-            carried = False
-
-    # The composite's mass and centre of mass [base frame].
-    m_base = body_mass[b]
-    com_base = body_com[b]
-    mass = m_base
-    moment = m_base * com_base
-    for i in range(nr):
-        j = rotor_joint[world, i]
-        r = rotor_body[world, i]
-        x_r = wp.transform_point(joint_x_p[j] * wp.transform_inverse(joint_x_c[j]), body_com[r])
-        mass += body_mass[r]
-        moment += body_mass[r] * x_r
-    c = moment / mass
-    x_c = p + rotate(rot, c)  # the composite centre of mass [m, world]
-    v_c = v_base + wp.cross(w_world, rotate(rot, c - com_base))
-
-    # Loads: gravity, every body's wrench (about the composite centre of mass), the rotors' axial torques.
-    force = mass * g + wp.spatial_top(body_f[b])
-    torque = wp.spatial_bottom(body_f[b]) + wp.cross(rotate(rot, com_base - c), wp.spatial_top(body_f[b]))
-    inertia = body_inertia[b] + parallel_axis(m_base, com_base - c)  # locked, base frame, about c
-    spin_momentum = wp.vec3(0.0)  # sum J_i a_i s_i [base frame]
-    axial_load = wp.vec3(0.0)  # sum a_i u_i [base frame]
-    for i in range(nr):
-        j = rotor_joint[world, i]
-        r = rotor_body[world, i]
-        frame = joint_x_p[j] * wp.transform_inverse(joint_x_c[j])
-        x_r = wp.transform_point(frame, body_com[r])
-        turn_r = wp.quat_to_matrix(wp.transform_get_rotation(frame))
-        inertia_r = turn_r * body_inertia[r] * wp.transpose(turn_r)
-        a = wp.normalize(wp.quat_rotate(wp.transform_get_rotation(joint_x_p[j]), joint_axis[rotor_dof[world, i]]))
-        axial = wp.dot(a, inertia_r * a)
-        inertia += inertia_r + parallel_axis(body_mass[r], x_r - c) - axial * wp.outer(a, a)
-        wrench = body_f[r]
-        force += wp.spatial_top(wrench)
-        torque += wp.spatial_bottom(wrench) + wp.cross(rotate(rot, x_r - c), wp.spatial_top(wrench))
-        s = absolute_spin(carried, carried_spin[world, i], a, w_body, joint_qd_in[rotor_dof[world, i]])
-        u = joint_f[rotor_dof[world, i]] + wp.dot(rotate(rot, a), wp.spatial_bottom(wrench))
-        spin_momentum += axial * s * a
-        axial_load += u * a
-
-    # Ground contact at the gear points: spring and damper along the plane's normal, Coulomb friction.
-    n = wp.vec3(plane[world][0], plane[world][1], plane[world][2])
-    offset = plane[world][3]
-    per_point = mass / float(rest_points[world])
-    stiffness = per_point * contact_frequency * contact_frequency
-    damping = per_point * 2.0 * contact_damping_ratio * contact_frequency
-    for k in range(gear_point.shape[1]):
-        if wp.length_sq(n) > 0.0:
-            tip = p + rotate(rot, gear_point[world, k]) - gear_radius[world, k] * n
-            depth = offset - wp.dot(n, tip)
-            if depth > 0.0:
-                arm = tip - x_c
-                velocity = v_c + wp.cross(w_world, arm)
-                normal_speed = wp.dot(n, velocity)
-                push = stiffness * depth - damping * normal_speed
-                if push > 0.0:
-                    slip = velocity - normal_speed * n
-                    slip_speed = wp.length(slip)
-                    contact = push * n
-                    if slip_speed > 0.0:
-                        contact -= wp.min(gear_mu[world, k] * push, damping * slip_speed) / slip_speed * slip
-                    force += contact
-                    torque += wp.cross(arm, contact)
-
-    # Accelerations at the start of the step (the body_qdd observable).
-    inverse = wp.inverse(inertia)
-    torque_body = unrotate(rot, torque)
-    h_body = inertia * w_body + spin_momentum
-    alpha_body = inverse * (torque_body - wp.cross(w_body, h_body) - axial_load)
-    a_c = force / mass
-
-    # Step: momentum with the step's torque; attitude by the midpoint rate; centre of mass by the mean velocity.
-    momentum = rotate(rot, h_body)
-    if carried:
-        momentum = carried_momentum[world]
-    momentum_half = momentum + 0.5 * dt * torque
-    spin_half = spin_momentum + 0.5 * dt * axial_load
-    rate = inverse * (unrotate(rot, momentum_half) - spin_half)
-    rot_half = turn(rot, rate, 0.5 * dt)
-    rate = inverse * (unrotate(rot_half, momentum_half) - spin_half)
-    rot1 = turn(rot, rate, dt)
-    momentum1 = momentum + dt * torque
-    w_body1 = inverse * (unrotate(rot1, momentum1) - (spin_momentum + dt * axial_load))
-    w_world1 = rotate(rot1, w_body1)
-    v_c1 = v_c + dt * a_c
-    x_c1 = x_c + 0.5 * dt * (v_c + v_c1)
-
-    p1 = x_c1 - rotate(rot1, c)
-    v_base1 = v_c1 + wp.cross(w_world1, rotate(rot1, com_base - c))
-    alpha_world = rotate(rot, alpha_body)
-    # Rotors, each read before it is written (in place).
-    for i in range(nr):
-        j = rotor_joint[world, i]
-        r = rotor_body[world, i]
-        dof = rotor_dof[world, i]
-        coord = rotor_coord[world, i]
-        frame = joint_x_p[j] * wp.transform_inverse(joint_x_c[j])
-        axis_joint = joint_axis[dof]
-        a = wp.normalize(wp.quat_rotate(wp.transform_get_rotation(joint_x_p[j]), axis_joint))
-        turn_r = wp.quat_to_matrix(wp.transform_get_rotation(frame))
-        axial = wp.dot(a, turn_r * body_inertia[r] * wp.transpose(turn_r) * a)
-        speed = joint_qd_in[dof]
-        u = joint_f[dof] + wp.dot(rotate(rot, a), wp.spatial_bottom(body_f[r]))
-        s1 = absolute_spin(carried, carried_spin[world, i], a, w_body, speed) + dt * u / axial
-        speed1 = s1 - wp.dot(a, w_body1)
-        angle1 = joint_q_in[coord] + 0.5 * dt * (speed + speed1)
-        pose_r = rotor_frame(joint_x_p[j], axis_joint, angle1, joint_x_c[j])
-        x_r1 = wp.transform_point(pose_r, body_com[r])
-        a_world1 = rotate(rot1, a)
-        joint_q[coord] = angle1
-        joint_qd[dof] = speed1
-        carried_spin[world, i] = s1
-        carried_speed[world, i] = speed1
-        body_q[r] = wp.transform(p1, rot1) * pose_r
-        body_qd[r] = wp.spatial_vector(v_c1 + wp.cross(w_world1, rotate(rot1, x_r1 - c)),
-                                       w_world1 + speed1 * a_world1)
-        if write_qdd != 0:
-            arm = rotate(rot, x_r1 - c)
-            a_world = rotate(rot, a)
-            spin_accel = u / axial - wp.dot(a, alpha_body)
-            body_qdd[r] = wp.spatial_vector(
-                a_c + wp.cross(alpha_world, arm) + wp.cross(w_world, wp.cross(w_world, arm)),
-                alpha_world + spin_accel * a_world + wp.cross(w_world, speed * a_world))
-    joint_q[qc] = p1[0]
-    joint_q[qc + 1] = p1[1]
-    joint_q[qc + 2] = p1[2]
-    joint_q[qc + 3] = rot1[0]
-    joint_q[qc + 4] = rot1[1]
-    joint_q[qc + 5] = rot1[2]
-    joint_q[qc + 6] = rot1[3]
-    joint_qd[qv] = v_base1[0]
-    joint_qd[qv + 1] = v_base1[1]
-    joint_qd[qv + 2] = v_base1[2]
-    joint_qd[qv + 3] = w_world1[0]
-    joint_qd[qv + 4] = w_world1[1]
-    joint_qd[qv + 5] = w_world1[2]
-    body_q[b] = wp.transform(p1, rot1)
-    body_qd[b] = wp.spatial_vector(v_base1, w_world1)
-    carried_momentum[world] = momentum1
-    carried_rate[world] = w_world1
-    carried_valid[world] = 1
-    if write_qdd != 0:
-        arm = rotate(rot, com_base - c)
-        body_qdd[b] = wp.spatial_vector(a_c + wp.cross(alpha_world, arm) + wp.cross(w_world, wp.cross(w_world, arm)),
-                                        alpha_world)
 
 
 class SolverFreeFlyer(SolverBase):
@@ -530,8 +270,21 @@ class SolverFreeFlyer(SolverBase):
             put(layout.rotor_joint, wp.int32), put(layout.rotor_body, wp.int32), put(layout.rotor_coord, wp.int32),
             put(layout.rotor_dof, wp.int32), put(layout.gear_point, wp.vec3), put(layout.gear_radius, wp.float32),
             put(layout.gear_mu, wp.float32), put(layout.rest_points, wp.int32), put(layout.plane, wp.vec4),
+            put(layout.reach, wp.float32),
         ]
         rotors = layout.rotor_joint.shape[1]
+        per_rotor = (self.worlds, max(rotors, 1))
+        #: Each world's mass properties (:func:`freeflyer_inertia`), formed now and when the masses change.
+        self._mass = {
+            "mass": wp.zeros(self.worlds, dtype=wp.float32, device=device),
+            "centre": wp.zeros(self.worlds, dtype=wp.vec3, device=device),
+            "inertia": wp.zeros(self.worlds, dtype=wp.mat33, device=device),
+            "inverse": wp.zeros(self.worlds, dtype=wp.mat33, device=device),
+            "axis": wp.zeros(per_rotor, dtype=wp.vec3, device=device),
+            "axial": wp.zeros(per_rotor, dtype=wp.float32, device=device),
+            "arm": wp.zeros(per_rotor, dtype=wp.vec3, device=device),
+        }
+        self._update_mass_properties()
         #: What a step hands the next beside Newton's state: each world's angular momentum [kg·m²/s, world],
         #: the rate and rotor speeds it wrote, and the rotors' absolute spins. Rebuilding the momentum from
         #: the float32 rates every step rounds it by a fraction of an ulp the same way each time (1e-4 of it
@@ -541,11 +294,18 @@ class SolverFreeFlyer(SolverBase):
             "valid": wp.zeros(self.worlds, dtype=wp.int32, device=device),
             "momentum": wp.zeros(self.worlds, dtype=wp.vec3, device=device),
             "rate": wp.zeros(self.worlds, dtype=wp.vec3, device=device),
-            "spin": wp.zeros((self.worlds, max(rotors, 1)), dtype=wp.float32, device=device),
-            "speed": wp.zeros((self.worlds, max(rotors, 1)), dtype=wp.float32, device=device),
+            "spin": wp.zeros(per_rotor, dtype=wp.float32, device=device),
+            "speed": wp.zeros(per_rotor, dtype=wp.float32, device=device),
         }
         #: Where body_qdd goes when no observable asks for it (never read).
         self._no_qdd = wp.zeros(1, dtype=wp.spatial_vector, device=device)
+
+    def _update_mass_properties(self) -> None:
+        model, tables = self.model, self._tables
+        wp.launch(freeflyer_inertia, self.worlds,
+                  inputs=[tables[0], tables[3], tables[4], tables[6], model.body_mass, model.body_inertia,
+                          model.body_com, model.joint_X_p, model.joint_X_c, model.joint_axis],
+                  outputs=list(self._mass.values()), device=model.device)
 
     def step(self, state_in, state_out, control, contacts, dt: float, *, observables=None) -> None:
         model = self.model
@@ -555,7 +315,7 @@ class SolverFreeFlyer(SolverBase):
             qdd = observables.body_qdd
         wp.launch(
             freeflyer_step, self.worlds,
-            inputs=[*self._tables, model.body_mass, model.body_inertia, model.body_com, model.joint_X_p,
+            inputs=[*self._tables, *self._mass.values(), model.body_com, model.joint_X_p,
                     model.joint_X_c, model.joint_axis, model.gravity, self.contact_frequency,
                     self.contact_damping_ratio, float(dt), state_in.body_f, control.joint_f,
                     state_in.joint_q, state_in.joint_qd, 1 if qdd is not None else 0, *self._carried.values()],
@@ -574,7 +334,8 @@ class SolverFreeFlyer(SolverBase):
         self._carried["valid"].zero_()
 
     def notify_model_changed(self, flags) -> None:
-        """Masses and inertias are read every step; a changed one is taken up by rebuilding the momentum."""
+        """New masses or inertias: the mass properties are formed again and the momentum rebuilt from the state."""
+        self._update_mass_properties()
         self._carried["valid"].zero_()
 
 
