@@ -134,7 +134,8 @@ class RunConfig:
     render: str = setting("auto", "Where cameras and lidars render: peer (a process of its own, overlapping the "
                           "loop), inline (this process), auto (peer on the CPU, inline on a GPU)", choices=RENDER_MODES)
     #: The physics solver (:mod:`nexus.plant.solvers`).
-    solver: str = setting(DEFAULT_SOLVER, "Physics solver; featherstone is the differentiable one", choices=SOLVERS)
+    solver: str = setting(DEFAULT_SOLVER, "Physics solver; featherstone is the differentiable one, freeflyer the fast "
+                          "one for a free base with rotors (docs/freeflyer.md)", choices=SOLVERS)
     #: What writes the estimate (:data:`nexus.runtime.assembly.ESTIMATORS`); ``vehicle``: the vehicle file's own.
     estimator: str = setting("vehicle", "What writes the estimate: the vehicle file's own estimator, the truth, or "
                              "the error-state EKF (docs/estimation.md)", choices=("vehicle", "truth", "ekf"))
