@@ -229,3 +229,15 @@ def test_two_free_bodies_in_a_world_are_refused():
     with pytest.raises(FreeFlyerRefusal, match=r"2 free bodies.*vehicle-to-vehicle contact.*--solver mujoco"):
         SolverFreeFlyer(builder.finalize(device="cpu"))
 
+
+
+def test_a_mass_changed_and_notified_is_flown_with():
+    model = gyrostat(height=10.0)
+    solver, state, _, _, step = stepper(model)
+    model.body_mass.assign(np.array([3.0, 0.1], dtype=np.float32))  # as a variation draw writes it
+    solver.notify_model_changed(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)
+    # 3.1 kg held up by 3.1 · 9.80665 = 30.400615 N on the base: it stays at 10 m. With the mass it was made
+    # with (2.1 kg) it would climb at 30.4/2.1 - 9.81 = 4.67 m/s²: 0.93 m in 0.4 s.
+    state.body_f.assign(np.array([[0.0, 0.0, 30.400615, 0.0, 0.0, 0.0], [0.0] * 6], dtype=np.float32))
+    step(100)
+    assert state.joint_q.numpy()[2] == pytest.approx(10.0, abs=1e-4)
