@@ -20,6 +20,7 @@ SUITES: dict[str, str] = {
     "learn": "nexus.bench.learn",
     "test": "nexus.bench.test_suite",
     "air": "nexus.bench.air",
+    "estimation": "nexus.bench.estimation",
 }
 
 DEFAULT_SUITE = "flight"
