@@ -229,9 +229,11 @@ def freeflyer_step(
         momentum = carried_momentum[world]
     momentum_half = momentum + 0.5 * dt * torque
     spin_half = spin_momentum + 0.5 * dt * axial_load
-    rate = inverse * (wp.transpose(turn0) * momentum_half - spin_half)
-    rot_half = turn(rot, rate, 0.5 * dt)
-    rate = inverse * (wp.transpose(wp.quat_to_matrix(rot_half)) * momentum_half - spin_half)
+    # The momentum in the half-step body frame: turned back by half the start rate's rotation, to first order
+    # in it (R_half^T H = R^T H - (dt/2) w x R^T H), which keeps the midpoint rate, and the step, second order.
+    held = wp.transpose(turn0) * momentum_half
+    rate = inverse * (held - spin_half)
+    rate = inverse * (held - (0.5 * dt) * wp.cross(rate, held) - spin_half)
     rot1 = turn(rot, rate, dt)
     turn1 = wp.quat_to_matrix(rot1)
     momentum1 = momentum + dt * torque
