@@ -14,10 +14,10 @@ mass and locked inertia do not depend on the rotor angles. Its exact dynamics ar
   torque its own body wrench carries (the propeller's drag).
 
 The integrator steps ``H`` and ``s_i`` with the applied torques and takes the body rate from them
-(``w = I_b^-1 (R^T H - sum J_i a_i s_i)``): with no torque, the angular momentum is carried over unchanged
-(conserved to float32 rounding, rotor spin included). The attitude advances by the rate at the step's
-midpoint (one fixed-point pass through a half-step attitude): second order, so a torque-free top's
-orientation follows the closed form. The centre of mass steps its velocity with the step's force and
+(``w = I_b^-1 (R^T H - sum J_i a_i s_i)``). ``H`` and ``s_i`` are carried from step to step beside Newton's
+state (:meth:`SolverFreeFlyer.carried`), so with no torque the angular momentum keeps its bits, rotor spin
+included. The attitude advances by the rate at the step's midpoint (one fixed-point pass through a
+half-step attitude): second order, so a torque-free top's orientation follows the closed form. The centre of mass steps its velocity with the step's force and
 its position with the mean of the two velocities (exact for a constant force: a free fall lands on
 ``g t^2 / 2``). All of it happens in one thread per world; world i of N does the same arithmetic as a
 one-world run, so it is bit-equal to it.
