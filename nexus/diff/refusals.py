@@ -24,6 +24,11 @@ def refuse_undifferentiable(solver: str, controller: str, vehicle: str, scene: s
             "--solver mujoco: a gradient through SolverMuJoCo's step is zero (MuJoCo Warp records no adjoint); "
             "differentiate with --solver featherstone"
         )
+    if solver == "freeflyer":
+        raise BuildError(
+            "--solver freeflyer: its gradients have not been checked against central differences "
+            "(docs/freeflyer.md); differentiate with --solver featherstone"
+        )
     if controller in HOST_STAGES:
         stages = ", ".join(f"'{name}'" for name in HOST_STAGES[controller])
         raise BuildError(

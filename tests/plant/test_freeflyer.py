@@ -241,3 +241,10 @@ def test_a_mass_changed_and_notified_is_flown_with():
     state.body_f.assign(np.array([[0.0, 0.0, 30.400615, 0.0, 0.0, 0.0], [0.0] * 6], dtype=np.float32))
     step(100)
     assert state.joint_q.numpy()[2] == pytest.approx(10.0, abs=1e-4)
+
+
+def test_a_differentiable_rollout_refuses_the_freeflyer_in_one_line():
+    from nexus.diff.refusals import refuse_undifferentiable
+
+    with pytest.raises(BuildError, match=r"^--solver freeflyer: .*differentiate with --solver featherstone$"):
+        refuse_undifferentiable("freeflyer", "pid", "astro_max_base", "empty", "cpu")
