@@ -236,6 +236,7 @@ def ekf_step(
     rng: wp.array(dtype=RangeSample),
     time: wp.array(dtype=wp.float64),
     tuning: EkfTuning,
+    in_place: int,
     nominal_in: wp.array2d(dtype=wp.vec3),
     attitude_in: wp.array2d(dtype=wp.quat),
     P_in: wp.array3d(dtype=wp.float32),
@@ -254,13 +255,17 @@ def ekf_step(
     rejected: wp.array2d(dtype=wp.int32),
 ):
     world = wp.tid()
-    for i in range(5):
-        nominal[world, i] = nominal_in[world, i]
-    attitude[world, 0] = attitude_in[world, 0]
-    for i in range(8):
-        times[world, i] = times_in[world, i]
-    for i in range(4):
-        refs[world, i] = refs_in[world, i]
+    if in_place == 0:  # a differentiable caller's fresh state_out; in a run the state advances in place
+        for i in range(5):
+            nominal[world, i] = nominal_in[world, i]
+        attitude[world, 0] = attitude_in[world, 0]
+        for i in range(8):
+            times[world, i] = times_in[world, i]
+        for i in range(4):
+            refs[world, i] = refs_in[world, i]
+        for i in range(N):
+            for j in range(N):
+                P[world, i, j] = P_in[world, i, j]
     s_imu = imu[world]
     s_gps = gps[world]
     s_baro = baro[world]
@@ -298,10 +303,6 @@ def ekf_step(
         times[world, 6] = s_gps.time
         times[world, 7] = s_baro.time
     else:
-        for i in range(N):
-            for j in range(N):
-                P[world, i, j] = P_in[world, i, j]
-
         # 1. Nominal prediction from a new IMU sample.
         if s_imu.time != times[world, 0]:
             dt = float(s_imu.time - times[world, 0])
@@ -502,9 +503,10 @@ class Ekf(Component):
     def run(self, io) -> None:
         sensors = [self._idle[s] if s in self._idle else io[s] for s in ("gps", "baro", "mag", "range")]
         si, so = io.state_in, io.state_out
+        in_place = int(all(si[k].ptr == so[k].ptr for k in ("nominal", "attitude", "covariance", "times", "references")))
         wp.launch(
             ekf_step, dim=self.worlds,
-            inputs=[io["imu"], *sensors, io["time"], self.tuning,
+            inputs=[io["imu"], *sensors, io["time"], self.tuning, in_place,
                     si["nominal"], si["attitude"], si["covariance"], si["times"], si["references"],
                     so["nominal"], so["attitude"], so["covariance"], so["times"], so["references"]],
             outputs=[io["estimate"], io["ekf_status"], io["ekf_variance"], io["ekf_innovation"],

@@ -87,13 +87,16 @@ def test_sparse_prediction_equals_the_dense_product(in_place):
 class Harness:
     """The EKF kernel over ``worlds`` worlds at a 250 Hz IMU, fed samples the test writes."""
 
-    def __init__(self, worlds=1, **params):
+    def __init__(self, worlds=1, in_place=True, **params):
         self.ekf = Ekf("/vehicle/estimator", origin=ORIGIN, field_ned=FIELD, **params)
         self.worlds = worlds
         self.ekf.prepare(SimpleNamespace(worlds=worlds, device="cpu"))
         z = lambda dtype, *shape: wp.zeros((worlds, *shape), dtype=dtype, device="cpu")  # noqa: E731
         self.state = [z(wp.vec3, 5), z(wp.quat, 1), z(wp.float32, 15, 15), z(wp.float64, 8), z(wp.float32, 4)]
         self.state[3].fill_(-1.0)
+        self.in_place = in_place
+        # Not in place: a fresh state_out each tick (as a differentiable caller binds), swapped after the tick.
+        self.spare = [wp.zeros_like(a) for a in self.state]
         self.imu, self.gps, self.baro = z(ImuSample), z(GpsSample), z(BaroSample)
         self.mag, self.rng, self.time = z(MagSample), z(RangeSample), z(wp.float64)
         self.out = [z(__import__("nexus").estimation.PoseTwist), z(wp.int32), z(wp.float32, 15), z(wp.float32, 9),
@@ -130,9 +133,12 @@ class Harness:
     def step(self, ticks=1, gps_on=True):
         for _ in range(ticks):
             self._samples(gps_on)
+            out = self.state if self.in_place else self.spare
             wp.launch(ekf_step, self.worlds, inputs=[self.imu, self.gps, self.baro, self.mag, self.rng, self.time,
-                                                     self.ekf.tuning, *self.state, *self.state], outputs=self.out,
-                      device="cpu")
+                                                     self.ekf.tuning, int(self.in_place), *self.state, *out],
+                      outputs=self.out, device="cpu")
+            if not self.in_place:
+                self.state, self.spare = self.spare, self.state
             self.t = round(self.t + 0.004, 9)
 
     @property
@@ -234,3 +240,17 @@ def test_runs_are_bit_exact_and_world_i_of_n_is_a_one_world_run():
     assert not np.array_equal(a[0][0], a[0][2])  # the worlds differ
     one = run(1, [0.1], first=2)  # world 2 alone
     assert one[0][0].tobytes() == a[0][2].tobytes() and one[1][0].tobytes() == a[1][2].tobytes()
+
+
+def test_a_separate_state_out_gives_the_bits_of_the_state_advanced_in_place():
+    # A differentiable caller binds a fresh state_out each tick: the kernel copies what it does not change.
+    runs = []
+    for in_place in (True, False):
+        h = Harness(in_place=in_place)
+        h.level(accel=(0.1, -0.2, -G), gyro=(0.002, 0.0, -0.001))
+        h.gps_position[0] = (0.3, -0.1, 0.2)
+        h.step(300)
+        e = h.estimate
+        runs.append((np.concatenate([np.asarray(e[f], dtype=np.float64).ravel() for f in ("position", "attitude",
+                                                                                        "velocity")]), h.covariance))
+    assert runs[0][0].tobytes() == runs[1][0].tobytes() and runs[0][1].tobytes() == runs[1][1].tobytes()
