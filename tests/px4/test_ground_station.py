@@ -176,7 +176,9 @@ def test_each_input_is_recorded_on_the_tick_it_took_effect_on(flights, which):
     # Nothing lost, nothing around the relay: the peer took what the station sent, in its order, but for what came
     # after the last tick (the run was over), and exactly what the relay delivered.
     assert [kind for _, kind in from_station] == [kind for _, kind, _ in station.sent[:len(from_station)]]
-    assert len(from_station) == info["controller_stats"]["ground_station"]["to_px4"] > 10
+    # Paced, 5 s of wall time at 25 Hz: some 125 sticks; unpaced, the heartbeat, the arm and a stick at least (the
+    # station sends them the moment it hears the vehicle; the flight lasts far longer than that on any machine).
+    assert len(from_station) == info["controller_stats"]["ground_station"]["to_px4"] > (50 if which == "paced" else 2)
     effect = {clock // TICK_US + 1 for clock, _ in from_station}
     delivered = record["gcs_messages"]
     assert set(ticks[delivered > 0]) == effect
