@@ -25,7 +25,7 @@ def test_tick_hz_is_a_bounded_rate_with_its_unit_in_the_help(run_options):
 def test_a_field_with_its_own_flag_choices_or_file_gets_them(run_options):
     record = run_options["record_mode"]
     assert record.opts == ["--record"] and list(record.type.choices) == ["full", "summary"]
-    assert list(run_options["solver"].type.choices) == ["mujoco", "featherstone"]
+    assert list(run_options["solver"].type.choices) == ["mujoco", "featherstone", "freeflyer"]
     assert list(run_options["device"].type.choices) == ["auto", "cpu", "cuda"]
     vary = run_options["vary"]
     assert isinstance(vary.type, click.Path) and vary.default is None and not vary.show_default
@@ -44,8 +44,8 @@ def test_duration_is_open_at_zero_and_names_each_controllers_default(run_options
 
 def test_run_lists_the_flight_options_in_their_order_then_its_own(run_options):
     names = list(run_options)
-    assert names[:10] == ["vehicle", "scene", "device", "controller", "seed", "tick_hz", "substeps", "solver",
-                          "eager", "mission"]
+    assert names[:11] == ["vehicle", "scene", "device", "controller", "seed", "tick_hz", "substeps", "solver",
+                          "estimator", "eager", "mission"]
     assert names.index("plugins") < names.index("duration") < names.index("out")
 
 
