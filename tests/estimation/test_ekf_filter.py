@@ -103,6 +103,7 @@ class Harness:
                     z(wp.float32, 9), z(wp.int32, 9)]
         self.t = 0.0
         self.gps_position = np.zeros((worlds, 3))
+        self.range_distance = None  # [m]; None: no rangefinder samples
         self.level()
 
     def level(self, accel=(0.0, 0.0, -G), field=FIELD, gyro=(0.0, 0.0, 0.0)):
@@ -124,6 +125,10 @@ class Harness:
             b = self.baro.numpy()
             b["time"], b["pressure_altitude"] = self.t, 400.0 - self.gps_position[:, 2]
             self.baro.assign(b)
+        if tick % 5 == 0 and self.range_distance is not None:  # 50 Hz
+            r = self.rng.numpy()
+            r["time"], r["distance"], r["valid"] = self.t, self.range_distance, 1
+            self.rng.assign(r)
         if tick % 5 == 0:
             m = self.mag.numpy()
             m["time"], m["field"] = self.t, self.field
@@ -194,8 +199,9 @@ def test_alignment_and_convergence_at_rest_keeps_the_covariance_symmetric_positi
 
 
 def test_a_gps_outage_grows_the_horizontal_variance_and_a_return_shrinks_it():
-    h = Harness()
+    h = Harness(horizontal_valid_limit=1.0)  # valid while the larger horizontal 1σ is under 1 m
     h.step(2500)
+    assert h.out[1].numpy()[0] & 64
     before = h.covariance[0, 0, 0]
     variances = []
     for _ in range(10):  # 10 s without GPS: 2 s at a time
@@ -205,9 +211,15 @@ def test_a_gps_outage_grows_the_horizontal_variance_and_a_return_shrinks_it():
     assert all(b > a for a, b in zip([before, *variances], variances))
     assert variances[-1] > 10 * before
     assert not h.out[1].numpy()[0] & 4  # GPS aiding off after 1 s without a fusion
+    while h.covariance[0, 0, 0] < 1.0 and h.t < 60.0:  # dead reckoning until 1σ passes 1 m
+        assert h.out[1].numpy()[0] & 64
+        h.step(250, gps_on=False)
+    h.step(1, gps_on=False)
+    assert h.covariance[0, 0, 0] >= 1.0 and not h.out[1].numpy()[0] & 64  # horizontal position invalid
+    grown = h.covariance[0, 0, 0]
     h.step(250)
-    assert h.covariance[0, 0, 0] < variances[-1] / 10
-    assert h.out[1].numpy()[0] & 4
+    assert h.covariance[0, 0, 0] < grown / 10
+    assert h.out[1].numpy()[0] & 4 and h.out[1].numpy()[0] & 64
 
 
 def test_the_gate_rejects_an_outlier_and_counts_it():
@@ -254,3 +266,19 @@ def test_a_separate_state_out_gives_the_bits_of_the_state_advanced_in_place():
         runs.append((np.concatenate([np.asarray(e[f], dtype=np.float64).ravel() for f in ("position", "attitude",
                                                                                         "velocity")]), h.covariance))
     assert runs[0][0].tobytes() == runs[1][0].tobytes() and runs[0][1].tobytes() == runs[1][1].tobytes()
+
+
+def test_the_rangefinder_sets_the_ground_then_fuses_height_above_it():
+    # Only the rangefinder gives height (GPS and baro off). Level at rest, the first valid sample (0.5 m at
+    # p_d = 0) puts the ground at d = p_d + 0.5·cos 0 = 0.5 m down. A later 0.7 m reading predicts
+    # (0.5 − p_d)/cos 0 = 0.5 m: innovation 0.7 − 0.5 = 0.2 m, and the estimate rises (p_d < 0).
+    h = Harness(fuse_gps=False, fuse_baro=False, fuse_range=True)
+    h.range_distance = 0.5
+    h.step(6)  # alignment at tick 0, then the ground at the sample of tick 5 (t = 0.02 s)
+    status = h.out[1].numpy()[0]
+    assert status & 32 and not status & 4 and not status & 8  # range aiding, no GPS, no baro
+    assert h.out[5].numpy()[0][8] == 0
+    h.range_distance = 0.7
+    h.step(5)
+    assert h.out[3].numpy()[0][8] == pytest.approx(0.2, abs=1e-4)
+    assert h.estimate[0]["position"][2] < -0.01
