@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from nexus.core import Component
+from nexus.core import Component, Stage
 from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative, positive
 from nexus.estimation.ekf_math import ACCEL_BIAS, ATT, GYRO_BIAS, N, POS, VEL, fuse_scalar, predict_covariance, vec15
@@ -36,6 +36,10 @@ SLOT_NAMES = ("gps_north", "gps_east", "gps_down", "gps_vnorth", "gps_veast", "g
 #: Status bits (record ``ekf_status``).
 TILT_ALIGNED, YAW_ALIGNED, GPS_AIDING, BARO_AIDING, MAG_AIDING, RANGE_AIDING, HORIZONTAL_VALID, VERTICAL_VALID = (
     1, 2, 4, 8, 16, 32, 64, 128)
+#: The done flag of a world whose filter went non-finite (1 done, 2 failed, 3 battery empty, 4 crashed), and its
+#: exit reason: the world stops rather than fly on a NaN estimate.
+DIVERGED = wp.constant(5)
+DIVERGED_REASON = "estimator-diverged"
 #: An aiding counts as active while its last accepted fusion is younger than this [s].
 AIDING_TIMEOUT = 1.0
 
@@ -253,6 +257,7 @@ def ekf_step(
     innovations: wp.array2d(dtype=wp.float32),
     ratios: wp.array2d(dtype=wp.float32),
     rejected: wp.array2d(dtype=wp.int32),
+    done: wp.array(dtype=wp.int32),
 ):
     world = wp.tid()
     if in_place == 0:  # a differentiable caller's fresh state_out; in a run the state advances in place
@@ -389,8 +394,12 @@ def ekf_step(
     out.attitude = attitude[world, 0]
     out.rates = s_imu.gyro - nominal[world, 2]
     estimate[world] = out
+    total = wp.length(out.position) + wp.length(out.velocity) + wp.length(out.rates)
     for i in range(N):
         variances[world, i] = P[world, i, i]
+        total += P[world, i, i]
+    if not wp.isfinite(total) and done[world] == 0:
+        done[world] = DIVERGED
     bits = TILT_ALIGNED
     if fuse_mag != 0:
         bits = bits | YAW_ALIGNED
@@ -464,6 +473,11 @@ class Ekf(Component):
         return cls(path, origin=origin, field_ned=field, gps_mount=gps_mount, gravity=gravity,
                    connections=connections, **values)
 
+    def stages(self) -> list[Stage]:
+        """One device stage that may end a world (:data:`DIVERGED`)."""
+        return [Stage(self.spec.stage, self.spec.kind, self.run, reads=self.reads(), writes=self.writes(),
+                      finishes=True)]
+
     def reads(self) -> tuple:
         """The IMU, the clock and only the sensors it fuses."""
         skip = {signal for key, _, signal in FUSIONS if not self.values[key]}
@@ -510,9 +524,9 @@ class Ekf(Component):
                     si["nominal"], si["attitude"], si["covariance"], si["times"], si["references"],
                     so["nominal"], so["attitude"], so["covariance"], so["times"], so["references"]],
             outputs=[io["estimate"], io["ekf_status"], io["ekf_variance"], io["ekf_innovation"],
-                     io["ekf_test_ratio"], io["ekf_rejected"]],
+                     io["ekf_test_ratio"], io["ekf_rejected"], io.done],
             device=io.device,
         )
 
 
-__all__ = ["EKF_SPEC", "Ekf", "EkfTuning", "ekf_step"]
+__all__ = ["DIVERGED", "DIVERGED_REASON", "EKF_SPEC", "Ekf", "EkfTuning", "ekf_step"]

@@ -100,7 +100,7 @@ class Harness:
         self.imu, self.gps, self.baro = z(ImuSample), z(GpsSample), z(BaroSample)
         self.mag, self.rng, self.time = z(MagSample), z(RangeSample), z(wp.float64)
         self.out = [z(__import__("nexus").estimation.PoseTwist), z(wp.int32), z(wp.float32, 15), z(wp.float32, 9),
-                    z(wp.float32, 9), z(wp.int32, 9)]
+                    z(wp.float32, 9), z(wp.int32, 9), wp.zeros(worlds, dtype=wp.int32, device="cpu")]
         self.t = 0.0
         self.gps_position = np.zeros((worlds, 3))
         self.range_distance = None  # [m]; None: no rangefinder samples
@@ -282,3 +282,24 @@ def test_the_rangefinder_sets_the_ground_then_fuses_height_above_it():
     h.step(5)
     assert h.out[3].numpy()[0][8] == pytest.approx(0.2, abs=1e-4)
     assert h.estimate[0]["position"][2] < -0.01
+
+
+def test_a_non_finite_filter_ends_its_world_as_diverged():
+    # A NaN specific force makes the velocity and the covariance NaN: the world gets done flag 5
+    # (estimator-diverged), the other world keeps flying (0).
+    h = Harness(worlds=2)
+    h.step(10)
+    assert h.out[6].numpy().tolist() == [0, 0]
+    h.accel = np.array([[0.0, 0.0, -G], [np.nan, 0.0, -G]], dtype=np.float32)
+    h.step(2)
+    assert h.out[6].numpy().tolist() == [0, 5]
+
+
+def test_a_run_whose_every_filter_diverged_ends_estimator_diverged():
+    from nexus.runtime.run_file import final_status
+    from nexus.worlds.summary import EXITS, run_end_reason
+
+    assert run_end_reason(np.array([5, 5], dtype=np.int32)) == "estimator-diverged"
+    assert run_end_reason(np.array([5, 1], dtype=np.int32)) == "done"  # each world's own reason is in the summary
+    assert EXITS[5] == "estimator-diverged"
+    assert final_status("estimator-diverged") == "failed"
