@@ -35,6 +35,7 @@ OWNERS = {
     "commands/world_of.py": "run",
     "commands/optimize.py": "optimize",
     "commands/vehicle.py": "vehicle new",
+    "px4/mission.py": "px4 mission",  # Px4Mission: the client `nexus px4 mission` flies
     "airframe/": "vehicle new",
     "diff/": "optimize",
     "sweep/": "sweep",

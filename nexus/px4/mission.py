@@ -370,9 +370,9 @@ class Px4Mission:
                     from nexus.px4.errors import ConnectTimeoutError  # noqa: PLC0415
 
                     raise ConnectTimeoutError(
-                        f"PX4 sent nothing to {self.url} within {self.connect_timeout_s:g} s; start PX4 SITL "
-                        "(PX4_SIM_MODEL=none_iris ./bin/px4) and the sim it flies (nexus run --controller px4), or "
-                        "raise --connect-timeout")
+                        f"PX4 sent nothing to {self.url} within {self.connect_timeout_s:g} s; raise --connect-timeout, or "
+                        "start PX4 SITL (PX4_SIM_MODEL=none_iris ./bin/px4) and the sim it flies (nexus run "
+                        "--controller px4)")
                 if time.monotonic() - started > self.timeout_s:
                     raise MissionError(f"the mission took longer than {self.timeout_s:.0f} s wall")
                 link.wait(0.05)

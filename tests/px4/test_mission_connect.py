@@ -37,8 +37,8 @@ def test_without_px4_it_says_no_px4_was_heard_after_the_connect_timeout():
     took = time.monotonic() - started
     assert done.returncode == 1, done.stderr
     assert done.stderr.splitlines() == [
-        f"error: PX4 sent nothing to udpin:127.0.0.1:{port} within 1 s; start PX4 SITL (PX4_SIM_MODEL=none_iris "
-        "./bin/px4) and the sim it flies (nexus run --controller px4), or raise --connect-timeout"]
+        f"error: PX4 sent nothing to udpin:127.0.0.1:{port} within 1 s; raise --connect-timeout, or start PX4 SITL "
+        "(PX4_SIM_MODEL=none_iris ./bin/px4) and the sim it flies (nexus run --controller px4)"]
     assert took < 60.0  # 1 s of waiting and the start of Python, not the mission's 600 s
 
 
