@@ -215,6 +215,16 @@ class Physics(Component):
         ]
 
     def prepare(self, ctx) -> None:
+        if ctx.worlds != self.plant.worlds:
+            # Every plant kernel launches over the plant's worlds and indexes the ring's per-world arrays
+            # (``running``, ``tick``, the done flags, each signal) by world: in a ring of another world count
+            # they read and write past those arrays' ends (on the CPU a corrupted heap that aborts later in
+            # ``free``, after MuJoCo's nefc overflow warnings from the garbage state).
+            raise BuildError(
+                f"{self.plant.vehicle_path}: the plant flies {self.plant.worlds} world"
+                f"{'s' if self.plant.worlds != 1 else ''} but the ring was built for {ctx.worlds}; build the Loop with "
+                f"worlds={self.plant.worlds}, as assemble(..., worlds=N) was"
+            )
         kinds: set[str] = set()
         for component in ctx.components:
             kinds.update(getattr(component, "solver_observables", ()) or ())
