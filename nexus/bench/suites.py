@@ -21,6 +21,7 @@ SUITES: dict[str, str] = {
     "test": "nexus.bench.test_suite",
     "air": "nexus.bench.air",
     "estimation": "nexus.bench.estimation",
+    "scale": "nexus.bench.scale",
 }
 
 DEFAULT_SUITE = "flight"
