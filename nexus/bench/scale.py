@@ -25,7 +25,7 @@ The EKF's figure (``--estimator ekf``) is measured beside the truth
 estimator's at ``EKF_WORLDS`` worlds on each solver.
 
 Each configuration is measured in its own child process (``python -m
-nexus.bench.scale --measure SOLVER N ESTIMATOR``): a fresh process per
+nexus.bench.scale measure SOLVER N ESTIMATOR``): a fresh process per
 many-world model, so no configuration pays for another's memory and two
 many-world MuJoCo models never share a process (see the estimation suite's
 note on two 16-world plants in one process). MuJoCo at a world count is
@@ -143,7 +143,7 @@ def scale_config(solver: str, worlds: int, estimator: str = "truth", device: str
 
 def _measure_in_child(solver: str, worlds: int, estimator: str, device: str, rounds: int, ticks: int | None,
                       airborne_s: float) -> dict:
-    command = [sys.executable, "-m", "nexus.bench.scale", "--measure", solver, str(worlds), estimator, device,
+    command = [sys.executable, "-m", "nexus.bench.scale", "measure", solver, str(worlds), estimator, device,
                str(rounds), str(ticks or 0), repr(airborne_s)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -241,12 +241,12 @@ def table(result: dict) -> list[tuple[str, str]]:
 
 
 def main(argv: list[str]) -> None:
-    if argv[:1] == ["--measure"]:
+    if argv[:1] == ["measure"]:
         solver, worlds, estimator, device, rounds = argv[1], int(argv[2]), argv[3], argv[4], int(argv[5])
         ticks, airborne_s = int(argv[6]) or None, float(argv[7])
         print(json.dumps(measure(solver, worlds, estimator, device, rounds, ticks, airborne_s)))
         return
-    raise SystemExit("usage: python -m nexus.bench.scale --measure SOLVER WORLDS ESTIMATOR DEVICE ROUNDS TICKS AIRBORNE_S")
+    raise SystemExit("usage: python -m nexus.bench.scale measure SOLVER WORLDS ESTIMATOR DEVICE ROUNDS TICKS AIRBORNE_S")
 
 
 if __name__ == "__main__":
