@@ -136,7 +136,13 @@ def write_overrides(folder: Path, vehicle: str, scene: str, attributes: dict) ->
     for kind, items in by_kind.items():
         original, _ = stages[kind]
         layer_path = Path(folder) / f"{kind}.usda"
-        layer = Sdf.Layer.CreateNew(str(layer_path))
+        # A process that flew this point before (a Ray worker on --resume) may still hold the folder's old
+        # layer in USD's registry, where CreateNew refuses the identifier: take that one and write it afresh.
+        layer = Sdf.Layer.Find(str(layer_path))
+        if layer is None:
+            layer = Sdf.Layer.CreateNew(str(layer_path))
+        else:
+            layer.Clear()
         layer.subLayerPaths.append(str(original))
         source = Sdf.Layer.FindOrOpen(str(original))
         for key in source.pseudoRoot.ListInfoKeys():  # units, up axis, default prim: the layer reads as the file
