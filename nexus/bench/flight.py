@@ -40,7 +40,7 @@ from pathlib import Path
 import warp as wp
 
 from nexus.bench.plant import bare_step_graph
-from nexus.bench.timing import alternating_best
+from nexus.bench.timing import alternating_best, bare_step_round
 from nexus.core.executors import graph_nodes
 from nexus.runtime.flight import RunConfig, fly
 from nexus.record.writer import RecordWriter
@@ -155,16 +155,7 @@ def _rounds(session: FlightSession, device: str, folder: Path, wall: bool, round
         return seconds
 
     def bare_round() -> float:
-        saved = [wp.clone(array) for array in arrays]
-        wp.synchronize_device(device)
-        began = clock()
-        for _ in range(ROUND_TICKS):
-            wp.capture_launch(graph)
-        wp.synchronize_device(device)
-        seconds = (clock() - began) / ROUND_TICKS
-        for array, copy in zip(arrays, saved):
-            wp.copy(array, copy)
-        return seconds
+        return bare_step_round(graph, arrays, ROUND_TICKS, device, clock)
 
     wp.capture_launch(graph)  # warm the bare graph's first launch outside the rounds
     best = alternating_best({"loop": loop_round, "bare": bare_round, "drain": drain_round}, rounds)

@@ -78,7 +78,7 @@ def measure(solver: str, worlds: int, estimator: str = "truth", device: str = "c
 
     from nexus.bench.flight import _state_arrays  # noqa: PLC0415
     from nexus.bench.plant import bare_step_graph  # noqa: PLC0415
-    from nexus.bench.timing import alternating_best  # noqa: PLC0415
+    from nexus.bench.timing import alternating_best, bare_step_round  # noqa: PLC0415
     from nexus.runtime.flight import fly  # noqa: PLC0415
     from nexus.runtime.flight_session import FlightSession  # noqa: PLC0415
 
@@ -99,16 +99,7 @@ def measure(solver: str, worlds: int, estimator: str = "truth", device: str = "c
             return (clock() - start) / ticks
 
         def bare_round() -> float:
-            saved = [wp.clone(array) for array in arrays]
-            wp.synchronize_device(device)
-            start = clock()
-            for _ in range(ticks):
-                wp.capture_launch(graph)
-            wp.synchronize_device(device)
-            seconds = (clock() - start) / ticks
-            for array, copy in zip(arrays, saved):
-                wp.copy(array, copy)
-            return seconds
+            return bare_step_round(graph, arrays, ticks, device, clock)
 
         wp.capture_launch(graph)  # the bare graph's first launch outside the rounds
         best = alternating_best({"loop": loop_round, "bare": bare_round}, rounds)

@@ -53,6 +53,22 @@ def alternating_best(rounds_of: dict[str, Callable[[], float]], rounds: int = 6)
     return best
 
 
+def bare_step_round(graph, arrays: list, ticks: int, device: str, clock: Callable[[], float]) -> float:
+    """One round of the bare captured step: ``ticks`` launches of ``graph`` from the state as it is, in seconds
+    per tick by ``clock``. The state ``arrays`` are put back afterwards, outside the timing, so the loop's next
+    round starts where its last one left off (both sides of a ratio see the same state)."""
+    saved = [wp.clone(array) for array in arrays]
+    wp.synchronize_device(device)
+    began = clock()
+    for _ in range(ticks):
+        wp.capture_launch(graph)
+    wp.synchronize_device(device)
+    seconds = (clock() - began) / ticks
+    for array, copy in zip(arrays, saved):
+        wp.copy(array, copy)
+    return seconds
+
+
 class TimedCall:
     """Wraps a host stage's ``run`` and adds up the wall time [s] and the number of its calls."""
 
