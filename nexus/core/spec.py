@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nexus.core.arrays import ArrayDecl, GradientName, gradient_names
 from nexus.core.signals import NO_DEFAULT, Read, Write
 
 #: USD value type names a parameter may have, with the Python type its value reads as.
@@ -207,6 +208,8 @@ class Spec:
     abstract: bool = False
     #: What errors call a prim of this kind: ``sensor`` gives "sensor prim /vehicle/body/base/Imu".
     noun: str | None = None
+    #: The device arrays the component exposes by name (``component.arrays``; see :mod:`nexus.core.arrays`).
+    arrays: tuple[ArrayDecl, ...] = ()
     extras: dict = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self):
@@ -248,6 +251,10 @@ class Spec:
             if param.key == key:
                 return param
         raise KeyError(f"{self.name} declares no parameter '{key}'")
+
+    def gradient_names(self, elements: int = 1) -> tuple[GradientName, ...]:
+        """The rollout's parameter names in this spec's arrays, for ``elements`` instances (rotors, ESCs)."""
+        return gradient_names(self, elements)
 
     def defaults(self) -> dict[str, Any]:
         """Keyword argument -> default, for every parameter."""
