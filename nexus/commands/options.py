@@ -123,7 +123,8 @@ def config_option(name: str, help: str | None = None, **extra):
     its default from the field (shown unless None), its help from the field unless ``help`` replaces it;
     ``extra`` goes to ``click.option``. A list field is an option given once per item.
     """
-    from nexus.runtime.flight import RunConfig, help_of  # noqa: PLC0415
+    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
+    from nexus.vocab.settings import help_of  # noqa: PLC0415
 
     f = next(f for f in fields(RunConfig) if f.name == name)
     hint = typing.get_type_hints(RunConfig)[name]

@@ -34,7 +34,8 @@ def _flown(out: Path) -> str:
 
 def _duration_option() -> list:
     """``--duration``, whose help gives each controller's default run length (from the registry)."""
-    from nexus.runtime.flight import RunConfig, help_of  # noqa: PLC0415
+    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
+    from nexus.vocab.settings import help_of  # noqa: PLC0415
 
     duration = next(f for f in fields(RunConfig) if f.name == "duration")
     return [config_option("duration", help_of(duration) + " Default, by controller: "
@@ -44,7 +45,8 @@ def _duration_option() -> list:
 
 def _realtime_option() -> list:
     """``--realtime [FACTOR]`` (RunConfig's ``realtime``): alone it means 1, real time."""
-    from nexus.runtime.flight import RunConfig, help_of  # noqa: PLC0415
+    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
+    from nexus.vocab.settings import help_of  # noqa: PLC0415
 
     realtime = next(f for f in fields(RunConfig) if f.name == "realtime")
     return [click.option("--realtime", type=float, is_flag=False, flag_value=1.0, default=None,

@@ -26,30 +26,18 @@ from __future__ import annotations
 import importlib
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import MISSING, Field, dataclass, field, fields
+from dataclasses import MISSING, dataclass, fields
 
 from nexus.core.errors import BuildError
 from nexus.core.lazy import import_once
+from nexus.vocab.settings import option
+from nexus.vocab.types import fits_type, type_text
 
 #: The modules that register Nexus's own controllers, imported on the first look-up; ``--controller`` lists
 #: their controllers in this order, then those registered by other modules in the order they registered.
 BUILTIN_MODULES = ("nexus.control.pid", "nexus.px4.controller", "nexus.control.hold", "nexus.control.mpc.controller",
                    "nexus.control.policy.controller")
 DEFAULT_CONTROLLER = "pid"
-
-
-def option(default: typing.Any = None, help: str = "", *, flag: str | None = None, minimum: float | None = None,
-           maximum: float | None = None, path: bool = False, always: bool = False, recorded: bool = True) -> Field:
-    """A field of a controller's options: its default and help text, and how it appears elsewhere.
-
-    ``flag`` is its command-line option (``--px4-port``; None: not on the command line), ``minimum`` and
-    ``maximum`` bound it there, and ``path`` makes it a file there. ``run.json`` records a field whose
-    value differs from its default, or every time when ``always``; ``recorded`` False never (a value that
-    lives only in the process, such as a callable).
-    """
-    metadata = {"help": help, "flag": flag, "minimum": minimum, "maximum": maximum, "path": path, "always": always,
-                "recorded": recorded}
-    return field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)
@@ -88,8 +76,6 @@ class ControllerOptions:
         A key that is no field is refused, and so is a value of the wrong type (a whole number fits a
         float field, a list a tuple field). A field that is never recorded is skipped when read back.
         """
-        from nexus.runtime.flight import _type_text, fits_type  # noqa: PLC0415 (the flight module imports this one)
-
         if not isinstance(data, Mapping):
             raise BuildError(f"{where} is {type(data).__name__}; give a table of option names to values")
         known = {f.name: f for f in fields(cls)}
@@ -106,7 +92,7 @@ class ControllerOptions:
             if isinstance(value, list) and (hint is tuple or typing.get_origin(hint) is tuple):
                 value = tuple(value)
             if not fits_type(value, hint):
-                raise BuildError(f"{where}.{name} is {value!r}, which is not of type {_type_text(hint)}")
+                raise BuildError(f"{where}.{name} is {value!r}, which is not of type {type_text(hint)}")
             values[name] = float(value) if hint is float else value
         return cls(**values)
 

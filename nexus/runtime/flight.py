@@ -8,10 +8,9 @@ holds it (:meth:`RunConfig.as_dict`) and ``nexus replay`` reads it back
 
 from __future__ import annotations
 
-import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import MISSING, Field, dataclass, field, fields
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,8 @@ from nexus.core.loop import DEFAULT_TICK_HZ, tick_ns
 from nexus.plant.solvers import DEFAULT_SOLVER, SOLVERS
 from nexus.record.recorder import Recorder
 from nexus.runtime.roles import FLIGHT_RULES
+from nexus.vocab.settings import setting
+from nexus.vocab.types import fits_type, type_text
 
 #: ``--record`` choices.
 RECORD_MODES = ("full", "summary")
@@ -36,49 +37,6 @@ ADDED_LATER = {"worlds": 1, "vary": None, "record_every": 1, "record_mode": "ful
 
 #: ``--render``: where the ray-traced sensors render (``auto``: a peer process on the CPU, inline on a GPU).
 RENDER_MODES = ("auto", "peer", "inline")
-
-
-def setting(default: Any = MISSING, help: str = "", *, default_factory: Any = MISSING, unit: str | None = None,
-            choices: Sequence[str] | Callable[[], Sequence[str]] | None = None, minimum: float | None = None,
-            maximum: float | None = None, min_open: bool = False, flag: str | None = None,
-            path: bool = False, metavar: str | None = None) -> Field:
-    """A :class:`RunConfig` field with what every reader of it needs: its help text and ``unit``, its ``choices``
-    (a function: read each time, e.g. the controllers registered so far), its bounds (``min_open``: the minimum
-    itself is refused), whether it is a file (``path``), its command-line ``flag`` when that is not
-    ``--<name>``, and how --help writes its value (``metavar``). The command line's options
-    (:mod:`nexus.commands.options`) and a sweep file's checks (:mod:`nexus.sweep.spec`) are made from it.
-    """
-    metadata = {"help": help, "unit": unit, "choices": choices, "minimum": minimum, "maximum": maximum,
-                "min_open": min_open, "flag": flag, "path": path, "metavar": metavar}
-    if default_factory is not MISSING:
-        return field(default_factory=default_factory, metadata=metadata)
-    return field(default=default, metadata=metadata)
-
-
-def choices_of(f: Field) -> tuple[str, ...] | None:
-    """The values a RunConfig field may take (None: any of its type)."""
-    choices = f.metadata.get("choices")
-    if choices is None:
-        return None
-    return tuple(choices() if callable(choices) else choices)
-
-
-def out_of_bounds(f: Field, value: Any) -> str | None:
-    """What a RunConfig field's ``value`` must be when it is outside the field's bounds (None: inside them)."""
-    lo, hi = f.metadata.get("minimum"), f.metadata.get("maximum")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if lo is not None and (value < lo or (value == lo and f.metadata.get("min_open"))):
-        return f"give more than {lo:g}" if f.metadata.get("min_open") else f"give {lo:g} or more"
-    if hi is not None and value > hi:
-        return f"give {hi:g} or less"
-    return None
-
-
-def help_of(f: Field) -> str:
-    """A RunConfig field's help text as a sentence, with its unit: ``Control tick rate [Hz].``"""
-    unit = f.metadata.get("unit")
-    return f.metadata["help"] + (f" [{unit}]" if unit else "") + "."
 
 
 class ConfigError(BuildError):
@@ -250,35 +208,13 @@ class RunConfig:
         for name, value in data.items():
             if not fits_type(value, hints[name]):
                 raise ConfigError(
-                    f"{source}: options.{name} is {value!r}, which is not of type {_type_text(hints[name])}; "
+                    f"{source}: options.{name} is {value!r}, which is not of type {type_text(hints[name])}; "
                     "restore the value the run wrote"
                 )
         try:
             return cls(**data)
         except BuildError as error:  # a plugin that cannot be imported, a controller or option it does not know
             raise ConfigError(f"{source}: {error}") from None
-
-
-def fits_type(value: Any, hint: Any) -> bool:
-    """Whether a JSON or TOML value fits a field's type hint (an int fits a float; a bool is not a number)."""
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        return any(fits_type(value, part) for part in typing.get_args(hint))
-    if hint is type(None):
-        return value is None
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, typing.get_origin(hint) or hint)
-
-
-def _type_text(hint: Any) -> str:
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        return " or ".join(_type_text(part) for part in typing.get_args(hint))
-    return "null" if hint is type(None) else getattr(hint, "__name__", str(hint))
-
 
 
 @dataclass

@@ -394,12 +394,6 @@ def _draw_row(info) -> ParamEntry:
                       owner=_owner(info.name))
 
 
-def _type_text(hint) -> str:
-    from nexus.sweep.spec import type_text  # noqa: PLC0415
-
-    return type_text(hint)
-
-
 def _run_fields():
     from nexus.runtime.flight import RunConfig  # noqa: PLC0415
 
@@ -409,12 +403,14 @@ def _run_fields():
 def _run_row(f) -> ParamEntry:
     import typing  # noqa: PLC0415
 
-    from nexus.runtime.flight import RunConfig, choices_of  # noqa: PLC0415
+    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
+    from nexus.vocab.settings import choices_of  # noqa: PLC0415
+    from nexus.vocab.types import type_text  # noqa: PLC0415
 
     hint = typing.get_type_hints(RunConfig)[f.name]
     unit = (f.metadata.get("unit") or "-") if f.metadata else "-"
     choices = choices_of(f) if f.metadata else None
-    bounds = ("one of " + ", ".join(map(str, choices))) if choices else _type_text(hint)
+    bounds = ("one of " + ", ".join(map(str, choices))) if choices else type_text(hint, none=False)
     if f.metadata and not choices:
         lo, hi = f.metadata.get("minimum"), f.metadata.get("maximum")
         low = None if lo is None else f"{'>' if f.metadata.get('min_open') else '>='} {lo:g}"

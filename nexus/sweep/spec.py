@@ -45,7 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from nexus.core.errors import BuildError
-from nexus.runtime.flight import fits_type
+from nexus.vocab.settings import choices_of, out_of_bounds
+from nexus.vocab.types import fits_type, type_text
 
 #: A sweep of more points than this needs ``--yes`` (a typo in a grid multiplies quickly).
 MAX_POINTS_WITHOUT_YES = 1000
@@ -136,18 +137,8 @@ def _hints() -> dict[str, Any]:
     return typing.get_type_hints(RunConfig)
 
 
-def type_text(hint: Any) -> str:
-    import types
-
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        return " or ".join(type_text(p) for p in typing.get_args(hint) if p is not type(None))
-    return getattr(hint, "__name__", str(hint))
-
-
 def _choices(name: str) -> tuple[str, ...] | None:
     """The values RunConfig field ``name`` may take (its ``choices``), or None when any of its type will do."""
-    from nexus.runtime.flight import choices_of  # noqa: PLC0415
-
     return choices_of(_run_fields()[name])
 
 
@@ -160,12 +151,10 @@ def check_field_value(path: Path, where: str, name: str, value: Any) -> Any:
     if name == "controller_options":
         hint = dict
     if not fits_type(value, hint):
-        raise _fail(path, f"{where}: {name} = {value!r} is not of type {type_text(hint)}")
+        raise _fail(path, f"{where}: {name} = {value!r} is not of type {type_text(hint, none=False)}")
     choices = _choices(name)
     if choices is not None and value not in choices:
         raise _fail(path, f"{where}: {name} = {value!r}; choose one of {', '.join(choices)}")
-    from nexus.runtime.flight import out_of_bounds  # noqa: PLC0415
-
     if (bounds := out_of_bounds(_run_fields()[name], value)) is not None:
         raise _fail(path, f"{where}: {name} = {value!r} is out of bounds; {bounds}")
     if isinstance(value, int) and not isinstance(value, bool) and hint is float:
@@ -358,10 +347,8 @@ def _check_draw(path: Path, key: str, spec: Any, axis: Axis, known: dict) -> dic
         if fits_type(low, int) and fits_type(high, int) and fits_type(0, hint):
             pass  # whole-number field: drawn inclusive
         elif not fits_type(0.5, hint):
-            raise _fail(path, f"{where}: {key} is of type {type_text(hint)}; draw it from whole-number bounds "
-                              "or from a list of values")
-        from nexus.runtime.flight import out_of_bounds  # noqa: PLC0415
-
+            raise _fail(path, f"{where}: {key} is of type {type_text(hint, none=False)}; draw it from whole-number "
+                              "bounds or from a list of values")
         for end, value in (("low", low), ("high", high)):
             if (bounds := out_of_bounds(_run_fields()[key], value)) is not None:
                 raise _fail(path, f"{where}: {key}: {end} = {value!r} is out of bounds; {bounds}")
