@@ -3,9 +3,10 @@
 This module only assembles the group. Each command is one module under
 :mod:`nexus.commands` (the options several commands share are in
 :mod:`nexus.commands.options`, the exit statuses in
-:mod:`nexus.commands.exits`); a new command is a new module there, added
-below. Every command imports what it flies or draws inside its function, so
-``nexus --help`` stays light.
+:mod:`nexus.commands.exits`); a new command is a new module there and a row
+of :data:`COMMANDS`. The group loads a command's module only when that
+command runs (or shows its help), so ``nexus --help`` imports none of them
+and a command module imports what it needs at its top.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import sys
 import click
 
 from nexus import __version__
-from nexus.commands.bench import bench
 from nexus.commands.exits import (  # noqa: F401  (the exit statuses, as before, for scripts and tests)
     EXIT_BAD_INPUT,
     EXIT_BROKEN_PIPE,
@@ -30,28 +30,46 @@ from nexus.commands.exits import (  # noqa: F401  (the exit statuses, as before,
     report_error,
     worlds_failed_status,
 )
-from nexus.commands.export import export
-from nexus.commands.optimize import optimize
-from nexus.commands.params import params
-from nexus.commands.plan import plan
-from nexus.commands.plot import plot
-from nexus.commands.px4 import px4
-from nexus.commands.px4_compare import px4_compare
-from nexus.commands.px4_mission import px4_mission
-from nexus.commands.px4_params import px4_params
-from nexus.commands.render_peer import render_peer
-from nexus.commands.replay import replay
-from nexus.commands.run import run
-from nexus.commands.runs import runs
-from nexus.commands.schema import schema
-from nexus.commands.sweep import sweep
-from nexus.commands.train import train
-from nexus.commands.test import test
-from nexus.commands.vehicle import vehicle
-from nexus.commands.view import view
+from nexus.commands.lazy_group import LazyGroup
+
+#: Every command: name -> (the module and the click command in it, the one-line help ``nexus --help`` shows,
+#: which is the command's own: ``tests/test_cli_lazy.py`` checks them).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "bench": ("nexus.commands.bench:bench", "Measure the engine's speed as ratios taken within one run."),
+    "export": ("nexus.commands.export:export",
+               "Write the record of the run in RUN (and its camera frames) as an MCAP file that Foxglove and "
+               "PlotJuggler open, or as CSV for spreadsheets."),
+    "optimize": ("nexus.commands.optimize:optimize",
+                 "Tune parameters on the differentiable rollout (Adam), write them as a USD layer, fly the mission."),
+    "params": ("nexus.commands.params:params",
+               "List every parameter name of a vehicle: unit, bounds and what reads it (sweep, variation, "
+               "gradient)."),
+    "plan": ("nexus.commands.plan:plan", "Print the stage plan of a run without flying it."),
+    "plot": ("nexus.commands.plot:plot",
+             "Write a report of the flight in RUN (or of the sweep in a `nexus sweep` folder): PNG figures and "
+             "report.html."),
+    "px4": ("nexus.commands.px4:px4", "PX4 SITL helpers: parameters for a vehicle, and a mission commander."),
+    "render-peer": ("nexus.commands.render_peer:render_peer",
+                    "Serve a run's render requests on stdin/stdout (a run starts and stops it; see docs/sensors.md)."),
+    "replay": ("nexus.commands.replay:replay",
+               "Rerun the flight in OUT open loop from its recorded controls, on the CPU, and compare bit for bit."),
+    "run": ("nexus.commands.run:run", "Fly a vehicle in a scene and record the flight (or many: --worlds N)."),
+    "runs": ("nexus.commands.runs:runs",
+             "List the runs at or under FOLDER (default runs/): status, ticks, exit reason, size."),
+    "schema": ("nexus.commands.schema:schema",
+               "List the Nexus API schemas' attributes, or generate the USD schema files (generatedSchema.usda, "
+               "plugInfo.json, components.json) from the component specs."),
+    "sweep": ("nexus.commands.sweep:sweep",
+              "Fly a grid or random draws of runs (RunConfig fields, USD attributes, PX4) and summarise them."),
+    "test": ("nexus.commands.test:test", "Fly every scenario in PATH..."),
+    "train": ("nexus.commands.train:train", "Train a policy with PPO (skrl) and export it as OUT/policy.onnx."),
+    "vehicle": ("nexus.commands.vehicle:vehicle", "Make vehicle files."),
+    "view": ("nexus.commands.view:view",
+             "Replay the flight in RUN in 3D in the browser (time slider, play/pause) until Ctrl-C."),
+}
 
 
-class NexusGroup(click.Group):
+class NexusGroup(LazyGroup):
     """Turns any error a command raises into one line and an exit status: never a traceback
     unless ``--debug`` asks for it. Output piped into a reader that stopped (``nexus params | head``) ends
     the command without a word, exit status 141, as a Unix tool's (:data:`EXIT_BROKEN_PIPE`)."""
@@ -83,7 +101,7 @@ def _setup_logging(verbose: bool) -> None:
     )
 
 
-@click.group(cls=NexusGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=NexusGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="nexus")
 @click.option("-v", "--verbose", is_flag=True, help="Show Warp's compile messages and debug logs.")
 @click.option("--debug", is_flag=True, help="Show the Python traceback of an error (for bug reports).")
@@ -94,13 +112,6 @@ def main(ctx: click.Context, verbose: bool, debug: bool) -> None:
     ctx.obj["verbose"] = verbose
     ctx.obj["debug"] = debug
     _setup_logging(verbose)
-
-
-for command in (run, plan, replay, bench, schema, px4, plot, view, runs, render_peer, sweep, optimize, params,
-                vehicle, export, train, test):
-    main.add_command(command)
-for command in (px4_params, px4_mission, px4_compare):
-    px4.add_command(command)
 
 
 def entry() -> None:

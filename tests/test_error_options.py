@@ -43,9 +43,7 @@ OWNERS = {
     "bench/": "bench",
     "gym/": "train",
     "scenario/": "test",
-    "record/mcap_export.py": "export",
-    "record/csv_export.py": "export",
-    "record/export_file.py": "export",
+    "export/": "export",
 }
 #: Options of other programs that messages quote: `ray start --head`.
 OTHER_PROGRAMS = {"--head"}

@@ -1,7 +1,8 @@
 """``nexus export RUN``: a run's record (and camera frames) as an MCAP file for Foxglove and PlotJuggler, or as CSV.
 
-The exporters (:mod:`nexus.record.mcap_export`, :mod:`nexus.record.csv_export`) load inside the command, so
-``nexus --help`` pays for neither them nor the ``mcap`` library.
+The exporters are :mod:`nexus.export.mcap_export` and :mod:`nexus.export.csv_export`; ``nexus --help`` loads
+this module only for ``nexus export`` itself (:mod:`nexus.cli`'s table), and the ``mcap`` library loads only
+when an MCAP file is written.
 """
 
 from __future__ import annotations
@@ -11,6 +12,11 @@ import time
 from pathlib import Path
 
 import click
+
+from nexus.export.csv_export import export_csv
+from nexus.export.export_file import ExportError
+from nexus.export.mcap_export import export_mcap
+from nexus.runtime.stopping import StopSignals
 
 #: The formats ``--format`` takes, and the file suffix each is recognised by.
 FORMATS = {"mcap": ".mcap", "csv": ".csv"}
@@ -46,8 +52,6 @@ class ExportProgress:
 
 def format_of(out: Path | None, given: str | None) -> str:
     """The format to write: ``--format``, else the one ``--out``'s suffix names, else mcap."""
-    from nexus.record.export_file import ExportError  # noqa: PLC0415
-
     if given is not None:
         return given
     if out is None:
@@ -82,21 +86,15 @@ def export(run_folder: Path, fmt: str | None, out: Path | None, world: int | Non
            quiet: bool) -> None:
     """Write the record of the run in RUN (and its camera frames) as an MCAP file that Foxglove and PlotJuggler
     open, or as CSV for spreadsheets."""
-    from nexus.runtime.stopping import StopSignals  # noqa: PLC0415
-
     fmt = format_of(out, fmt)
     out = out if out is not None else default_out(run_folder, fmt, world)
     progress = ExportProgress(enabled=not quiet)
     with StopSignals() as signals:
         try:
             if fmt == "mcap":
-                from nexus.record.mcap_export import export_mcap  # noqa: PLC0415
-
                 result = export_mcap(run_folder, out, world=world, frames=frames, overwrite=overwrite,
                                      on_progress=progress.update, hold=signals.held_back)
             else:
-                from nexus.record.csv_export import export_csv  # noqa: PLC0415
-
                 result = export_csv(run_folder, out, world=world, overwrite=overwrite, on_progress=progress.update)
         except KeyboardInterrupt:
             progress.close()

@@ -1,9 +1,31 @@
-"""Public names that load their modules on first use (PEP 562), so that importing a package loads no Warp."""
+"""The one place Nexus imports a module by its name: public names that load their modules on first use
+(PEP 562, so that importing a package loads no Warp), registries that load their own entries when first read,
+and ``module:attr`` targets (a command, a component class).
+
+import-linter sees only ``import`` statements; a module named in a string is invisible to it. So every such
+name goes through this module, and ``tests/test_loader_strings.py`` checks each string a table hands it: the
+module exists and sits in a layer the table's own module may import (``pyproject.toml``'s layers contract).
+"""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
+from types import ModuleType
+
+
+def load_module(name: str) -> ModuleType:
+    """The module ``name`` (dotted), imported on first use; ImportError as :func:`importlib.import_module`."""
+    return importlib.import_module(name)
+
+
+def load_attribute(target: str):
+    """The object a ``"module:attr"`` target names (``attr`` may be dotted: ``Class.method``)."""
+    module, _, attr = target.partition(":")
+    value = load_module(module)
+    for part in attr.split(".") if attr else ():
+        value = getattr(value, part)
+    return value
 
 
 def lazy_names(package: str, public: dict[str, str], namespace: dict) -> tuple[Callable, Callable]:
@@ -14,7 +36,7 @@ def lazy_names(package: str, public: dict[str, str], namespace: dict) -> tuple[C
         module = public.get(name)
         if module is None:
             raise AttributeError(f"module '{package}' has no attribute '{name}'")
-        value = getattr(importlib.import_module(module), name)
+        value = getattr(load_module(module), name)
         namespace[name] = value  # later lookups skip this function
         return value
 
@@ -35,6 +57,6 @@ def import_once(modules: Sequence[str]) -> Callable[[], None]:
         if not done:
             done.append(True)
             for module in modules:
-                importlib.import_module(module)
+                load_module(module)
 
     return load

@@ -15,8 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from nexus.record.export_file import ExportFile
-from nexus.record.mcap_export import Exported, chosen_worlds, record_tables, run_folder
+import pyarrow.csv as pacsv
+
+from nexus.export.export_file import ExportFile
+from nexus.export.mcap_export import Exported, chosen_worlds, record_tables, run_folder
 from nexus.record.units import header
 
 
@@ -25,10 +27,8 @@ def export_csv(run, out: Path, *, world: int | None = None, overwrite: bool = Fa
     """Write run folder ``run``'s record (``world``'s rows alone, or every world's) to ``out`` as CSV.
 
     ``Exported.counts`` holds one entry, the file's name, with its data rows. Raises as
-    :func:`nexus.record.mcap_export.export_mcap` does; KeyboardInterrupt after keeping the rows written.
+    :func:`nexus.export.mcap_export.export_mcap` does; KeyboardInterrupt after keeping the rows written.
     """
-    import pyarrow.csv as pacsv  # noqa: PLC0415
-
     folder = run_folder(run)
     worlds = chosen_worlds(folder.worlds, world)
     target = ExportFile(out, overwrite)

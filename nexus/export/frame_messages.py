@@ -21,6 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from nexus.render.frames import sensor_file
+from nexus.render.preview import frame_layout, sensor_kind
 
 #: The run folder's frame folder (``nexus run`` writes it).
 FRAMES = "frames"
@@ -76,9 +82,6 @@ class FrameStream:
     def messages(self, worlds: list[int]):
         """(log time [ns], world, array name, JSON bytes) of every frame of ``worlds``, in time order, read a
         part at a time."""
-        import pyarrow.compute as pc  # noqa: PLC0415
-        import pyarrow.parquet as pq  # noqa: PLC0415
-
         short = self.prim.rstrip("/").rsplit("/", 1)[-1]
         for part in sorted(self.folder.glob("part-*.parquet")):
             table = pq.read_table(part, columns=["time", "world", *(a.name for a in self.arrays)])
@@ -99,17 +102,12 @@ class FrameStream:
 
 
 def _int32(values):
-    import pyarrow as pa  # noqa: PLC0415
-
     return pa.array(values, pa.int32())
 
 
 def frame_streams(run: Path, info: dict, notes: list[str]) -> list[FrameStream]:
     """The run's frame folders (run.json's order) with the arrays of each that export; ``notes`` gets a line for
     each array or folder left out."""
-    from nexus.render.frames import sensor_file  # noqa: PLC0415
-    from nexus.render.preview import frame_layout, sensor_kind  # noqa: PLC0415
-
     folder = Path(run) / FRAMES
     if not folder.is_dir():
         return []

@@ -7,7 +7,7 @@ messages are JSON with a JSON Schema naming each field and its unit
 and publish time the tick's sim time [ns]. ``/world<K>/tf`` holds the
 recorded bodies' poses as ``foxglove.FrameTransforms``
 (:mod:`nexus.record.transforms`), for Foxglove's 3D panel. A run with camera frames adds
-``foxglove.RawImage`` channels (:mod:`nexus.record.frame_messages`). Messages
+``foxglove.RawImage`` channels (:mod:`nexus.export.frame_messages`). Messages
 are written in time order, the record a part file at a time, into
 zstd-compressed chunks with the MCAP index, so a reader seeks by time.
 
@@ -27,10 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from nexus.record.export_file import ExportError, ExportFile
-from nexus.record.frame_messages import RAW_IMAGE, frame_streams, raw_image_schema
+from nexus import __version__
+from nexus.export.export_file import ExportError, ExportFile
+from nexus.export.frame_messages import RAW_IMAGE, frame_streams, raw_image_schema
 from nexus.record.signal_channels import signal_channels
 from nexus.record.transforms import transform_channel
+from nexus.runtime.run_folder import RunFolder
 
 #: Bytes of a chunk before it is compressed and written (the mcap library's default).
 CHUNK_BYTES = 1024 * 1024
@@ -68,8 +70,6 @@ def chosen_worlds(run_worlds: int, world: int | None) -> list[int]:
 
 def run_folder(run):
     """The run folder ``run``, refused unless it holds a record (a summary-only run is told how to get one)."""
-    from nexus.runtime.run_folder import RunFolder  # noqa: PLC0415
-
     folder = RunFolder(run)
     if folder.path.is_dir() and folder.has_summary() and not folder.has_record():
         mode = (folder.peek_info() or {}).get("record_mode", "summary")
@@ -99,9 +99,7 @@ def export_mcap(run, out: Path, *, world: int | None = None, frames: bool = True
     for a folder that is no run, a world it lacks or an output that exists; KeyboardInterrupt after closing the
     file with what it holds.
     """
-    from mcap.writer import CompressionType, Writer  # noqa: PLC0415
-
-    from nexus import __version__  # noqa: PLC0415
+    from mcap.writer import CompressionType, Writer  # noqa: PLC0415  (reason: mcap loads only to write an MCAP file)
 
     folder = run_folder(run)
     worlds = chosen_worlds(folder.worlds, world)
