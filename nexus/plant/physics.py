@@ -30,12 +30,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+import newton
 import warp as wp
 
 from nexus.core import Component, Read, Stage
 from nexus.core.errors import BuildError
 from nexus.core.spec import Output, Spec
 from nexus.core.taped import ExternalCopies
+from nexus.plant import newton_internals as internals
 from nexus.plant.body_state import BodyState
 from nexus.plant.plant import Plant
 from nexus.plant.solvers import NEXUS_OBSERVABLES, step_average_acceleration
@@ -409,8 +411,8 @@ class TapedPlant(ExternalCopies):
         self.initial_qd = wp.clone(plant.state.joint_qd, requires_grad=True)
         self._live = (plant.state, plant.state_out, plant.control, plant.esc_speed, plant.esc_speed_out)
         solver = plant.solver
-        self._live_solver = {name: getattr(solver, name) for name in FEATHERSTONE_SCRATCH}
-        self._live_servos = [(a._computed_forces, a._applied_forces) for a in plant.actuators]
+        self._live_solver = internals.featherstone_scratch(solver)
+        self._live_servos = [internals.servo_forces(a) for a in plant.actuators]
         self._boundaries = 0
         self._model = model
         self.scratch_now: PlantScratch | None = None
@@ -425,7 +427,7 @@ class TapedPlant(ExternalCopies):
         plant, model = self.plant, self._model
         state = model.state(requires_grad=True)
         if self._boundaries:  # a state a step writes: Featherstone's per-state arrays, allocated now (counted)
-            plant.solver._allocate_state_aux_vars(model, state, True)
+            internals.allocate_featherstone_state(plant.solver, model, state)
         else:  # the first: the plant's start, as reset left it
             wp.copy(state.joint_q, plant.state.joint_q)
             wp.copy(state.joint_qd, plant.state.joint_qd)
@@ -439,26 +441,24 @@ class TapedPlant(ExternalCopies):
             control=model.control(requires_grad=True),
             qdd=wp.zeros(model.body_count, dtype=wp.spatial_vector, device=device, requires_grad=True),
             applied_wrench=wp.zeros(model.body_count, dtype=wp.spatial_vector, device=device),  # no gradient
-            solver={name: wp.zeros_like(getattr(solver, name), requires_grad=True) for name in FEATHERSTONE_SCRATCH},
-            servos=[(wp.zeros_like(a._computed_forces, requires_grad=True),
-                     wp.zeros_like(a._applied_forces, requires_grad=True)) for a in self.plant.actuators],
+            solver={name: wp.zeros_like(array, requires_grad=True)
+                    for name, array in internals.featherstone_scratch(solver).items()},
+            servos=[tuple(wp.zeros_like(forces, requires_grad=True) for forces in internals.servo_forces(a))
+                    for a in self.plant.actuators],
         )
 
     def bind(self, before: PlantBoundary, after: PlantBoundary, scratch: PlantScratch, tape) -> None:
         plant = self.plant
         plant.state, plant.state_out, plant.control = before.state, after.state, scratch.control
         plant.esc_speed, plant.esc_speed_out = before.speed, after.speed
-        for name, array in scratch.solver.items():
-            setattr(plant.solver, name, array)
+        internals.bind_featherstone_scratch(plant.solver, scratch.solver)
         for actuator, (computed, applied) in zip(plant.actuators, scratch.servos):
-            actuator._computed_forces, actuator._applied_forces = computed, applied
+            internals.bind_servo_forces(actuator, computed, applied)
         self.scratch_now, self._tape = scratch, tape
         self.physics._taped = self
 
     def start(self, boundary: PlantBoundary, tape) -> None:
-        import newton  # noqa: PLC0415
-
-        self.plant.solver._update_body_inertial_buffers()
+        self.plant.solver.notify_model_changed(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)
         state, device = boundary.state, self.plant.device
         # A kernel, not wp.copy: the adjoint Warp 1.19 records for a taped wp.copy gave wrong gradients when
         # the backward pass was captured on the CPU (every tick's earlier adjoints changed); a kernel's adjoint
@@ -469,7 +469,7 @@ class TapedPlant(ExternalCopies):
 
     def parameters_changed(self) -> None:
         """Featherstone's inertia buffers follow the model's mass and inertia."""
-        self.plant.solver._update_body_inertial_buffers()
+        self.plant.solver.notify_model_changed(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)
 
     def carried(self, boundary: PlantBoundary) -> dict[str, wp.array]:
         arrays = {f"state.{name}": a for name, a in vars(boundary.state).items()
@@ -485,10 +485,9 @@ class TapedPlant(ExternalCopies):
     def release(self) -> None:
         plant = self.plant
         plant.state, plant.state_out, plant.control, plant.esc_speed, plant.esc_speed_out = self._live
-        for name, array in self._live_solver.items():
-            setattr(plant.solver, name, array)
+        internals.bind_featherstone_scratch(plant.solver, self._live_solver)
         for actuator, (computed, applied) in zip(plant.actuators, self._live_servos):
-            actuator._computed_forces, actuator._applied_forces = computed, applied
+            internals.bind_servo_forces(actuator, computed, applied)
         self.scratch_now, self._tape = None, None
         self.physics._taped = None
 
@@ -520,22 +519,13 @@ class TapedPlant(ExternalCopies):
         (the state's ``body_f``, copied before the step, because the propellers' adjoint rewrites ``body_f``
         in the backward pass), then the free joints' ``joint_f``. The same bits as the forward pass read.
         """
-        from newton._src.solvers.featherstone.kernels import (  # noqa: PLC0415
-            accumulate_free_distance_joint_f_to_body_force,
-        )
-
         model, device = self._model, self.plant.device
         wrench = after.body_f_ext
 
         def restore() -> None:
             wp.copy(wrench, applied)
             if model.joint_count:
-                wp.launch(accumulate_free_distance_joint_f_to_body_force, model.joint_count,
-                          inputs=[model.joint_type, model.joint_child, model.joint_qd_start, control.joint_f],
-                          outputs=[wrench], device=device)
+                internals.add_free_joint_wrenches(model, control.joint_f, wrench, device)
 
         return restore
 
-
-#: Featherstone's arrays that every step overwrites (mass matrix, Jacobian, P, H, Cholesky factor).
-FEATHERSTONE_SCRATCH = ("M", "J", "P", "H", "L")
