@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nexus.scenario.px4_messages import FAILSAFE_OR_REFUSAL
 from nexus.scenario.spec import Check
 
 #: Run ends that make the scenario an error (the run broke), not a failure of a check.
@@ -189,8 +190,6 @@ def _contact(check: Check, record: Record, inside: np.ndarray) -> CheckResult:
 def _px4_failsafe(check: Check, record: Record) -> CheckResult:
     """PX4's failsafe and arming-refusal texts stamped inside the window; a run that kept none of PX4's messages
     fails at the window's start (it cannot say)."""
-    from nexus.scenario.px4_messages import FAILSAFE_OR_REFUSAL  # noqa: PLC0415
-
     start, end = check.window
     messages = record.info.get("px4_messages")
     if messages is None:

@@ -48,7 +48,7 @@ def _json(path: Path) -> dict | None:
 
 def _ulog_messages(path: Path) -> list[tuple[float, str]]:
     """The ULog's logged messages (plain and tagged), (time [s], text); none when the file does not read."""
-    from pyulog import ULog  # noqa: PLC0415
+    from pyulog import ULog  # noqa: PLC0415  (reason: pyulog is read only for a PX4 run's log; it loads slowly)
 
     try:
         log = ULog(str(path), message_name_filter_list=[], disable_str_exceptions=True)

@@ -18,10 +18,10 @@ from nexus.scenario.runner import ERROR, FAILED, PASSED, SKIPPED, summary_counts
 
 def _figure(result) -> str:
     """The PNG (base64) of ``result``'s measure against its bound over its window."""
-    import matplotlib
+    import matplotlib  # noqa: PLC0415  (reason: heavy optional plotting, only for a report with figures)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415  (reason: after matplotlib.use("Agg"))
 
     check = result.check
     times, values = result.series
