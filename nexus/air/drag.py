@@ -19,6 +19,7 @@ from __future__ import annotations
 import warp as wp
 
 from nexus.core import Component
+from nexus.core.arrays import ArrayDecl, NamedArrays
 from nexus.core.spec import Input, Param, Spec, non_negative, positive
 from nexus.plant.plant import Plant
 
@@ -43,6 +44,12 @@ DRAG_SPEC = Spec(
                   doc="The air's velocity at the base [m/s], world ENU; still air when no wind field writes it"),),
     stage="drag",
     kind="force",
+    arrays=(
+        ArrayDecl("rotor_drag", "float32, one element", "N/((m/s)(rad/s))", "The rotor drag coefficient the kernel reads",
+                  gradient=True, rollout="drag.rotor", param="rotor_drag_coefficient"),
+        ArrayDecl("body_drag_coefficient", "vec3, one element", "-", "The body's drag coefficients the kernel reads",
+                  gradient=True, rollout="drag.cd.{axis}", param="body_drag_coefficient", axes=("x", "y", "z")),
+    ),
 )
 
 
@@ -101,14 +108,17 @@ class Drag(Component):
         half_rho = 0.5 * float(v["air_density"])
         #: The rotor drag coefficient and the body's drag coefficients, in arrays of one element so that a
         #: differentiable rollout can ask for their gradients (``drag.rotor``, ``drag.cd.x|y|z``).
-        self.rotor_drag = wp.array([float(v["rotor_drag_coefficient"])], dtype=wp.float32, device=ctx.device)
-        self.body_drag_coefficient = wp.array([wp.vec3(*(float(c) for c in v["body_drag_coefficient"]))],
-                                              dtype=wp.vec3, device=ctx.device)
+        self.arrays = NamedArrays(
+            f"drag {self.name}", DRAG_SPEC.arrays,
+            rotor_drag=wp.array([float(v["rotor_drag_coefficient"])], dtype=wp.float32, device=ctx.device),
+            body_drag_coefficient=wp.array([wp.vec3(*(float(c) for c in v["body_drag_coefficient"]))], dtype=wp.vec3,
+                                           device=ctx.device),
+        )
         self._model = [
             plant.base,
             wp.array([r.body for r in plant.rotors] or [0], dtype=wp.int32, device=ctx.device)[:len(plant.rotors)],
             wp.array([r.dof for r in plant.rotors] or [0], dtype=wp.int32, device=ctx.device)[:len(plant.rotors)],
-            plant.bodies_per_world, plant.dofs_per_world, self.rotor_drag, self.body_drag_coefficient,
+            plant.bodies_per_world, plant.dofs_per_world, self.arrays.rotor_drag, self.arrays.body_drag_coefficient,
             wp.vec3(*(half_rho * a for a in v["body_drag_area"])),
         ]
 

@@ -13,6 +13,10 @@ import warp as wp
 from nexus.bench.timing import interleaved_best
 from nexus.core import Loop
 from nexus.core.loop import DEFAULT_TICK_HZ, tick_ns
+from nexus.plant.esc import ESC_SPEC
+from nexus.plant.hover import hover_command, hover_speed
+from nexus.plant.propeller import PROPELLER_SPEC
+from nexus.runtime.assembly import assemble
 
 #: One control tick at the default rate, which the plant loop runs at [s].
 TICK_S = tick_ns(DEFAULT_TICK_HZ) * 1e-9
@@ -20,15 +24,10 @@ TICK_S = tick_ns(DEFAULT_TICK_HZ) * 1e-9
 
 def plant_loop(device: str, extra=()):
     """A captured plant-only loop of the Astro Max at hover, and its vehicle."""
-    from nexus.runtime.assembly import assemble
-    from nexus.control.hold import HoldControls
-    from nexus.plant.esc import Esc
-    from nexus.plant.hover import hover_command, hover_speed
-    from nexus.plant.physics import Physics
-    from nexus.plant.propeller import Propeller
-
     vehicle = assemble("astro_max_base", "empty", device=device, controller="hold")
-    parts = [c for c in vehicle.components if isinstance(c, (Physics, Esc, Propeller, HoldControls))]
+    # The physics, the hold controller, and the ESCs and propellers (by their specs), in the vehicle's order.
+    parts = [c for c in vehicle.components if c is vehicle.physics or c is vehicle.controller
+             or c.spec is ESC_SPEC or c.spec is PROPELLER_SPEC]
     loop = Loop(parts + list(extra), device=device, mode="captured").build()
     vehicle.plant.reset(base_position=(0.0, 0.0, 10.0), rotor_speed=hover_speed(vehicle.plant))
     vehicle.controller.set([hover_command(vehicle.plant)] * 4)

@@ -49,6 +49,7 @@ from nexus.control.allocation import (Allocation, MixTables, allocation_for, fai
 from nexus.plant.rotor_geometry import rotor_geometry
 from nexus.plant.safe_math import angle_of_cosine, safe_sqrt
 from nexus.core import Component
+from nexus.core.arrays import ArrayDecl, NamedArrays
 from nexus.core.errors import BuildError
 from nexus.core.signals import Read
 from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative
@@ -113,6 +114,11 @@ PID_STATE = StateVar("pid", PidState, (1,), zero_pid_state,
                      "integrators and the previous tick's estimate and setpoint (derivatives, feed-forward)")
 
 
+#: The gains a differentiable rollout may set, each a float3 parameter and a field of :class:`PidParams`.
+PID_GAINS = ("position_p", "velocity_p", "velocity_i", "velocity_d", "attitude_p", "rate_p", "rate_i", "rate_d")
+#: Short names for the gains an altitude or heading tune touches most.
+PID_SHORT_NAMES = (("pid.kp_z", "pid.position_p.z"), ("pid.kd_z", "pid.velocity_p.z"), ("pid.ki_z", "pid.velocity_i.z"),
+                   ("pid.kp_yaw", "pid.attitude_p.yaw"), ("pid.kd_yaw", "pid.rate_p.yaw"))
 
 PID_SPEC = Spec(
     name="PidController",
@@ -165,6 +171,11 @@ PID_SPEC = Spec(
     state=(PID_STATE,),
     stage="pid",
     kind="control",
+    arrays=(
+        ArrayDecl("params", "one PidParams struct: the gains and limits the kernel reads", "-",
+                  "The controller's gains and limits", gradient=True, rollout="pid.{field}.{axis}", fields=PID_GAINS,
+                  axes=("x", "y", "z"), axis_aliases=("roll", "pitch", "yaw"), aliases=PID_SHORT_NAMES),
+    ),
 )
 
 
@@ -443,6 +454,8 @@ class PidController(Component):
         self.dt = ctx.dt
         self.worlds = ctx.worlds
         self.params = wp.array([device_params(self.gains, self.thrust_model_factor, self.gravity)], dtype=PidParams, device=ctx.device)
+        #: The arrays the spec declares, by name (the rollout differentiates the gains in ``params``).
+        self.arrays = NamedArrays(f"controller {self.name}", PID_SPEC.arrays, params=self.params)
         failures = failures_of(ctx, self.geometry) if (self.knows_failures and self.geometry) else None
         self.mix = mix_tables(self.allocation, ctx.worlds, ctx.device, failures)
         self.no_clock = wp.zeros(ctx.worlds, dtype=wp.int64, device=ctx.device)
@@ -483,4 +496,4 @@ register("pid", _build, help="the cascaded PID of the vehicle's NexusPidControll
          reads_setpoint=True, duration_s=60.0)
 
 
-__all__ = ["PID_SPEC", "PID_STATE", "PidController", "PidGains", "PidOptions", "PidParams", "PidState", "device_params", "pid_control"]
+__all__ = ["PID_GAINS", "PID_SHORT_NAMES", "PID_SPEC", "PID_STATE", "PidController", "PidGains", "PidOptions", "PidParams", "PidState", "device_params", "pid_control"]

@@ -75,7 +75,8 @@ class GradientName:
     ``array`` is the declared array it lives in; ``param`` the spec parameter
     it sets (``attr`` its USD attribute; ``component`` the vector component,
     None for a scalar); ``element`` the instance it lives in (0-based: rotor
-    ``n`` is element ``n - 1``), None when every element shares it.
+    ``n`` is element ``n - 1``), None when every element shares it;
+    ``field`` the struct field that holds it (a struct array), else None.
     """
 
     name: str
@@ -87,6 +88,7 @@ class GradientName:
     unit: str
     doc: str
     aliases: tuple[str, ...] = ()
+    field: str | None = None
 
     @property
     def shared(self) -> bool:
@@ -112,12 +114,13 @@ def gradient_names(spec: Any, elements: int = 1) -> tuple[GradientName, ...]:
                     if decl.axis_aliases:
                         aliases.append(decl.rollout.format(n=(element or 0) + 1, field=field,
                                                            axis=decl.axis_aliases[component]))
-                    aliases += [short for short, full in decl.aliases if full == name]
+                    aliases += [short for short, full in decl.aliases if full in (name, *aliases)]
                     doc = param.doc if param is not None else decl.doc
                     names.append(GradientName(
                         name, decl.name, field, param.attr if param is not None else None, component, element,
                         param.unit if param is not None else decl.unit,
-                        f"{doc}: component {component}" if component is not None else doc, tuple(aliases)))
+                        f"{doc}: component {component}" if component is not None else doc, tuple(aliases),
+                        field if decl.fields else None))
     return tuple(names)
 
 

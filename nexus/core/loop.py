@@ -309,6 +309,11 @@ class Loop:
     def finished(self) -> bool:
         return self._finish_requested
 
+    def cancel_finish(self) -> None:
+        """Forget a finish a stage asked for: the caller handles a world's end itself (a training environment
+        resets the worlds that ended and flies on)."""
+        self._finish_requested = False
+
     def run_kinds(self, kinds: Iterable[str], first: bool = False) -> None:
         """Run the stages of ``kinds`` once, eagerly, in ring order (start-up sampling).
 

@@ -26,6 +26,11 @@ Names (units in brackets):
   ``drag.cd.x``, ``drag.cd.y``, ``drag.cd.z`` [-]: the body's drag coefficients
   along its axes (:mod:`nexus.air.drag`); only for a vehicle with a drag prim.
 
+The names kept in a component's arrays (the PID's gains, the rotors' ``kt``, the
+ESC time constants, the drag coefficients) are declared with those arrays in
+the component's spec (``Spec.arrays``, :mod:`nexus.core.arrays`); this module
+reads them from there and adds the physics' own (mass, inertia, start state).
+
 Each name that sets a vehicle attribute may also be written as that attribute,
 ``"<prim path> <attribute>"`` with ``[i]`` for a vector's component;
 ``nexus params --vehicle V --reader gradient`` lists them all
@@ -40,16 +45,22 @@ from dataclasses import dataclass
 import numpy as np
 import warp as wp
 
+from nexus.air.drag import DRAG_SPEC
+from nexus.control.pid import PID_GAINS, PID_SHORT_NAMES, PID_SPEC
+from nexus.core.arrays import GradientName
 from nexus.core.errors import BuildError
+from nexus.plant.esc import ESC_SPEC
+from nexus.plant.propeller import PROPELLER_SPEC
+from nexus.runtime.params import parameters
 
-PID_GAINS = ("position_p", "velocity_p", "velocity_i", "velocity_d", "attitude_p", "rate_p", "rate_i", "rate_d")
-AXES = {"x": 0, "y": 1, "z": 2, "roll": 0, "pitch": 1, "yaw": 2}
-#: Short names for the gains an altitude or heading tune touches most.
-PID_ALIASES = {"pid.kp_z": "pid.position_p.z", "pid.kd_z": "pid.velocity_p.z", "pid.ki_z": "pid.velocity_i.z",
-               "pid.kp_yaw": "pid.attitude_p.yaw", "pid.kd_yaw": "pid.rate_p.yaw"}
+_PID_NAMES = PID_SPEC.gradient_names()
+#: Each axis name of the PID's gains (``roll``, ``pitch``, ``yaw`` beside ``x``, ``y``, ``z``) -> its component.
+AXES = {**{n.name.rsplit(".", 1)[1]: n.component for n in _PID_NAMES},
+        **{a.rsplit(".", 1)[1]: n.component for n in _PID_NAMES for a in n.aliases if a.count(".") == 2}}
+#: Short names for the gains an altitude or heading tune touches most (declared with the PID's array).
+PID_ALIASES = dict(PID_SHORT_NAMES)
 #: The drag's names (a vehicle with a ``NexusDragAPI`` prim): the rotor drag coefficient, the body's per axis.
-DRAG_NAMES = ("drag.rotor", "drag.cd.x", "drag.cd.y", "drag.cd.z")
-
+DRAG_NAMES = tuple(n.name for n in DRAG_SPEC.gradient_names())
 
 @dataclass
 class Slot:
@@ -83,8 +94,6 @@ def rollout_name(name: str, vehicle=None) -> str:
     ``vehicle`` is a name or USD path (None: the default vehicle).
     """
     if name.startswith("/"):
-        from nexus.runtime.params import parameters  # noqa: PLC0415
-
         entry = parameters(vehicle).get(name)
         if entry is not None and entry.read_by("gradient") and entry.aliases:
             return canonical(entry.aliases[0])
@@ -122,17 +131,26 @@ def pid_slot(name: str, params: wp.array, gain: str, axis: int) -> Slot:
     return Slot(name, params, get, put, grad, "")
 
 
+def declared_slot(declared: GradientName, array: wp.array) -> Slot:
+    """The slot of a name a component's spec declares with its ``array`` (``Spec.gradient_names``): a struct
+    field's component (the PID's gains), one element (``rotor2.kt``) or every element alike (``esc.tau_up``)."""
+    if declared.field is not None:
+        return pid_slot(declared.name, array, declared.field, declared.component)
+    elements = range(array.shape[0]) if declared.shared else (declared.element,)
+    tail = () if declared.component is None else (declared.component,)
+    return element_slot(declared.name, array, [(e, *tail) for e in elements], declared.unit)
+
+
 def known_names(rotors: int, drag: bool = False) -> list[str]:
     """Every parameter name a rollout of a vehicle with ``rotors`` rotors knows (full names); ``drag``: the
     vehicle has a drag prim."""
-    names = [f"pid.{gain}.{axis}" for gain in PID_GAINS for axis in ("x", "y", "z")]
+    names = [n.name for n in _PID_NAMES]
     names += ["mass", "inertia.xx", "inertia.yy", "inertia.zz"]
-    names += [f"rotor{i + 1}.kt" for i in range(rotors)]
-    names += ["esc.tau_up", "esc.tau_down"]
+    names += [n.name for n in PROPELLER_SPEC.gradient_names(rotors)]
+    names += [n.name for n in ESC_SPEC.gradient_names(rotors)]
     names += [f"init.{v}" for v in ("x", "y", "z", "vx", "vy", "vz")]
     names += list(DRAG_NAMES) if drag else []
     return names
-
 
 def unknown_parameter(name: str, rotors: int, vehicle=None) -> BuildError:
     """The error for a name the rollout has no slot for: the one sentence of :mod:`nexus.runtime.params`.
@@ -141,8 +159,6 @@ def unknown_parameter(name: str, rotors: int, vehicle=None) -> BuildError:
     resolver knows but no gradient reads says so; one it gives to the gradient but this rollout lacks
     (a vehicle without that prim) lists the rollout's own names.
     """
-    from nexus.runtime.params import parameters  # noqa: PLC0415
-
     try:
         parameters(vehicle).resolve(name, "gradient")
     except BuildError as error:
@@ -154,5 +170,5 @@ def unknown_parameter(name: str, rotors: int, vehicle=None) -> BuildError:
     )
 
 
-__all__ = ["AXES", "DRAG_NAMES", "PID_ALIASES", "PID_GAINS", "Slot", "canonical", "element_slot", "known_names", "pid_slot",
+__all__ = ["AXES", "DRAG_NAMES", "PID_ALIASES", "PID_GAINS", "Slot", "canonical", "declared_slot", "element_slot", "known_names", "pid_slot",
            "rollout_name", "unknown_parameter"]

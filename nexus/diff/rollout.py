@@ -44,27 +44,26 @@ import numpy as np
 import warp as wp
 
 from nexus.runtime.assembly import assemble
-from nexus.air.drag import Drag
-from nexus.control.pid import PidController
+from nexus.air.drag import DRAG_SPEC
+from nexus.control.pid import PID_SPEC
 from nexus.core import Loop
+from nexus.core.device import resolve_device
 from nexus.core.errors import BuildError
 from nexus.core.taped import TickCopies
 from nexus.diff.losses import ENERGY_TRACKING_WEIGHT, LOSSES, add_power_loss, add_tracking_loss
-from nexus.diff.params import (
-    AXES, PID_GAINS, Slot, element_slot, known_names, pid_slot, rollout_name, unknown_parameter,
-)
+from nexus.diff.params import Slot, declared_slot, element_slot, known_names, rollout_name, unknown_parameter
 from nexus.diff.references import Reference, reference_for
 from nexus.diff.refusals import refuse_undifferentiable
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
-from nexus.plant.esc import Esc
+from nexus.plant.esc import ESC_SPEC
 from nexus.plant.frames import attitude_ned_frd_np, yaw_ned_np
-from nexus.plant.ground_effect import GroundEffect
+from nexus.plant.ground_effect import GROUND_EFFECT_SPEC
 from nexus.plant.hover import command_for_speed, hover_speed
-from nexus.plant.propeller import Propeller
+from nexus.plant.propeller import PROPELLER_SPEC
 from nexus.runtime.flight import RunConfig
 from nexus.runtime.roles import FLIGHT_RULES
-from nexus.sensors.imu import Imu
+from nexus.sensors.imu import IMU_SPEC
 from nexus.sensors.samples import ImuSample
 
 #: RunConfig's field defaults: a rollout given no vehicle, scene or tick rate flies the default run's.
@@ -273,28 +272,31 @@ class Rollout:
     # -- set-up ----------------------------------------------------------------------------
 
     def _find_components(self) -> None:
+        """The components the rollout reads arrays of, picked by their specs; their arrays by declared name."""
         comps = self.loop.components
         self.plant = self.vehicle.plant
         self.physics = self.vehicle.physics
-        self.pid = next(c for c in comps if isinstance(c, PidController))
-        self.esc = next(c for c in comps if isinstance(c, Esc))
-        self.propeller = next(c for c in comps if isinstance(c, Propeller))
-        self.imu = next((c for c in comps if isinstance(c, Imu) and c.body == "base"), None)
+        self.pid = next(c for c in comps if c.spec is PID_SPEC)
+        self.esc = next(c for c in comps if c.spec is ESC_SPEC)
+        self.propeller = next(c for c in comps if c.spec is PROPELLER_SPEC)
+        self.imu = next((c for c in comps if c.spec is IMU_SPEC and c.body == "base"), None)
         if self.imu is not None:
             self.imu.set_noise(self._noise)
         if self.esc.leader is not self.esc or self.propeller.leader is not self.propeller:
             raise BuildError(f"{self.plant.vehicle_path}: the rollout drives the ESCs and propellers as one launch "
                              "each; this vehicle's do not fuse (they read different controls or share a body)")
         #: The vehicle's drag (None: no drag prim): its coefficients are parameters (``drag.rotor``, ``drag.cd.*``).
-        self.drag = next((c for c in comps if isinstance(c, Drag)), None)
-        drag_arrays = (self.drag.rotor_drag, self.drag.body_drag_coefficient) if self.drag is not None else ()
-        for array in (self.pid.params, self.esc.fused[7], self.esc.fused[8], self.propeller.fused[3], *drag_arrays):
-            array.requires_grad = True
+        self.drag = next((c for c in comps if c.spec is DRAG_SPEC), None)
+        #: The components whose declared arrays hold the rollout's parameters (the drag's only when there is one).
+        self.differentiated = [c for c in (self.pid, self.esc, self.propeller, self.drag) if c is not None]
+        for component in self.differentiated:
+            for name in component.arrays.gradient():
+                component.arrays[name].requires_grad = True
         # The ground effect's extra thrust is ratio - 1 times the propellers' kT: read the same array, so that
         # a rotor's kt set here (and its gradient) reaches the ground effect too.
         for effect in comps:
-            if isinstance(effect, GroundEffect) and effect.plant is self.plant:
-                effect.share_thrust_coefficients(self.propeller.fused[0], self.propeller.fused[3])
+            if effect.spec is GROUND_EFFECT_SPEC and effect.plant is self.plant:
+                effect.share_thrust_coefficients(self.propeller.arrays.rotor, self.propeller.arrays.thrust_coefficient)
 
     def _start_state(self, height: float, offsets) -> None:
         """Hover ``height`` [m] above the origin (plus each world's offset), rotors at hover speed."""
@@ -423,27 +425,17 @@ class Rollout:
     def _make_slots(self) -> dict[str, Slot]:
         plant, n = self.plant, self.worlds
         slots: dict[str, Slot] = {}
-        for gain in PID_GAINS:
-            for axis in ("x", "y", "z"):
-                name = f"pid.{gain}.{axis}"
-                slots[name] = pid_slot(name, self.pid.params, gain, AXES[axis])
+        rotors = len(plant.rotors)
+        # The names the components' specs declare with their arrays (PID gains, rotor kt, ESC lags, drag).
+        for component in self.differentiated:
+            for declared in component.spec.gradient_names(rotors):
+                slots[declared.name] = declared_slot(declared, component.arrays[declared.array])
         model = plant.model
         bases = [plant.base + w * plant.bodies_per_world for w in range(n)]
         slots["mass"] = element_slot("mass", model.body_mass, [(b,) for b in bases], "kg")
         for i, axis in enumerate(("xx", "yy", "zz")):
             slots[f"inertia.{axis}"] = element_slot(f"inertia.{axis}", model.body_inertia, [(b, i, i) for b in bases],
                                                     "kg m^2")
-        for i in range(len(plant.rotors)):
-            slots[f"rotor{i + 1}.kt"] = element_slot(f"rotor{i + 1}.kt", self.propeller.fused[3], [(i,)],
-                                                     "N/(rad/s)^2")
-        rotors = range(len(plant.rotors))
-        slots["esc.tau_up"] = element_slot("esc.tau_up", self.esc.fused[7], [(i,) for i in rotors], "s")
-        slots["esc.tau_down"] = element_slot("esc.tau_down", self.esc.fused[8], [(i,) for i in rotors], "s")
-        if self.drag is not None:
-            slots["drag.rotor"] = element_slot("drag.rotor", self.drag.rotor_drag, [(0,)], "N/((m/s)(rad/s))")
-            for i, axis in enumerate("xyz"):
-                slots[f"drag.cd.{axis}"] = element_slot(f"drag.cd.{axis}", self.drag.body_drag_coefficient, [(0, i)],
-                                                        "-")
         q0 = plant.base_coord
         d0 = plant.base_dof
         start = self.plant_copies
@@ -754,7 +746,8 @@ class Rollout:
                   outputs=[loss], device=self.device)
         if self.loss_name == "energy":
             wp.launch(add_power_loss, self.worlds,
-                      inputs=[self.ring.external(self.physics, boundary=i + 1).speed, self.esc.fused[9],
+                      inputs=[self.ring.external(self.physics, boundary=i + 1).speed,
+                              self.esc.arrays.torque_coefficient,
                               len(self.plant.rotors), scale],
                       outputs=[loss], device=self.device)
 
@@ -768,8 +761,6 @@ class Rollout:
         (``window``, ``checkpoint``, ``memory_budget``, ``capture``, ``capture_tape``, ``noise``, ``reference``,
         ``start_height``, ``start_offsets``). A setting of ``config`` the rollout cannot fly is refused.
         """
-        from nexus.core.device import resolve_device  # noqa: PLC0415
-
         if config.substeps != 1:
             raise BuildError(f"substeps {config.substeps}: the differentiable rollout steps the solver once per "
                              "tick; give substeps 1")

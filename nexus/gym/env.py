@@ -23,6 +23,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import math
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -34,6 +35,11 @@ from nexus.core.errors import BuildError
 from nexus.gym.agent import ACTION_MODES, OBSERVE_MODES, LearningAgent
 from nexus.gym.episode_draws import EpisodeDraws, refuse_start_keys
 from nexus.gym.tasks import Task, task_named
+from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.pacing import Pacer, check_factor
+from nexus.runtime.startup import start
+from nexus.viz.live import BUDGET, PACED_BUDGET, LiveView
+from nexus.viz.viewer import check_port
 
 #: The policy's rate and the tick it is decimated from, as a companion computer flies [Hz].
 DEFAULT_POLICY_HZ = 50.0
@@ -139,9 +145,6 @@ class NexusVectorEnv(VectorEnv):
                  vary: str | None = None, vehicle: str = "astro_max_base", scene: str = "empty", device: str = "cpu",
                  flight_seed: int = 0, render_mode: str | None = None, render_host: str = "127.0.0.1",
                  render_port: int = 8080, observe: str = "estimate", realtime: float | None = 1.0, **unknown):
-        from nexus.runtime.flight import RunConfig, build_flight  # noqa: PLC0415
-        from nexus.runtime.startup import start  # noqa: PLC0415
-
         if unknown:
             refuse_unknown(unknown, keywords_of(NexusVectorEnv), type(self).__name__)
         self.task = task if isinstance(task, Task) else task_named(task, "task=")
@@ -156,15 +159,11 @@ class NexusVectorEnv(VectorEnv):
         if render_mode == "human":  # the values only: the port is bound at the first step, when the view starts
             check_render_address(render_host, render_port)
             if realtime is not None:
-                from nexus.runtime.pacing import check_factor  # noqa: PLC0415
-
                 check_factor(realtime, "realtime=")
         self.num_envs = check_worlds(num_envs)
         noise = check_noise(noise)
         flight_seed = check_seed(flight_seed, "flight_seed=")
         if vary:
-            from pathlib import Path  # noqa: PLC0415
-
             if not Path(vary).is_file():
                 raise BuildError(f"{said('vary=', vary)}: no such variation file; give the path of a TOML variation "
                                  "file (docs/worlds.md)")
@@ -211,8 +210,6 @@ class NexusVectorEnv(VectorEnv):
         #: ``human`` mode: each step held to ``realtime`` times real time (:mod:`nexus.runtime.pacing`); else None.
         self.pacer = None
         if render_mode == "human" and realtime is not None:
-            from nexus.runtime.pacing import Pacer  # noqa: PLC0415
-
             self.pacer = Pacer(realtime, self.loop.dt_ns, option="realtime=")
 
     # -- Gymnasium ------------------------------------------------------------------------
@@ -244,7 +241,7 @@ class NexusVectorEnv(VectorEnv):
             raise gym.error.ResetNeeded("call reset() before step()")
         self._write(actions)
         self.loop.advance(self.decimation)
-        self.loop._finish_requested = False  # a world's end is the agent's to handle, not the flight's
+        self.loop.cancel_finish()  # a world's end is the agent's to handle, not the flight's
         obs, reward, terminated, truncated, final = self._read()
         done = terminated | truncated
         info: dict[str, Any] = {}
@@ -267,12 +264,7 @@ class NexusVectorEnv(VectorEnv):
         """The live view of ``human`` mode, started at the first step: its port is bound then (a busy one is a
         one-line error naming ``render_port=``), so building, resetting and closing need no port."""
         if self.live is None:
-            from nexus.viz.live import LiveView  # noqa: PLC0415
-            from nexus.viz.viewer import check_port  # noqa: PLC0415
-
             host, port = self._render_address
-            from nexus.viz.live import BUDGET, PACED_BUDGET  # noqa: PLC0415
-
             self.live = LiveView(self.flight, host, check_port(host, port, "render_port=", "render_host="),
                                  budget=PACED_BUDGET if self.pacer is not None else BUDGET)  # paced: mostly asleep
         return self.live
@@ -314,7 +306,7 @@ class NexusVectorEnv(VectorEnv):
                                  f"({self.num_envs} worlds x {self.action_width})")
             self._views[0][...] = rows
             return
-        import torch  # noqa: PLC0415
+        import torch  # noqa: PLC0415  (reason: torch is optional and heavy; only a caller handing torch tensors pays for it)
 
         if isinstance(actions, torch.Tensor):
             wp.copy(self.agent.actions, wp.from_torch(actions.detach().to(torch.float32).contiguous()))

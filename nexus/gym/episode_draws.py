@@ -23,8 +23,14 @@ import newton
 import numpy as np
 import warp as wp
 
+from nexus.core.arrays import declaring
 from nexus.core.errors import BuildError
 from nexus.core.rng import RngTree
+from nexus.plant.propeller import RotorVariation
+from nexus.plant.wind import Wind
+from nexus.sensors.faults import sensor_label
+from nexus.sensors.sensor import Sensor
+from nexus.worlds.variation import load_variation
 
 #: The variation parameters a world draws afresh at every episode.
 PER_EPISODE = ("mass", "thrust_scale", "drag_scale", "wind_x", "wind_y", "wind_z", "esc_lag_scale", "noise_scale")
@@ -62,13 +68,6 @@ class EpisodeDraws:
     """Writes each resetting world's fresh draws into the arrays of the flight's owners (see the module)."""
 
     def __init__(self, flight, vary: str):
-        from nexus.plant.esc import Esc  # noqa: PLC0415
-        from nexus.plant.propeller import RotorVariation  # noqa: PLC0415
-        from nexus.plant.wind import Wind  # noqa: PLC0415
-        from nexus.sensors.faults import sensor_label  # noqa: PLC0415
-        from nexus.sensors.sensor import Sensor  # noqa: PLC0415
-        from nexus.worlds.variation import load_variation  # noqa: PLC0415
-
         plant = flight.vehicle.plant
         components = list(flight.loop.components)
         sensors = [sensor_label(c) for c in components if isinstance(c, Sensor)]
@@ -82,7 +81,8 @@ class EpisodeDraws:
         self.plant = plant
         self.rotor_variations = _found(components, RotorVariation.cls)
         self.winds = [c for c in components if isinstance(c, Wind)]
-        self.escs = [c for c in components if isinstance(c, Esc) and getattr(c, "_lag_scale", None) is not None]
+        #: The components holding a per-world ``lag_scale`` array by name (the ESCs).
+        self.lagged = [c for c in declaring(components, "lag_scale") if "lag_scale" in c.arrays]
         self.sensors = [c for c in components if isinstance(c, Sensor)]
 
     def apply(self, seed: int, worlds, episodes) -> None:
@@ -112,8 +112,8 @@ class EpisodeDraws:
                         rows[w, axis] = values[name]
                     wind.force.assign(rows)
         if "esc_lag_scale" in names:
-            for esc in self.escs:
-                _write_rows(esc._lag_scale, drawn, "esc_lag_scale")
+            for component in self.lagged:
+                _write_rows(component.arrays.lag_scale, drawn, "esc_lag_scale")
         if "noise_scale" in names:
             for sensor in self.sensors:
                 _write_rows(sensor.noise_scale, drawn, "noise_scale")
@@ -129,7 +129,7 @@ class EpisodeDraws:
         if name.startswith("wind_"):
             return self.winds[0].force.numpy()[:, "xyz".index(name[-1])]
         if name == "esc_lag_scale":
-            return self.escs[0]._lag_scale.numpy()
+            return self.lagged[0].arrays.lag_scale.numpy()
         if name == "noise_scale":
             return self.sensors[0].noise_scale.numpy()
         raise KeyError(name)

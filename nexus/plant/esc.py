@@ -22,11 +22,13 @@ from __future__ import annotations
 import warp as wp
 
 from nexus.core import Component, Stage
+from nexus.core.arrays import ArrayDecl, NamedArrays
 from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Param, Relation, Spec, positive
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.plant import Plant, Rotor
 from nexus.plant.safe_math import safe_sqrt
+from nexus.schemas.reader import read_connections
 from nexus.worlds import drawn
 
 #: Keys of the ESC's command parameters (the motor's parameters go to Newton's actuator, see loading.py).
@@ -74,6 +76,18 @@ ESC_SPEC = Spec(
     ),
     stage="esc",
     kind="command",
+    arrays=(
+        ArrayDecl("tau_up", "float32, one per ESC of the plant's fused launch (component order)", "s",
+                  "Each ESC's rising time constant as the launch reads it", gradient=True, rollout="esc.tau_up",
+                  param="tau_up"),
+        ArrayDecl("tau_down", "float32, one per ESC of the plant's fused launch (component order)", "s",
+                  "Each ESC's falling time constant as the launch reads it", gradient=True, rollout="esc.tau_down",
+                  param="tau_down"),
+        ArrayDecl("torque_coefficient", "float32, one per ESC of the plant's fused launch (component order)",
+                  "N m/(rad/s)^2", "Each ESC's rotor drag-torque coefficient (its feed-forward torque)"),
+        ArrayDecl("lag_scale", "float32, one per world", "-",
+                  "Each world's factor on both time constants (the draw esc_lag_scale; 1 leaves them exact)"),
+    ),
 )
 
 
@@ -194,8 +208,6 @@ class Esc(Component):
     @classmethod
     def from_prim(cls, prim, values, ctx) -> Esc:
         """The ESC of the rotor joint ``nexus:joint`` names, reading ``controls`` from ``nexus:inputs:controls``."""
-        from nexus.schemas.reader import read_connections  # noqa: PLC0415
-
         path = str(prim.GetPath())
         return cls(path, ctx.plant, ctx.rotor_for_joint(values["joint"], path), ctx.rotor_count, values,
                    read_connections(prim, cls.spec, ctx.path))
@@ -207,29 +219,36 @@ class Esc(Component):
     def prepare(self, ctx) -> None:
         self.dt = ctx.dt
         # ``--vary esc_lag_scale``: each world's factor on both time constants (1 leaves them exact).
-        self._lag_scale = wp.array(ctx.varied("esc_lag_scale", 1.0).astype("float32"), dtype=wp.float32, device=ctx.device)
+        lag_scale = wp.array(ctx.varied("esc_lag_scale", 1.0).astype("float32"), dtype=wp.float32, device=ctx.device)
         plant = self.plant
-        self._strides = [self._lag_scale, len(plant.rotors), plant.dofs_per_world]
+        self._strides = [lag_scale, len(plant.rotors), plant.dofs_per_world]
         # The plant's ESCs that read the same controls run as one launch, from the first one's stage
         # (a kernel launch costs about as much as the ESC's arithmetic; see docs/benchmarking.md).
-        group = [c for c in ctx.components if isinstance(c, Esc) and c.plant is self.plant]
+        group = [c for c in ctx.components if c.spec is ESC_SPEC and c.plant is self.plant]
         same_source = len({c.connections.get("controls") for c in group}) == 1
         self.leader = group[0] if (Esc.fuse and len(group) > 1 and same_source) else None
         self._controls_ptr = None
+        #: The fused launch's per-ESC columns, in ``esc_command_all``'s argument order (the leader's).
+        columns: dict[str, wp.array] = {}
         if self.leader is self:
 
             def column(values, dtype):
                 return wp.array(values, dtype=dtype, device=ctx.device)
 
-            self.fused = [
-                column([c.params["channel"] for c in group], wp.int32),
-                column([c.rotor.index for c in group], wp.int32),
-                column([c.rotor.dof for c in group], wp.int32),
-                column([float(c.rotor.spin) for c in group], wp.float32),
-                *[column([c.params[key] for c in group], wp.float32)
-                  for key in ("min_speed", "max_speed", "thrust_model_factor", "tau_up", "tau_down")],
-                column([c.rotor.torque_coefficient for c in group], wp.float32),
-            ]
+            columns = {
+                "channel": column([c.params["channel"] for c in group], wp.int32),
+                "rotor": column([c.rotor.index for c in group], wp.int32),
+                "dof": column([c.rotor.dof for c in group], wp.int32),
+                "spin": column([float(c.rotor.spin) for c in group], wp.float32),
+                **{key: column([c.params[key] for c in group], wp.float32)
+                   for key in ("min_speed", "max_speed", "thrust_model_factor", "tau_up", "tau_down")},
+                "torque_coefficient": column([c.rotor.torque_coefficient for c in group], wp.float32),
+            }
+        self._fused, self._fused_count = tuple(columns.values()), len(group)
+        #: The arrays the spec declares, by name: this ESC's per-world lag scale; the fused launch's leader also
+        #: holds the group's time constants and torque coefficients (one element per ESC of the group).
+        self.arrays = NamedArrays(f"ESC {self.name}", ESC_SPEC.arrays, lag_scale=lag_scale,
+                                  **{k: columns[k] for k in ("tau_up", "tau_down", "torque_coefficient") if k in columns})
 
     #: One launch for all the plant's ESCs (False: one launch each, the reference tests compare with).
     fuse = True
@@ -239,8 +258,8 @@ class Esc(Component):
         if self.leader is self:
             self._controls_ptr = io["controls"].ptr
             wp.launch(
-                esc_command_all, dim=(self.plant.worlds, len(self.fused[0])),
-                inputs=[io["controls"], *self.fused, self.dt, *self._strides, self.plant.esc_speed],
+                esc_command_all, dim=(self.plant.worlds, self._fused_count),
+                inputs=[io["controls"], *self._fused, self.dt, *self._strides, self.plant.esc_speed],
                 outputs=[self.plant.esc_speed_out, control.joint_target_qd, control.joint_act],
                 device=io.device,
             )

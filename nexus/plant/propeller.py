@@ -17,6 +17,7 @@ import numpy as np
 import warp as wp
 
 from nexus.core import Component, Read, Stage
+from nexus.core.arrays import ArrayDecl, NamedArrays
 from nexus.core.clock import at_ns
 from nexus.core.spec import Input, Param, Relation, Spec
 from nexus.plant.plant import Plant, Rotor
@@ -47,6 +48,13 @@ PROPELLER_SPEC = Spec(
     ),
     stage="propeller",
     kind="force",
+    arrays=(
+        ArrayDecl("rotor", "int32, one per propeller of the plant's fused launch (component order)", "-",
+                  "Each propeller's rotor index in the plant"),
+        ArrayDecl("thrust_coefficient", "float32, one per propeller of the plant's fused launch (component order)",
+                  "N/(rad/s)^2", "Each propeller's thrust coefficient as the launch reads it", gradient=True,
+                  rollout="rotor{n}.kt", param="thrust_coefficient"),
+    ),
 )
 
 
@@ -203,22 +211,31 @@ class Propeller(Component):
     def prepare(self, ctx) -> None:
         # Propellers on distinct bodies run as one launch from the first one's stage (no two threads
         # add to one body's wrench, so the order of the additions, and the bits, are those of 4 launches).
-        group = [c for c in ctx.components if isinstance(c, Propeller) and c.plant is self.plant]
+        group = [c for c in ctx.components if c.spec is PROPELLER_SPEC and c.plant is self.plant]
         distinct = len({c.rotor.body for c in group}) == len(group)
         self.leader = group[0] if (Propeller.fuse and len(group) > 1 and distinct) else None
         plant = self.plant
         if self.leader in (None, self):  # the propellers that launch (a fused group's first one)
             self._variation = rotor_variation(ctx, len(plant.rotors))
             self._strides = [plant.dofs_per_world, plant.bodies_per_world]
+        #: The fused launch's per-propeller columns, in ``propeller_wrench_all``'s argument order (the leader's).
+        columns: dict[str, wp.array] = {}
         if self.leader is self:
             rotors = [c.rotor for c in group]
-            self.fused = [
-                wp.array([r.index for r in rotors], dtype=wp.int32, device=ctx.device),
-                wp.array([r.dof for r in rotors], dtype=wp.int32, device=ctx.device),
-                wp.array([r.body for r in rotors], dtype=wp.int32, device=ctx.device),
-                wp.array([r.thrust_coefficient for r in rotors], dtype=wp.float32, device=ctx.device),
-                wp.array([r.torque_coefficient for r in rotors], dtype=wp.float32, device=ctx.device),
-            ]
+            columns = {
+                "rotor": wp.array([r.index for r in rotors], dtype=wp.int32, device=ctx.device),
+                "dof": wp.array([r.dof for r in rotors], dtype=wp.int32, device=ctx.device),
+                "body": wp.array([r.body for r in rotors], dtype=wp.int32, device=ctx.device),
+                "thrust_coefficient": wp.array([r.thrust_coefficient for r in rotors], dtype=wp.float32,
+                                               device=ctx.device),
+                "torque_coefficient": wp.array([r.torque_coefficient for r in rotors], dtype=wp.float32,
+                                               device=ctx.device),
+            }
+        self._fused, self._fused_count = tuple(columns.values()), len(group)
+        #: The arrays the spec declares, by name: the fused launch's leader holds the group's rotor indices and
+        #: thrust coefficients (one element per propeller of the group); the others hold none.
+        self.arrays = NamedArrays(f"propeller {self.name}", PROPELLER_SPEC.arrays,
+                                  **{k: columns[k] for k in ("rotor", "thrust_coefficient") if k in columns})
 
     def fault_clocks(self) -> dict:
         """The per-world fail times [ns] this propeller's launch reads, for a fault fired by a condition
@@ -230,8 +247,8 @@ class Propeller(Component):
         state, rotor = self.plant.state, self.rotor
         if self.leader is self:
             wp.launch(
-                propeller_wrench_all, dim=(self.plant.worlds, len(self.fused[0])),
-                inputs=[state.joint_qd, state.body_q, *self.fused, *self._strides, io["time_ns"], self._variation],
+                propeller_wrench_all, dim=(self.plant.worlds, self._fused_count),
+                inputs=[state.joint_qd, state.body_q, *self._fused, *self._strides, io["time_ns"], self._variation],
                 outputs=[state.body_f], device=io.device,
             )
             return
