@@ -1,7 +1,8 @@
 """The sweep file (TOML): what every point shares, what varies, and how (a grid or seeded random draws).
 
-A sweep file is data: it is parsed with :mod:`tomllib` and checked field by
-field; nothing in it is evaluated. Example::
+A sweep file is data: it is parsed with :mod:`tomllib`, its tables checked against
+:class:`SweepFile` (msgspec, :mod:`nexus.vocab.data_file`) and its axes field by
+field against RunConfig and the vehicle; nothing in it is evaluated. Example::
 
     [run]                      # what every point flies: any RunConfig field
     mission = "short"
@@ -38,26 +39,93 @@ Every error is a :class:`SweepError` of one line naming the file and the key.
 from __future__ import annotations
 
 import os
-import tomllib
 import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
+
+from nexus.control.registry import controllers, import_plugins
 from nexus.core.errors import BuildError
+from nexus.runtime.flight import RunConfig
+from nexus.runtime.params import parameters
+from nexus.vocab import data_file
+from nexus.vocab.data_file import MISSING, Count, Positive, Problem, fix
 from nexus.vocab.settings import choices_of, out_of_bounds
 from nexus.vocab.types import fits_type, type_text
+from nexus.worlds.variation import check_distributions
 
 #: A sweep of more points than this needs ``--yes`` (a typo in a grid multiplies quickly).
 MAX_POINTS_WITHOUT_YES = 1000
-#: Tables a sweep file may hold.
-TABLES = ("run", "grid", "random", "px4")
-#: Keys of ``[random]`` that are not axes.
-RANDOM_KEYS = ("count", "random_seed")
-#: Keys of ``[px4]``.
-PX4_KEYS = ("binary", "model", "rootfs", "params", "env", "mission", "command", "boot_timeout")
 #: ``px4.mission``: ``nexus`` flies ``nexus px4 mission``; ``none`` flies to the run's duration.
 PX4_MISSIONS = ("nexus", "none")
+
+
+# -- the file's declaration: its tables and their fixed keys (checked by nexus.vocab.data_file) ------------------
+# [run]'s keys are RunConfig's fields and [grid]'s and [random]'s axes are fields or USD attributes: their names
+# and values are checked against RunConfig and the vehicle below, not declared here.
+
+#: A PX4 parameter's or an environment variable's value.
+_Setting = str | int | float
+
+
+class _Random(msgspec.Struct):
+    """``[random]``'s own keys (every other key is an axis)."""
+
+    count: Annotated[int, msgspec.Meta(ge=1), fix("give the number of points to draw, 1 or more")]
+    random_seed: Annotated[Count, fix("give a whole number, 0 or more")] = 0
+
+
+#: The fix of a ``[px4]`` without its binary.
+_BINARY = ("binary = \"PATH\" is required: your PX4 build's bin/px4 (build/px4_sitl_default/bin/px4); Nexus "
+           "never ships or builds PX4")
+
+
+class _Px4(msgspec.Struct, forbid_unknown_fields=True):
+    """``[px4]``: the user's PX4 SITL build and how each point flies it."""
+
+    binary: Annotated[str, fix(_BINARY)]
+    model: Annotated[str, fix("model must be a string")] = "none_iris"
+    rootfs: Annotated[str | None, fix("rootfs must be a path")] = None
+    params: Annotated[dict[str, _Setting], fix("params must be a table of names to numbers or strings")] = {}
+    env: Annotated[dict[str, _Setting], fix("env must be a table of names to numbers or strings")] = {}
+    mission: Annotated[str, fix("mission must be a string")] = "nexus"
+    command: Annotated[Annotated[list[str], msgspec.Meta(min_length=1)] | None,
+                       fix("command must be a list of strings (the program and its arguments; no shell), e.g. "
+                           "[\"python3\", \"fly.py\", \"{mavlink_url}\"]")] = None
+    boot_timeout: Annotated[Positive, fix("boot_timeout must be a positive number of seconds")] = 60.0
+
+
+class SweepFile(msgspec.Struct, forbid_unknown_fields=True):
+    """A sweep file as declared: its four tables (``[grid]`` or ``[random]``, not both)."""
+
+    run: dict[str, Any] = {}
+    grid: dict[str, Any] | None = None
+    random: _Random | None = None
+    px4: _Px4 | None = None
+
+
+#: Tables a sweep file may hold.
+TABLES = data_file.fields_of(SweepFile)
+#: Keys of ``[random]`` that are not axes.
+RANDOM_KEYS = data_file.fields_of(_Random)
+#: Keys of ``[px4]``.
+PX4_KEYS = data_file.fields_of(_Px4)
+
+
+def _sentence(problem: Problem) -> str:
+    """The first thing the declaration refuses, as the sweep file's checks of old worded it."""
+    table = problem.parts[0]
+    if problem.kind == "unknown" and len(problem.parts) == 1:
+        return f"unknown table or key {problem.name!r}; a sweep file holds [{'], ['.join(TABLES)}]"
+    if len(problem.parts) == 1:
+        return f"{table} must be a table ([{table}])"
+    if problem.kind == "unknown":
+        return f"[{table}]: unknown key {problem.name!r}; [{table}] takes {', '.join(problem.allowed)}"
+    if table == "random":
+        return f"[random]: {problem.name} = {None if problem.value is MISSING else problem.value!r}: {problem.fix}"
+    return f"[{table}]: {problem.fix}"
 #: RunConfig fields whose string value is a path when it looks like one.
 PATH_FIELDS = ("vehicle", "scene", "vary")
 
@@ -126,14 +194,10 @@ def _fail(path: Path, text: str) -> SweepError:
 
 
 def _run_fields() -> dict[str, Any]:
-    from nexus.runtime.flight import RunConfig
-
     return {f.name: f for f in fields(RunConfig)}
 
 
 def _hints() -> dict[str, Any]:
-    from nexus.runtime.flight import RunConfig
-
     return typing.get_type_hints(RunConfig)
 
 
@@ -167,8 +231,6 @@ def check_field_value(path: Path, where: str, name: str, value: Any) -> Any:
         if name == "vary" and not Path(value).is_file():
             raise _fail(path, f"{where}: vary = {value!r}: no such variation file")
         if name == "vary":  # its distributions against their bounds: refused here, not in each point's run
-            from nexus.worlds.variation import check_distributions  # noqa: PLC0415
-
             try:
                 check_distributions(value)
             except BuildError as error:
@@ -178,8 +240,6 @@ def check_field_value(path: Path, where: str, name: str, value: Any) -> Any:
 
 def _controller_path_options() -> set[str]:
     """The names of every controller option that is a file (``option(path=True)``: ``model`` of the policy, ...)."""
-    from nexus.control.registry import controllers  # noqa: PLC0415
-
     return {f.name for c in controllers().values() for f in fields(c.options) if f.metadata.get("path")}
 
 
@@ -218,8 +278,6 @@ def _axis(path: Path, where: str, key: str, known: dict, vehicle=None) -> Axis:
         return Axis(key, prim=prim, attribute=attribute)
     if key in known:
         return Axis(key)
-    from nexus.runtime.params import parameters  # noqa: PLC0415
-
     try:
         entry = parameters(None if vehicle is VARIED_VEHICLE else vehicle).resolve(key, "sweep")
     except BuildError as error:
@@ -240,36 +298,28 @@ def _sweep_vehicle(path: Path, data: dict):
 
 
 def _load(path: Path) -> dict:
-    try:
-        text = path.read_bytes().decode()
-    except OSError as error:
-        raise SweepError(f"cannot read the sweep file {path} ({error.strerror})") from None
-    except UnicodeDecodeError:
-        raise SweepError(f"{path}: not a text file; a sweep file is TOML") from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise SweepError(f"{path}: not valid TOML ({error})") from None
+    """The file's TOML, checked against :class:`SweepFile`."""
+    def invalid(error: Exception) -> SweepError:
+        if isinstance(error, UnicodeDecodeError):
+            return SweepError(f"{path}: not a text file; a sweep file is TOML")
+        return SweepError(f"{path}: not valid TOML ({error})")
+
+    data = data_file.read_toml(path, unreadable=lambda error: SweepError(f"cannot read the sweep file {path} "
+                                                                        f"({error.strerror})"), invalid=invalid)
+    data_file.check(data, SweepFile, lambda problem: _fail(path, _sentence(problem)))
+    return data
 
 
 def parse(path: str | Path) -> SweepSpec:
     """Read and check a sweep file; raises :class:`SweepError` (one line) on anything wrong."""
     path = Path(path)
     data = _load(path)
-    unknown = [k for k in data if k not in TABLES]
-    if unknown:
-        raise _fail(path, f"unknown table or key {unknown[0]!r}; a sweep file holds [{'], ['.join(TABLES)}]")
-    for name in TABLES:
-        if name in data and not isinstance(data[name], dict):
-            raise _fail(path, f"{name} must be a table ([{name}])")
     known = _run_fields()
     base = {}
     plugins = data.get("run", {}).get("plugins", [])
     if not isinstance(plugins, list):
         raise _fail(path, f"[run]: plugins = {plugins!r}: give a list of module names, e.g. [\"my_controllers\"]")
     try:
-        from nexus.control.registry import import_plugins  # noqa: PLC0415
-
         import_plugins(plugins, "[run] plugins")  # first: a plugin may register a controller the file names
     except BuildError as error:
         raise _fail(path, str(error)) from None
@@ -301,11 +351,7 @@ def parse(path: str | Path) -> SweepSpec:
     else:
         mode = "random"
         table = data["random"]
-        count, random_seed = table.get("count"), table.get("random_seed", 0)
-        if not fits_type(count, int) or count < 1:
-            raise _fail(path, f"[random]: count = {count!r}: give the number of points to draw, 1 or more")
-        if not fits_type(random_seed, int) or random_seed < 0:
-            raise _fail(path, f"[random]: random_seed = {random_seed!r}: give a whole number, 0 or more")
+        count, random_seed = table["count"], table.get("random_seed", 0)
         for key, spec in table.items():
             if key in RANDOM_KEYS:
                 continue
@@ -356,44 +402,20 @@ def _check_draw(path: Path, key: str, spec: Any, axis: Axis, known: dict) -> dic
 
 
 def _px4(path: Path, table: dict) -> Px4Settings:
-    unknown = [k for k in table if k not in PX4_KEYS]
-    if unknown:
-        raise _fail(path, f"[px4]: unknown key {unknown[0]!r}; [px4] takes {', '.join(PX4_KEYS)}")
-    binary = table.get("binary")
-    if not isinstance(binary, str) or not binary:
-        raise _fail(path, "[px4]: binary = \"PATH\" is required: your PX4 build's bin/px4 "
-                          "(build/px4_sitl_default/bin/px4); Nexus never ships or builds PX4")
-    resolved = Path(resolve_path(path, binary, False))
+    """``[px4]``'s settings (the table's keys and types were checked by :class:`SweepFile`): the binary is a
+    program, the mission one Nexus flies."""
+    given = msgspec.convert(table, _Px4, strict=True)
+    if not given.binary:
+        raise _fail(path, f"[px4]: {_BINARY}")
+    resolved = Path(resolve_path(path, given.binary, False))
     if not resolved.is_file():
         raise _fail(path, f"[px4]: binary {resolved} does not exist; build PX4 SITL (make px4_sitl_default) "
                           "and give its bin/px4")
     if not os.access(resolved, os.X_OK):
         raise _fail(path, f"[px4]: binary {resolved} is not executable (chmod +x, or give PX4's bin/px4)")
-    settings = Px4Settings(resolved)
-    for key in ("model", "mission"):
-        if key in table:
-            if not isinstance(table[key], str):
-                raise _fail(path, f"[px4]: {key} must be a string")
-            setattr(settings, key, table[key])
-    if settings.mission not in PX4_MISSIONS:
-        raise _fail(path, f"[px4]: mission = {settings.mission!r}; choose one of {', '.join(PX4_MISSIONS)} "
+    if given.mission not in PX4_MISSIONS:
+        raise _fail(path, f"[px4]: mission = {given.mission!r}; choose one of {', '.join(PX4_MISSIONS)} "
                           "(or give a command)")
-    if "rootfs" in table:
-        settings.rootfs = Path(resolve_path(path, str(table["rootfs"]), False))
-    for key in ("params", "env"):
-        value = table.get(key, {})
-        if not isinstance(value, dict) or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
-                                                  for v in value.values()):
-            raise _fail(path, f"[px4]: {key} must be a table of names to numbers or strings")
-        setattr(settings, key, dict(value))
-    if "command" in table:
-        command = table["command"]
-        if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
-            raise _fail(path, "[px4]: command must be a list of strings (the program and its arguments; "
-                              "no shell), e.g. [\"python3\", \"fly.py\", \"{mavlink_url}\"]")
-        settings.command = list(command)
-    if "boot_timeout" in table:
-        if not fits_type(table["boot_timeout"], float) or table["boot_timeout"] <= 0:
-            raise _fail(path, "[px4]: boot_timeout must be a positive number of seconds")
-        settings.boot_timeout = float(table["boot_timeout"])
-    return settings
+    rootfs = Path(resolve_path(path, given.rootfs, False)) if given.rootfs is not None else None
+    return Px4Settings(resolved, given.model, rootfs, dict(given.params), dict(given.env), given.mission,
+                       list(given.command) if given.command else None, float(given.boot_timeout))

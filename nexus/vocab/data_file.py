@@ -81,7 +81,8 @@ class Problem:
     bound: tuple[str, float] | None = None
     #: ``length``: the side (``>=``, ``<=``) and the length.
     length: tuple[str, int] | None = None
-    #: The fix the declaration gives for this key (:func:`fix`; an array's item: the array's), or ``""``.
+    #: The fix the declaration gives for this key (:func:`fix`; an item of an array or of a table of
+    #: name = value without one of its own: the array's or the table's), or ``""``.
     fix: str = ""
 
     @property
@@ -158,8 +159,9 @@ def problem_of(error: msgspec.ValidationError, data: Any, declared: Any) -> Prob
     parts: list = []
     value: Any = data
     holder: Any = None  # the type of the table or list holding the value
+    item = False  # whether the value is an item of an array or of a table of name = value
     for name, index in _STEP.findall(path):
-        holder = info
+        holder, item = info, bool(index)
         if index == "...":  # a table of name = value: msgspec names no key; the first whose value fails
             value_type = _strip(info).value_type
             name = next((k for k, v in value.items() if not _fits(v, value_type)), next(iter(value), "?"))
@@ -179,7 +181,7 @@ def problem_of(error: msgspec.ValidationError, data: Any, declared: Any) -> Prob
         return _problem(parts + [field.group(1)], "missing", MISSING, info, value,
                         fix=_fix(_field_type(info, field.group(1), value)))
     parent = _parent(declared, data, parts)
-    more = {"fix": _fix(info) or (_fix(holder) if parts and isinstance(parts[-1], int) else "")}
+    more = {"fix": _fix(info) or (_fix(holder) if item else "")}
     if reason.startswith("Invalid"):  # an enum or literal value, or a tagged table's tag
         tagged = _strip(parent[0]) if parent else None
         if isinstance(tagged, mi.UnionType):
