@@ -74,3 +74,18 @@ def test_the_shipped_components_declare_their_arrays():
     pid = {n.name: n for n in PidController.spec.gradient_names()}
     assert len(pid) == 24 and "pid.kp_z" in pid["pid.position_p.z"].aliases
     assert declaring([Esc, Propeller], "thrust_coefficient") == [Propeller]
+
+
+def test_no_caller_reads_a_components_arrays_by_position_or_private_name():
+    # A component's launch arguments and its lag scale are its own; the loop's finish flag is the loop's.
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "nexus"
+    rules = [(re.compile(r"\bfused\["), ()), (re.compile(r"\._lag_scale\b"), ("plant/esc.py",)),
+             (re.compile(r"\b_finish_requested\b"), ("core/loop.py",))]
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        text, where = path.read_text(encoding="utf-8"), path.relative_to(root).as_posix()
+        found += [f"{where}: {pattern.pattern}" for pattern, owners in rules if where not in owners and pattern.search(text)]
+    assert found == []
