@@ -21,12 +21,16 @@ written out in ``docs/vehicles.md``:
 from __future__ import annotations
 
 import math
-import tomllib
-from dataclasses import dataclass, field, fields
+import typing
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
+
+import msgspec
 
 from nexus.airframe.frames import FRAMES, RotorPlace
 from nexus.core.errors import BuildError
+from nexus.vocab import data_file
+from nexus.vocab.data_file import Problem
 
 GRAVITY = 9.80665  # [m/s²]
 AIR_DENSITY = 1.225  # [kg/m³]
@@ -50,11 +54,11 @@ class AirframeInput:
     arm: float | None = None  # centre to rotor axis [m]
     mass: float | None = None  # whole vehicle [kg]
     base_mass: float | None = None  # the airframe without its rotors [kg] (instead of mass)
-    inertia: list | None = None  # whole vehicle about its centre of mass, (xx, yy, zz) [kg m²]
-    base_inertia: list | None = None  # the airframe without its rotors, about its own centre of mass [kg m²]
-    box: list | None = None  # hub box (length, width, height) [m], for the inertia estimate and the collider
+    inertia: list[float] | None = None  # whole vehicle about its centre of mass, (xx, yy, zz) [kg m²]
+    base_inertia: list[float] | None = None  # the airframe without its rotors, about its own centre of mass [kg m²]
+    box: list[float] | None = None  # hub box (length, width, height) [m], for the inertia estimate and the collider
     rotor_mass: float | None = None  # each rotor: propeller and motor bell [kg]
-    rotor_inertia: list | None = None  # each rotor about its centre (xx, yy, zz) [kg m²]
+    rotor_inertia: list[float] | None = None  # each rotor about its centre (xx, yy, zz) [kg m²]
     rotor_height: float | None = None  # rotor plane above the base's origin [m]; default arm / 4
     coaxial_gap: float | None = None  # x8: half the distance between upper and lower rotor [m]; default arm / 5
     thrust_coefficient: float | None = None  # kT [N/(rad/s)²]
@@ -69,25 +73,54 @@ class AirframeInput:
     tau_up: float = 0.0125  # ESC and motor time constant, speeding up [s]
     tau_down: float = 0.025  # and slowing down [s]
     gear_height: float | None = None  # base origin above the ground at rest [m]; default arm / 2
-    sensors: list = field(default_factory=lambda: list(SENSORS))
+    sensors: list[str] = field(default_factory=lambda: list(SENSORS))
     px4: dict = field(default_factory=dict)  # PX4 parameters the airframe file pins (``nexus px4 params``)
     doc: str = ""  # one line about the vehicle and its sources
 
     @classmethod
     def from_toml(cls, path: str | Path) -> AirframeInput:
-        """The input a TOML file holds (unknown keys are an error naming the key)."""
+        """The input a TOML file holds: its keys and their types checked against :data:`AirframeSource` (an
+        unknown key or a value of the wrong type is an error naming the key); :func:`size` checks the ranges."""
         path = Path(path)
-        try:
-            data = tomllib.loads(path.read_text())
-        except FileNotFoundError:
-            raise BuildError(f"{path}: no such file; give the path of a TOML vehicle description") from None
-        except tomllib.TOMLDecodeError as error:
-            raise BuildError(f"{path}: not valid TOML ({error})") from None
-        known = {f.name for f in fields(cls)}
-        for key in data:
-            if key not in known:
-                raise BuildError(f"{path}: unknown key '{key}'; the keys are {', '.join(sorted(known))}")
+
+        def unreadable(error: OSError) -> BuildError:
+            if isinstance(error, FileNotFoundError):
+                return BuildError(f"{path}: no such file; give the path of a TOML vehicle description")
+            return BuildError(f"{path}: cannot be read ({error.strerror}); give the path of a TOML vehicle "
+                              "description")
+
+        data = data_file.read_toml(path, unreadable=unreadable,
+                                   invalid=lambda error: BuildError(f"{path}: not valid TOML ({error})"))
+        data_file.check(data, AirframeSource, lambda problem: BuildError(f"{path}: {_sentence(problem)}"))
         return cls(**data)
+
+
+def _source_field(f) -> tuple:
+    """An :class:`AirframeInput` field as a key of the TOML source: its name, type and default."""
+    hint = typing.get_type_hints(AirframeInput)[f.name]
+    if f.default_factory is not MISSING:
+        return f.name, hint, msgspec.field(default_factory=f.default_factory)
+    return f.name, hint, f.default
+
+
+#: The TOML source of ``nexus vehicle new --from``: :class:`AirframeInput`'s fields as its keys, with their
+#: types (the options and the file are one declaration); a key it does not name is refused.
+AirframeSource = msgspec.defstruct("AirframeSource", [_source_field(f) for f in fields(AirframeInput)],
+                                   forbid_unknown_fields=True)
+
+#: A value's type, as the fix of a key holding another.
+_EXPECTED = {"float": "a number", "int": "a whole number", "str": "a string", "array": "a list",
+             "object": "a table", "bool": "true or false"}
+
+
+def _sentence(problem: Problem) -> str:
+    key = problem.parts[0]
+    if problem.kind == "unknown":
+        return f"unknown key '{key}'; the keys are {', '.join(sorted(problem.allowed))}"
+    shown = problem.value if len(problem.parts) == 1 else data_file.MISSING
+    what = f"is {shown!r}" if shown is not data_file.MISSING else f"holds {problem.value!r}"
+    expected = problem.expected.split(" | ")[0]
+    return f"key '{key}' {what}; give {_EXPECTED.get(expected, expected)}"
 
 
 @dataclass
