@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import fields
 from pathlib import Path
@@ -53,6 +52,13 @@ def _realtime_option() -> list:
                          metavar="[FACTOR]", help=help_of(realtime))]
 
 
+def _controller_run_options() -> list:
+    """The options each registered controller adds to ``nexus run`` (PX4's mission and instance)."""
+    from nexus.control import registry  # noqa: PLC0415
+
+    return [made for hook in registry.run_hooks().values() for made in hook.options()]
+
+
 class _RunCommand(LaterOptions):
     """``nexus run``: a negative ``--realtime`` is refused in the option's own words (click would read ``-1``
     as an unknown option, since the factor may be left out)."""
@@ -86,30 +92,26 @@ class _RunCommand(LaterOptions):
 @click.option("--overwrite", is_flag=True,
               help="Replace the run in --out: delete its run.json, record.parquet, run.log and mission.json first.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-@click.option("--px4-mission", is_flag=True,
-              help="With --controller px4: also fly the takeoff, yaw sweep and landing over MAVLink, each command on "
-                   "a fixed sim tick (the clock holds until PX4 has it), and end the run after it.")
-@click.option("--px4-mission-url", default="udpin:127.0.0.1:14540", show_default=True,
-              help="Where the mission commander listens for PX4's MAVLink.")
+@later(_controller_run_options)
 @click.option("--view", "live_view", is_flag=True,
               help="Show the flight live in the browser while it flies (afterwards: `nexus view OUT`).")
 @click.option("--view-port", type=click.IntRange(0, 65535), default=8080, show_default=True,
               help="With --view: TCP port of the live view (0: any free port).")
 @click.option("--view-host", default="127.0.0.1", show_default=True,
               help="With --view: address to listen on; the default keeps the flight on this machine.")
-@click.option("--px4-instance", type=click.IntRange(min=0), default=None, metavar="K",
-              help="With --controller px4: fly against PX4 started as `px4 -i K` (TCP 4560+K, MAVLink UDP 14540+K).")
 @click.option("--world-of", "world_of", default=None, metavar="RUN:I",
               help="Fly world I of the run in folder RUN alone, with its seed branch and drawn values (its other "
                    "settings come from RUN/run.json); its record matches that world's rows bit for bit on a CPU.")
 @click.pass_context
-def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, view_port, view_host, px4_instance, world_of,
-        realtime, **flight):
+def run(ctx, out, overwrite, quiet, live_view, view_port, view_host, world_of, realtime, **flight):
     """Fly a vehicle in a scene and record the flight (or many: --worlds N)."""
     from dataclasses import replace
 
+    from nexus.control import registry
     from nexus.runtime.run import prepare_out, run_flight, ticks_in
 
+    hooks = registry.run_hooks()  # what each controller adds to the run beyond its options
+    extras = {name: {key: flight.pop(key) for key in hook.names} for name, hook in hooks.items()}
     variation = None
     if world_of is not None:
         from nexus.commands.world_of import world_of_run
@@ -131,14 +133,8 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
         options = replace(options, realtime=check_factor(realtime))
     elif world_of is not None:
         options = replace(options, realtime=None)  # the run it came from may have been paced; this one is not
-    if options.controller == "px4":
-        options = _ground_station(ctx, options)
-    if px4_mission and options.controller != "px4":
-        raise click.UsageError("--px4-mission needs --controller px4")
-    if px4_instance is not None:
-        from nexus.px4.instance import instance_options
-
-        options, px4_mission_url = instance_options(ctx, options, px4_instance, px4_mission_url)
+    for name, hook in hooks.items():
+        options = hook.check(ctx, options, extras[name])
     chosen = out is None  # runs/<UTC time>/: a build that fails on bad input leaves no folder there
     out = out or Path("runs") / time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     ticks_in(options.duration_s, options.dt_ns)  # a run of no tick is refused before anything is written
@@ -150,7 +146,10 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
         watch = LiveWatch(view_host, view_port, say=lambda line: click.echo(line, err=True),
                           budget=PACED_BUDGET if options.realtime is not None else BUDGET)  # paced: mostly asleep
     prepare_out(out, overwrite)
-    options, commander = _start_mission(options, px4_mission_url) if px4_mission else (options, None)
+    finishers = []
+    for name, hook in hooks.items():
+        options, finish = hook.start(options, extras[name])
+        finishers += [finish] if finish is not None else []
     click.echo(f"nexus run: {options.vehicle} in {options.scene} on {warp_device}, controller {options.controller}, "
                f"seed {options.seed} -> {out}", err=True)
     click.echo("building (the first run compiles kernels: minutes on a CPU; later runs take seconds)...", err=True)
@@ -178,8 +177,8 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
             click.echo(f"the run failed; its files are in {out}: {_files_in(out)}{again}", err=True)
         ctx.exit(status)
     finally:
-        if commander is not None:
-            commander.stop_and_report(out)
+        if finishers:
+            _finish(finishers, out)
         if watch is not None and (cost := watch.close()):
             click.echo(cost, err=True)
     if summary.worlds > 1:
@@ -199,48 +198,14 @@ def run(ctx, out, overwrite, quiet, px4_mission, px4_mission_url, live_view, vie
         ctx.exit(worlds_failed_status(summary.worlds_failed))
 
 
-def _ground_station(ctx, options):
-    """PX4's ground-station relay: ``--px4-gcs off`` (or ``none``) turns it off; paced (``--realtime``), a ground
-    station on this machine's QGroundControl port is relayed unless ``--px4-gcs`` says otherwise."""
-    from dataclasses import replace
-
-    from nexus.px4.ground_station import relayed
-
-    given = ctx.get_parameter_source("px4_gcs") == click.core.ParameterSource.COMMANDLINE
-    gcs = relayed(options.controller_options.gcs, options.realtime, given)  # a bad address: refused here
-    return replace(options, controller_options=replace(options.controller_options, gcs=gcs))
-
-
-class _LoopMission:
-    """The built-in PX4 mission, flown from inside the lockstep loop (nexus.px4.commander); reported after the run."""
-
-    def __init__(self, url: str):
-        self.url = url
-
-    def stop_and_report(self, out: Path) -> None:
-        from nexus.runtime.run_folder import RunFolder  # noqa: PLC0415
-
-        try:
-            report = (RunFolder(out).peek_info() or {})["controller_stats"]["mission"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return  # the run stopped before PX4 connected: no mission to report
-        from nexus.px4.mission import MissionReport
-
-        fields = {k: v for k, v in report.items() if k in MissionReport.__dataclass_fields__}
-        for line in MissionReport(**fields).lines():
-            click.echo(f"  {line}")
-        (out / "mission.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
-
-
-def _start_mission(options, url: str):
-    """The run's options with PX4's built-in mission flown from inside the loop, and its reporter."""
-    from dataclasses import replace
-
-    from nexus.px4.api_link import ApiLinkError, parse_url
+def _finish(finishers, out: Path) -> None:
+    """Each controller's report of what it did around the run (PX4's built-in mission), from run.json."""
+    from nexus.runtime.run_folder import RunFolder  # noqa: PLC0415
 
     try:
-        parse_url(url)  # a malformed URL is refused before anything is written
-    except ApiLinkError as error:
-        raise click.BadParameter(str(error), param_hint="--px4-mission-url") from None
-    options = replace(options, controller_options=replace(options.controller_options, mission={"url": url}))
-    return options, _LoopMission(url)
+        info = RunFolder(out).peek_info() or {}
+    except (OSError, ValueError):
+        info = {}  # the run stopped before it wrote one: nothing to report
+    for finish in finishers:
+        for line in finish(out, info):
+            click.echo(line)

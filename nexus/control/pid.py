@@ -39,7 +39,7 @@ integrators are cleared.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import warp as wp
 
@@ -462,7 +462,7 @@ class PidController(Component):
 
     def fault_clocks(self) -> dict:
         """The per-world rotor failure times [ns] the mix switches at, for a fault fired by a condition
-        (:mod:`nexus.scenario.fault_trigger`); none unless the PID knows of failures."""
+        (:mod:`nexus.runtime.fault_trigger`); none unless the PID knows of failures."""
         mix = getattr(self, "mix", None)
         return {"rotor": [mix.fail_ns]} if self.knows_failures and mix is not None else {}
 
@@ -471,6 +471,12 @@ class PidController(Component):
         self.gains = gains
         if self.params is not None:
             self.params.assign([device_params(gains, self.thrust_model_factor, self.gravity)])
+
+    def scale_gains(self, factors: dict) -> None:
+        """Multiply each named gain (:data:`PID_GAINS`, a per-axis tuple) by its factor (a scenario's
+        ``controller.gain_scale``)."""
+        self.set_gains(replace(self.gains, **{name: tuple(float(v) * factors[name] for v in getattr(self.gains, name))
+                                              for name in factors}))
 
     def run(self, io) -> None:
         wp.launch(
@@ -493,7 +499,7 @@ def _build(prim, path: str, ctx, options: PidOptions) -> PidController:
 
 
 register("pid", _build, help="the cascaded PID of the vehicle's NexusPidControllerAPI prim", options=PidOptions,
-         reads_setpoint=True, duration_s=60.0)
+         reads_setpoint=True, duration_s=60.0, gains=PID_GAINS)
 
 
 __all__ = ["PID_GAINS", "PID_SHORT_NAMES", "PID_SPEC", "PID_STATE", "PidController", "PidGains", "PidOptions", "PidParams", "PidState", "device_params", "pid_control"]

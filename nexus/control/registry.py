@@ -97,6 +97,25 @@ class ControllerOptions:
         return cls(**values)
 
 
+@dataclass(frozen=True)
+class RunHooks:
+    """What ``nexus run`` does for a controller beyond its typed options (PX4: its built-in mission, an
+    instance of a fleet, the ground-station relay): options of the run's own and the steps that apply them,
+    so the command line names no controller."""
+
+    #: ``options()``: the run's command-line options (click option decorators, in order), made when
+    #: ``nexus run`` first needs them.
+    options: Callable[[], list]
+    #: Their parameter names: ``nexus run`` hands their values back as a dict of these keys.
+    names: tuple[str, ...]
+    #: ``check(ctx, config, values) -> config``: the run's configuration, before anything is written; refuses
+    #: values that need this controller when the run flies another. Called whichever controller flies.
+    check: Callable[..., typing.Any]
+    #: ``start(config, values) -> (config, finish)``: once the run folder is ready; ``finish(out, info)``
+    #: (None: nothing) gets run.json's contents when the run has ended and returns lines to print.
+    start: Callable[..., typing.Any]
+
+
 #: ``build(prim, path, ctx, options)``: the controller prim (``NexusPidControllerAPI``; None when the vehicle has
 #: none), the path the controller takes (the prim's, or ``<default prim>/controller``), the
 #: :class:`nexus.runtime.assembly.PrimContext` and the typed options.
@@ -119,6 +138,14 @@ class Controller:
     duration_s: float = 60.0
     #: The module that registered it.
     module: str = ""
+    #: The gains a scenario may scale by name (``controller.gain_scale``); the controller built from this entry
+    #: scales them itself: ``controller.scale_gains({name: factor})``. Empty: it has no gains to scale.
+    gains: tuple[str, ...] = ()
+    #: What ``nexus run`` adds for it (:class:`RunHooks`); None: nothing.
+    run_hooks: RunHooks | None = None
+    #: The table of a sweep file that sets up what it needs outside Nexus (PX4's ``[px4]``: the binary, a
+    #: fleet of instances); None: it needs none, and a sweep with such a table flies another controller.
+    sweep_table: str | None = None
 
     def make_options(self, given: ControllerOptions | Mapping | None, where: str = "controller_options"):
         """``given`` as this controller's options: kept when it is, read as a table (None: the defaults)."""
@@ -136,7 +163,8 @@ _REGISTRY: dict[str, Controller] = {}
 
 def register(name: str, build: Builder, *, help: str, options: type[ControllerOptions] = ControllerOptions,
              reads_setpoint: bool = False, own_estimator: bool = False, single_world: str | None = None,
-             duration_s: float = 60.0) -> Controller:
+             duration_s: float = 60.0, gains: Sequence[str] = (), run_hooks: RunHooks | None = None,
+             sweep_table: str | None = None) -> Controller:
     """Register the controller ``name`` (what ``--controller`` takes); returns its entry.
 
     The same builder registered again (its module imported twice) replaces its entry; another
@@ -150,7 +178,7 @@ def register(name: str, build: Builder, *, help: str, options: type[ControllerOp
             module, getattr(build, "__qualname__", "")):
         raise BuildError(f"controller {name!r} is registered twice, by {old.module} and by {module}; rename one")
     entry = Controller(name, build, help, options, reads_setpoint, own_estimator, single_world, float(duration_s),
-                       module)
+                       module, tuple(gains), run_hooks, sweep_table)
     _REGISTRY[name] = entry
     return entry
 
@@ -179,6 +207,21 @@ def get(name: str) -> Controller:
         raise BuildError(f"unknown controller '{name}'; choose one of {', '.join(names())} (a controller of "
                          "your own: import the module that registers it with --plugin MODULE)")
     return found
+
+
+def scalable_gains() -> tuple[str, ...]:
+    """Every gain a scenario may scale, of every controller that has gains (in registration order)."""
+    return tuple(dict.fromkeys(gain for c in controllers().values() for gain in c.gains))
+
+
+def run_hooks() -> dict[str, RunHooks]:
+    """Every registered controller's :class:`RunHooks`, by controller name."""
+    return {c.name: c.run_hooks for c in controllers().values() if c.run_hooks is not None}
+
+
+def with_sweep_table(table: str) -> tuple[str, ...]:
+    """The controllers a sweep file's ``table`` (``[px4]``) sets up, by name."""
+    return tuple(c.name for c in controllers().values() if c.sweep_table == table)
 
 
 def import_plugins(modules: Sequence[str], source: str = "--plugin") -> None:

@@ -9,6 +9,7 @@ from nexus.core.stage import Stage
 
 if TYPE_CHECKING:
     from nexus.core.build_context import BuildContext
+    from nexus.core.ring import Place
     from nexus.core.spec import Spec
     from nexus.core.taped import ExternalCopies
 
@@ -30,6 +31,9 @@ class Component:
 
     #: The declaration of this kind of component; None for ad-hoc components (tests, tools).
     spec: ClassVar[Spec | None] = None
+    #: Where its stages go among those of their kind (:class:`nexus.core.ring.Place`, declared where the
+    #: component joins a flight: :func:`nexus.core.ring.placed`); None: the default role.
+    place: Place | None = None
 
     def __init__(self, name: str, connections: Mapping[str, str] | None = None):
         if not name:

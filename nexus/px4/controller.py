@@ -60,7 +60,7 @@ import numpy as np
 import warp as wp
 from pymavlink.dialects.v20 import common as mavlink
 
-from nexus.control.registry import ControllerOptions, option, register
+from nexus.control.registry import ControllerOptions, RunHooks, option, register
 from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError
 from nexus.schemas.catalog import component_class, index
@@ -79,6 +79,7 @@ from nexus.px4.mission import MAV_MODE_FLAG_SAFETY_ARMED
 from nexus.px4.packer import FramePacker
 from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef
 from nexus.px4.peer_process import PeerProcess
+from nexus.px4 import run_options
 from nexus.sensors.lidar import Lidar, PointCloud
 
 log = logging.getLogger("nexus")
@@ -722,4 +723,6 @@ def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:
 
 register("px4", _build, help="PX4 SITL in lockstep over a MAVLink TCP link (its own estimator)", options=Px4Options,
          own_estimator=True, duration_s=300.0,
-         single_world="one PX4 SITL instance flies one vehicle (several PX4 instances come with PX4 fleets)")
+         single_world="one PX4 SITL instance flies one vehicle (several PX4 instances come with PX4 fleets)",
+         run_hooks=RunHooks(run_options.options, run_options.NAMES, run_options.check, run_options.start),
+         sweep_table="px4")

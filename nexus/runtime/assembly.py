@@ -1,24 +1,30 @@
 """From ``--vehicle`` and ``--scene`` to the components of one ring.
 
-Each Nexus prim of the vehicle file becomes a component, in file order: the
-schema index (:mod:`nexus.schemas.catalog`) names the component class of each
-applied schema, :func:`nexus.schemas.reader.read_prim` reads and checks the
-prim against the class's spec, and the class's ``from_prim`` makes the
-component. The physics component comes first; the controller is chosen by name and takes the controller prim's path,
-so connections to it (the ESCs' ``nexus:inputs:controls``) find it.
+Each Nexus prim of the vehicle file becomes a component: the schema index
+(:mod:`nexus.schemas.catalog`) names the component class of each applied
+schema, :func:`nexus.schemas.reader.read_prim` reads and checks the prim
+against the class's spec, and the class's ``from_prim`` makes the component.
+Each declares its place in the ring (:mod:`nexus.core.ring`): the physics,
+the vehicle's parts at their prims' places in the file, the scene's guidance at
+its prims' places in the scene, and the controller, chosen by name, which takes
+the controller prim's path, so connections to it (the ESCs'
+``nexus:inputs:controls``) find it.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nexus.control import registry
 from nexus.control.registry import DEFAULT_CONTROLLER, ControllerOptions
 from nexus.core import Component
 from nexus.core.errors import BuildError
+from nexus.core.ring import compose, placed
+from nexus.guidance import MissionGuidance, MissionProfile
+from nexus.guidance.tracking import TRACKING_APIS, FigureEightGuidance, WaypointsGuidance
 from nexus.plant.loading import load_plant
 from nexus.plant.physics import Physics
 from nexus.plant.plant import Plant
@@ -113,11 +119,6 @@ ESTIMATORS = {"vehicle": None, "truth": "NexusTruthEstimatorAPI", "ekf": "NexusE
 def _missions(scene, ctx: PrimContext, mission: str) -> list[Component]:
     """The scene's mission prims, then its tracking prims, as guidance components (``short``: the first
     shortened). Each is read against its class's spec with the scene file as the file errors name."""
-    from dataclasses import replace
-
-    from nexus.guidance import MissionGuidance, MissionProfile
-    from nexus.guidance.tracking import TRACKING_APIS, FigureEightGuidance, WaypointsGuidance
-
     classes = {cls.spec.schema: cls for cls in (MissionGuidance, FigureEightGuidance, WaypointsGuidance)}
     scene_ctx = replace(ctx, path=ctx.plant.scene_path)
     found = []
@@ -129,7 +130,7 @@ def _missions(scene, ctx: PrimContext, mission: str) -> list[Component]:
         if not found:
             raise BuildError(f"{ctx.plant.scene_path}: --mission short shortens the scene's mission, but it has none")
         found = [MissionGuidance(found[0].name, MissionProfile.short())]
-    return found
+    return [placed(guidance, "guidance", sequence=at) for at, guidance in enumerate(found)]
 
 
 def assemble(
@@ -165,7 +166,7 @@ def assemble(
         plant.decimal_year = float(decimal_year)
     physics = Physics(plant, substeps=substeps)
     ctx = PrimContext(plant, stage, plant.vehicle_path, len(plant.rotors))
-    components: list[Component] = [physics]
+    components: list[Component] = [placed(physics, "physics")]
     controller_prim = None
     skipped: list[str] = []
     for prim in stage.Traverse():
@@ -183,12 +184,12 @@ def assemble(
                 skipped.append(f"{prim.GetPath()} ({api})")
                 continue
             if component is not None:
-                components.append(component)
+                components.append(placed(component, "part", sequence=len(components)))  # its place in the file
     if entry.reads_setpoint or options.reads_guidance():
         components += _missions(scene_stage, ctx, mission)
     controller_path = str(controller_prim.GetPath()) if controller_prim else f"{stage.GetDefaultPrim().GetPath()}/controller"
-    chosen = entry.build(controller_prim, controller_path, ctx, options)
+    chosen = placed(entry.build(controller_prim, controller_path, ctx, options), "controller")
     components.append(chosen)
     if skipped:
         log.warning("no component for these prims in this version of Nexus; skipped: %s", ", ".join(skipped))
-    return Vehicle(plant, components, chosen, physics, plant.vehicle_path, plant.scene_path, skipped)
+    return Vehicle(plant, compose(components), chosen, physics, plant.vehicle_path, plant.scene_path, skipped)

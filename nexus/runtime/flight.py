@@ -14,16 +14,27 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from nexus.runtime.assembly import DEFAULT_CONTROLLER, MISSIONS, Vehicle, assemble
+from nexus.air.wind_field import WindField, parse_wind
 from nexus.control import registry
 from nexus.control.registry import ControllerOptions
 from nexus.core import Component, Loop
 from nexus.core.device import DEVICE_CHOICES, resolve_device
 from nexus.core.errors import BuildError
-from nexus.core.loop import DEFAULT_TICK_HZ, tick_ns
-from nexus.plant.solvers import DEFAULT_SOLVER, SOLVERS
+from nexus.core.loop import DEFAULT_TICK_HZ, DEFAULT_TICKS_PER_REPLAY, tick_ns
+from nexus.core.ring import compose, placed
+from nexus.plant.crash import CrashDetector
+from nexus.plant.solvers import DEFAULT_SOLVER, SOLVERS, check_solver
 from nexus.record.recorder import Recorder
+from nexus.render.hub import RenderHub
+from nexus.runtime.assembly import DEFAULT_CONTROLLER, MISSIONS, Vehicle, assemble
+from nexus.runtime.pacing import check_factor, paced_ticks_per_replay
+from nexus.runtime.params import variation_names
 from nexus.runtime.roles import FLIGHT_RULES
+from nexus.runtime.scenario_parts import scenario_parts, scenario_variation, with_gusts
+from nexus.sensors.render_sensor import RenderSensor
+from nexus.worlds.capacity import check_fits
+from nexus.worlds.drawn import take_draws, world_values
+from nexus.worlds.summary import WorldSummary
 from nexus.vocab.settings import setting
 from nexus.vocab.types import fits_type, type_text
 
@@ -110,7 +121,7 @@ class RunConfig:
                                "scene's wind (docs/air.md)", metavar="SPEED@FROM")
     turbulence: str | None = setting(None, "Dryden turbulence level (MIL-HDBK-1797), over the scene's (docs/air.md)",
                                      choices=("light", "moderate", "severe"))
-    #: A scenario's mission steps, gusts and PID gain factors (:mod:`nexus.scenario.ring`); None: no scenario.
+    #: A scenario's mission steps, gusts and PID gain factors (:mod:`nexus.runtime.scenario_parts`); None: no scenario.
     scenario: dict | None = None
     #: Pace the flight against the wall clock at this many times real time (:mod:`nexus.runtime.pacing`); None:
     #: as fast as the machine can. Pacing moves only the moments between replays: the flight's bits are the same.
@@ -147,16 +158,10 @@ class RunConfig:
             raise BuildError(f"--worlds {self.worlds}: a run flies at least one world; give a whole number, 1 or more")
         if isinstance(self.record_every, bool) or not isinstance(self.record_every, int) or self.record_every < 1:
             raise BuildError(f"--record-every {self.record_every}: give a whole number of ticks, 1 or more")
-        from nexus.plant.solvers import check_solver  # noqa: PLC0415
-
         check_solver(self.solver)
         if self.wind is not None:
-            from nexus.air.wind_field import parse_wind  # noqa: PLC0415
-
             parse_wind(self.wind)  # SPEED@FROM, before anything is built (a sweep's points too)
         if self.realtime is not None:
-            from nexus.runtime.pacing import check_factor  # noqa: PLC0415
-
             check_factor(self.realtime)
         if self.render not in RENDER_MODES:
             raise BuildError(f"--render {self.render}: choose one of {', '.join(RENDER_MODES)}")
@@ -258,8 +263,6 @@ def build_flight(
     device = device or resolve_device(options.device)
     worlds = options.worlds
     if worlds > 1:
-        from nexus.worlds.capacity import check_fits  # noqa: PLC0415
-
         check_fits(worlds, device)
     vehicle = assemble(
         options.vehicle, options.scene, device=device, controller=options.controller,
@@ -268,54 +271,48 @@ def build_flight(
         solver=options.solver, estimator=options.estimator,
     )
     plant = vehicle.plant
-    from nexus.worlds.drawn import take_draws, world_values  # noqa: PLC0415
-
     if options.scenario is not None and variation is None:  # its faults and start, over any drawn values
-        from nexus.scenario.ring import scenario_variation  # noqa: PLC0415
-
         variation = scenario_variation(options, plant, vehicle.components)
-    variation = world_values(options, plant, vehicle.components, variation)  # drawn or given, checked
+    names = variation_names(options.vehicle)  # the vehicle's other names of a draw, for the worlds' checks
+    variation = world_values(options, plant, vehicle.components, variation, names=names)  # drawn or given, checked
     components = list(vehicle.components)
     if replace_controller is not None:
         replace_controller.name = vehicle.controller.name  # the ESCs connect to the controller prim
+        placed(replace_controller, "controller")
         components = [replace_controller if c is vehicle.controller else c for c in components]
         components = [c for c in components if not getattr(c, "is_guidance", False)]
     components += list(extra_components)
-    from nexus.air.wind_field import WindField  # noqa: PLC0415
-
     air = WindField.from_scene(plant, options.wind, options.turbulence, options.duration_s, variation)
-    if options.scenario is not None:  # its steps, gusts and gain factors (nexus/scenario)
-        from nexus.scenario.ring import apply_scenario  # noqa: PLC0415
-
-        air = apply_scenario(options.scenario, plant, components, vehicle.controller, air)
-    components[1:1] = [air] if air is not None else []  # after the physics, before every force stage that reads it
-    components += take_draws(plant, components, variation)  # each draw to the part that declares it
+    if options.scenario is not None:  # its steps, drag, faults, contact count, gain factors and gusts
+        parts = scenario_parts(options.scenario, plant, components, vehicle.controller, options.controller)
+        if parts.replaces_guidance:
+            components = [c for c in components if not getattr(c, "is_guidance", False)]
+        components += parts.components
+        air = with_gusts(options.scenario, plant, air)
+    if air is not None:  # its place: before every force stage that reads it
+        components.append(placed(air, "air"))
+    components = compose(components)
+    # Each draw to the part that declares it.
+    components += [placed(part, "draw", sequence=at) for at, part in enumerate(take_draws(plant, components, variation))]
     crash = None
-    if detect_crash:
-        from nexus.plant.crash import CrashDetector  # noqa: PLC0415
-
-        if CrashDetector.fits(plant):
-            crash = CrashDetector(plant)
-            components.append(crash)
+    if detect_crash and CrashDetector.fits(plant):
+        crash = placed(CrashDetector(plant), "monitor")
+        components.append(crash)
     summary = None
     if worlds > 1 or options.record_mode == "summary":  # a one-world run keeps its ring (and files) as they were
-        from nexus.worlds.summary import WorldSummary  # noqa: PLC0415
-
-        summary = WorldSummary(plant)
+        summary = placed(WorldSummary(plant), "monitor", after=(crash.name,) if crash is not None else ())
         components.append(summary)
+    components = compose(components)
     recorder = None
     if options.record_mode == "full":
         recorder = Recorder.for_components(components, capacity=options.record_capacity, every=options.record_every)
     ticks_per_replay = options.ticks_per_replay
     if ticks_per_replay is None and options.realtime is not None:  # paced between replays: shorter replays
-        from nexus.core.loop import DEFAULT_TICKS_PER_REPLAY  # noqa: PLC0415
-        from nexus.runtime.pacing import paced_ticks_per_replay  # noqa: PLC0415
-
         ticks_per_replay = paced_ticks_per_replay(options.realtime, options.dt_ns, DEFAULT_TICKS_PER_REPLAY)
     loop = Loop(
-        [*components, *([recorder] if recorder is not None else [])], device=device, tick_hz=options.tick_hz,
-        seed=options.seed, mode="eager" if options.eager else "captured", ticks_per_replay=ticks_per_replay,
-        rules=FLIGHT_RULES, worlds=worlds, first_world=options.first_world,
+        compose([*components, *([placed(recorder, "record")] if recorder is not None else [])]), device=device,
+        tick_hz=options.tick_hz, seed=options.seed, mode="eager" if options.eager else "captured",
+        ticks_per_replay=ticks_per_replay, rules=FLIGHT_RULES, worlds=worlds, first_world=options.first_world,
         variation=variation if any(variation) else (),
     )
     hub = _render_hub(options, plant, components, device, worlds)
@@ -332,12 +329,9 @@ def build_flight(
 
 def _render_hub(options: RunConfig, plant, components: Sequence[Component], device: str, worlds: int):
     """One renderer for every ray-traced sensor of the ring (None without any)."""
-    from nexus.sensors.render_sensor import RenderSensor  # noqa: PLC0415
-
     sensors = [c for c in components if isinstance(c, RenderSensor)]
     if not sensors:
         return None
-    from nexus.render.hub import RenderHub  # noqa: PLC0415
 
     mode = options.render if options.render != "auto" else ("peer" if device == "cpu" else "inline")
     hub = RenderHub(plant.vehicle_path, plant.scene_path, worlds, device, mode)

@@ -95,13 +95,14 @@ def prepare(paths, options: ScenarioOptions) -> tuple[list[Case], list]:
 
     Returns every case (skipped ones included) and the sweep points of those that fly.
     """
+    from nexus.control.registry import scalable_gains
     from nexus.runtime.flight import RunConfig
-    from nexus.scenario.ring import GAINS
     from nexus.sweep.points import Point, point_id
 
+    gains = scalable_gains()  # the registered controllers' (nexus.control.registry)
     for name, factor in options.gain_scale.items():
-        if name not in GAINS:
-            raise ScenarioError(f"--scale-gain {name}={factor}: unknown gain; scale one of {', '.join(GAINS)}")
+        if name not in gains:
+            raise ScenarioError(f"--scale-gain {name}={factor}: unknown gain; scale one of {', '.join(gains)}")
     scenarios = [load(path, options.px4_binary) for path in scenario_files(paths)]
     names = [s.name for s in scenarios]
     twice = [n for i, n in enumerate(names) if n in names[:i]]

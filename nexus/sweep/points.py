@@ -16,6 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+from nexus.control.registry import with_sweep_table
+from nexus.core.errors import BuildError
+from nexus.runtime.flight import RunConfig
+from nexus.sweep.overrides import check_attributes
 from nexus.sweep.spec import Axis, SweepError, SweepSpec
 
 #: Hex digits of the SHA-256 a point id keeps (64 bits: no clash in any sweep one could run).
@@ -84,9 +88,6 @@ def count(spec: SweepSpec) -> int:
 
 def expand(spec: SweepSpec) -> list[Point]:
     """Every point of the sweep, checked as a run would check it (one-line :class:`SweepError`), repeats merged."""
-    from nexus.core.errors import BuildError
-    from nexus.runtime.flight import RunConfig
-
     try:
         base = RunConfig(**spec.base)
     except BuildError as error:  # its controller_options table, read by the controller's options class
@@ -102,9 +103,10 @@ def expand(spec: SweepSpec) -> list[Point]:
             config.dt_ns  # noqa: B018 (a tick rate that is no whole number of nanoseconds is refused here)
         except BuildError as error:
             raise SweepError(f"{spec.path}: the point {values} cannot fly: {error}") from None
-        if px4 is not None and config.controller != "px4":
+        if px4 is not None and config.controller not in with_sweep_table("px4"):
+            wanted = " or ".join(f'controller = "{name}"' for name in with_sweep_table("px4"))
             raise SweepError(f"{spec.path}: [px4] is given but the point {values} flies controller "
-                             f"{config.controller!r}; set controller = \"px4\" in [run]")
+                             f"{config.controller!r}; set {wanted} in [run]")
         pid = point_id(config.as_dict(), attributes, px4)
         points.setdefault(pid, Point(pid, values, config, attributes, px4))
     if not points:
@@ -118,8 +120,6 @@ def varied_keys(spec: SweepSpec) -> list[str]:
 
 def check_attribute_values(spec: SweepSpec, points: list[Point]) -> None:
     """Each attribute axis names a prim and attribute the vehicle or scene has, and each value fits its type."""
-    from nexus.sweep.overrides import check_attributes
-
     by_files: dict[tuple[str, str], dict[str, list]] = {}
     ranges = {a.key: [a.draw["low"], a.draw["high"]] for a in spec.axes
               if a.is_attribute and a.draw is not None and "low" in a.draw}  # a draw's whole range, not the draws

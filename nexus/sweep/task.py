@@ -25,6 +25,14 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from nexus.control.registry import DEFAULT_CONTROLLER
+from nexus.core.warp_setup import init_warp
+from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.run import run_flight
+from nexus.sweep.figures import run_figures
+from nexus.sweep.overrides import write_overrides
+from nexus.sweep.px4_fleet import Px4Flight
+
 #: The file in a point's folder that says which point it is (written before the run starts).
 POINT_FILE = "point.json"
 
@@ -35,8 +43,6 @@ def _ready_warp() -> None:
     """Warp initialised once per process (a worker flies many points in turn)."""
     global _warp_ready
     if not _warp_ready:
-        from nexus.core.warp_setup import init_warp
-
         init_warp(False)
         logging.getLogger("nexus").setLevel(logging.INFO)  # run.log gets what `nexus run` logs
         _warp_ready = True
@@ -49,19 +55,15 @@ def warm(config: dict | None = None, gate=None, workers: int = 1) -> int:
     many workers rather than warming one worker twice.
 
     Imports the flight code, initialises Warp and, given a point's configuration, builds that flight once
-    (with the PID controller, one world, nothing flown) so the Warp modules are loaded: a sweep starts its
+    (with the default controller, one world, nothing flown) so the Warp modules are loaded: a sweep starts its
     workers together and their first points do not each pay for it. A build that fails here is left to
     the point to report.
     """
-    import nexus.runtime.run  # noqa: F401
-
     _ready_warp()
     if config is not None:
-        from nexus.runtime.flight import RunConfig, build_flight
-
         try:
-            options = replace(RunConfig.from_dict(config), controller="pid", controller_options={}, worlds=1,
-                              vary=None)
+            options = replace(RunConfig.from_dict(config), controller=DEFAULT_CONTROLLER, controller_options={},
+                              worlds=1, vary=None)
             flight = build_flight(options, start_render=False)
             flight.loop.close()
         except Exception as error:  # noqa: BLE001
@@ -117,11 +119,6 @@ def unpack(data: bytes, folder: Path) -> None:
 
 def fly_point(point: dict, folder: str, ship: bool = False, allow_commands: bool = False) -> dict:
     """Fly one point into ``folder``; return its row (figures, exit reason, wall time) and, with ``ship``, its files."""
-    from nexus.runtime.flight import RunConfig
-    from nexus.runtime.run import run_flight
-    from nexus.sweep.figures import run_figures
-    from nexus.sweep.overrides import write_overrides
-
     started = time.perf_counter()
     final = Path(folder)
     out = Path(tempfile.mkdtemp(prefix=f"nexus-sweep-{point['id']}-")) / "run" if ship else final
@@ -140,8 +137,6 @@ def fly_point(point: dict, folder: str, ship: bool = False, allow_commands: bool
         if error is None:
             fleet = None
             if point.get("px4"):
-                from nexus.sweep.px4_fleet import Px4Flight
-
                 fleet = Px4Flight(point["px4"], out, allow_commands)
             try:
                 if fleet is not None:
