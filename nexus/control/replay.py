@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from nexus.core import Component, Stage, Write
+from nexus.core import Component, Read, Stage, Write
 
 
 @wp.kernel
@@ -37,8 +37,6 @@ class ReplayControls(Component):
         self.table = None
 
     def stages(self) -> list[Stage]:
-        from nexus.core import Read
-
         return [Stage(
             "replay", "control", self._run,
             reads=(Read("tick", wp.int64, (1,)),),

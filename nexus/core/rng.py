@@ -62,3 +62,9 @@ class RngTree:
 
     def __repr__(self) -> str:
         return f"RngTree(seed={self.seed}, path={self.path!r})"
+
+
+def stream_seed(rng: RngTree, stream: str, prim: str) -> int:
+    """The 31-bit seed of ``stream`` for the component at ``prim`` (a sensor's noise, the air's turbulence):
+    two components never share one, and a stream's seed is the same whoever asks for it."""
+    return rng.child(stream).child(prim).seed32

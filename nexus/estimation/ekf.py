@@ -26,6 +26,9 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative, positive
 from nexus.estimation.ekf_math import ACCEL_BIAS, ATT, GYRO_BIAS, N, POS, VEL, fuse_scalar, predict_covariance, vec15
 from nexus.estimation.pose_twist import PoseTwist
+from nexus.schemas.reader import read_connections
+from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef
+from nexus.sensors.magnetometer import earth_field_ned
 from nexus.sensors.rangefinder import RangeSample
 from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
 
@@ -449,9 +452,6 @@ class Ekf(Component):
     @classmethod
     def from_prim(cls, prim, values, ctx) -> Ekf:
         """Refuses, naming the file, prim and attribute, a filter with no IMU or fusing a sensor the vehicle lacks."""
-        from nexus.schemas.reader import read_connections  # noqa: PLC0415
-        from nexus.sensors.magnetometer import earth_field_ned  # noqa: PLC0415
-
         path = str(prim.GetPath())
         stage = prim.GetStage()
         if not _sensor_prims(stage, "NexusImuAPI"):
@@ -484,8 +484,6 @@ class Ekf(Component):
         return tuple(r for r in super().reads() if r.signal not in skip)
 
     def prepare(self, ctx) -> None:
-        from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef  # noqa: PLC0415
-
         v = self.values
         self.worlds = ctx.worlds
         t = EkfTuning()

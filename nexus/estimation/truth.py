@@ -25,6 +25,7 @@ from nexus.core.spec import Input, Output, Param, Spec
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.plant.body_state import BodyState
 from nexus.plant.frames import attitude_ned_frd, enu_to_ned, flu_to_frd
+from nexus.schemas.reader import read_connections
 from nexus.sensors.schedule import SCHEDULE, SampleClock, due, period_ns, sample_clock
 
 #: The input the estimator reads its body under; a connection names the body prim.
@@ -98,8 +99,6 @@ class TruthEstimator(Component):
     @classmethod
     def from_prim(cls, prim, values, ctx) -> TruthEstimator:
         """The body comes from the prim's ``nexus:inputs:pose`` connection, else the plant's base body."""
-        from nexus.schemas.reader import read_connections  # noqa: PLC0415
-
         path = str(prim.GetPath())
         body = read_connections(prim, cls.spec, ctx.path).get(POSE_INPUT, ctx.plant.base_path)
         if body not in ctx.plant.body_index:

@@ -27,6 +27,7 @@ import newton
 import warp as wp
 
 from nexus.core.errors import BuildError
+from nexus.plant.freeflyer import FreeFlyerRefusal, SolverFreeFlyer
 from nexus.plant.newton_messages import newton_messages_to_nexus
 
 #: ``--solver`` choices; the first is the default.
@@ -51,8 +52,6 @@ def make_solver(name: str, model: newton.Model, vehicle_path: Path, nconmax: int
     """The Newton solver ``name`` for ``model``; a solver's refusal becomes one BuildError line."""
     check_solver(name)
     if name == "freeflyer":
-        from nexus.plant.freeflyer import FreeFlyerRefusal, SolverFreeFlyer  # noqa: PLC0415
-
         try:
             return SolverFreeFlyer(model)
         except FreeFlyerRefusal as refusal:
@@ -76,8 +75,6 @@ def make_solver(name: str, model: newton.Model, vehicle_path: Path, nconmax: int
 
 def solver_name(solver) -> str:
     """The ``--solver`` choice a solver object was made for."""
-    from nexus.plant.freeflyer import SolverFreeFlyer  # noqa: PLC0415
-
     if isinstance(solver, SolverFreeFlyer):
         return "freeflyer"
     return "mujoco" if isinstance(solver, newton.solvers.SolverMuJoCo) else "featherstone"
@@ -85,8 +82,6 @@ def solver_name(solver) -> str:
 
 def needs_contacts(solver) -> bool:
     """Whether the solver takes contacts from Newton's collision pipeline (MuJoCo finds its own)."""
-    from nexus.plant.freeflyer import SolverFreeFlyer  # noqa: PLC0415
-
     return not isinstance(solver, (newton.solvers.SolverMuJoCo, SolverFreeFlyer))
 
 

@@ -10,14 +10,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pxr import Usd
+
 from nexus import schemas
 from nexus.core.errors import BuildError
+from nexus.schemas import catalog
 
 
 def nexus_apis(prim) -> list[str]:
-    """The Nexus API schemas ``prim`` applies (declared ones and unknown ones alike)."""
+    """The Nexus API schemas ``prim`` applies (declared ones and unknown ones alike), and those of registered
+    components (:func:`nexus.schemas.catalog.register`)."""
+    plugins = catalog.registered()
     return [name for name in prim.GetAppliedSchemas() if name.startswith("Nexus")] + [
-        name for name in _listed_api_names(prim) if name.startswith("Nexus") and name not in prim.GetAppliedSchemas()
+        name for name in _listed_api_names(prim)
+        if (name.startswith("Nexus") or name in plugins) and name not in prim.GetAppliedSchemas()
     ]
 
 
@@ -44,6 +50,10 @@ def check_stage(stage, path: Path) -> None:
         apis = nexus_apis(prim)
         declared: dict[str, str] = {}
         for api in apis:
+            plugin = catalog.registered().get(api)
+            if plugin is not None:  # a registered component's schema: declared by its spec, not by USD
+                declared.update(catalog.properties(plugin.spec))
+                continue
             if api not in schemas.API_SCHEMAS:
                 problems.append(
                     f"{path}: prim {prim.GetPath()} applies unknown schema '{api}'; "
@@ -116,8 +126,6 @@ def _unread_nexus_prims(stage, path: Path) -> list[str]:
 
 def _outermost_apis(names: list[str]) -> list[str]:
     """``names`` less those built into another of them (``NexusSensorAPI`` inside ``NexusRangefinderAPI``)."""
-    from pxr import Usd  # noqa: PLC0415
-
     registry = Usd.SchemaRegistry()
     built_in = set()
     for name in names:

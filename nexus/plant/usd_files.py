@@ -14,6 +14,8 @@ import math
 import re
 from pathlib import Path
 
+from pxr import Tf, Usd, UsdGeom, UsdPhysics
+
 from nexus import schemas
 from nexus.core.errors import BuildError
 from nexus.plant.mass_checks import check_mass_properties
@@ -45,8 +47,6 @@ def usd_open_error(error: Exception, path: Path) -> BuildError:
 def open_stage(path: Path):
     """Open a USD file (Nexus schemas registered first) and check its Nexus prims and its bodies' masses."""
     schemas.register()
-    from pxr import Tf, Usd  # noqa: PLC0415
-
     try:
         stage = Usd.Stage.Open(str(path))
     except Tf.ErrorException as error:
@@ -67,8 +67,6 @@ def check_units(stage, path: Path) -> None:
     """SI, Z-up files only: Newton's importer warns about other units and then reads the numbers as SI anyway,
     and imports a file whose ``upAxis`` is not Z (USD's default is Y) about another axis: such a vehicle
     never lifted off and flew to its duration without a word."""
-    from pxr import UsdGeom, UsdPhysics  # noqa: PLC0415
-
     for key, value in (("metersPerUnit", UsdGeom.GetStageMetersPerUnit(stage)),
                        ("kilogramsPerUnit", UsdPhysics.GetStageKilogramsPerUnit(stage))):
         if value != 1.0:

@@ -13,6 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 import warp as wp
+from pygeomag import GeoMag
 
 from nexus.core.spec import Output, Spec, non_negative
 from nexus.plant.body_state import BodyState
@@ -44,9 +45,7 @@ MAGNETOMETER_SPEC = Spec(
 
 @lru_cache(maxsize=8)
 def _geomag():
-    from pygeomag import GeoMag  # noqa: PLC0415  (loads the WMM coefficients once)
-
-    return GeoMag()
+    return GeoMag()  # reads the WMM coefficients: once per process
 
 
 def earth_field_ned(latitude: float, longitude: float, altitude: float, decimal_year: float) -> np.ndarray:

@@ -22,7 +22,9 @@ import warp as wp
 
 from nexus.core import Read, Stage, Write
 from nexus.core.errors import BuildError
+from nexus.core.rng import stream_seed
 from nexus.core.spec import Param
+from nexus.render.hub import RenderHub
 from nexus.sensors.sensor import Sensor
 
 #: Frames a render sensor's output holds: ``latency`` frames late, at most this many in flight.
@@ -123,14 +125,10 @@ class RenderSensor(Sensor):
         self.dt_ns = ctx.dt_ns
         self.delay = latency_ticks(self.latency, self.period_ns, ctx.dt_ns)
         self.body_index = self.plant.body_index_of(self.body)
-        from nexus.sensors.noise import stream_seed  # noqa: PLC0415
-
         self.seeds = [stream_seed(ctx.world_rng(w), self.spec.stage, self.name) for w in range(ctx.worlds)]
         #: Each world's factor on the noise (``--vary noise_scale``), on the host.
         self.world_noise_scale = [float(x) for x in self.noise_scale.numpy()]
         if self.hub is None:  # built in code, not by a flight: render in this process
-            from nexus.render.hub import RenderHub  # noqa: PLC0415
-
             self.hub = RenderHub(self.plant.vehicle_path, self.plant.scene_path, ctx.worlds, ctx.device, "inline")
             self._owns_hub = True
         else:

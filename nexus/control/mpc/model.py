@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nexus.core.errors import BuildError
+from nexus.plant.rotor_geometry import centre_of_mass, effectiveness, inertia_about, rotor_geometry, to_body_matrix
 
 if TYPE_CHECKING:  # annotations only: CasADi loads when an MPC is built
     import casadi as ca
@@ -72,7 +73,7 @@ class QuadModel:
 
     def dynamics(self, x, u):
         """dx/dt as a CasADi expression of the state ``x`` (13 + n) and the rotor thrusts asked for ``u`` (n)."""
-        import casadi as ca  # noqa: PLC0415 (loaded when an MPC is built: listing the controllers must not need it)
+        import casadi as ca  # noqa: PLC0415  (reason: casadi is optional and slow to import; loaded when an MPC is built)
         v, q, w, u_asked = x[3:6], x[6:10], x[10:13], u
         u = x[BODY_STATE:]  # the thrusts the rotors give now
         b = self.matrix()
@@ -95,7 +96,7 @@ class QuadModel:
 
     def step_function(self, dt: float) -> ca.Function:
         """One RK4 step of ``dt`` [s]: F(x, u) -> x_next."""
-        import casadi as ca  # noqa: PLC0415 (loaded when an MPC is built: listing the controllers must not need it)
+        import casadi as ca  # noqa: PLC0415  (reason: casadi is optional and slow to import; loaded when an MPC is built)
         x, u = ca.SX.sym("x", self.state_size), ca.SX.sym("u", self.rotors)
         k1 = self.dynamics(x, u)
         k2 = self.dynamics(x + 0.5 * dt * k1, u)
@@ -107,8 +108,6 @@ class QuadModel:
 def model_from_plant(plant, where: str) -> QuadModel:
     """The plant's multirotor (its layout was checked when it loaded), or a BuildError naming ``where`` when its
     rotors are not equal (one full thrust and one thrust model)."""
-    from nexus.plant.rotor_geometry import centre_of_mass, effectiveness, inertia_about, rotor_geometry, to_body_matrix
-
     rotors = sorted(plant.rotors, key=lambda r: r.esc["channel"])
     geometry = rotor_geometry(plant)
     max_thrusts = {round(g.max_thrust, 6) for g in geometry}

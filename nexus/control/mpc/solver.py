@@ -127,7 +127,7 @@ def _jit_folder() -> str:
 def linearisation(xs, us, next_x, nodes: int, jit: bool) -> ca.Function:
     """F(x, u), dF/dx and dF/du at ``nodes`` points at once; compiled with the system's C compiler when ``jit``
     and one is found (about 10x faster to evaluate), interpreted otherwise."""
-    import casadi as ca  # noqa: PLC0415 (loaded when an MPC is built: listing the controllers must not need it)
+    import casadi as ca  # noqa: PLC0415  (reason: casadi is optional and slow to import; loaded when an MPC is built)
     outputs = [next_x, ca.jacobian(next_x, xs), ca.jacobian(next_x, us)]
     if jit and shutil.which("gcc"):
         try:
@@ -145,7 +145,7 @@ class RtiSolver:
     """One QP per :meth:`solve`, warm-started from the previous solution."""
 
     def __init__(self, model: QuadModel, settings: MpcSettings):
-        import casadi as ca  # noqa: PLC0415 (loaded when an MPC is built: listing the controllers must not need it)
+        import casadi as ca  # noqa: PLC0415  (reason: casadi is optional and slow to import; loaded when an MPC is built)
         self.model, self.settings = model, settings
         n, nx, nu = settings.nodes, model.state_size, model.rotors
         self.dt = settings.horizon / n

@@ -35,6 +35,7 @@ import numpy as np
 import warp as wp
 
 from nexus.control.allocation import Allocation, MixTables, allocation_for, mix_tables, quad_x_allocation, write_rotor_commands
+from nexus.control.pid import PID_SPEC, PidGains
 from nexus.control.policy.features import ACTIONS, FEATURES, CtbrScaling, observe, parse_layout
 from nexus.control.policy.runners import runner_for
 from nexus.control.registry import ControllerOptions, option, register
@@ -44,6 +45,7 @@ from nexus.core.ports import StructView
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
 from nexus.plant.controls import CONTROLS_WIDTH
+from nexus.schemas.reader import read_prim
 
 #: The policy Nexus ships: trained by tools/train_policy.py to imitate the PID on the short mission.
 DEFAULT_MODEL = Path(__file__).with_name("pid_imitation.onnx")
@@ -284,9 +286,6 @@ def build_policy(prim, ctx, model: str | Path | None = None) -> PolicyController
     policy = PolicyController(str(prim.GetPath()), model or DEFAULT_MODEL, allocation=allocation_for(ctx.plant),
                               thrust_model_factor=factors[0])
     if policy.ctbr:
-        from nexus.control.pid import PID_SPEC, PidGains  # noqa: PLC0415
-        from nexus.schemas.reader import read_prim  # noqa: PLC0415
-
         gains = PidGains.from_values(prim, read_prim(prim, PID_SPEC, ctx.path), ctx.path)
         scaling = policy.ctbr_scaling
         policy.rate_loop = HostRateLoop(gains, scaling.hover_thrust, scaling.max_rates)

@@ -18,6 +18,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import warp as wp
 
 from nexus.core.errors import BuildError
 
@@ -39,7 +40,7 @@ class OnnxRunner:
     declares = "its metadata has"  # ... no '<key>', in a build error
 
     def __init__(self, path: Path, where: str):
-        import onnxruntime as ort
+        import onnxruntime as ort  # noqa: PLC0415  (reason: heavy; loaded only when a policy flies)
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
@@ -79,7 +80,7 @@ class TorchScriptRunner:
 
     def __init__(self, path: Path, where: str):
         try:
-            import torch
+            import torch  # noqa: PLC0415  (reason: optional, the torch extra; loaded only for a TorchScript policy)
         except ImportError:
             raise BuildError(f"{where}: a TorchScript policy needs torch: pip install torch "
                              "(or pip install nexus[torch]); or export the policy to ONNX") from None
@@ -119,8 +120,6 @@ class TorchScriptRunner:
     def prepare(self, device: str) -> None:
         """Moves the module to the flight's CUDA device; on the CPU it stays where it was loaded."""
         if device.startswith("cuda"):
-            import warp as wp
-
             self.device, self._wp = device, wp
             self.module.to(wp.device_to_torch(device))
 
