@@ -19,6 +19,8 @@ per world when the environment is built, from the flight's seed.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import newton
 import numpy as np
 import warp as wp
@@ -30,6 +32,7 @@ from nexus.plant.propeller import RotorVariation
 from nexus.plant.wind import Wind
 from nexus.sensors.faults import sensor_label
 from nexus.sensors.sensor import Sensor
+from nexus.vocab import data_file
 from nexus.worlds.variation import load_variation
 
 #: The variation parameters a world draws afresh at every episode.
@@ -40,19 +43,21 @@ REFUSED = {"start_x": "the task draws each episode's start position",
            "start_yaw": "the task draws each episode's start heading"}
 
 
+class _Unread(Exception):
+    """A training variation file that does not read: left to the variation checker's own errors."""
+
+
 def refuse_start_keys(vary: str) -> None:
     """Refuse the start placement in a training variation file, before anything is built (a file that cannot
-    be read or parsed is left to the variation checker's own errors)."""
-    import tomllib  # noqa: PLC0415
-    from pathlib import Path  # noqa: PLC0415
-
+    be read or parsed is left to the variation checker's own errors). The gym's draws are a variation file
+    (its tables declared in :mod:`nexus.worlds.variation_tables`) without the keys of :data:`REFUSED`."""
     try:
-        text = Path(vary).read_text(encoding="utf-8")
-        keys = tomllib.loads(text)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        keys = data_file.read_toml(Path(vary), unreadable=_Unread, invalid=_Unread)
+    except _Unread:
         return
     for name in keys:
         if name in REFUSED:
+            text = Path(vary).read_text(encoding="utf-8")
             line = next((n for n, row in enumerate(text.splitlines(), 1) if row.lstrip().startswith(name)), None)
             where = f"{vary}:{line}" if line else str(vary)
             raise BuildError(f"{where}: parameter {name!r}: {REFUSED[name]}; remove it from the variation file "
