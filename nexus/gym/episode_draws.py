@@ -28,7 +28,6 @@ import warp as wp
 from nexus.core.arrays import declaring
 from nexus.core.errors import BuildError
 from nexus.core.rng import RngTree
-from nexus.plant.propeller import RotorVariation
 from nexus.plant.wind import Wind
 from nexus.sensors.faults import sensor_label
 from nexus.sensors.sensor import Sensor
@@ -84,7 +83,8 @@ class EpisodeDraws:
         self.names = tuple(name for name in self.variation.names if name in PER_EPISODE)
         self.once = tuple(name for name in self.variation.names if name not in PER_EPISODE)
         self.plant = plant
-        self.rotor_variations = _found(components, RotorVariation.cls)
+        #: The rotor forces that hold the drawn ``thrust_scale`` and ``drag_scale`` by name (propellers, ground effect).
+        self.scaled = [c for c in declaring(components, "thrust_scale") if "thrust_scale" in c.arrays]
         self.winds = [c for c in components if isinstance(c, Wind)]
         #: The components holding a per-world ``lag_scale`` array by name (the ESCs).
         self.lagged = [c for c in declaring(components, "lag_scale") if "lag_scale" in c.arrays]
@@ -107,8 +107,8 @@ class EpisodeDraws:
             plant.solver.notify_model_changed(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)
         for name in ("thrust_scale", "drag_scale"):
             if name in names:
-                for holder in self.rotor_variations:
-                    _write_rows(getattr(holder, name), drawn, name)
+                for holder in self.scaled:
+                    _write_rows(holder.arrays[name], drawn, name)
         for axis, name in enumerate(("wind_x", "wind_y", "wind_z")):
             if name in names:
                 for wind in self.winds:
@@ -130,7 +130,7 @@ class EpisodeDraws:
             bodies = plant.base + np.arange(plant.worlds) * plant.bodies_per_world
             return plant.model.body_mass.numpy()[bodies]
         if name in ("thrust_scale", "drag_scale"):
-            return getattr(self.rotor_variations[0], name).numpy()
+            return self.scaled[0].arrays[name].numpy()
         if name.startswith("wind_"):
             return self.winds[0].force.numpy()[:, "xyz".index(name[-1])]
         if name == "esc_lag_scale":
@@ -145,15 +145,3 @@ def _write_rows(array: wp.array, drawn, name: str) -> None:
     for w, values in drawn:
         rows[w] = values[name]
     array.assign(rows)
-
-
-def _found(components, kind) -> list:
-    """Every ``kind`` object a component holds as an attribute or in a list attribute (each once)."""
-    found, seen = [], set()
-    for component in components:
-        for value in vars(component).values():
-            for item in (value if isinstance(value, (list, tuple)) else (value,)):
-                if isinstance(item, kind) and id(item) not in seen:
-                    seen.add(id(item))
-                    found.append(item)
-    return found

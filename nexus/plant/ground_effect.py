@@ -35,10 +35,11 @@ import numpy as np
 import warp as wp
 
 from nexus.core import Component, Read, Stage
+from nexus.core.arrays import NamedArrays
 from nexus.core.errors import BuildError
 from nexus.core.spec import Spec, positive
 from nexus.plant.plant import Plant, Rotor
-from nexus.plant.propeller import RotorVariation, rotor_factor, rotor_variation
+from nexus.plant.propeller import ROTOR_VARIATION_ARRAYS, RotorVariation, rotor_factor, rotor_variation, variation_arrays
 from nexus.worlds import drawn
 
 #: The least height over radius the formula is used at (below it, held there): ratio at most 4/3.
@@ -59,6 +60,7 @@ GROUND_EFFECT_SPEC = Spec(
     ),
     stage="ground_effect",
     kind="force",
+    arrays=ROTOR_VARIATION_ARRAYS,
 )
 
 
@@ -205,8 +207,11 @@ class GroundEffect(Component):
         distinct = len({c.rotor.body for c in group}) == len(group)
         self.leader = group[0] if (GroundEffect.fuse and len(group) > 1 and distinct) else None
         plant, rotor = self.plant, self.rotor
-        strides = [plant.dofs_per_world, plant.bodies_per_world, rotor_variation(ctx, len(plant.rotors)),
-                   effect_scales(ctx, ctx.worlds, len(plant.rotors))]
+        variation = rotor_variation(ctx, len(plant.rotors))
+        strides = [plant.dofs_per_world, plant.bodies_per_world, variation, effect_scales(ctx, ctx.worlds, len(plant.rotors))]
+        #: The drawn factors, by name, of a ground effect that launches (the gym redraws them).
+        self.arrays = NamedArrays(f"ground effect {self.name}", GROUND_EFFECT_SPEC.arrays,
+                                  **variation_arrays(variation if self.leader in (None, self) else None))
         if self.leader is None:
             self._args = [rotor.index, rotor.dof, rotor.body, rotor.thrust_coefficient, self.rotor_radius, *strides]
         elif self.leader is self:

@@ -23,6 +23,12 @@ from nexus.core.spec import Input, Param, Relation, Spec
 from nexus.plant.plant import Plant, Rotor
 from nexus.worlds import drawn
 
+#: The drawn factors a rotor force reads, by name (each launch's own :class:`RotorVariation`; the gym redraws them).
+ROTOR_VARIATION_ARRAYS = (
+    ArrayDecl("thrust_scale", "float32, (worlds, rotors)", "-", "Each world's drawn factor on each rotor's thrust"),
+    ArrayDecl("drag_scale", "float32, (worlds, rotors)", "-", "Each world's drawn factor on each rotor's drag torque"),
+)
+
 PROPELLER_SPEC = Spec(
     name="Propeller",
     schema="NexusPropellerAPI",
@@ -54,6 +60,7 @@ PROPELLER_SPEC = Spec(
         ArrayDecl("thrust_coefficient", "float32, one per propeller of the plant's fused launch (component order)",
                   "N/(rad/s)^2", "Each propeller's thrust coefficient as the launch reads it", gradient=True,
                   rollout="rotor{n}.kt", param="thrust_coefficient"),
+        *ROTOR_VARIATION_ARRAYS,
     ),
 )
 
@@ -142,6 +149,13 @@ def propeller_wrench_all(
                       variation)
 
 
+def variation_arrays(variation: RotorVariation | None) -> dict:
+    """The arrays of :data:`ROTOR_VARIATION_ARRAYS` in ``variation`` by name (none without one)."""
+    if variation is None:
+        return {}
+    return {"thrust_scale": variation.thrust_scale, "drag_scale": variation.drag_scale}
+
+
 def rotor_variation(ctx, rotors: int) -> RotorVariation:
     """Each world's drawn thrust and drag factors and rotor fault, as device arrays (ones and no fault by default)."""
     worlds = ctx.worlds
@@ -215,8 +229,9 @@ class Propeller(Component):
         distinct = len({c.rotor.body for c in group}) == len(group)
         self.leader = group[0] if (Propeller.fuse and len(group) > 1 and distinct) else None
         plant = self.plant
+        variation = None
         if self.leader in (None, self):  # the propellers that launch (a fused group's first one)
-            self._variation = rotor_variation(ctx, len(plant.rotors))
+            self._variation = variation = rotor_variation(ctx, len(plant.rotors))
             self._strides = [plant.dofs_per_world, plant.bodies_per_world]
         #: The fused launch's per-propeller columns, in ``propeller_wrench_all``'s argument order (the leader's).
         columns: dict[str, wp.array] = {}
@@ -233,9 +248,11 @@ class Propeller(Component):
             }
         self._fused, self._fused_count = tuple(columns.values()), len(group)
         #: The arrays the spec declares, by name: the fused launch's leader holds the group's rotor indices and
-        #: thrust coefficients (one element per propeller of the group); the others hold none.
+        #: thrust coefficients (one element per propeller of the group), a propeller that launches (the leader or
+        #: one not fused) its drawn factors; the others hold none.
         self.arrays = NamedArrays(f"propeller {self.name}", PROPELLER_SPEC.arrays,
-                                  **{k: columns[k] for k in ("rotor", "thrust_coefficient") if k in columns})
+                                  **{k: columns[k] for k in ("rotor", "thrust_coefficient") if k in columns},
+                                  **variation_arrays(variation))
 
     def fault_clocks(self) -> dict:
         """The per-world fail times [ns] this propeller's launch reads, for a fault fired by a condition

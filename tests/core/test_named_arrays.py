@@ -74,6 +74,9 @@ def test_the_shipped_components_declare_their_arrays():
     pid = {n.name: n for n in PidController.spec.gradient_names()}
     assert len(pid) == 24 and "pid.kp_z" in pid["pid.position_p.z"].aliases
     assert declaring([Esc, Propeller], "thrust_coefficient") == [Propeller]
+    from nexus.plant.ground_effect import GroundEffect
+
+    assert declaring([Esc, Propeller, GroundEffect], "thrust_scale") == [Propeller, GroundEffect]
 
 
 def test_no_caller_reads_a_components_arrays_by_position_or_private_name():
