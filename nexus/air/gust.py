@@ -22,7 +22,7 @@ from pathlib import Path
 from nexus.core.errors import BuildError
 from nexus.core.spec import Param, Spec, non_negative, positive
 from nexus.schemas.reader import read_prim, where
-from nexus.worlds import drawn
+from nexus.vocab import drawn
 
 GUST_SPEC = Spec(
     name="Gust",

@@ -39,7 +39,7 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative, positive
 from nexus.plant.body_state import BodyState
 from nexus.schemas.reader import read_prim, where
-from nexus.worlds.drawn import Drawn, draws, within, non_negative as _at_least_zero
+from nexus.vocab.drawn import Drawn, draws, within, non_negative as _at_least_zero
 
 PROFILES = ("power", "logarithmic")
 TURBULENCE = ("none", "light", "moderate", "severe", "custom")

@@ -32,6 +32,7 @@ from nexus.plant.wind import Wind
 from nexus.sensors.faults import sensor_label
 from nexus.sensors.sensor import Sensor
 from nexus.vocab import data_file
+from nexus.runtime.params import variation_names
 from nexus.worlds.variation import load_variation
 
 #: The variation parameters a world draws afresh at every episode.
@@ -75,7 +76,8 @@ class EpisodeDraws:
         plant = flight.vehicle.plant
         components = list(flight.loop.components)
         sensors = [sensor_label(c) for c in components if isinstance(c, Sensor)]
-        self.variation = load_variation(vary, rotors=len(plant.rotors), sensors=sensors, vehicle=flight.options.vehicle)
+        self.variation = load_variation(vary, rotors=len(plant.rotors), sensors=sensors,
+                                        names=variation_names(flight.options.vehicle))
         for entry in self.variation.entries:  # an alias of a start key (the file's own names are checked earlier)
             if entry.name in REFUSED:
                 raise BuildError(f"{vary}:{entry.line}: parameter {entry.name!r}: {REFUSED[entry.name]}; remove it "

@@ -49,7 +49,7 @@ from nexus.core import Component, Read, Stage
 from nexus.core.errors import BuildError
 from nexus.core.spec import Output, Param, Spec, StateVar, non_negative, positive
 from nexus.plant.plant import Plant
-from nexus.worlds import drawn
+from nexus.vocab import drawn
 
 #: The done flag a world gets when its pack is empty (1 is a mission's "done", 2 a failed world).
 BATTERY_EMPTY = wp.constant(3)

@@ -29,7 +29,7 @@ from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.plant import Plant, Rotor
 from nexus.plant.safe_math import safe_sqrt
 from nexus.schemas.reader import read_connections
-from nexus.worlds import drawn
+from nexus.vocab import drawn
 
 #: Keys of the ESC's command parameters (the motor's parameters go to Newton's actuator, see loading.py).
 COMMAND_KEYS = ("channel", "min_speed", "max_speed", "thrust_model_factor", "tau_up", "tau_down")

@@ -40,7 +40,7 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Spec, positive
 from nexus.plant.plant import Plant, Rotor
 from nexus.plant.propeller import ROTOR_VARIATION_ARRAYS, RotorVariation, rotor_factor, rotor_variation, variation_arrays
-from nexus.worlds import drawn
+from nexus.vocab import drawn
 
 #: The least height over radius the formula is used at (below it, held there): ratio at most 4/3.
 LEAST_HEIGHT_RATIO = 0.5

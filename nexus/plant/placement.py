@@ -18,7 +18,7 @@ import numpy as np
 
 from nexus.plant.frames import quat_multiply_np
 from nexus.plant.plant import Plant
-from nexus.worlds.drawn import Drawn, abs_at_most, draws, positive
+from nexus.vocab.drawn import Drawn, abs_at_most, draws, positive
 
 #: The base body's drawn mass and centre of mass.
 MASS = (

@@ -21,7 +21,7 @@ from nexus.core.arrays import ArrayDecl, NamedArrays
 from nexus.core.clock import at_ns
 from nexus.core.spec import Input, Param, Relation, Spec
 from nexus.plant.plant import Plant, Rotor
-from nexus.worlds import drawn
+from nexus.vocab import drawn
 
 #: The drawn factors a rotor force reads, by name (each launch's own :class:`RotorVariation`; the gym redraws them).
 ROTOR_VARIATION_ARRAYS = (

@@ -14,7 +14,7 @@ import warp as wp
 
 from nexus.core import Component, Stage
 from nexus.plant.plant import Plant
-from nexus.worlds.drawn import Drawn, abs_at_most, draws
+from nexus.vocab.drawn import Drawn, abs_at_most, draws
 
 #: The drawn force, in axis order.
 WIND_DRAWS = tuple(Drawn(f"wind_{axis}", "N", f"constant force on the base body along {axis}, world ENU",

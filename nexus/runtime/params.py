@@ -14,31 +14,46 @@ take it:
 * ``gradient``: a parameter of :class:`nexus.diff.Rollout` (``Rollout.slot``,
   ``nexus optimize --params``).
 
-The rows come from where their metadata lives: every Nexus prim's spec
-parameters (:class:`nexus.core.spec.Param`: attribute, unit, bounds, doc), the
-drawn parameters each owner declares beside its class (:mod:`nexus.worlds.drawn`:
-unit, check, kind, and the owner: the part a drawn value goes to), the rollout's names (:mod:`nexus.diff.params`) and the fields of
-:class:`~nexus.runtime.flight.RunConfig`. This module only adds the links between them:
+The rows come from the declarations, walked here and never reached up for:
+every Nexus prim's spec parameters (:class:`nexus.core.spec.Param`: attribute,
+unit, bounds, doc), the rollout's names each spec declares with its device
+arrays (``Spec.arrays``, :mod:`nexus.core.arrays`: ``rotor{n}.kt`` on the
+propeller's thrust coefficient), the drawn parameters each owner declares
+beside its class (:mod:`nexus.vocab.drawn`: unit, check, kind, and the owner:
+the part a drawn value goes to) and the settings of
+:class:`~nexus.runtime.flight.RunConfig` (:mod:`nexus.vocab.settings`). This
+module only adds what no spec declares:
 
 * :data:`VARIATION_ATTRIBUTES`: a variation name that sets a USD attribute
   outright (``mass`` is the base body's ``physics:mass``);
-* :data:`PHYSICS_ATTRIBUTES`: the UsdPhysics attributes of the base body the
-  rollout differentiates (they have no Nexus spec);
-* :func:`_gradient_rows`: which attribute each rollout name sets.
+* :data:`PHYSICS_ATTRIBUTES`, :data:`INITIAL_STATE`: the UsdPhysics attributes
+  of the base body and the start state the rollout differentiates (they have
+  no Nexus spec).
 
-A new alias goes into one of these three. An unknown name gets the one
-sentence of :func:`unknown_name`, with the same "did you mean" wherever it
-was written (a variation file, a sweep axis, ``nexus optimize --params``).
+An unknown name gets the one sentence of :func:`nexus.vocab.names.unknown_name`,
+with the same "did you mean" wherever it was written (a variation file, a
+sweep axis, ``nexus optimize --params``); the worlds' draws are handed this
+table's look-up (:func:`variation_names`) rather than importing it.
 """
 
 from __future__ import annotations
 
-import difflib
+import typing
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 
+from pxr import Usd, UsdPhysics
+
+from nexus.core.arrays import GradientName
 from nexus.core.errors import BuildError
+from nexus.plant.assets import FOLDERS, resolve_asset
+from nexus.schemas.catalog import component_class, discover, index
+from nexus.vocab.drawn import Drawn
+from nexus.vocab.names import VariationNames, unknown_name
+from nexus.vocab.settings import choices_of
+from nexus.vocab.types import type_text
+from nexus.worlds.owners import drawn_parameters, owner_of, version
 
 #: Who reads a name, in the order ``nexus params`` shows them.
 READERS = ("sweep", "variation", "gradient")
@@ -58,10 +73,6 @@ INITIAL_STATE = {
     **{f"init.v{axis}": ("m/s", f"the base's initial velocity along {axis}, world ENU") for axis in "xyz"},
 }
 
-#: The rollout's per-rotor name -> the propeller spec's parameter key it is.
-ROTOR_NAMES = {"kt": "thrust_coefficient"}
-#: The rollout's shared ESC names (``esc.<key>``) are the ESC spec's keys.
-ESC_NAMES = ("tau_up", "tau_down")
 
 _VECTOR = {"xx": 0, "yy": 1, "zz": 2}
 
@@ -134,28 +145,6 @@ class Parameters:
         return entry
 
 
-def unknown_name(name: str, known, vehicle: str) -> str:
-    """The one sentence for a name no reader knows, with the closest known names.
-
-    A ``"<prim path> <attribute>"`` of a prim that has parameters is compared on its attribute with that
-    prim's, namespace left out (the shared path and ``nexus:`` would make every attribute look close).
-    """
-    known = list(known)
-    prim, _, attribute = name.partition(" ")
-    same_prim = {_last(n.partition(" ")[2]): n for n in known if attribute and n.partition(" ")[0] == prim}
-    if same_prim:
-        close = [same_prim[a] for a in difflib.get_close_matches(_last(attribute), list(same_prim), n=3, cutoff=0.6)]
-    else:
-        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-    hint = f" did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return f"parameter {name!r} is unknown;{hint} `nexus params --vehicle {vehicle}` lists every name and what reads it"
-
-
-def _last(attribute: str) -> str:
-    """An attribute's name without its namespaces (``timeConstantUp`` of ``nexus:motor:timeConstantUp``)."""
-    return attribute.rpartition(":")[2]
-
-
 _READER_TEXT = {"sweep": "a sweep axis", "variation": "a variation file", "gradient": "a gradient (nexus.diff, "
                 "nexus optimize --params)"}
 
@@ -170,8 +159,6 @@ def not_read(name: str, entry: ParamEntry, reader: str, vehicle: str) -> str:
 
 def vehicle_label(vehicle: str | Path) -> str:
     """How a sentence names the vehicle: a shipped vehicle by its name, any other by its path."""
-    from nexus.plant.assets import FOLDERS  # noqa: PLC0415
-
     path = Path(vehicle)
     if path.suffix and path.parent.resolve() == FOLDERS["vehicle"].resolve():
         return path.stem
@@ -180,27 +167,36 @@ def vehicle_label(vehicle: str | Path) -> str:
 
 def parameters(vehicle: str | Path | None = None) -> Parameters:
     """The parameter table of ``vehicle`` (a shipped name or a USD path; None: RunConfig's default vehicle)."""
-    from nexus.plant.assets import resolve_asset  # noqa: PLC0415
-    from nexus.worlds.drawn import version  # noqa: PLC0415
-
     if vehicle is None:
         vehicle = _default_vehicle()
     path = resolve_asset("vehicle", vehicle)
     return _table(str(path), path.stat().st_mtime_ns, vehicle_label(vehicle), version())
 
 
-def _default_vehicle() -> str:
-    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
+def variation_names(vehicle: str | Path | None = None) -> VariationNames:
+    """``vehicle``'s look-up of variation names for the worlds' draws (:mod:`nexus.worlds.drawn`): any name of a
+    variation parameter -> its own name, or the one sentence for a name a variation file may not give. The
+    table is built on the first name that is no draw's own (a run with only own names never opens it)."""
 
-    return next(f.default for f in fields(RunConfig) if f.name == "vehicle")
+    def own_name(name: str) -> str:
+        return parameters(vehicle).resolve(name, "variation").variation
+
+    return own_name
+
+
+def _run_config() -> type:
+    """The run's configuration class, whose settings are the sweep's run rows."""
+    from nexus.runtime.flight import RunConfig  # noqa: PLC0415 (reason: runtime.flight imports this module)
+
+    return RunConfig
+
+
+def _default_vehicle() -> str:
+    return next(f.default for f in fields(_run_config()) if f.name == "vehicle")
 
 
 @lru_cache(maxsize=8)
-def _table(path: str, _mtime: int, label: str, _declared: int) -> Parameters:
-    from pxr import Usd  # noqa: PLC0415
-
-    import nexus  # noqa: F401, PLC0415 (registers the Nexus USD schemas before the stage opens)
-
+def _table(path: str, _mtime: int, label: str, _declared: tuple[int, int]) -> Parameters:
     stage = Usd.Stage.Open(path)
     if stage is None:
         raise BuildError(f"{path}: USD could not open the vehicle file")
@@ -211,8 +207,6 @@ def _table(path: str, _mtime: int, label: str, _declared: int) -> Parameters:
 
 def _specs(stage) -> list[tuple[str, object]]:
     """(prim path, spec) for every prim that applies a Nexus component schema, in file order."""
-    from nexus.schemas.catalog import component_class, index  # noqa: PLC0415
-
     known = index()
     found = []
     for prim in stage.Traverse():
@@ -229,15 +223,11 @@ def _specs(stage) -> list[tuple[str, object]]:
 
 def _module_spec(schema: str):
     """A spec that builds no component (a module-level declaration), found by walking the component packages."""
-    from nexus.schemas.catalog import discover  # noqa: PLC0415
-
     return next((e.spec for e in discover() if e.spec.schema == schema), None)
 
 
 def _base_body(stage) -> str | None:
     """The base body: the first rigid body in file order (as the plant's loader takes it)."""
-    from pxr import UsdPhysics  # noqa: PLC0415
-
     for prim in stage.Traverse():
         if prim.HasAPI(UsdPhysics.RigidBodyAPI):
             return str(prim.GetPath())
@@ -245,18 +235,10 @@ def _base_body(stage) -> str | None:
 
 
 def _rows(stage) -> list[ParamEntry]:
-    from nexus.control.pid import PidController  # noqa: PLC0415
-    from nexus.plant.esc import Esc  # noqa: PLC0415
-    from nexus.plant.propeller import Propeller  # noqa: PLC0415
-    from nexus.worlds.drawn import drawn_parameters  # noqa: PLC0415
-
     drawn = drawn_parameters()
     specs = _specs(stage)
     base = _base_body(stage)
-    pid = next((prim for prim, spec in specs if spec is PidController.spec), None)
-    escs = [prim for prim, spec in specs if spec is Esc.spec]
-    propellers = [prim for prim, spec in specs if spec is Propeller.spec]
-    drag = next((prim for prim, spec in specs if spec.schema == "NexusDragAPI"), None)
+    declared = _declared_gradients(specs)
 
     # The links: attribute -> (extra readers, aliases, variation name).
     links: dict[str, tuple[set, list, str | None]] = {}
@@ -272,13 +254,14 @@ def _rows(stage) -> list[ParamEntry]:
     if base is not None:
         for name, attribute in VARIATION_ATTRIBUTES.items():
             link(f"{base} {attribute}", "variation", alias=name, variation=name)
-    for i, prim in enumerate(propellers):
-        for short, key in ROTOR_NAMES.items():
-            link(f"{prim} {Propeller.spec.param(key).attr}", "gradient", alias=f"rotor{i + 1}.{short}")
+    for prims, spec, name in declared:  # a whole attribute of one prim: the rollout's name is an alias of it
+        if name.component is None and (name.element is not None or len(prims) == 1):
+            prim = prims[name.element or 0]
+            link(f"{prim} {name.attr}", "gradient", alias=name.name)
+            for alias in name.aliases:
+                link(f"{prim} {name.attr}", "gradient", alias=alias)
     if base is not None:
         link(f"{base} physics:mass", "gradient")
-    if drag is not None:
-        link(f"{drag} nexus:rotorDragCoefficient", "gradient", alias="drag.rotor")
 
     rows: list[ParamEntry] = [_run_row(f) for f in _run_fields()]
     attribute_rows: list[ParamEntry] = []
@@ -293,23 +276,19 @@ def _rows(stage) -> list[ParamEntry]:
                 unit, bounds = by_attribute[attribute].unit, by_attribute[attribute].check
             attribute_rows.append(_attribute_row(f"{base} {attribute}", unit, bounds, doc, links))
     rows += attribute_rows
-    rows += _gradient_rows(pid, base, escs, len(propellers))
-    rows += _drag_rows(drag)
+    rows += _gradient_rows(declared, base)
     rows += [_draw_row(info) for info in drawn.values() if info.name not in VARIATION_ATTRIBUTES]
-    if pid is not None and escs and base is not None:
-        _check_gradient_names(rows, len(propellers), drag is not None)
     return rows
 
 
-def _check_gradient_names(rows: list[ParamEntry], rotors: int, drag: bool = False) -> None:
-    """Every name the rollout knows has a row read by ``gradient`` (a new rollout name needs its alias here)."""
-    from nexus.diff.params import PID_ALIASES, known_names  # noqa: PLC0415
-
-    named = {n for row in rows if row.read_by("gradient") for n in (row.name, *row.aliases)}
-    missing = [n for n in (*known_names(rotors, drag), *PID_ALIASES) if n not in named]
-    if missing:
-        raise BuildError(f"the rollout knows {', '.join(missing)} but nexus/runtime/params.py gives "
-                         f"{'it' if len(missing) == 1 else 'them'} no row; add the alias there")
+def _declared_gradients(specs: list[tuple[str, object]]) -> list[tuple[list[str], object, GradientName]]:
+    """(the spec's prims, the spec, one name) for every name the rollout differentiates that a component's spec
+    declares with its arrays (:mod:`nexus.core.arrays`: ``rotor2.kt``, ``esc.tau_up``, ``pid.position_p.z``),
+    the specs in the order their first prim comes in the file."""
+    prims_of: dict[int, tuple[object, list[str]]] = {}
+    for prim, spec in specs:
+        prims_of.setdefault(id(spec), (spec, []))[1].append(prim)
+    return [(prims, spec, name) for spec, prims in prims_of.values() for name in spec.gradient_names(len(prims))]
 
 
 def _bounds(param) -> str:
@@ -330,63 +309,38 @@ def _attribute_row(name: str, unit: str, bounds: str, doc: str, links: dict) -> 
 
 def _owner(variation: str | None) -> str | None:
     """The part a drawn value goes to (None: no variation draws it)."""
-    from nexus.worlds.drawn import owner_of  # noqa: PLC0415
-
     owner = owner_of(variation) if variation is not None else None
     return owner.label if owner is not None else None
 
 
-def _gradient_rows(pid: str | None, base: str | None, escs: list[str], rotors: int) -> list[ParamEntry]:
-    """The rollout's names that are no whole attribute: PID gain components, inertia, shared ESC lags, start state."""
-    from nexus.control.pid import PidController  # noqa: PLC0415
-    from nexus.diff.params import AXES, PID_ALIASES, PID_GAINS  # noqa: PLC0415
-    from nexus.plant.esc import Esc  # noqa: PLC0415
-
+def _gradient_rows(declared: list[tuple[list[str], object, GradientName]], base: str | None) -> list[ParamEntry]:
+    """The rollout's names that are no whole attribute of one prim: a component of a vector attribute (a PID
+    gain's axis, a body drag coefficient's), one value shared by several prims (every ESC's lag), the base
+    body's inertia and the start state."""
     rows: list[ParamEntry] = []
-    if pid is not None:
-        for gain in PID_GAINS:
-            param = PidController.spec.param(gain)
-            for axis_name in ("x", "y", "z"):
-                index = AXES[axis_name]
-                full = f"pid.{gain}.{axis_name}"
-                aliases = [full] + [f"pid.{gain}.{a}" for a, i in AXES.items() if i == index and a != axis_name]
-                aliases += [alias for alias, target in PID_ALIASES.items() if target in aliases]
-                target = f"{pid} {param.attr}[{index}]"
-                rows.append(ParamEntry(target, "element", param.unit, _bounds(param), ("gradient",),
-                                       f"{param.doc}: component {index}", tuple(aliases), (target,)))
+    for prims, spec, name in declared:
+        param = spec.param(name.param)
+        if name.component is not None:
+            prim = prims[name.element or 0]
+            target = f"{prim} {name.attr}[{name.component}]"
+            rows.append(ParamEntry(target, "element", name.unit, _bounds(param), ("gradient",), name.doc,
+                                   (name.name, *name.aliases), (target,)))
+        elif name.element is None and len(prims) > 1:
+            rows.append(ParamEntry(name.name, "shared", name.unit, _bounds(param), ("gradient",),
+                                   f"{name.doc}, one value for every {spec.noun or spec.name}",
+                                   tuple(name.aliases), tuple(f"{prim} {name.attr}" for prim in prims)))
     if base is not None:
         unit, bounds, doc = PHYSICS_ATTRIBUTES["physics:diagonalInertia"]
         for axis, index in _VECTOR.items():
             target = f"{base} physics:diagonalInertia[{index}]"
             rows.append(ParamEntry(target, "element", unit, bounds, ("gradient",), f"{doc}: component {index}",
                                    (f"inertia.{axis}",), (target,)))
-    if escs:
-        for key in ESC_NAMES:
-            param = Esc.spec.param(key)
-            rows.append(ParamEntry(f"esc.{key}", "shared", param.unit, _bounds(param), ("gradient",),
-                                   f"{param.doc}, one value for every ESC",
-                                   targets=tuple(f"{prim} {param.attr}" for prim in escs)))
     for name, (unit, doc) in INITIAL_STATE.items():
         rows.append(ParamEntry(name, "state", unit, "finite", ("gradient",), doc))
     return rows
 
 
-def _drag_rows(drag: str | None) -> list[ParamEntry]:
-    """The body drag coefficient's components, each a rollout name (``drag.cd.x|y|z``); none without a drag prim."""
-    if drag is None:
-        return []
-    from nexus.air.drag import Drag  # noqa: PLC0415
-
-    param = Drag.spec.param("body_drag_coefficient")
-    rows = []
-    for axis, index in (("x", 0), ("y", 1), ("z", 2)):
-        target = f"{drag} {param.attr}[{index}]"
-        rows.append(ParamEntry(target, "element", param.unit, _bounds(param), ("gradient",),
-                               f"{param.doc}: component {index}", (f"drag.cd.{axis}",), (target,)))
-    return rows
-
-
-def _draw_row(info) -> ParamEntry:
+def _draw_row(info: Drawn) -> ParamEntry:
     unit = info.unit if info.unit else "-"
     kind = {"int": "an integer", "str": "a name"}.get(info.kind)
     doc = info.doc + (f" ({kind})" if kind else "") + ("; per rotor allowed" if info.per_rotor_allowed else "")
@@ -395,19 +349,11 @@ def _draw_row(info) -> ParamEntry:
 
 
 def _run_fields():
-    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
-
-    return fields(RunConfig)
+    return fields(_run_config())
 
 
 def _run_row(f) -> ParamEntry:
-    import typing  # noqa: PLC0415
-
-    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
-    from nexus.vocab.settings import choices_of  # noqa: PLC0415
-    from nexus.vocab.types import type_text  # noqa: PLC0415
-
-    hint = typing.get_type_hints(RunConfig)[f.name]
+    hint = typing.get_type_hints(_run_config())[f.name]
     unit = (f.metadata.get("unit") or "-") if f.metadata else "-"
     choices = choices_of(f) if f.metadata else None
     bounds = ("one of " + ", ".join(map(str, choices))) if choices else type_text(hint, none=False)
@@ -421,5 +367,5 @@ def _run_row(f) -> ParamEntry:
     return ParamEntry(f.name, "run", unit, bounds, ("sweep",), doc or "a RunConfig field (nexus run's option)")
 
 
-__all__ = ["ESC_NAMES", "INITIAL_STATE", "PHYSICS_ATTRIBUTES", "READERS", "ROTOR_NAMES", "VARIATION_ATTRIBUTES",
-           "ParamEntry", "Parameters", "not_read", "parameters", "unknown_name", "vehicle_label"]
+__all__ = ["INITIAL_STATE", "PHYSICS_ATTRIBUTES", "READERS", "VARIATION_ATTRIBUTES",
+           "ParamEntry", "Parameters", "not_read", "parameters", "variation_names", "vehicle_label"]

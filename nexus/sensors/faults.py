@@ -26,7 +26,7 @@ from nexus.core import Component, Read, Stage
 from nexus.core.clock import NEVER_NS, at_ns
 from nexus.core.errors import BuildError
 from nexus.record.layout import numpy_dtype
-from nexus.worlds import drawn
+from nexus.vocab import drawn
 
 FREEZE = wp.constant(0)
 DROPOUT = wp.constant(1)

@@ -25,7 +25,7 @@ from nexus.sensors.noise import normal3
 from nexus.sensors.samples import ImuSample
 from nexus.sensors.schedule import SampleClock, due
 from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
-from nexus.worlds import drawn
+from nexus.vocab import drawn
 
 #: PX4 Gazebo (gz) IMU white-noise defaults: gyro 0.05 deg/s, accelerometer.
 GYRO_NOISE_SIGMA = 0.0008726646  # [rad/s]

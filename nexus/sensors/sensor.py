@@ -24,7 +24,7 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Param, Spec
 from nexus.plant.body_state import BodyState
 from nexus.sensors.schedule import SCHEDULE, SampleClock, period_ns, sample_clock
-from nexus.worlds import drawn
+from nexus.vocab import drawn
 
 #: The declaration every sensor's spec names as its base.
 SENSOR = Spec(

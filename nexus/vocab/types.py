@@ -2,10 +2,12 @@
 
 A run's configuration, a controller's options, a sweep file and ``nexus params`` all check a value against a
 field's type hint and, when it does not fit, name the type in words; they do both here so the words agree.
+A value that fails a check is named the same way everywhere too (:func:`type_name`, :func:`show`).
 """
 
 from __future__ import annotations
 
+import numbers
 import types
 import typing
 from typing import Any
@@ -41,4 +43,33 @@ def type_text(hint: Any, *, none: bool = True) -> str:
     return getattr(hint, "__name__", str(hint))
 
 
-__all__ = ["fits_type", "type_text"]
+def is_number(value: Any) -> bool:
+    """A real number that is not a boolean (TOML's ``true`` is no number)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def type_name(value: Any) -> str:
+    """A value's type in words, with the value: ``a string ('x')``."""
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    if is_number(value):
+        return f"a number ({value!r})"
+    return f"a {type(value).__name__} ({value})"
+
+
+def show(value: Any) -> str:
+    """A value as an error shows it (six significant digits, strings quoted)."""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, str):
+        return repr(value)
+    return str(value)
+
+
+__all__ = ["fits_type", "is_number", "show", "type_name", "type_text"]

@@ -1,7 +1,7 @@
 """Monte Carlo variation files: ``nexus run --worlds N --vary FILE.toml``.
 
 A variation file is TOML. Each top-level key names a parameter that some
-part of the vehicle or the ring declares it takes (:mod:`nexus.worlds.drawn`;
+part of the vehicle or the ring declares it takes (:mod:`nexus.vocab.drawn`;
 ``nexus params --reader variation`` lists them); its value is a number (the same in every world), a
 string for the two string parameters, or a table describing a distribution::
 
@@ -38,7 +38,7 @@ World ``i``'s value of parameter ``name`` comes from the stream
 depends only on the seed, the name and ``i``: world 5 of a 16-world run is
 world 5 of a 64-world run. Whether a world gets a fault at all comes from
 ``vary/rotor_fail_occurs/<i>`` (``vary/sensor_fault_occurs/<i>``: the stream
-its owner's :class:`~nexus.worlds.drawn.Occurrence` names); a world without
+its owner's :class:`~nexus.vocab.drawn.Occurrence` names); a world without
 the fault has its fault time at ``math.inf``.
 
 Every error is a :class:`~nexus.core.errors.BuildError` of one line that
@@ -60,10 +60,12 @@ import numpy as np
 
 from nexus.core.errors import BuildError
 from nexus.core.rng import RngTree
-from nexus.worlds.drawn import Drawn, Interval, drawn_parameters, occurrences
-from nexus.worlds.drawn import is_number as _is_number
-from nexus.worlds.drawn import show as _show
-from nexus.worlds.drawn import type_name as _type_name
+from nexus.vocab.drawn import Drawn, Interval
+from nexus.vocab.names import VariationNames, unknown_name
+from nexus.vocab.types import is_number as _is_number
+from nexus.vocab.types import show as _show
+from nexus.vocab.types import type_name as _type_name
+from nexus.worlds.owners import drawn_parameters, occurrences
 
 #: How many times a truncated normal redraws a sample outside its bounds before giving up.
 MAX_TRUNCATION_TRIES = 1000
@@ -240,16 +242,16 @@ def world_values_problem(values: dict, rotors: int) -> str | None:
 
 
 def load_variation(path: str | Path, *, rotors: int, sensors: Sequence[str],
-                   vehicle: str | Path | None = None, run_s: float | None = None) -> Variation:
+                   names: VariationNames | None = None, run_s: float | None = None) -> Variation:
     """Parse and validate a variation file for a vehicle with ``rotors`` rotors and these sensor names.
 
     ``run_s``, the run's length [s], bounds the parameters whose values must be no longer than the run
     (``gust_duration``) in the same check, distribution by distribution (None: left to each world's values).
 
-    A key that is no variation parameter's own name is looked up among ``vehicle``'s names
-    (:mod:`nexus.runtime.params`; None: the default vehicle): an alias of one (the base body's
-    ``"/vehicle/body/base physics:mass"`` is ``mass``) is read as it, any other name is refused
-    with the one "unknown name" sentence every reader of parameter names gives.
+    A key that is no variation parameter's own name is looked up with ``names`` (the runtime hands in the
+    vehicle's: :func:`nexus.runtime.params.variation_names`; None: the draws' own names only): an alias of
+    one (the base body's ``"/vehicle/body/base physics:mass"`` is ``mass``) is read as it, any other name is
+    refused with the one "unknown name" sentence every reader of parameter names gives.
     """
     path = Path(path)
     if not isinstance(rotors, numbers.Integral) or isinstance(rotors, bool) or rotors < 1:
@@ -263,7 +265,7 @@ def load_variation(path: str | Path, *, rotors: int, sensors: Sequence[str],
     for name, value in data.items():
         line = _key_line(text, name)
         if name not in known:
-            name = _variation_name(path, line, name, vehicle)
+            name = _variation_name(path, line, name, names)
         if any(entry.name == name for entry in entries):
             raise BuildError(f"{_where(path, line)}: parameter {name!r} is given twice (under two of its names); "
                              "keep one")
@@ -314,14 +316,23 @@ def _toml(path: Path, text: str) -> dict:
         raise BuildError(f"{_where(path, line)}: not valid TOML: {error}; fix the syntax there") from None
 
 
-def _variation_name(path: Path, line: int | None, name: str, vehicle: str | Path | None) -> str:
+def _variation_name(path: Path, line: int | None, name: str, names: VariationNames | None) -> str:
     """The variation parameter that ``name`` (an alias, or a canonical attribute name) stands for."""
-    from nexus.runtime.params import parameters  # noqa: PLC0415
-
     try:
-        return parameters(vehicle).resolve(name, "variation").variation
+        return own_name(name, names)
     except BuildError as error:
         raise BuildError(f"{_where(path, line)}: {error}") from None
+
+
+def own_name(name: str, names: VariationNames | None) -> str:
+    """The variation parameter ``name`` stands for, as ``names`` says; without ``names`` only a parameter's own
+    name is one, and any other gets the unknown-name sentence over the draws' names."""
+    if names is not None:
+        return names(name)
+    known = drawn_parameters()
+    if name in known:
+        return name
+    raise BuildError(unknown_name(name, known))
 
 
 def _where(path: Path, line: int | None) -> str:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from nexus.cli import main
 from nexus.core.errors import BuildError
-from nexus.runtime.params import parameters
+from nexus.runtime.params import parameters, variation_names
 from nexus.sweep.runner import SweepOptions, prepare
 from nexus.sweep.spec import SweepError, parse
 from nexus.worlds.variation import load_variation
@@ -141,7 +141,7 @@ def test_one_misspelling_gives_one_sentence_in_a_variation_file_a_sweep_and_opti
     vary = tmp_path / "vary.toml"
     vary.write_text("mas = 5.0\n")
     with pytest.raises(BuildError) as raised:
-        load_variation(vary, rotors=4, sensors=SENSORS)
+        load_variation(vary, rotors=4, sensors=SENSORS, names=variation_names())
     assert str(raised.value) == f"{vary}:1: {SENTENCE}"
 
     sweep = tmp_path / "sweep.toml"
@@ -160,7 +160,7 @@ def test_a_name_the_place_does_not_read_says_who_reads_it(tmp_path):
     vary = tmp_path / "vary.toml"
     vary.write_text('mass = 5.0\n"pid.kp_z" = 1.0\n')  # quoted: TOML reads pid.kp_z as a table pid
     with pytest.raises(BuildError) as raised:
-        load_variation(vary, rotors=4, sensors=SENSORS)
+        load_variation(vary, rotors=4, sensors=SENSORS, names=variation_names())
     assert str(raised.value) == (f"{vary}:2: 'pid.kp_z' ('/vehicle/controller nexus:positionP[2]') is not read by a "
                                  f"variation file; it is read by gradient: {POINTER}")
     sweep = tmp_path / "sweep.toml"
@@ -174,11 +174,11 @@ def test_a_name_the_place_does_not_read_says_who_reads_it(tmp_path):
 def test_a_variation_file_may_name_the_mass_by_its_attribute(tmp_path):
     vary = tmp_path / "vary.toml"
     vary.write_text('"/vehicle/body/base physics:mass" = 5.5\n')
-    variation = load_variation(vary, rotors=4, sensors=SENSORS)
+    variation = load_variation(vary, rotors=4, sensors=SENSORS, names=variation_names())
     assert variation.names == ("mass",)
     vary.write_text('mass = 5.0\n"/vehicle/body/base physics:mass" = 5.5\n')
     with pytest.raises(BuildError, match=r"vary.toml:2: parameter 'mass' is given twice"):
-        load_variation(vary, rotors=4, sensors=SENSORS)
+        load_variation(vary, rotors=4, sensors=SENSORS, names=variation_names())
 
 
 def test_a_sweep_axis_may_name_an_attribute_by_its_alias(tmp_path):

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from nexus.cli import main
 from nexus.core.errors import BuildError
 from nexus.core.rng import RngTree
-from nexus.worlds.drawn import drawn_parameters
+from nexus.worlds.owners import drawn_parameters
 from nexus.worlds.variation import Distribution, check_distributions, load_variation
 
 SENSORS = ("Imu", "Mag", "Baro", "Gps")

@@ -17,7 +17,8 @@ from click.testing import CliRunner
 from nexus.cli import main
 from nexus.core import Component, Stage
 from nexus.plant.wind import Wind
-from nexus.worlds.drawn import Drawn, abs_at_most, draws, take_draws, withdraw
+from nexus.vocab.drawn import Drawn, abs_at_most, draws, withdraw
+from nexus.worlds.drawn import take_draws
 from tests.worlds.flights import fly
 from tests.worlds.test_variation_physics import GRAVITY, TOTAL_MASS, _hover, _thrust_fraction, seed_where
 
@@ -125,7 +126,7 @@ def test_a_force_declared_only_here_gets_each_world_s_draw_and_flies(tmp_path):
 
 PLUGIN = '''
 from nexus.core import Component
-from nexus.worlds.drawn import Drawn, draws
+from nexus.vocab.drawn import Drawn, draws
 
 
 @draws(Drawn("gust_x", "N", "a gust along x (a plugin's)", "any", kind="float"))
@@ -146,7 +147,7 @@ def test_a_plugin_module_s_names_are_listed_with_nexus_params_plugin(tmp_path, m
     finally:
         import sys
 
-        from nexus.worlds.drawn import owner_of
+        from nexus.worlds.owners import owner_of
 
         withdraw(owner_of("gust_x").target)
         sys.modules.pop("gust_plugin", None)

@@ -8,10 +8,13 @@ import pytest
 
 from nexus.core.errors import BuildError
 from nexus.core.rng import RngTree
-from nexus.worlds.drawn import drawn_parameters
+from nexus.runtime.params import variation_names
+from nexus.worlds.owners import drawn_parameters
 from nexus.worlds.variation import load_variation, world_values_problem
 
 SENSORS = ("Imu", "Mag", "Baro", "Gps")
+#: The default vehicle's names, as a run hands them to the worlds (an unknown name's sentence comes from them).
+NAMES = variation_names("astro_max_base")
 
 
 def write(tmp_path, text, name="vary.toml"):
@@ -27,7 +30,7 @@ def load(tmp_path, text, rotors=4):
 def error(tmp_path, text, rotors=4):
     path = write(tmp_path, text)
     with pytest.raises(BuildError) as caught:
-        load_variation(path, rotors=rotors, sensors=SENSORS)
+        load_variation(path, rotors=rotors, sensors=SENSORS, names=NAMES)
     message = str(caught.value)
     assert "\n" not in message
     assert message.startswith(f"{path}:")
@@ -377,7 +380,7 @@ def _given(values, vary=None, first_world=0):
 
     options = SimpleNamespace(worlds=len(values), vary=vary, first_world=first_world, vehicle="astro_max_base",
                               seed=0)
-    return world_values(options, SimpleNamespace(rotors=[0, 1, 2, 3]), (), given=values)
+    return world_values(options, SimpleNamespace(rotors=[0, 1, 2, 3]), (), given=values, names=NAMES)
 
 
 def test_given_values_are_taken_as_they_are():
