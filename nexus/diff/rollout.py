@@ -289,6 +289,12 @@ class Rollout:
         self.drag = next((c for c in comps if c.spec is DRAG_SPEC), None)
         #: The components whose declared arrays hold the rollout's parameters (the drag's only when there is one).
         self.differentiated = [c for c in (self.pid, self.esc, self.propeller, self.drag) if c is not None]
+        #: Any other part whose spec declares rollout names with its arrays (a force of one's own, registered with
+        #: nexus.schemas.catalog.register): its names are the rollout's too (one instance of its spec each).
+        known = (PID_SPEC, ESC_SPEC, PROPELLER_SPEC, DRAG_SPEC)  # those above (fused groups: their leaders)
+        self.own_parts = [c for c in comps if c.spec is not None and not any(c.spec is s for s in known)
+                          and c.spec.gradient_names()]
+        self.differentiated += self.own_parts
         for component in self.differentiated:
             for name in component.arrays.gradient():
                 component.arrays[name].requires_grad = True
@@ -428,7 +434,7 @@ class Rollout:
         rotors = len(plant.rotors)
         # The names the components' specs declare with their arrays (PID gains, rotor kt, ESC lags, drag).
         for component in self.differentiated:
-            for declared in component.spec.gradient_names(rotors):
+            for declared in component.spec.gradient_names(rotors if component not in self.own_parts else 1):
                 slots[declared.name] = declared_slot(declared, component.arrays[declared.array])
         model = plant.model
         bases = [plant.base + w * plant.bodies_per_world for w in range(n)]
@@ -469,7 +475,8 @@ class Rollout:
 
     @property
     def parameter_names(self) -> list[str]:
-        return known_names(len(self.plant.rotors), self.drag is not None)
+        own = [n.name for c in self.own_parts for n in c.spec.gradient_names()]
+        return known_names(len(self.plant.rotors), self.drag is not None) + own
 
     def get(self, name: str) -> float:
         """A parameter's current value (world 0's where each world holds a copy)."""

@@ -48,6 +48,8 @@ from pxr import Usd, UsdPhysics
 from nexus.core.arrays import GradientName
 from nexus.core.errors import BuildError
 from nexus.plant.assets import FOLDERS, resolve_asset
+from nexus.plant.usd_checks import nexus_apis
+from nexus.schemas import catalog
 from nexus.schemas.catalog import component_class, discover, index
 from nexus.vocab.drawn import Drawn
 from nexus.vocab.names import VariationNames, unknown_name
@@ -170,7 +172,7 @@ def parameters(vehicle: str | Path | None = None) -> Parameters:
     if vehicle is None:
         vehicle = _default_vehicle()
     path = resolve_asset("vehicle", vehicle)
-    return _table(str(path), path.stat().st_mtime_ns, vehicle_label(vehicle), version())
+    return _table(str(path), path.stat().st_mtime_ns, vehicle_label(vehicle), (version(), catalog.version()))
 
 
 def variation_names(vehicle: str | Path | None = None) -> VariationNames:
@@ -210,7 +212,7 @@ def _specs(stage) -> list[tuple[str, object]]:
     known = index()
     found = []
     for prim in stage.Traverse():
-        for schema in prim.GetAppliedSchemas():
+        for schema in nexus_apis(prim):  # a registered component's schema too (no USD schema of its own)
             entry = known.get(schema)
             if entry is None or entry.get("abstract"):
                 continue

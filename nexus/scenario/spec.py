@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
@@ -31,7 +32,9 @@ from nexus.scenario.fault_trigger import CONDITIONS, PENDING_S
 from nexus.control.registry import scalable_gains
 from nexus.sweep.spec import resolve_path
 from nexus.vocab import data_file
+from nexus.vocab import faults as declared_faults
 from nexus.vocab.data_file import MISSING, Count, NonNegative, Number, Positive, Problem, fix, key_text
+from nexus.vocab.faults import Fault, FaultKey
 from nexus.worlds.variation import check_distributions
 
 #: Keys of ``[start]``: the vehicle's start in the scene [m, east and north] and its heading [deg].
@@ -250,6 +253,8 @@ GUST_KEYS = data_file.fields_of(_Gust)
 FAULT_KEYS = {cls.__struct_config__.tag: data_file.fields_of(cls) for cls in (_RotorFault, _SensorFault, _GpsDenied)}
 #: ``[[fault]] kind = "link_loss"`` (PX4 only): the ground station's link is down over [at, end) [s].
 LINK_LOSS_KEYS = data_file.fields_of(_LinkLoss)
+#: The scenario's own fault kinds; any other is declared beside the part it breaks (:mod:`nexus.vocab.faults`).
+BUILTIN_FAULTS = (*FAULT_KEYS, "link_loss")
 #: Each ``[[step]]``: what it ``do``es and the keys it takes.
 STEP_KEYS = {cls.__struct_config__.tag: data_file.fields_of(cls)
              for cls in (_Takeoff, _Goto, _Hold, _Turn, _Land, _Wait)}
@@ -262,11 +267,60 @@ PX4_KEYS = data_file.fields_of(_Px4)
 _TAGGED = {"do": "step", "kind": "fault", "measure": "check"}
 
 
+# -- faults declared beside the parts they break (nexus.vocab.faults) --------------------------------------------
+
+def _key_type(key: FaultKey) -> Any:
+    """A declared fault key's type as msgspec checks it: a finite number within its allowed values, a whole
+    number, or a name."""
+    if key.kind == "str":
+        return Annotated[str, fix(f"give a name: {key.doc}")]
+    allowed = key.allowed
+    low, high = (allowed.low, allowed.high) if allowed is not None else (-math.inf, math.inf)
+    open_low, open_high = (allowed.open_low, allowed.open_high) if allowed is not None else (False, False)
+    if key.kind == "int":
+        bounds = {**({"gt" if open_low else "ge": int(low)} if math.isfinite(low) else {}),
+                  **({"lt" if open_high else "le": int(high)} if math.isfinite(high) else {})}
+        return Annotated[int, msgspec.Meta(**bounds), fix(f"give a whole number: {key.doc}")]
+    big = 1.7976931348623157e308  # finite: TOML's inf and nan fail the bound
+    return Annotated[float, msgspec.Meta(**{"gt" if open_low else "ge": low if math.isfinite(low) else -big,
+                                            "lt" if open_high else "le": high if math.isfinite(high) else big})]
+
+
+def _declared_fault(fault: Fault) -> type:
+    """The table of one declared fault: ``at`` or ``when``, and its own keys."""
+    return msgspec.defstruct(f"_{fault.kind}", [(k.name, _key_type(k), k.default) for k in fault.keys],
+                             bases=(_Fault,), tag=fault.kind, forbid_unknown_fields=True)
+
+
+def declared_kinds() -> tuple[str, ...]:
+    """The fault kinds parts declare (:mod:`nexus.vocab.faults`), in the order they were declared."""
+    return tuple(declared_faults.declared())
+
+
+def scenario_file() -> type:
+    """:class:`ScenarioFile` with every declared fault among the kinds ``[[fault]]`` takes."""
+    return _scenario_file(declared_faults.version())
+
+
+@lru_cache(maxsize=4)
+def _scenario_file(_version: int) -> type:
+    declared = declared_faults.declared()
+    if not declared:
+        return ScenarioFile
+    for kind, entry in declared.items():
+        if kind in BUILTIN_FAULTS:
+            raise BuildError(f"{entry.label} declares the scenario fault {kind!r}, one of the scenario's own "
+                             f"({', '.join(BUILTIN_FAULTS)}); give it another kind")
+    kinds = (_RotorFault, _SensorFault, _GpsDenied, _LinkLoss, *(_declared_fault(d.fault) for d in declared.values()))
+    return msgspec.defstruct("ScenarioFile", [("fault", list[Union[kinds]], [])], bases=(ScenarioFile,),
+                             kw_only=True, forbid_unknown_fields=True)
+
+
 def _sentence(problem: Problem) -> str:
     """The fix for the first thing the declaration refuses, as the hand-written checks of old worded it."""
     value, name = problem.value, problem.name
     if name in _TAGGED and problem.kind in ("choice", "missing", "type"):
-        choices = {"do": ", ".join(STEP_KEYS), "kind": f"{', '.join(FAULT_KEYS)}, link_loss (PX4)",
+        choices = {"do": ", ".join(STEP_KEYS), "kind": f"{', '.join((*FAULT_KEYS, *declared_kinds()))}, link_loss (PX4)",
                    "measure": ", ".join(MEASURES)}[name]
         shown = None if value is MISSING else value
         return f"{shown!r}: unknown {_TAGGED[name]}; choose one of {choices}"
@@ -408,7 +462,7 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
     data = data_file.read_toml(path, unreadable=lambda error: ScenarioError(f"cannot read the scenario file {path} "
                                                                    f"({error.strerror})"),
                      invalid=lambda error: ScenarioError(f"{path}: not valid TOML ({error}); a scenario file is TOML"))
-    data_file.check(data, ScenarioFile, _word(path))  # every key, type and bound; what follows checks how they fit together
+    data_file.check(data, scenario_file(), _word(path))  # every key, type and bound; what follows checks how they fit together
     name = data.get("name", path.stem)
     if not name or any(c in name for c in "/\\ \t"):
         raise _fail(path, "name", f"{name!r}: give a short name without spaces or slashes")
@@ -620,10 +674,12 @@ def _when(path: Path, key: str, when: dict) -> dict:
 
 def _fault(path: Path, index: int, fault: dict, duration: float, values: dict, triggers: list[dict],
            sensors: list[dict]) -> None:
-    """A rotor or sensor fault into ``values`` (the first sensor fault) or ``sensors`` (every sensor fault), and
-    into ``triggers`` when it waits for a condition."""
+    """A rotor or sensor fault into ``values`` (the first sensor fault) or ``sensors`` (every sensor fault), a
+    declared fault into ``values`` (the drawn values its declaration says it sets), and each into ``triggers``
+    when it waits for a condition."""
     key = f"fault[{index}]"
     kind = fault["kind"]
+    declared = declared_faults.declared().get(kind)
     if "at" in fault and "when" in fault:
         raise _fail(path, key, "both at and when; give one: at = <time> [s], or when = {<condition> = <bound>}")
     if "at" not in fault and "when" not in fault:
@@ -632,12 +688,20 @@ def _fault(path: Path, index: int, fault: dict, duration: float, values: dict, t
     if "when" in fault:
         when = _when(path, f"{key}.when", fault["when"])
         at = PENDING_S  # the fault is built waiting; the trigger stage writes its time when the condition holds
-        target = "rotor" if kind == "rotor" else f"sensor:{'Gps' if kind == 'gps_denied' else fault.get('sensor')}"
+        if declared is not None:  # its owner lists its fail times under the fault's kind (fault_clocks)
+            target = kind
+        else:
+            target = "rotor" if kind == "rotor" else f"sensor:{'Gps' if kind == 'gps_denied' else fault.get('sensor')}"
         triggers.append({"fault": index, "kind": kind, "target": target, "when": when})
     else:
         at = float(fault["at"])
         if at >= duration:
             raise _fail(path, f"{key}.at", f"{at:g} s is not inside the run ({duration:g} s); start it earlier")
+    if declared is not None:
+        if declared.fault.time in values:
+            raise _fail(path, key, f"a second {kind} fault; a scenario gives each kind of fault once")
+        values.update(declared.fault.values(fault, at))
+        return
     if kind == "rotor":
         if "rotor_fail_time" in values:
             raise _fail(path, key, "a second rotor fault; a scenario fails one rotor")
