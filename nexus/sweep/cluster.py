@@ -59,14 +59,14 @@ class Cluster:
 
     def close(self) -> None:
         if self.owned:
-            import ray
+            import ray  # noqa: PLC0415  (reason: heavy optional dependency, nexus[ray])
 
             ray.shutdown()
 
 
 def _import_ray():
     try:
-        import ray
+        import ray  # noqa: PLC0415  (reason: heavy optional dependency, nexus[ray]; its absence is one line)
     except ImportError:
         raise SweepError("nexus sweep needs Ray: pip install 'nexus[ray]' (or pip install ray)") from None
     return ray
@@ -84,7 +84,7 @@ LOOPBACK = ("127.0.0.1", "::1")
 def _loopback_node():
     """Let ``ray.init`` keep 127.0.0.1 as the node address (see the module's docstring)."""
     try:
-        from ray._private import ray_constants
+        from ray._private import ray_constants  # noqa: PLC0415  (reason: optional Ray, and a private module)
     except ImportError:
         ray_constants = None
     if not hasattr(ray_constants, "ENABLE_RAY_CLUSTER"):  # another Ray: connect's check after ray.init warns
@@ -133,7 +133,7 @@ def connect(address: str | None, parallel: int | None, dashboard: bool = False, 
     ray = _import_ray()
     if address is not None and address.startswith("ray://"):
         try:
-            import grpc  # noqa: F401, PLC0415 (Ray Client's transport: what ray[client] adds to plain ray)
+            import grpc  # noqa: F401, PLC0415  (reason: Ray Client's transport, what ray[client] adds to plain ray)
         except ImportError:
             raise SweepError(f"--address {address}: a ray:// address needs Ray Client, which plain ray lacks; "
                              "pip install 'nexus[ray]' (it installs ray[client]) or pip install 'ray[client]'") from None

@@ -74,7 +74,7 @@ def figures_from_summary(folder: Path) -> dict | None:
     path = Path(folder) / "summary.parquet"
     if not path.is_file():
         return None
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # noqa: PLC0415  (reason: loads slowly; only a finished run's summary needs it)
 
     try:
         table = pq.read_table(path)

@@ -12,6 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pxr import Sdf, Usd
+
+import nexus  # noqa: F401 (registers the Nexus USD schemas, so schema attributes resolve)
+from nexus.core.errors import BuildError
+from nexus.plant.assets import resolve_asset
+from nexus.runtime.params import _specs, parameters, unknown_name
 from nexus.sweep.spec import SweepError
 
 #: USD value types by their scalar kind; a vector type (``float3``) takes a list of that many numbers.
@@ -21,11 +27,6 @@ _TEXT = ("token", "string", "asset")
 
 
 def _open(kind: str, name: str):
-    import nexus  # noqa: F401 (registers the Nexus USD schemas, so schema attributes resolve)
-    from pxr import Usd
-
-    from nexus.plant.assets import resolve_asset
-
     path = resolve_asset(kind, name)
     return path, Usd.Stage.Open(str(path))
 
@@ -66,9 +67,6 @@ def check_attributes(sweep_path: Path, vehicle: str, scene: str, values: dict[st
     """Refuse an unknown prim, an unknown attribute or a value of the wrong type (one line each), and a
     [random] range (``ranges``: key -> [low, high]) that reaches past the attribute's bounds: whichever values
     the random seed draws, the whole range is checked."""
-    from nexus.core.errors import BuildError
-    from nexus.runtime.params import unknown_name  # noqa: PLC0415
-
     try:
         stages = {"vehicle": _open("vehicle", vehicle), "scene": _open("scene", scene)}
     except BuildError as error:
@@ -80,8 +78,6 @@ def check_attributes(sweep_path: Path, vehicle: str, scene: str, values: dict[st
             raise SweepError(f"{sweep_path}: {key!r}: no prim {prim_path} in the vehicle {stages['vehicle'][0]} "
                              f"or the scene {stages['scene'][0]}")
         if attr is None and kind == "vehicle":
-            from nexus.runtime.params import parameters  # noqa: PLC0415
-
             table = parameters(vehicle)
             try:
                 table.resolve(key, "sweep")  # a name the table knows but a sweep does not read says so
@@ -107,8 +103,6 @@ def check_attributes(sweep_path: Path, vehicle: str, scene: str, values: dict[st
 
 def _param_of(stage, prim_path: str, attribute: str):
     """The component parameter (its bounds) a Nexus schema of the prim declares for ``attribute``, or None."""
-    from nexus.runtime.params import _specs  # noqa: PLC0415
-
     for path, spec in _specs(stage):
         if path == prim_path:
             for param in spec.all_params:
@@ -122,8 +116,6 @@ def write_overrides(folder: Path, vehicle: str, scene: str, attributes: dict) ->
 
     Only a file that has a varied attribute gets a layer; the other stays as given.
     """
-    from pxr import Sdf, Usd
-
     if not attributes:
         return vehicle, scene
     stages = {"vehicle": _open("vehicle", vehicle), "scene": _open("scene", scene)}

@@ -20,6 +20,7 @@ calls for a point whose worker died and when a sweep is stopped.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -29,6 +30,12 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+
+from nexus.plant.loading import load_plant
+from nexus.px4.controller import CONNECT_TIMEOUT_S, Px4Controller
+from nexus.px4.instance import claim_instance
+from nexus.px4.mission import Px4Mission
+from nexus.px4.params import px4_parameters
 
 log = logging.getLogger("nexus")
 
@@ -104,10 +111,6 @@ def mission_options(settings: dict, url: str) -> dict:
 
 def _mission_in_loop() -> bool:
     """Whether the PX4 controller flies the built-in mission itself (its ``mission`` option), on sim ticks."""
-    import inspect
-
-    from nexus.px4.controller import Px4Controller
-
     return "mission" in inspect.signature(Px4Controller.__init__).parameters
 
 
@@ -131,9 +134,6 @@ class Px4Flight:
         return self.folder / PX4_DIR
 
     def _params(self, config) -> dict[str, str]:
-        from nexus.plant.loading import load_plant
-        from nexus.px4.params import px4_parameters
-
         plant, _, _ = load_plant(config.vehicle, config.scene, "cpu")
         values = {f"PX4_PARAM_{k}": str(v) for k, v in px4_parameters(plant).items()}
         values.update({f"PX4_PARAM_{k}": str(v) for k, v in self.settings.get("params", {}).items()})
@@ -151,8 +151,6 @@ class Px4Flight:
 
     def start(self, config):
         """Claim an instance, start PX4 and the mission; returns ``config`` with the link on K's port."""
-        from nexus.px4.instance import claim_instance
-
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.claim = claim_instance()
         instance = self.claim.instance
@@ -166,7 +164,6 @@ class Px4Flight:
         if self.settings.get("pin_cpu") is not None:  # PX4 on one core: with settle, the reproducible setup
             argv = ["taskset", "-c", str(int(self.settings["pin_cpu"]) % (os.cpu_count() or 1)), *argv]
         self.px4 = self._spawn(argv, env, self.workdir, self.workdir / "px4.out")
-        from nexus.px4.controller import CONNECT_TIMEOUT_S  # noqa: PLC0415
 
         options = replace(config.controller_options, **instance.controller_options())
         if options.connect_timeout == CONNECT_TIMEOUT_S:  # not set by the sweep file: PX4's boot timeout
@@ -184,8 +181,6 @@ class Px4Flight:
         elif self.settings.get("mission", "nexus") == "nexus" and _mission_in_loop():
             options = replace(options, mission=mission_options(self.settings, instance.mavlink_url))  # in the loop
         elif self.settings.get("mission", "nexus") == "nexus":
-            from nexus.px4.mission import Px4Mission
-
             self.mission = Px4Mission(instance.mavlink_url, say=lambda text: log.info("mission: %s", text),
                                       stop=threading.Event())
             self.mission_thread = threading.Thread(target=self._fly_mission, daemon=True)

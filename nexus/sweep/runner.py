@@ -41,10 +41,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nexus.record.durable import write_atomic
+from nexus.sweep.cluster import connect
+from nexus.sweep.figures import run_figures, run_info
 from nexus.sweep.points import Point, check_attribute_values, count, expand, varied_keys
 from nexus.sweep.progress import SweepProgress
+from nexus.sweep.px4_fleet import end_leftovers
 from nexus.sweep.spec import MAX_POINTS_WITHOUT_YES, SweepError, parse
 from nexus.sweep.table import OK_STATUSES, write_table
+from nexus.sweep.task import Gate, fly_point, unpack, warm
 
 log = logging.getLogger("nexus")
 
@@ -128,8 +133,6 @@ def prepare(spec_path: Path, options: SweepOptions) -> tuple:
 
 
 def _write_sweep_file(out: Path, spec, points: list[Point]) -> None:
-    from nexus.record.durable import write_atomic
-
     data = {"sweep_file": str(spec.path), "mode": spec.mode, "parameters": varied_keys(spec),
             "points": [p.as_dict() for p in points]}
     write_atomic(out / SWEEP_FILE, (json.dumps(data, indent=2, sort_keys=True, default=str) + "\n").encode())
@@ -137,8 +140,6 @@ def _write_sweep_file(out: Path, spec, points: list[Point]) -> None:
 
 def _ended_row(point: Point, folder: Path) -> dict | None:
     """The row of a point whose folder already holds a run that ended by itself (for --resume), else None."""
-    from nexus.sweep.figures import run_figures, run_info
-
     info = run_info(folder)
     if info is None or info.get("status") not in ENDED:
         return None
@@ -202,8 +203,6 @@ def run_sweep(spec_path: Path, options: SweepOptions, say=print) -> SweepResult:
 def fly_points(spec, points: list[Point], options: SweepOptions, say=print) -> SweepResult:
     """Start or join Ray and fly ``points`` (checked already) into ``options.out``: what :func:`run_sweep` does
     after reading its file, and what ``nexus test`` does with the points of its scenarios."""
-    from nexus.sweep.cluster import connect
-
     out = Path(options.out)
     with _sigterm_kept():  # the caller's handler back at the end, not the one ray.init put in
         cluster = connect(options.address, options.parallel, options.dashboard)
@@ -222,10 +221,7 @@ def fly_points(spec, points: list[Point], options: SweepOptions, say=print) -> S
 
 
 def _fly_all(spec, points: list[Point], options: SweepOptions, cluster, say) -> SweepResult:
-    import ray
-
-    from nexus.sweep.px4_fleet import end_leftovers
-    from nexus.sweep.task import Gate, fly_point, unpack, warm
+    import ray  # noqa: PLC0415  (reason: heavy optional dependency, imported where a sweep flies)
 
     out = Path(options.out)
     parameters = varied_keys(spec)
