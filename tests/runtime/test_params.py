@@ -72,7 +72,7 @@ EXPECTED = {
 }
 
 
-# name -> the part its drawn value goes to (nexus/worlds/drawn.py): the owner each module declares beside itself.
+# name -> the part its drawn value goes to (nexus/vocab/drawn.py): the owner each module declares beside itself.
 OWNERS = {
     "/vehicle/body/base physics:mass": "nexus.plant.placement.vary_mass",
     "com_x": "nexus.plant.placement.vary_mass",

@@ -1,6 +1,6 @@
 """A force defined only in this file takes its own drawn parameter, with no edit under ``nexus/``.
 
-``Lift`` declares ``lift_z`` beside its class (:func:`nexus.worlds.drawn.draws`) and says how it joins the
+``Lift`` declares ``lift_z`` beside its class (:func:`nexus.vocab.drawn.draws`) and says how it joins the
 ring (``from_draws``). The resolver then lists the name with its owner, a variation file may draw it, each
 world's value reaches the component, and the flight feels it.
 """
