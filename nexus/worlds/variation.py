@@ -23,6 +23,8 @@ generator, up to 1000 times), ``uniform`` (``low`` <= ``high``), ``choice``
 (``values``, optional non-negative ``weights`` of the same length) and
 ``constant`` (``value``). ``per_rotor = true`` draws one value per rotor for
 the parameters that allow it; otherwise one draw is shared by every rotor.
+Each table's keys and their types are declared once, in
+:mod:`nexus.worlds.variation_tables` (checked with msgspec).
 
 Each distribution is checked whole against its parameter's bounds when the file is read, never draw by
 draw (a file that flew with one seed and failed with another): a uniform's ``[low, high]``, a choice's and a
@@ -66,6 +68,7 @@ from nexus.vocab.types import is_number as _is_number
 from nexus.vocab.types import show as _show
 from nexus.vocab.types import type_name as _type_name
 from nexus.worlds.owners import drawn_parameters, occurrences
+from nexus.worlds.variation_tables import read_table
 
 #: How many times a truncated normal redraws a sample outside its bounds before giving up.
 MAX_TRUNCATION_TRIES = 1000
@@ -76,13 +79,6 @@ NORMAL_REACH = 6.0
 #: tries never run out).
 MIN_KEPT = 0.03
 
-#: The distributions a table may name, each with its required and optional keys.
-DISTRIBUTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "normal": (("mean", "std"), ("low", "high")),
-    "uniform": (("low", "high"), ()),
-    "choice": (("values",), ("weights",)),
-    "constant": (("value",), ()),
-}
 
 
 @dataclass(frozen=True)
@@ -379,14 +375,6 @@ def _names(names: Sequence[str]) -> str:
     return ", ".join(names) if names else "(the vehicle has no sensors)"
 
 
-def _number(context: str, key: str, value) -> float:
-    if not _is_number(value):
-        raise BuildError(f"{context}: {key!r} must be a number, not {_type_name(value)}")
-    if not math.isfinite(value):
-        raise BuildError(f"{context}: {key!r} must be finite, not {value}")
-    return float(value)
-
-
 def _scalar(context: str, info: Drawn, value, what: str) -> object:
     """A value of the parameter's kind, from the file: a float, a rotor index or a name."""
     if info.kind == "str":
@@ -502,31 +490,9 @@ def _within_bounds(context: str, info: Drawn, dist: Distribution) -> Distributio
 
 
 def _parse_table(context: str, info: Drawn, table: dict) -> tuple[Distribution, bool]:
-    if "dist" not in table:
-        raise BuildError(f"{context}: its table needs a 'dist' key, one of: {', '.join(DISTRIBUTIONS)}")
+    given = read_table(context, table)  # its keys and their types (nexus.worlds.variation_tables)
     kind = table["dist"]
-    if not isinstance(kind, str):
-        raise BuildError(f"{context}: 'dist' must be a string, one of: {', '.join(DISTRIBUTIONS)}; "
-                         f"not {_type_name(kind)}")
-    if kind not in DISTRIBUTIONS:
-        close = difflib.get_close_matches(kind, list(DISTRIBUTIONS), n=1, cutoff=0.6)
-        hint = f" did you mean {close[0]!r}?" if close else ""
-        raise BuildError(f"{context}: dist {kind!r} is unknown;{hint} valid: {', '.join(DISTRIBUTIONS)}")
-    required, optional = DISTRIBUTIONS[kind]
-    allowed = ("dist", *required, *optional, "per_rotor")
-    for key in table:
-        if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-            hint = f" did you mean {close[0]!r}?" if close else ""
-            raise BuildError(f"{context}: key {key!r} is unknown in a {kind} table;{hint} "
-                             f"a {kind} takes: {', '.join(allowed)}")
-    missing = [key for key in required if key not in table]
-    if missing:
-        raise BuildError(f"{context}: a {kind} needs {' and '.join(repr(k) for k in missing)}; add "
-                         f"{'them' if len(missing) > 1 else 'it'} to the table")
-    per_rotor = table.get("per_rotor", False)
-    if not isinstance(per_rotor, bool):
-        raise BuildError(f"{context}: 'per_rotor' must be true or false, not {_type_name(per_rotor)}")
+    per_rotor = given.per_rotor
     if per_rotor and not info.per_rotor_allowed:
         allowed_names = [p.name for p in drawn_parameters().values() if p.per_rotor_allowed]
         raise BuildError(f"{context}: per_rotor = true is allowed only for {', '.join(allowed_names)}; "
@@ -538,35 +504,25 @@ def _parse_table(context: str, info: Drawn, table: dict) -> tuple[Distribution, 
         raise BuildError(f"{context} is a name and cannot come from a {kind} distribution; use a string or "
                          'choice, e.g. {dist = "choice", values = ["a", "b"]}')
     if kind == "normal":
-        mean, std = _number(context, "mean", table["mean"]), _number(context, "std", table["std"])
-        if std < 0:
-            raise BuildError(f"{context}: 'std' must be >= 0, not {_show(std)}")
-        low = _number(context, "low", table["low"]) if "low" in table else None
-        high = _number(context, "high", table["high"]) if "high" in table else None
+        mean, std, low, high = given.mean, given.std, given.low, given.high
         if low is not None and high is not None and low > high:
             raise BuildError(f"{context}: 'low' ({_show(low)}) is above 'high' ({_show(high)}); swap them")
         return _within_bounds(context, info, Distribution("normal", mean=mean, std=std, low=low, high=high)), \
             per_rotor
     if kind == "uniform":
-        low, high = _number(context, "low", table["low"]), _number(context, "high", table["high"])
+        low, high = given.low, given.high
         if low > high:
             raise BuildError(f"{context}: 'low' ({_show(low)}) is above 'high' ({_show(high)}); swap them")
         return _within_bounds(context, info, Distribution("uniform", low=low, high=high)), per_rotor
     if kind == "constant":
-        return Distribution("constant", values=(_scalar(context, info, table["value"], "'value'"),)), per_rotor
-    values = table["values"]
-    if not isinstance(values, list) or not values:
-        raise BuildError(f"{context}: a choice's 'values' must be a non-empty array, not "
-                         f"{'an empty array' if values == [] else _type_name(values)}")
-    values = tuple(_scalar(context, info, v, f"choice value {v!r}") for v in values)
+        return Distribution("constant", values=(_scalar(context, info, given.value, "'value'"),)), per_rotor
+    values = tuple(_scalar(context, info, v, f"choice value {v!r}") for v in given.values)
     weights = None
-    if "weights" in table:
-        raw = table["weights"]
-        if not isinstance(raw, list) or len(raw) != len(values):
-            got = f"{len(raw)} weights" if isinstance(raw, list) else _type_name(raw)
+    if given.weights is not None:
+        if len(given.weights) != len(values):
             raise BuildError(f"{context}: a choice's 'weights' must be an array of {len(values)} numbers, one per "
-                             f"value; got {got}")
-        weights = tuple(_number(context, "weights", w) for w in raw)
+                             f"value; got {len(given.weights)} weights")
+        weights = tuple(given.weights)
         if any(w < 0 for w in weights):
             raise BuildError(f"{context}: a choice's 'weights' must be >= 0; got {', '.join(map(_show, weights))}")
         if sum(weights) <= 0:
