@@ -15,8 +15,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nexus.control.registry import scalable_gains
+from nexus.core.errors import BuildError
+from nexus.plant.crash import crash_line
+from nexus.runtime.flight import RunConfig
+from nexus.runtime.run_folder import RunFolder
+from nexus.scenario.baseline import check_baselines, compare
 from nexus.scenario.checks import BROKEN, CheckResult, evaluate_run, run_tick_s
+from nexus.scenario.fault_trigger import fired_faults
+from nexus.scenario.px4_messages import px4_messages
 from nexus.scenario.spec import MAX_POINTS_WITHOUT_YES, Scenario, ScenarioError, load
+from nexus.sweep.points import Point, point_id
+from nexus.sweep.runner import RUNS, SWEEP_FILE, SweepOptions, fly_points
+from nexus.sweep.spec import Axis, SweepSpec
 
 #: Verdicts of one scenario × matrix point.
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
@@ -95,10 +106,6 @@ def prepare(paths, options: ScenarioOptions) -> tuple[list[Case], list]:
 
     Returns every case (skipped ones included) and the sweep points of those that fly.
     """
-    from nexus.control.registry import scalable_gains
-    from nexus.runtime.flight import RunConfig
-    from nexus.sweep.points import Point, point_id
-
     gains = scalable_gains()  # the registered controllers' (nexus.control.registry)
     for name, factor in options.gain_scale.items():
         if name not in gains:
@@ -136,8 +143,6 @@ def prepare(paths, options: ScenarioOptions) -> tuple[list[Case], list]:
             if not any(p.id == pid for p in points):
                 points.append(Point(pid, {"scenario": scenario.name, **values}, config, {}, px4))
     if options.baseline is not None:
-        from nexus.scenario.baseline import check_baselines
-
         check_baselines(options.baseline, cases)
     return cases, points
 
@@ -160,9 +165,6 @@ def _px4_settings(scenario: Scenario) -> dict | None:
 
 def run_tests(paths, options: ScenarioOptions, say=print) -> list[Case]:
     """Check, fly every case not skipped through the sweep machinery, then judge each from its run folder."""
-    from nexus.sweep.runner import RUNS, SWEEP_FILE, SweepOptions, fly_points
-    from nexus.sweep.spec import Axis, SweepSpec
-
     cases, points = prepare(paths, options)
     out = Path(options.out)
     if out.exists() and not out.is_dir():
@@ -180,17 +182,12 @@ def run_tests(paths, options: ScenarioOptions, say=print) -> list[Case]:
         if case.point_id is not None:
             judge(case, out / RUNS / case.point_id)
     if options.baseline is not None:
-        from nexus.scenario.baseline import compare
-
         compare(options.baseline, cases)
     return cases
 
 
 def judge(case: Case, folder: Path) -> None:
     """The case's verdict from its run folder: an error when the run broke, else its checks' results."""
-    from nexus.core.errors import BuildError
-    from nexus.runtime.run_folder import RunFolder
-
     case.folder = folder
     info = RunFolder(folder).peek_info()
     if info is None:
@@ -204,8 +201,6 @@ def judge(case: Case, folder: Path) -> None:
         mission = RunFolder(folder).json_object("mission.json")  # the fleet's mission thread writes it
         if mission is not None:
             info = {**info, "mission_file": mission}
-        from nexus.scenario.px4_messages import px4_messages  # noqa: PLC0415
-
         info = {**info, "px4_messages": px4_messages(folder, info)}
     if info.get("status") != "finished" or info.get("exit_reason") in BROKEN:
         case.verdict = ERROR
@@ -218,15 +213,12 @@ def judge(case: Case, folder: Path) -> None:
         return
     triggers = case.scenario.ring.get("triggers") or []
     if triggers:
-        from nexus.scenario.fault_trigger import fired_faults
-
         case.faults = fired_faults(triggers, table, run_tick_s(info))
     started = time.perf_counter()
     case.results = evaluate_run(case.scenario.checks, table, info)
     case.check_s = time.perf_counter() - started
     case.verdict = FAILED if case.failed_results() else PASSED
     if info.get("exit_reason") == "crashed":  # a crash fails the scenario, whatever its checks saw before it
-        from nexus.plant.crash import crash_line  # noqa: PLC0415
 
         case.verdict = FAILED
         case.reason = f"{crash_line(info.get('crash') or {}) or 'crashed'} (run folder {folder})"
