@@ -20,6 +20,7 @@ calls for a point whose worker died and when a sweep is stopped.
 
 from __future__ import annotations
 
+import ctypes
 import inspect
 import json
 import logging
@@ -49,8 +50,6 @@ GRACE_S = 5.0
 def _die_with_parent() -> None:
     """In the child before exec: SIGKILL when the process that started it (the worker) ends."""
     try:
-        import ctypes
-
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except OSError:
         pass
