@@ -328,3 +328,28 @@ def test_the_scenario_flies_and_the_pull_drops_at_the_fault_s_time(tmp_path, veh
     first = int(np.argmax(pulled == 0.625))
     assert (pulled[:first] == 2.5).all() and (pulled[first:] == 0.625).all()
     assert time[first] == pytest.approx(CUT_S, abs=TICK_S + 1e-9)
+
+
+WHEN = SCENARIO.replace("at = CUT", "when = {step = 1}").replace("""[[step]]
+do = "takeoff"
+""", """[[step]]
+do = "hold"
+time = 0.3
+
+[[step]]
+do = "takeoff"
+""")
+
+
+def test_a_declared_fault_fires_on_a_condition_through_the_part_s_fault_clocks(tmp_path, vehicle):
+    scenario = load(scenario_file(tmp_path, vehicle, WHEN))
+    assert scenario.ring["triggers"] == [{"fault": 0, "kind": "tether_cut", "target": "tether_cut",
+                                          "when": {"step": 1}}]
+    out = tmp_path / "run"
+    run_flight(RunConfig(**scenario.run, scenario=scenario.ring), out, progress=False)
+    table = RunFolder(out).record()
+    pulled = table.column(next(n for n in table.column_names if n.endswith("tether_pull"))).to_numpy().reshape(-1)
+    fired = table.column("fault_tick/0").to_numpy().reshape(-1)
+    # The pull is the file's until the tick the trigger fired the cut (the tick after step 1 began), then a quarter.
+    assert ((fired >= 0) == (pulled == 0.625)).all() and ((fired < 0) == (pulled == 2.5)).all()
+    assert 0 < int(np.argmax(fired >= 0)) < len(fired) - 1
