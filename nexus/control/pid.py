@@ -421,7 +421,7 @@ class PidController(Component):
         self.knows_failures = bool(knows_failures)
         #: Each rotor's :class:`~nexus.plant.rotor_geometry.RotorGeometry` (maps a drawn failure to its slot).
         self.geometry = None
-        self.params = None
+        self._params = None
 
     @property
     def rotor_count(self) -> int:
@@ -453,9 +453,9 @@ class PidController(Component):
     def prepare(self, ctx) -> None:
         self.dt = ctx.dt
         self.worlds = ctx.worlds
-        self.params = wp.array([device_params(self.gains, self.thrust_model_factor, self.gravity)], dtype=PidParams, device=ctx.device)
+        self._params = wp.array([device_params(self.gains, self.thrust_model_factor, self.gravity)], dtype=PidParams, device=ctx.device)
         #: The arrays the spec declares, by name (the rollout differentiates the gains in ``params``).
-        self.arrays = NamedArrays(f"controller {self.name}", PID_SPEC.arrays, params=self.params)
+        self.arrays = NamedArrays(f"controller {self.name}", PID_SPEC.arrays, params=self._params)
         failures = failures_of(ctx, self.geometry) if (self.knows_failures and self.geometry) else None
         self.mix = mix_tables(self.allocation, ctx.worlds, ctx.device, failures)
         self.no_clock = wp.zeros(ctx.worlds, dtype=wp.int64, device=ctx.device)
@@ -469,8 +469,8 @@ class PidController(Component):
     def set_gains(self, gains: PidGains) -> None:
         """Change the gains between ticks; a captured graph reads the new values on its next replay."""
         self.gains = gains
-        if self.params is not None:
-            self.params.assign([device_params(gains, self.thrust_model_factor, self.gravity)])
+        if self._params is not None:
+            self._params.assign([device_params(gains, self.thrust_model_factor, self.gravity)])
 
     def scale_gains(self, factors: dict) -> None:
         """Multiply each named gain (:data:`PID_GAINS`, a per-axis tuple) by its factor (a scenario's
@@ -482,7 +482,7 @@ class PidController(Component):
         wp.launch(
             pid_control,
             dim=self.worlds,
-            inputs=[io["estimate"], io["setpoint"], io["armed"], self.params, io.state_in["pid"], float(self.dt),
+            inputs=[io["estimate"], io["setpoint"], io["armed"], self._params, io.state_in["pid"], float(self.dt),
                     self.mix, io["time_ns"] if self.knows_failures else self.no_clock],
             outputs=[io.state_out["pid"], io["controls"]],
             device=io.device,
