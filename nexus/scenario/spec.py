@@ -5,7 +5,10 @@ the start, the air over time, the faults, the mission as steps, the checks over 
 seeds, vehicles and variation files to fly it over, and the tolerances a baseline comparison allows.
 ``docs/testing.md`` lists every key; :class:`ScenarioFile` declares them (their types and bounds, checked by
 :mod:`nexus.vocab.data_file` with msgspec), and the code after it checks how they fit together (a window
-inside the run, a fault's step among the steps, a check's bound on the side its measure takes).
+inside the run, a fault's step among the steps, a check's bound on the side its measure takes). Besides its own
+fault kinds (rotor, sensor, gps_denied, link_loss) a ``[[fault]]`` may name any kind a part declares beside its
+class (:mod:`nexus.vocab.faults`): its keys are checked against that declaration, and the values it sets go to
+the part as fixed draws.
 
 Every error is a :class:`ScenarioError` of one line: the file, the key at fault, and how to fix it.
 """
