@@ -101,7 +101,7 @@ class SweepFile(msgspec.Struct, forbid_unknown_fields=True):
     """A sweep file as declared: its four tables (``[grid]`` or ``[random]``, not both)."""
 
     run: dict[str, Any] = {}
-    grid: dict[str, Any] | None = None
+    grid: Annotated[dict[str, list[Any]] | None, fix("give a list of values, e.g. [1, 2]")] = None
     random: _Random | None = None
     px4: _Px4 | None = None
 
@@ -123,8 +123,8 @@ def _sentence(problem: Problem) -> str:
         return f"{table} must be a table ([{table}])"
     if problem.kind == "unknown":
         return f"[{table}]: unknown key {problem.name!r}; [{table}] takes {', '.join(problem.allowed)}"
-    if table == "random":
-        return f"[random]: {problem.name} = {None if problem.value is MISSING else problem.value!r}: {problem.fix}"
+    if table in ("random", "grid"):
+        return f"[{table}]: {problem.name} = {None if problem.value is MISSING else problem.value!r}: {problem.fix}"
     return f"[{table}]: {problem.fix}"
 #: RunConfig fields whose string value is a path when it looks like one.
 PATH_FIELDS = ("vehicle", "scene", "vary")
@@ -338,8 +338,6 @@ def parse(path: str | Path) -> SweepSpec:
         mode, count, random_seed = "grid", 0, 0
         for key, values in data["grid"].items():
             axis = _axis(path, "[grid]", key, known, vehicle)
-            if not isinstance(values, list):
-                raise _fail(path, f"[grid]: {key} = {values!r}: give a list of values, e.g. [1, 2]")
             if not values:
                 raise _fail(path, f"[grid]: {key} = []: an empty list makes an empty grid (no points)")
             if not axis.is_attribute:
