@@ -11,11 +11,14 @@ import click
 from nexus.commands.exits import exit_status, report_error, worlds_failed_status
 from nexus.commands.options import (LaterOptions, config_option, default_durations, flight_options, later, resolve,
                                     run_config)
+from nexus.control import registry
+from nexus.core.errors import BuildError
+from nexus.vocab.settings import help_of
 
 
 def _files_in(out: Path) -> str:
     """The run files in ``out`` that a reader can open whole, for closing messages."""
-    from nexus.runtime.runs import whole_files
+    from nexus.runtime.runs import whole_files  # noqa: PLC0415  (reason: keeps nexus run --help fast)
 
     found = whole_files(out)
     return ", ".join(found) if found else "no files"
@@ -23,7 +26,7 @@ def _files_in(out: Path) -> str:
 
 def _flown(out: Path) -> str:
     """Ticks and sim time from ``out/run.json`` (best effort, for the interrupt message)."""
-    from nexus.runtime.run_folder import RunFolder  # noqa: PLC0415
+    from nexus.runtime.run_folder import RunFolder  # noqa: PLC0415  (reason: keeps nexus run --help fast)
 
     info = RunFolder(out).peek_info() or {}
     if "ticks" not in info or "sim_time_s" not in info:
@@ -33,8 +36,7 @@ def _flown(out: Path) -> str:
 
 def _duration_option() -> list:
     """``--duration``, whose help gives each controller's default run length (from the registry)."""
-    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
-    from nexus.vocab.settings import help_of  # noqa: PLC0415
+    from nexus.runtime.flight import RunConfig  # noqa: PLC0415  (reason: keeps nexus run --help fast)
 
     duration = next(f for f in fields(RunConfig) if f.name == "duration")
     return [config_option("duration", help_of(duration) + " Default, by controller: "
@@ -44,8 +46,7 @@ def _duration_option() -> list:
 
 def _realtime_option() -> list:
     """``--realtime [FACTOR]`` (RunConfig's ``realtime``): alone it means 1, real time."""
-    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
-    from nexus.vocab.settings import help_of  # noqa: PLC0415
+    from nexus.runtime.flight import RunConfig  # noqa: PLC0415  (reason: keeps nexus run --help fast)
 
     realtime = next(f for f in fields(RunConfig) if f.name == "realtime")
     return [click.option("--realtime", type=float, is_flag=False, flag_value=1.0, default=None,
@@ -54,8 +55,6 @@ def _realtime_option() -> list:
 
 def _controller_run_options() -> list:
     """The options each registered controller adds to ``nexus run`` (PX4's mission and instance)."""
-    from nexus.control import registry  # noqa: PLC0415
-
     return [made for hook in registry.run_hooks().values() for made in hook.options()]
 
 
@@ -77,7 +76,7 @@ class _RunCommand(LaterOptions):
                     number = float(value)
                 except ValueError:
                     continue
-                from nexus.runtime.pacing import check_factor  # noqa: PLC0415
+                from nexus.runtime.pacing import check_factor  # noqa: PLC0415  (reason: keeps nexus run --help fast)
 
                 check_factor(number)  # a one-line error, before anything is built
         return super().parse_args(ctx, args)
@@ -107,14 +106,14 @@ def run(ctx, out, overwrite, quiet, live_view, view_port, view_host, world_of, r
     """Fly a vehicle in a scene and record the flight (or many: --worlds N)."""
     from dataclasses import replace
 
-    from nexus.control import registry
-    from nexus.runtime.run import prepare_out, run_flight, ticks_in
+    # The flight code loads Warp: imported here, it keeps nexus run --help fast.
+    from nexus.runtime.run import prepare_out, run_flight, ticks_in  # noqa: PLC0415  (reason: --help fast)
 
     hooks = registry.run_hooks()  # what each controller adds to the run beyond its options
     extras = {name: {key: flight.pop(key) for key in hook.names} for name, hook in hooks.items()}
     variation = None
     if world_of is not None:
-        from nexus.commands.world_of import world_of_run
+        from nexus.commands.world_of import world_of_run  # noqa: PLC0415  (reason: keeps nexus run --help fast)
 
         given = [name for name in flight if name != "device"
                  and ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
@@ -128,7 +127,7 @@ def run(ctx, out, overwrite, quiet, live_view, view_port, view_host, world_of, r
         options = run_config(ctx, **flight)
         options.check()
     if realtime is not None:  # pacing only: it changes no bit, so --world-of takes it too
-        from nexus.runtime.pacing import check_factor
+        from nexus.runtime.pacing import check_factor  # noqa: PLC0415  (reason: keeps nexus run --help fast)
 
         options = replace(options, realtime=check_factor(realtime))
     elif world_of is not None:
@@ -141,7 +140,7 @@ def run(ctx, out, overwrite, quiet, live_view, view_port, view_host, world_of, r
     warp_device = resolve(options.device, ctx.obj["verbose"])
     watch = None
     if live_view:  # a busy port is refused here, before anything is written
-        from nexus.viz.live import BUDGET, PACED_BUDGET, LiveWatch
+        from nexus.viz.live import BUDGET, PACED_BUDGET, LiveWatch  # noqa: PLC0415  (reason: --help fast)
 
         watch = LiveWatch(view_host, view_port, say=lambda line: click.echo(line, err=True),
                           budget=PACED_BUDGET if options.realtime is not None else BUDGET)  # paced: mostly asleep
@@ -157,21 +156,20 @@ def run(ctx, out, overwrite, quiet, live_view, view_port, view_host, world_of, r
         summary = run_flight(replace(options, device=warp_device), out, progress=not quiet, overwrite=overwrite,
                              watch=watch, variation=variation)
     except KeyboardInterrupt as stop:
-        from nexus.runtime.stopping import stop_reason
+        from nexus.runtime.stopping import stop_reason  # noqa: PLC0415  (reason: keeps nexus run --help fast)
 
         reason = stop_reason(stop)
         click.echo(f"\n{reason} {_flown(out)}; exit_reason {reason}; the run's files are in {out}: "
                    f"{_files_in(out)}", err=True)
         ctx.exit(exit_status(stop))
     except Exception as error:
-        from nexus.core.errors import BuildError
-        from nexus.runtime.run import remove_failed_build
+        from nexus.runtime.run import remove_failed_build  # noqa: PLC0415  (reason: keeps nexus run --help fast)
 
         status = report_error(ctx, error)
         if chosen and isinstance(error, BuildError) and remove_failed_build(out):
             click.echo("nothing flew: no run folder was kept", err=True)
         else:
-            from nexus.runtime.run_folder import RunFolder
+            from nexus.runtime.run_folder import RunFolder  # noqa: PLC0415  (reason: keeps nexus run --help fast)
 
             again = f" (nothing flew: a run into {out} replaces them)" if RunFolder(out).is_failed_build() else ""
             click.echo(f"the run failed; its files are in {out}: {_files_in(out)}{again}", err=True)
@@ -200,7 +198,7 @@ def run(ctx, out, overwrite, quiet, live_view, view_port, view_host, world_of, r
 
 def _finish(finishers, out: Path) -> None:
     """Each controller's report of what it did around the run (PX4's built-in mission), from run.json."""
-    from nexus.runtime.run_folder import RunFolder  # noqa: PLC0415
+    from nexus.runtime.run_folder import RunFolder  # noqa: PLC0415  (reason: keeps nexus run --help fast)
 
     try:
         info = RunFolder(out).peek_info() or {}

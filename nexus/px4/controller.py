@@ -75,7 +75,9 @@ from nexus.px4.gather import STAMPS, Px4Row, gather_px4_row
 from nexus.px4.errors import AnswerTimeoutError, BadActuatorsError, NoAnswerError, WrongStampsError
 from nexus.px4.host_views import HostView
 from nexus.px4.link import DEFAULT_HOST, DEFAULT_PORT, MavlinkLink
-from nexus.px4.mission import MAV_MODE_FLAG_SAFETY_ARMED
+from nexus.px4.commander import LockstepCommander
+from nexus.px4.mission import DEFAULT_URL, MAV_MODE_FLAG_SAFETY_ARMED, MissionPlan
+from nexus.px4.step_mission import StepsPlan
 from nexus.px4.packer import FramePacker
 from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef
 from nexus.px4.peer_process import PeerProcess
@@ -271,16 +273,11 @@ class Px4Controller(Component):
         if self.link.server is None:
             self.link.listen()  # a busy port fails the build, before any stage runs
         if self.mission_options is not None and self.commander is None:
-            from nexus.px4.commander import LockstepCommander
-            from nexus.px4.mission import DEFAULT_URL, MissionPlan
-
             options = dict(self.mission_options)
             url = options.pop("url", DEFAULT_URL)
             link_loss = options.pop("link_loss", None)  # [start, end) [s]: the ground station falls silent
             steps = options.pop("steps", None)  # a scenario's steps, flown as an uploaded PX4 mission
             if steps is not None:
-                from nexus.px4.step_mission import StepsPlan
-
                 plan = StepsPlan(steps, **options)
             else:
                 plan = MissionPlan(**options)

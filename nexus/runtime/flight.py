@@ -292,8 +292,8 @@ def build_flight(
     if air is not None:  # its place: before every force stage that reads it
         components.append(placed(air, "air"))
     components = compose(components)
-    # Each draw to the part that declares it.
-    components += [placed(part, "draw", sequence=at) for at, part in enumerate(take_draws(plant, components, variation))]
+    drawn = take_draws(plant, components, variation)  # each draw to the part that declares it
+    components += [placed(part, "draw", sequence=at) for at, part in enumerate(drawn)]
     crash = None
     if detect_crash and CrashDetector.fits(plant):
         crash = placed(CrashDetector(plant), "monitor")

@@ -30,7 +30,9 @@ from nexus.core import Component
 from nexus.core.device import resolve_device
 from nexus.core.errors import BuildError
 from nexus.record.writer import RecordWriter
+from nexus.render.preview import write_previews
 from nexus.runtime.flight import Flight, RunConfig, build_flight, fly
+from nexus.runtime.pacing import Pacer, peer_waits
 from nexus.runtime.startup import start
 
 log = logging.getLogger("nexus")
@@ -100,8 +102,6 @@ class FlightSession:
             self.before_start(self.flight)
         self.origin = start(self.flight.loop, self.flight.vehicle.plant)
         if self.options.realtime is not None:
-            from nexus.runtime.pacing import Pacer, peer_waits  # noqa: PLC0415
-
             self.pacer = Pacer(self.options.realtime, self.flight.loop.dt_ns,
                                excused=peer_waits(self.flight.loop.components))
         return self
@@ -169,8 +169,6 @@ class FlightSession:
         if not self.previews or self.frames is None:
             return
         try:
-            from nexus.render.preview import write_previews  # noqa: PLC0415
-
             self.preview_files = list(write_previews(self.frames))
         except Exception as error:
             log.warning("could not write the camera previews in %s: %s", self.frames, error)

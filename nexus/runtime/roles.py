@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from nexus.core.signals import Read
 from nexus.core.stage import Stage
 from nexus.core.wiring import Output, WiringRule
+from nexus.guidance.tracking import TRACKING_APIS
+from nexus.plant.assets import FOLDERS, available
 
 #: The estimate signal (:class:`~nexus.estimation.types.PoseTwist`) and the setpoint signal.
 ESTIMATE = "estimate"
@@ -41,9 +43,6 @@ class EstimatorNeeded(WiringRule):
 
 def scenes_with_reference() -> list[str]:
     """The shipped scenes that hold a tracking prim (so their runs write ``reference``), by name."""
-    from nexus.guidance.tracking import TRACKING_APIS  # noqa: PLC0415
-    from nexus.plant.assets import FOLDERS, available  # noqa: PLC0415
-
     found = []
     for name in available("scene"):
         path = FOLDERS["scene"] / f"{name}.usda"

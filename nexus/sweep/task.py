@@ -69,7 +69,7 @@ def warm(config: dict | None = None, gate=None, workers: int = 1) -> int:
         except Exception as error:  # noqa: BLE001
             logging.getLogger("nexus").debug("warm-up build failed: %s", error)
     if gate is not None:  # hold this worker until every warm-up has one of its own
-        import ray
+        import ray  # noqa: PLC0415  (reason: ray is optional and heavy; only a sweep's workers need it)
 
         ray.get(gate.arrive.remote())
         deadline = time.monotonic() + 600.0
