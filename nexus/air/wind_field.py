@@ -36,8 +36,10 @@ from nexus.air.dryden import (MIN_AIRSPEED, W20, dryden_scales, first_order_step
 from nexus.air.gust import GUST_PARAMETERS, Gust, check_drawn_gusts, read_gusts, toward, world_gusts
 from nexus.core import Component
 from nexus.core.errors import BuildError
+from nexus.core.rng import stream_seed
 from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative, positive
 from nexus.plant.body_state import BodyState
+from nexus.plant.usd_files import open_stage
 from nexus.schemas.reader import read_prim, where
 from nexus.vocab.drawn import Drawn, draws, within, non_negative as _at_least_zero
 
@@ -257,8 +259,6 @@ class WindField(Component):
         """The scene's wind prim (``NexusWindAPI``, at most one) with the run's ``--wind`` and ``--turbulence``
         over it, and each world's drawn air (``variation``) over both; None when neither the scene, the options
         nor the variation declare air (the ring then keeps its bits)."""
-        from nexus.plant.loading import open_stage  # noqa: PLC0415
-
         path = Path(plant.scene_path)
         stage = open_stage(path)
         prims = [p for p in stage.Traverse() if p.HasAPI(WIND_SPEC.schema)]
@@ -285,8 +285,6 @@ class WindField(Component):
         return cls(name, body=plant.body_label(plant.base_path), gusts=gusts, **values)
 
     def prepare(self, ctx) -> None:
-        from nexus.sensors.noise import stream_seed  # noqa: PLC0415
-
         v, device, worlds = self.values, ctx.device, ctx.worlds
         # Each world's drawn air (``--vary``: wind_speed, wind_direction, turbulence_level), else the prim's.
         drawn = [ctx.values_of(w) for w in range(worlds)]

@@ -49,6 +49,7 @@ from nexus.core import Component, Read, Stage
 from nexus.core.errors import BuildError
 from nexus.core.spec import Output, Param, Spec, StateVar, non_negative, positive
 from nexus.plant.plant import Plant
+from nexus.schemas.reader import where
 from nexus.vocab import drawn
 
 #: The done flag a world gets when its pack is empty (1 is a mission's "done", 2 a failed world).
@@ -251,8 +252,6 @@ class Battery(Component):
 
     @classmethod
     def from_prim(cls, prim, values, ctx) -> Battery:
-        from nexus.schemas.reader import where  # noqa: PLC0415
-
         check_curve(values["open_circuit_voltage"], where(prim, cls.spec, ctx.path))
         return cls(str(prim.GetPath()), ctx.plant, **values)
 

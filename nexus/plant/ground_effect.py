@@ -40,6 +40,7 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Spec, positive
 from nexus.plant.plant import Plant, Rotor
 from nexus.plant.propeller import ROTOR_VARIATION_ARRAYS, RotorVariation, rotor_factor, rotor_variation, variation_arrays
+from nexus.schemas.reader import read_prim, where
 from nexus.vocab import drawn
 
 #: The least height over radius the formula is used at (below it, held there): ratio at most 4/3.
@@ -176,8 +177,6 @@ class GroundEffect(Component):
     @classmethod
     def from_prim(cls, prim, values, ctx) -> GroundEffect:
         """The ground effect of the propeller on the same prim (its ``nexus:body``)."""
-        from nexus.schemas.reader import read_prim, where  # noqa: PLC0415
-
         path = str(prim.GetPath())
         # The prim is a propeller's too: ``values`` may be the propeller's, so read this spec's own.
         values = read_prim(prim, cls.spec, ctx.path)

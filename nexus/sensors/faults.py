@@ -26,6 +26,7 @@ from nexus.core import Component, Read, Stage
 from nexus.core.clock import NEVER_NS, at_ns
 from nexus.core.errors import BuildError
 from nexus.record.layout import numpy_dtype
+from nexus.sensors.sensor import Sensor
 from nexus.vocab import drawn
 
 FREEZE = wp.constant(0)
@@ -104,8 +105,6 @@ class SensorFaults(Component):
         """The faults of a ring where some world gets one, after every sensor of the ring (else None)."""
         if not any(math.isfinite(v.get("sensor_fault_time", math.inf)) for v in ring.variation):
             return None
-        from nexus.sensors.sensor import Sensor  # noqa: PLC0415
-
         return cls([c for c in ring.components if isinstance(c, Sensor)], ring.variation)
 
     def stages(self) -> list[Stage]:

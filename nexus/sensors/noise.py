@@ -1,7 +1,8 @@
 """Gaussian draws for sensor noise, from named streams and the device tick counter.
 
 Each noise source has its own stream (``imu/accel/<prim>``, ``gps/drift/<prim>``,
-...), whose seed comes from the run's :class:`~nexus.core.RngTree`. A kernel
+...), whose seed comes from the run's :class:`~nexus.core.RngTree`
+(:func:`nexus.core.rng.stream_seed`). A kernel
 seeds Warp's generator with that seed and the tick counter that the clock
 increments inside the graph, so every replay of a captured graph draws fresh
 numbers while a run stays bit-exact from one run to the next.
@@ -10,13 +11,6 @@ numbers while a run stays bit-exact from one run to the next.
 from __future__ import annotations
 
 import warp as wp
-
-from nexus.core.rng import RngTree
-
-
-def stream_seed(rng: RngTree, stream: str, prim: str) -> int:
-    """The 31-bit seed of ``stream`` for the sensor at ``prim``: two sensors never share one."""
-    return rng.child(stream).child(prim).seed32
 
 
 @wp.func

@@ -21,8 +21,10 @@ import warp as wp
 
 from nexus.core import Component
 from nexus.core.errors import BuildError
+from nexus.core.rng import stream_seed
 from nexus.core.spec import Input, Param, Spec
 from nexus.plant.body_state import BodyState
+from nexus.schemas.reader import read_connections
 from nexus.sensors.schedule import SCHEDULE, SampleClock, period_ns, sample_clock
 from nexus.vocab import drawn
 
@@ -104,8 +106,6 @@ class Sensor(Component):
     @classmethod
     def from_prim(cls, prim, values: dict, ctx, **extra) -> Sensor:
         """The sensor for a prim: its checked spec values, the body it sits under, and ``extra``."""
-        from nexus.schemas.reader import read_connections  # noqa: PLC0415
-
         return cls(str(prim.GetPath()), body=mounted_body(prim, ctx), connections=read_connections(prim, cls.spec, ctx.path),
                    **values, **extra)
 
@@ -133,8 +133,6 @@ class Sensor(Component):
 
     def world_seeds(self, ctx, streams: tuple[str, ...], dtype) -> wp.array:
         """Each world's seed of each of ``streams`` (drawn from that world's random tree), one row per world."""
-        from nexus.sensors.noise import stream_seed  # noqa: PLC0415
-
         rows = [[stream_seed(ctx.world_rng(w), stream, self.name) for stream in streams] for w in range(ctx.worlds)]
         if len(streams) == 1:
             return wp.array([row[0] for row in rows], dtype=wp.int32, device=ctx.device)
