@@ -6,7 +6,7 @@ distance, ``nacon`` of them over all worlds). A contact point touches when its d
 yet, and those are left out. Every shape of the vehicle collides with the ground and the scene's other
 shapes, so a touching point is the vehicle on the ground or against an obstacle.
 
-Only a scenario with a ``contact`` check adds this stage (``nexus/scenario/ring.py``): other flights keep
+Only a scenario with a ``contact`` check adds this stage (``nexus/runtime/scenario_parts.py``): other flights keep
 their ring and their bits. It writes and reads nothing the physics uses.
 """
 

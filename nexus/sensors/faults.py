@@ -128,7 +128,7 @@ class SensorFaults(Component):
 
     def fault_clocks(self) -> dict:
         """Each faulted sensor's per-world fault times [ns] (``sensor:<label>``), for a fault fired by a
-        condition (:mod:`nexus.scenario.fault_trigger` writes its firing time into them)."""
+        condition (:mod:`nexus.runtime.fault_trigger` writes its firing time into them)."""
         return {f"sensor:{sensor_label(sensor)}": [launch[0]]
                 for (sensor, _, _), launch in zip(self.targets, getattr(self, "_launches", ()), strict=False)}
 
