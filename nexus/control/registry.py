@@ -143,9 +143,9 @@ class Controller:
     gains: tuple[str, ...] = ()
     #: What ``nexus run`` adds for it (:class:`RunHooks`); None: nothing.
     run_hooks: RunHooks | None = None
-    #: The table of a sweep file that sets up what it needs outside Nexus (PX4's ``[px4]``: the binary, a
-    #: fleet of instances); None: it needs none, and a sweep with such a table flies another controller.
-    sweep_table: str | None = None
+    #: The table of a sweep or scenario file that sets up what it needs outside Nexus (PX4's ``[px4]``: the
+    #: binary, a fleet of instances); None: it needs none, and a file with such a table flies another one.
+    setup_table: str | None = None
 
     def make_options(self, given: ControllerOptions | Mapping | None, where: str = "controller_options"):
         """``given`` as this controller's options: kept when it is, read as a table (None: the defaults)."""
@@ -164,7 +164,7 @@ _REGISTRY: dict[str, Controller] = {}
 def register(name: str, build: Builder, *, help: str, options: type[ControllerOptions] = ControllerOptions,
              reads_setpoint: bool = False, own_estimator: bool = False, single_world: str | None = None,
              duration_s: float = 60.0, gains: Sequence[str] = (), run_hooks: RunHooks | None = None,
-             sweep_table: str | None = None) -> Controller:
+             setup_table: str | None = None) -> Controller:
     """Register the controller ``name`` (what ``--controller`` takes); returns its entry.
 
     The same builder registered again (its module imported twice) replaces its entry; another
@@ -178,7 +178,7 @@ def register(name: str, build: Builder, *, help: str, options: type[ControllerOp
             module, getattr(build, "__qualname__", "")):
         raise BuildError(f"controller {name!r} is registered twice, by {old.module} and by {module}; rename one")
     entry = Controller(name, build, help, options, reads_setpoint, own_estimator, single_world, float(duration_s),
-                       module, tuple(gains), run_hooks, sweep_table)
+                       module, tuple(gains), run_hooks, setup_table)
     _REGISTRY[name] = entry
     return entry
 
@@ -219,9 +219,9 @@ def run_hooks() -> dict[str, RunHooks]:
     return {c.name: c.run_hooks for c in controllers().values() if c.run_hooks is not None}
 
 
-def with_sweep_table(table: str) -> tuple[str, ...]:
-    """The controllers a sweep file's ``table`` (``[px4]``) sets up, by name."""
-    return tuple(c.name for c in controllers().values() if c.sweep_table == table)
+def with_setup_table(table: str) -> tuple[str, ...]:
+    """The controllers a sweep or scenario file's ``table`` (``[px4]``) sets up, by name."""
+    return tuple(c.name for c in controllers().values() if c.setup_table == table)
 
 
 def import_plugins(modules: Sequence[str], source: str = "--plugin") -> None:

@@ -722,4 +722,4 @@ register("px4", _build, help="PX4 SITL in lockstep over a MAVLink TCP link (its 
          own_estimator=True, duration_s=300.0,
          single_world="one PX4 SITL instance flies one vehicle (several PX4 instances come with PX4 fleets)",
          run_hooks=RunHooks(run_options.options, run_options.NAMES, run_options.check, run_options.start),
-         sweep_table="px4")
+         setup_table="px4")

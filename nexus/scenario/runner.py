@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nexus.control.registry import scalable_gains
+from nexus.control import registry
+from nexus.control.registry import DEFAULT_CONTROLLER, scalable_gains
 from nexus.core.errors import BuildError
 from nexus.plant.crash import crash_line
 from nexus.runtime.flight import RunConfig
@@ -132,7 +133,7 @@ def prepare(paths, options: ScenarioOptions) -> tuple[list[Case], list]:
                 continue
             ring = dict(scenario.ring)
             if options.gain_scale:
-                if scenario.run.get("controller", "pid") != "pid":
+                if not registry.get(scenario.run.get("controller", DEFAULT_CONTROLLER)).gains:
                     raise ScenarioError(f"{scenario.path}: --scale-gain scales the PID's gains, but the scenario "
                                         f"flies controller {scenario.run['controller']!r}")
                 ring["gain_scale"] = {**ring.get("gain_scale", {}), **options.gain_scale}

@@ -16,7 +16,7 @@ Every error is a :class:`ScenarioError` of one line: the file, the key at fault,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -32,7 +32,7 @@ from nexus.plant.usd_files import open_stage
 from nexus.px4.step_mission import PX4_STEPS
 from nexus.runtime.flight import RunConfig
 from nexus.scenario.fault_trigger import CONDITIONS, PENDING_S
-from nexus.control.registry import scalable_gains
+from nexus.control.registry import DEFAULT_CONTROLLER, scalable_gains
 from nexus.sweep.spec import resolve_path
 from nexus.vocab import data_file
 from nexus.vocab import faults as declared_faults
@@ -81,7 +81,7 @@ _Limit = Positive | None
 
 
 class _Controller(_Table):
-    name: str = "pid"
+    name: str = DEFAULT_CONTROLLER
     gain_scale: Annotated[dict[str, NonNegative], fix("give a table of gain = factor, e.g. {rate_p = 0.1}")] = {}
     knows_failures: Annotated[bool | None, fix("takes true or false, with controller.name = \"pid\"")] = None
 
@@ -543,13 +543,14 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
 
 
 def _controller(path: Path, table: dict, run: dict, ring: dict) -> None:
-    name = table.get("name", "pid")
+    name = table.get("name", DEFAULT_CONTROLLER)
     if name not in registry.names():
         raise _fail(path, "controller.name", f"{name!r}; choose one of {', '.join(registry.names())}")
     run["controller"] = name
     if "knows_failures" in table:
-        if name != "pid":
-            raise _fail(path, "controller.knows_failures", "takes true or false, with controller.name = \"pid\"")
+        if "knows_failures" not in {f.name for f in fields(registry.get(name).options)}:
+            knowing = _controllers_with(lambda c: "knows_failures" in {f.name for f in fields(c.options)})
+            raise _fail(path, "controller.knows_failures", f"takes true or false, with controller.name = {knowing}")
         run["controller_options"] = {"knows_failures": table["knows_failures"]}
     scale = table.get("gain_scale", {})
     gains = scalable_gains()  # the registered controllers' (nexus.control.registry)
@@ -557,15 +558,22 @@ def _controller(path: Path, table: dict, run: dict, ring: dict) -> None:
         if key not in gains:
             raise _fail(path, f"controller.gain_scale.{key}", f"unknown gain; scale one of {', '.join(gains)}")
     if scale:
-        if name != "pid":
-            raise _fail(path, "controller.gain_scale", "scales the PID's gains; set controller.name = \"pid\"")
+        if not registry.get(name).gains:
+            raise _fail(path, "controller.gain_scale", "scales the PID's gains; set controller.name = "
+                        f"{_controllers_with(lambda c: c.gains)}")
         ring["gain_scale"] = {k: float(v) for k, v in scale.items()}
 
 
+def _controllers_with(has) -> str:
+    """The registered controllers that ``has(entry)`` holds for, as a scenario file names them: ``"pid"``."""
+    return " or ".join(f'"{c.name}"' for c in registry.controllers().values() if has(c))
+
+
 def _px4(path: Path, data: dict, run: dict, px4_binary: str | None) -> dict | None:
-    if run["controller"] != "px4":
+    if run["controller"] not in registry.with_setup_table("px4"):
         if "px4" in data:
-            raise _fail(path, "px4", "is for controller.name = \"px4\"; set it, or remove [px4]")
+            named = " or ".join(f'"{name}"' for name in registry.with_setup_table("px4"))
+            raise _fail(path, "px4", f"is for controller.name = {named}; set it, or remove [px4]")
         return None
     table = data.get("px4", {})
     if "binary" not in table:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nexus.control.registry import with_sweep_table
+from nexus.control.registry import with_setup_table
 from nexus.core.errors import BuildError
 from nexus.runtime.flight import RunConfig
 from nexus.sweep.overrides import check_attributes
@@ -103,8 +103,8 @@ def expand(spec: SweepSpec) -> list[Point]:
             config.dt_ns  # noqa: B018 (a tick rate that is no whole number of nanoseconds is refused here)
         except BuildError as error:
             raise SweepError(f"{spec.path}: the point {values} cannot fly: {error}") from None
-        if px4 is not None and config.controller not in with_sweep_table("px4"):
-            wanted = " or ".join(f'controller = "{name}"' for name in with_sweep_table("px4"))
+        if px4 is not None and config.controller not in with_setup_table("px4"):
+            wanted = " or ".join(f'controller = "{name}"' for name in with_setup_table("px4"))
             raise SweepError(f"{spec.path}: [px4] is given but the point {values} flies controller "
                              f"{config.controller!r}; set {wanted} in [run]")
         pid = point_id(config.as_dict(), attributes, px4)

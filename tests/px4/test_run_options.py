@@ -16,7 +16,7 @@ from nexus.runtime.flight import RunConfig
 def test_the_registry_holds_what_the_command_line_and_the_sweeps_ask_of_px4():
     hooks = registry.run_hooks()
     assert list(hooks) == ["px4"] and hooks["px4"].names == run_options.NAMES
-    assert registry.with_sweep_table("px4") == ("px4",)
+    assert registry.with_setup_table("px4") == ("px4",)
     assert registry.scalable_gains() == PID_GAINS and registry.get("px4").gains == ()
 
 
