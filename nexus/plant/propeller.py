@@ -22,6 +22,7 @@ from nexus.core.clock import at_ns
 from nexus.core.spec import Input, Param, Relation, Spec
 from nexus.plant.plant import Plant, Rotor
 from nexus.vocab import drawn
+from nexus.vocab.faults import Fault, FaultKey, declare_faults
 
 #: The drawn factors a rotor force reads, by name (each launch's own :class:`RotorVariation`; the gym redraws them).
 ROTOR_VARIATION_ARRAYS = (
@@ -195,8 +196,16 @@ ROTOR_DRAWS = (
 #: A world gets the rotor failure with its drawn probability (stream ``vary/rotor_fail_occurs/<world>``).
 ROTOR_FAILURE = drawn.Occurrence("rotor_fail_time", "rotor_fail_probability", "rotor_fail_occurs",
                                  {"rotor_fail_index": 0, "rotor_fail_fraction": 0.0})
+#: A scenario's ``[[fault]] kind = "rotor"``: from its time on, rotor ``rotor`` keeps ``fraction`` of its thrust.
+ROTOR_FAULT = Fault("rotor", "a rotor fails: from then on it keeps a fraction of its thrust and drag torque",
+                    time="rotor_fail_time", once="a scenario fails one rotor", keys=(
+                        FaultKey("rotor", "rotor_fail_index", "-", "which rotor fails (0-based)", 0, kind="int",
+                                 allowed=drawn.non_negative, fix="give the rotor's index, 0 or more"),
+                        FaultKey("fraction", "rotor_fail_fraction", "-", "the failed rotor's thrust that remains", 0.0,
+                                 allowed=drawn.unit_interval)))
 
 
+@declare_faults(ROTOR_FAULT)
 @drawn.draws(*ROTOR_DRAWS, occurrences=(ROTOR_FAILURE,))
 class Propeller(Component):
     """One propeller, one force stage. The loaded rotor carries its coefficients and spin

@@ -6,9 +6,9 @@ seeds, vehicles and variation files to fly it over, and the tolerances a baselin
 ``docs/testing.md`` lists every key; :class:`ScenarioFile` declares them (their types and bounds, checked by
 :mod:`nexus.vocab.data_file` with msgspec), and the code after it checks how they fit together (a window
 inside the run, a fault's step among the steps, a check's bound on the side its measure takes). Besides its own
-fault kinds (rotor, sensor, gps_denied, link_loss) a ``[[fault]]`` may name any kind a part declares beside its
-class (:mod:`nexus.vocab.faults`): its keys are checked against that declaration, and the values it sets go to
-the part as fixed draws.
+fault kinds (sensor, gps_denied, link_loss) a ``[[fault]]`` may name any kind a part declares beside its class
+(:mod:`nexus.vocab.faults`; the rotor's, beside the propeller): its keys are checked against that declaration,
+and the values it sets go to the part as fixed draws.
 
 Every error is a :class:`ScenarioError` of one line: the file, the key at fault, and how to fix it.
 """
@@ -38,6 +38,7 @@ from nexus.vocab import data_file
 from nexus.vocab import faults as declared_faults
 from nexus.vocab.data_file import MISSING, Count, NonNegative, Number, Positive, Problem, fix, key_text
 from nexus.vocab.faults import Fault, FaultKey
+from nexus.worlds import owners  # noqa: F401 (Nexus's own parts declared: the rotor's fault)
 from nexus.worlds.variation import check_distributions
 
 #: Keys of ``[start]``: the vehicle's start in the scene [m, east and north] and its heading [deg].
@@ -124,11 +125,6 @@ _ONE_CONDITION = "give one condition as a table, e.g. when = {altitude_above = 1
 class _Fault(_Table, tag_field="kind"):
     at: _At = None
     when: Annotated[_When | None, fix(f"{_ONE_CONDITION}; one of {', '.join(CONDITIONS)}")] = None
-
-
-class _RotorFault(_Fault, tag="rotor"):
-    rotor: Annotated[Count, fix("give the rotor's index, 0 or more")] = 0
-    fraction: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.0
 
 
 class _SensorFault(_Fault, tag="sensor"):
@@ -238,7 +234,7 @@ class ScenarioFile(_Table, kw_only=True):
     controller: _Controller = msgspec.field(default_factory=_Controller)
     start: _Start = msgspec.field(default_factory=_Start)
     environment: _Environment = msgspec.field(default_factory=_Environment)
-    fault: list[_RotorFault | _SensorFault | _GpsDenied | _LinkLoss] = []
+    fault: list[_SensorFault | _GpsDenied | _LinkLoss] = []  # and the declared kinds: scenario_file()
     step: list[_Takeoff | _Goto | _Hold | _Turn | _Land | _Wait] = []
     check: list[_Check] = []
     matrix: _Matrix = msgspec.field(default_factory=_Matrix)
@@ -252,11 +248,13 @@ KEYS = data_file.fields_of(ScenarioFile)
 CONTROLLER_KEYS = data_file.fields_of(_Controller)
 ENVIRONMENT_KEYS = data_file.fields_of(_Environment)
 GUST_KEYS = data_file.fields_of(_Gust)
-#: Each ``[[fault]]``: its ``kind`` and the keys it takes (``at`` [s] or a ``when`` condition, one of them).
-FAULT_KEYS = {cls.__struct_config__.tag: data_file.fields_of(cls) for cls in (_RotorFault, _SensorFault, _GpsDenied)}
+#: Each ``[[fault]]`` of the scenario's own kinds: its ``kind`` and the keys it takes (``at`` [s] or a ``when``
+#: condition, one of them). The other kinds (the rotor's among them) are declared beside their parts.
+FAULT_KEYS = {cls.__struct_config__.tag: data_file.fields_of(cls) for cls in (_SensorFault, _GpsDenied)}
 #: ``[[fault]] kind = "link_loss"`` (PX4 only): the ground station's link is down over [at, end) [s].
 LINK_LOSS_KEYS = data_file.fields_of(_LinkLoss)
-#: The scenario's own fault kinds; any other is declared beside the part it breaks (:mod:`nexus.vocab.faults`).
+#: The scenario's own fault kinds; any other is declared beside the part it breaks (:mod:`nexus.vocab.faults`:
+#: the rotor's beside the propeller, nexus.plant.propeller.ROTOR_FAULT).
 BUILTIN_FAULTS = (*FAULT_KEYS, "link_loss")
 #: Each ``[[step]]``: what it ``do``es and the keys it takes.
 STEP_KEYS = {cls.__struct_config__.tag: data_file.fields_of(cls)
@@ -276,14 +274,14 @@ def _key_type(key: FaultKey) -> Any:
     """A declared fault key's type as msgspec checks it: a finite number within its allowed values, a whole
     number, or a name."""
     if key.kind == "str":
-        return Annotated[str, fix(f"give a name: {key.doc}")]
+        return Annotated[str, fix(key.fix or f"give a name: {key.doc}")]
     allowed = key.allowed
     low, high = (allowed.low, allowed.high) if allowed is not None else (-math.inf, math.inf)
     open_low, open_high = (allowed.open_low, allowed.open_high) if allowed is not None else (False, False)
     if key.kind == "int":
         bounds = {**({"gt" if open_low else "ge": int(low)} if math.isfinite(low) else {}),
                   **({"lt" if open_high else "le": int(high)} if math.isfinite(high) else {})}
-        return Annotated[int, msgspec.Meta(**bounds), fix(f"give a whole number: {key.doc}")]
+        return Annotated[int, msgspec.Meta(**bounds), fix(key.fix or f"give a whole number: {key.doc}")]
     big = 1.7976931348623157e308  # finite: TOML's inf and nan fail the bound
     return Annotated[float, msgspec.Meta(**{"gt" if open_low else "ge": low if math.isfinite(low) else -big,
                                             "lt" if open_high else "le": high if math.isfinite(high) else big})]
@@ -295,9 +293,12 @@ def _declared_fault(fault: Fault) -> type:
                              bases=(_Fault,), tag=fault.kind, forbid_unknown_fields=True)
 
 
-def declared_kinds() -> tuple[str, ...]:
-    """The fault kinds parts declare (:mod:`nexus.vocab.faults`), in the order they were declared."""
-    return tuple(declared_faults.declared())
+def fault_kinds() -> tuple[str, ...]:
+    """The kinds a ``[[fault]]`` takes besides ``link_loss``, as its sentences list them: those Nexus's own parts
+    declare (the rotor), the scenario's own, then those other modules declare (:mod:`nexus.vocab.faults`)."""
+    declared = declared_faults.declared()
+    own = tuple(k for k, d in declared.items() if d.label.startswith("nexus."))
+    return (*own, *FAULT_KEYS, *(k for k in declared if k not in own))
 
 
 def scenario_file() -> type:
@@ -314,7 +315,7 @@ def _scenario_file(_version: int) -> type:
         if kind in BUILTIN_FAULTS:
             raise BuildError(f"{entry.label} declares the scenario fault {kind!r}, one of the scenario's own "
                              f"({', '.join(BUILTIN_FAULTS)}); give it another kind")
-    kinds = (_RotorFault, _SensorFault, _GpsDenied, _LinkLoss, *(_declared_fault(d.fault) for d in declared.values()))
+    kinds = (_SensorFault, _GpsDenied, _LinkLoss, *(_declared_fault(d.fault) for d in declared.values()))
     return msgspec.defstruct("ScenarioFile", [("fault", list[Union[kinds]], [])], bases=(ScenarioFile,),
                              kw_only=True, forbid_unknown_fields=True)
 
@@ -323,7 +324,7 @@ def _sentence(problem: Problem) -> str:
     """The fix for the first thing the declaration refuses, as the hand-written checks of old worded it."""
     value, name = problem.value, problem.name
     if name in _TAGGED and problem.kind in ("choice", "missing", "type"):
-        choices = {"do": ", ".join(STEP_KEYS), "kind": f"{', '.join((*FAULT_KEYS, *declared_kinds()))}, link_loss (PX4)",
+        choices = {"do": ", ".join(STEP_KEYS), "kind": f"{', '.join(fault_kinds())}, link_loss (PX4)",
                    "measure": ", ".join(MEASURES)}[name]
         shown = None if value is MISSING else value
         return f"{shown!r}: unknown {_TAGGED[name]}; choose one of {choices}"
@@ -685,9 +686,9 @@ def _when(path: Path, key: str, when: dict) -> dict:
 
 def _fault(path: Path, index: int, fault: dict, duration: float, values: dict, triggers: list[dict],
            sensors: list[dict]) -> None:
-    """A rotor or sensor fault into ``values`` (the first sensor fault) or ``sensors`` (every sensor fault), a
-    declared fault into ``values`` (the drawn values its declaration says it sets), and each into ``triggers``
-    when it waits for a condition."""
+    """A declared fault (the rotor's) into ``values`` (the drawn values its declaration says it sets), a sensor
+    fault into ``values`` (the first sensor fault) or ``sensors`` (every sensor fault), and each into
+    ``triggers`` when it waits for a condition."""
     key = f"fault[{index}]"
     kind = fault["kind"]
     declared = declared_faults.declared().get(kind)
@@ -699,10 +700,8 @@ def _fault(path: Path, index: int, fault: dict, duration: float, values: dict, t
     if "when" in fault:
         when = _when(path, f"{key}.when", fault["when"])
         at = PENDING_S  # the fault is built waiting; the trigger stage writes its time when the condition holds
-        if declared is not None:  # its owner lists its fail times under the fault's kind (fault_clocks)
-            target = kind
-        else:
-            target = "rotor" if kind == "rotor" else f"sensor:{'Gps' if kind == 'gps_denied' else fault.get('sensor')}"
+        # A declared fault's owners list their fail times under its kind (fault_clocks); a sensor's, under its name.
+        target = kind if declared is not None else f"sensor:{'Gps' if kind == 'gps_denied' else fault.get('sensor')}"
         triggers.append({"fault": index, "kind": kind, "target": target, "when": when})
     else:
         at = float(fault["at"])
@@ -710,15 +709,8 @@ def _fault(path: Path, index: int, fault: dict, duration: float, values: dict, t
             raise _fail(path, f"{key}.at", f"{at:g} s is not inside the run ({duration:g} s); start it earlier")
     if declared is not None:
         if declared.fault.time in values:
-            raise _fail(path, key, f"a second {kind} fault; a scenario gives each kind of fault once")
+            raise _fail(path, key, f"a second {kind} fault; {declared.fault.once}")
         values.update(declared.fault.values(fault, at))
-        return
-    if kind == "rotor":
-        if "rotor_fail_time" in values:
-            raise _fail(path, key, "a second rotor fault; a scenario fails one rotor")
-        rotor = fault.get("rotor", 0)
-        values.update(rotor_fail_time=at, rotor_fail_index=rotor,
-                      rotor_fail_fraction=float(fault.get("fraction", 0.0)))
         return
     if kind == "gps_denied":
         sensor, mode = "Gps", "dropout"

@@ -37,8 +37,9 @@ KEY_KINDS = ("float", "int", "str")
 @dataclass(frozen=True)
 class FaultKey:
     """One key a ``[[fault]]`` of a declared kind takes: the drawn value it ``sets``, its type (``kind``: one of
-    :data:`KEY_KINDS`), unit, meaning, the value a fault that leaves it out gets (``default``) and the allowed
-    values of a number (``allowed``, an :class:`~nexus.vocab.drawn.Interval`; None: any finite number)."""
+    :data:`KEY_KINDS`), unit, meaning, the value a fault that leaves it out gets (``default``), the allowed
+    values of a number (``allowed``, an :class:`~nexus.vocab.drawn.Interval`; None: any finite number) and the
+    fix a scenario's error gives for a value of the wrong type (``fix``; empty: one made from ``doc``)."""
 
     name: str
     sets: str
@@ -47,6 +48,7 @@ class FaultKey:
     default: Any
     kind: str = "float"
     allowed: Interval | None = None
+    fix: str = ""
 
     def __post_init__(self):
         if self.kind not in KEY_KINDS:
@@ -58,12 +60,14 @@ class FaultKey:
 @dataclass(frozen=True)
 class Fault:
     """A scenario fault: its ``kind`` (``[[fault]] kind = "..."``), what it does (``doc``), the drawn value its
-    start time [s] sets (``time``; ``math.inf`` in a world without the fault) and the keys it takes."""
+    start time [s] sets (``time``; ``math.inf`` in a world without the fault), the keys it takes, and why a
+    scenario gives it once (``once``: the end of the sentence refusing a second one)."""
 
     kind: str
     doc: str
     time: str
     keys: tuple[FaultKey, ...] = ()
+    once: str = "a scenario gives each kind of fault once"
 
     def values(self, given: dict, at: float) -> dict:
         """The fixed drawn values of one ``[[fault]]`` table (``given``: its keys as the file wrote them,
