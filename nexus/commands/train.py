@@ -29,9 +29,9 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
               help="Policy rate [Hz]; must divide the 250 Hz tick into a whole number of ticks.")
 @click.option("--noise", type=float, default=1.0, show_default=True, help="Observation noise scale (0: none).")
 @click.option("--vary", type=click.Path(dir_okay=False), default=None,
-              help="Variation file (TOML, docs/worlds.md): each world draws mass, thrust_scale, drag_scale, wind_x, "
-                   "wind_y, wind_z, esc_lag_scale and noise_scale afresh at the start of every episode, and its other "
-                   "parameters once, when the environment is built.")
+              help="Variation file (TOML, docs/worlds.md): each world draws mass, thrust_scale, drag_scale, "
+                   "base_force_x, base_force_y, base_force_z, esc_lag_scale and noise_scale afresh at the start of "
+                   "every episode, and its other parameters once, when the environment is built.")
 @click.option("--vehicle", default="astro_max_base", show_default=True, help="Vehicle name or .usda path.")
 @click.option("--evaluate/--no-evaluate", default=True, show_default=True,
               help="After training a hover policy: score it against the success bar (OUT/evaluation.json).")

@@ -5,7 +5,7 @@ World ``k``'s values for its episode ``e`` come from the seed branch
 so they depend on the environment's seed, the world and the episode index only:
 world 0 of one world draws what world 0 of 64 does. :class:`EpisodeDraws`
 writes them into the device arrays their owners read (the base body's mass,
-the rotors' thrust and drag factors, the wind force, the ESC lag factor, the
+the rotors' thrust and drag factors, the base force, the ESC lag factor, the
 sensors' noise factor), in place, so a captured graph keeps its pointers. The
 environment calls it from its one host exchange per step, for the worlds that
 reset in that step only; a step where no world reset costs one ``any()``.
@@ -28,7 +28,6 @@ import warp as wp
 from nexus.core.arrays import declaring
 from nexus.core.errors import BuildError
 from nexus.core.rng import RngTree
-from nexus.plant.wind import Wind
 from nexus.sensors.faults import sensor_label
 from nexus.sensors.sensor import Sensor
 from nexus.vocab import data_file
@@ -36,7 +35,8 @@ from nexus.runtime.params import variation_names
 from nexus.worlds.variation import load_variation
 
 #: The variation parameters a world draws afresh at every episode.
-PER_EPISODE = ("mass", "thrust_scale", "drag_scale", "wind_x", "wind_y", "wind_z", "esc_lag_scale", "noise_scale")
+PER_EPISODE = ("mass", "thrust_scale", "drag_scale", "base_force_x", "base_force_y", "base_force_z", "esc_lag_scale",
+               "noise_scale")
 #: Parameters the environment refuses: its task draws the start state of every episode.
 REFUSED = {"start_x": "the task draws each episode's start position",
            "start_y": "the task draws each episode's start position",
@@ -87,7 +87,8 @@ class EpisodeDraws:
         self.plant = plant
         #: The rotor forces that hold the drawn ``thrust_scale`` and ``drag_scale`` by name (propellers, ground effect).
         self.scaled = [c for c in declaring(components, "thrust_scale") if "thrust_scale" in c.arrays]
-        self.winds = [c for c in components if isinstance(c, Wind)]
+        #: The components holding a per-world ``force`` array by name (the base force).
+        self.pushed = [c for c in declaring(components, "force") if "force" in c.arrays]
         #: The components holding a per-world ``lag_scale`` array by name (the ESCs).
         self.lagged = [c for c in declaring(components, "lag_scale") if "lag_scale" in c.arrays]
         self.sensors = [c for c in components if isinstance(c, Sensor)]
@@ -111,13 +112,13 @@ class EpisodeDraws:
             if name in names:
                 for holder in self.scaled:
                     _write_rows(holder.arrays[name], drawn, name)
-        for axis, name in enumerate(("wind_x", "wind_y", "wind_z")):
+        for axis, name in enumerate(("base_force_x", "base_force_y", "base_force_z")):
             if name in names:
-                for wind in self.winds:
-                    rows = wind.force.numpy()
+                for component in self.pushed:
+                    rows = component.arrays.force.numpy()
                     for w, values in drawn:
                         rows[w, axis] = values[name]
-                    wind.force.assign(rows)
+                    component.arrays.force.assign(rows)
         if "esc_lag_scale" in names:
             for component in self.lagged:
                 _write_rows(component.arrays.lag_scale, drawn, "esc_lag_scale")
@@ -133,8 +134,8 @@ class EpisodeDraws:
             return plant.model.body_mass.numpy()[bodies]
         if name in ("thrust_scale", "drag_scale"):
             return self.scaled[0].arrays[name].numpy()
-        if name.startswith("wind_"):
-            return self.winds[0].force.numpy()[:, "xyz".index(name[-1])]
+        if name.startswith("base_force_"):
+            return self.pushed[0].arrays.force.numpy()[:, "xyz".index(name[-1])]
         if name == "esc_lag_scale":
             return self.lagged[0].arrays.lag_scale.numpy()
         if name == "noise_scale":

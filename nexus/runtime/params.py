@@ -90,7 +90,7 @@ class ParamEntry:
     or multiplier that no attribute holds) or ``run`` (a RunConfig field).
     ``targets`` are the attributes (with ``[i]`` for a component) it sets;
     ``variation`` the name a variation file's draws carry, and ``owner`` the part
-    that takes the drawn value (``nexus.plant.wind.Wind``: :mod:`nexus.vocab.drawn`).
+    that takes the drawn value (``nexus.plant.base_force.BaseForce``: :mod:`nexus.vocab.drawn`).
     """
 
     name: str

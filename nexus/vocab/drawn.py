@@ -90,6 +90,8 @@ class Drawn:
     sensor_name: bool = False
     #: Each value must also be no longer than the run [s] (a gust's duration): checked with the run's length.
     at_most_run: bool = False
+    #: Names it went by before: a file that still gives one is told this name (:func:`renamed`).
+    formerly: tuple[str, ...] = ()
 
     def problem(self, value, rotors: int) -> str | None:
         """Why one value fails this parameter's check (a phrase after "it"), or None."""
@@ -146,7 +148,7 @@ class Owner:
 
     @property
     def label(self) -> str:
-        """How ``nexus params`` names the owner: ``nexus.plant.wind.Wind``."""
+        """How ``nexus params`` names the owner: ``nexus.plant.base_force.BaseForce``."""
         return f"{self.module}.{self.target.__qualname__}"
 
     @property
@@ -193,6 +195,11 @@ def withdraw(target) -> None:
     global _version
     _OWNERS[:] = [o for o in _OWNERS if o.target is not target]
     _version += 1
+
+
+def renamed(name: str) -> Drawn | None:
+    """The declared parameter that once went by ``name`` (its ``formerly``), or None."""
+    return next((p for o in _OWNERS for p in o.parameters if name in p.formerly), None)
 
 
 def declared() -> tuple[Owner, ...]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable
 
+from nexus.vocab.drawn import renamed
+
 #: ``name -> the variation parameter it stands for`` (another name of one); raises a
 #: :class:`~nexus.core.errors.BuildError` with the sentence for a name no variation file may give.
 VariationNames = Callable[[str], str]
@@ -22,7 +24,12 @@ def unknown_name(name: str, known: Iterable[str], vehicle: str | None = None) ->
     A ``"<prim path> <attribute>"`` of a prim that has parameters is compared on its attribute with that
     prim's, namespace left out (the shared path and ``nexus:`` would make every attribute look close).
     ``vehicle`` names the vehicle in the pointer to ``nexus params`` (None: no vehicle named).
+    A name a drawn parameter went by before (:attr:`nexus.vocab.drawn.Drawn.formerly`) gets its new name.
     """
+    new = renamed(name)
+    if new is not None:
+        unit = f" [{new.unit}]" if new.unit and new.unit != "-" else ""
+        return f"parameter {name!r} was renamed {new.name!r} ({new.doc}{unit}); write {new.name} instead"
     known = list(known)
     prim, _, attribute = name.partition(" ")
     same_prim = {_last(n.partition(" ")[2]): n for n in known if attribute and n.partition(" ")[0] == prim}

@@ -9,14 +9,14 @@ declaration order), then those other modules declared (``nexus run --plugin MODU
 from __future__ import annotations
 
 from nexus.air import gust, wind_field
-from nexus.plant import battery, esc, ground_effect, placement, propeller, wind
+from nexus.plant import base_force, battery, esc, ground_effect, placement, propeller
 from nexus.sensors import faults, imu, sensor
 from nexus.vocab import drawn
 from nexus.vocab.drawn import Drawn, Occurrence, Owner
 
 #: The modules that declare Nexus's own drawn parameters, in the order ``nexus params`` lists them.
 BUILTIN_MODULES = tuple(module.__name__ for module in (
-    placement, propeller, esc, sensor, imu, wind, wind_field, gust, battery, ground_effect, faults))
+    placement, propeller, esc, sensor, imu, base_force, wind_field, gust, battery, ground_effect, faults))
 
 
 def owners(builtin_only: bool = False) -> list[Owner]:

@@ -167,12 +167,13 @@ def test_vary_help_and_the_docs_say_which_values_are_drawn_every_episode():
     help said every value was drawn once."""
     result = CliRunner().invoke(main, ["train", "--help"], terminal_width=400)
     words = " ".join(result.output.split())
-    assert ("each world draws mass, thrust_scale, drag_scale, wind_x, wind_y, wind_z, esc_lag_scale and noise_scale "
+    assert ("each world draws mass, thrust_scale, drag_scale, base_force_x, base_force_y, base_force_z, esc_lag_scale and "
+            "noise_scale "
             "afresh at the start of every episode, and its other parameters once, when the environment is built"
             ) in words
     docs = " ".join((ROOT / "docs" / "learning.md").read_text().split())
     assert ("Per episode it draws `mass` (the base body's, its inertia left as built), `thrust_scale`, `drag_scale`, "
-            "`wind_x`, `wind_y`, `wind_z`, `esc_lag_scale` and `noise_scale`") in docs
+            "`base_force_x`, `base_force_y`, `base_force_z`, `esc_lag_scale` and `noise_scale`") in docs
     assert "drawn once per world when the environment is built" in docs
 
 

@@ -22,7 +22,7 @@ esc_lag_scale = { dist = "uniform", low = 0.8, high = 1.25 }
 noise_scale = { dist = "uniform", low = 0.5, high = 2.0 }
 start_x = { dist = "uniform", low = -1.0, high = 1.0 }
 start_yaw = { dist = "uniform", low = -90.0, high = 90.0 }
-wind_y = { dist = "normal", mean = 0.0, std = 0.5 }
+base_force_y = { dist = "normal", mean = 0.0, std = 0.5 }
 """
 
 

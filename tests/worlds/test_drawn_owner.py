@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from nexus.cli import main
 from nexus.core import Component, Stage
-from nexus.plant.wind import Wind
+from nexus.plant.base_force import BaseForce
 from nexus.vocab.drawn import Drawn, abs_at_most, draws, withdraw
 from nexus.worlds.drawn import take_draws
 from tests.worlds.flights import fly
@@ -91,9 +91,9 @@ def test_the_resolver_lists_the_name_with_this_file_s_class_as_its_owner():
 def test_the_owner_joins_the_ring_only_where_a_world_draws_its_name():
     plant = object()  # the joining parts only keep it
     assert take_draws(plant, (), [{}, {}]) == []
-    parts = take_draws(plant, (), [{}, {"lift_z": 2.0, "wind_x": 1.0}])
-    # Nexus's own owners first, then this file's: the wind, then the lift.
-    assert [type(p) for p in parts] == [Wind, Lift] and parts[1].plant is plant
+    parts = take_draws(plant, (), [{}, {"lift_z": 2.0, "base_force_x": 1.0}])
+    # Nexus's own owners first, then this file's: the base force, then the lift.
+    assert [type(p) for p in parts] == [BaseForce, Lift] and parts[1].plant is plant
 
 
 def test_a_misspelt_name_gets_the_resolver_s_sentence_naming_the_file(tmp_path):

@@ -55,8 +55,8 @@ def test_normal_has_its_mean_and_std(tmp_path):
 
 
 def test_truncated_normal_respects_its_bounds(tmp_path):
-    variation = load(tmp_path, 'wind_x = {dist = "normal", mean = 0.0, std = 5.0, low = -2.0, high = 3.0}\n')
-    values = np.array([w["wind_x"] for w in variation.draw(RngTree(2), 2000)])
+    variation = load(tmp_path, 'base_force_x = {dist = "normal", mean = 0.0, std = 5.0, low = -2.0, high = 3.0}\n')
+    values = np.array([w["base_force_x"] for w in variation.draw(RngTree(2), 2000)])
     assert values.min() >= -2.0 and values.max() <= 3.0
     assert values.min() < -1.9 and values.max() > 2.9  # the whole range is reached, not clipped
 
@@ -170,7 +170,7 @@ def test_world_draws_come_from_the_named_stream(tmp_path):
 
 def test_adding_a_parameter_does_not_shift_another(tmp_path):
     one = load(tmp_path, 'mass = {dist = "normal", mean = 1.0, std = 0.1}\n').draw(RngTree(3), 8)
-    two = load(tmp_path, 'wind_x = {dist = "uniform", low = -1, high = 1}\n'
+    two = load(tmp_path, 'base_force_x = {dist = "uniform", low = -1, high = 1}\n'
                          'mass = {dist = "normal", mean = 1.0, std = 0.1}\n').draw(RngTree(3), 8)
     assert [w["mass"] for w in one] == [w["mass"] for w in two]
 
@@ -207,7 +207,7 @@ def test_world_values_problem():
     assert "4 rotors (0..3)" in world_values_problem({"rotor_fail_index": 4}, 4)
     assert "'freeze' or 'dropout'" in world_values_problem({"sensor_fault_mode": "stuck"}, 4)
     assert "not a variation parameter" in world_values_problem({"masss": 1.0}, 4)
-    assert "finite" in world_values_problem({"wind_z": math.nan}, 4)
+    assert "finite" in world_values_problem({"base_force_z": math.nan}, 4)
 
 
 def test_every_parameter_is_documented():
@@ -257,13 +257,13 @@ def test_not_utf8(tmp_path):
 
 
 def test_bad_toml_names_the_line(tmp_path):
-    message, path = error(tmp_path, 'mass = 1\n\nwind_x = = 3\n')
+    message, path = error(tmp_path, 'mass = 1\n\nbase_force_x = = 3\n')
     assert message.startswith(f"{path}:3: not valid TOML:") and "line 3" in message
 
 
 @pytest.mark.parametrize("text, line", [
     # A file cut short, without its last newline: TOML says "at end of document", with no line.
-    ("mass = 5.0\nwind_x = ", 2),  # the value of line 2 never came
+    ("mass = 5.0\nbase_force_x = ", 2),  # the value of line 2 never came
     ('mass = 5.0\n\nstart_x = { dist = "uniform", low = 0', 3),  # the table opened on line 3 is never closed
 ])
 def test_bad_toml_at_the_end_of_the_file_names_its_last_line(tmp_path, text, line):
@@ -278,8 +278,8 @@ def test_unknown_parameter_suggests_the_closest(tmp_path):
 
 
 def test_unknown_parameter_as_a_table_header(tmp_path):
-    message, path = error(tmp_path, 'mass = 1.0\n\n[windx]\ndist = "constant"\nvalue = 1.0\n')
-    assert message.startswith(f"{path}:3: parameter 'windx' is unknown; did you mean 'wind_x'")
+    message, path = error(tmp_path, 'mass = 1.0\n\n[base_forcex]\ndist = "constant"\nvalue = 1.0\n')
+    assert message.startswith(f"{path}:3: parameter 'base_forcex' is unknown; did you mean 'base_force_x'")
 
 
 def test_unknown_parameter_with_no_close_name(tmp_path):
@@ -384,7 +384,7 @@ def _given(values, vary=None, first_world=0):
 
 
 def test_given_values_are_taken_as_they_are():
-    assert _given([{}, {"mass": 5.5, "wind_x": 1.0}]) == [{}, {"mass": 5.5, "wind_x": 1.0}]
+    assert _given([{}, {"mass": 5.5, "base_force_x": 1.0}]) == [{}, {"mass": 5.5, "base_force_x": 1.0}]
 
 
 def test_a_given_name_no_owner_declares_gets_the_resolvers_sentence():
@@ -398,9 +398,9 @@ def test_a_given_name_no_owner_declares_gets_the_resolvers_sentence():
 
 
 def test_a_given_value_outside_its_owners_check_names_the_world():
-    with pytest.raises(BuildError, match=r"^the drawn values: world 1: wind_z = 200, but it must be \|value\| <= 100 "
+    with pytest.raises(BuildError, match=r"^the drawn values: world 1: base_force_z = 200, but it must be \|value\| <= 100 "
                                          r"\[N\]$"):
-        _given([{}, {"wind_z": 200.0}])
+        _given([{}, {"base_force_z": 200.0}])
     with pytest.raises(BuildError, match=r"^1 worlds' values given for a run of 2 worlds$"):
         from types import SimpleNamespace
 

@@ -59,9 +59,9 @@ def test_a_heavier_base_hovers_on_proportionally_more_thrust(tmp_path):
     assert loaded / light == pytest.approx((TOTAL_MASS + 0.5) / TOTAL_MASS, rel=0.01)
 
 
-def test_a_steady_wind_tilts_the_hover_into_it(tmp_path):
+def test_a_steady_push_tilts_the_hover_into_it(tmp_path):
     run = fly(tmp_path / "run", "--mission", "short", "--seed", "3", "--duration", "7", "--vary",
-              str(_file(tmp_path, "wind_x = 2.0\n")))
+              str(_file(tmp_path, "base_force_x = 2.0\n")))
     # 2 N east on a 5.831 kg hover: the thrust leans west by atan(2 / (M g)) = 2.0 degrees.
     expected = math.degrees(math.atan(2.0 / (TOTAL_MASS * GRAVITY)))
     rows = run.world(0)
