@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 import time
 
+from nexus.diff import Rollout
+
 TICKS = 250
 #: Parameters whose gradients the checkpointed rollout must reproduce.
 NAMES = ("pid.kp_z", "pid.kd_z", "mass", "rotor1.kt", "esc.tau_up", "init.vz")
@@ -45,8 +47,6 @@ def _check_captured(rollout, kinds=("plain", "tape", "backward")) -> None:
 
 
 def run(device: str = "cpu", ticks: int = TICKS) -> dict:
-    from nexus.diff import Rollout  # noqa: PLC0415
-
     rollout = Rollout(ticks, loss="altitude", device=device, checkpoint=None, capture=False)
     rollout.forward(record=True)  # first runs
     rollout.backward()

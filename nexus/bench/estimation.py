@@ -22,6 +22,15 @@ from types import SimpleNamespace
 import numpy as np
 import warp as wp
 
+from nexus.core import Loop
+from nexus.estimation.ekf import Ekf, ekf_step
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.plant.plant import GeodeticOrigin
+from nexus.runtime.assembly import assemble
+from nexus.runtime.startup import start
+from nexus.sensors.rangefinder import RangeSample
+from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
+
 BUDGET_US = {1: 3.0, 1024: 0.8}
 RING_WORLDS = (1, 16)
 KERNEL_WORLDS = (1, 16, 1024)
@@ -39,11 +48,6 @@ def _cpu_seconds(call, calls: int, rounds: int) -> float:
 
 def kernel_cost_us(worlds: int, ticks: int = 2000, rounds: int = 5) -> float:
     """The EKF kernel's CPU time a world a tick [µs] at ``worlds`` worlds (see the module doc)."""
-    from nexus.estimation.ekf import Ekf, ekf_step  # noqa: PLC0415
-    from nexus.estimation.pose_twist import PoseTwist  # noqa: PLC0415
-    from nexus.plant.plant import GeodeticOrigin  # noqa: PLC0415
-    from nexus.sensors.rangefinder import RangeSample  # noqa: PLC0415
-    from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample  # noqa: PLC0415
 
     ekf = Ekf("/vehicle/estimator", origin=GeodeticOrigin(47.0, 8.0, 400.0), field_ned=(2.0e-5, 0.0, 4.5e-5))
     ekf.prepare(SimpleNamespace(worlds=worlds, device="cpu"))
@@ -133,10 +137,6 @@ def _time_kernel(worlds, ticks, rounds, ekf, ekf_step, inputs, state, outputs, v
 
 def ring_cost_us(worlds: int, ticks: int = 1000, rounds: int = 5) -> tuple[float, float]:
     """(EKF cost a world a tick [µs], its share of the ring's tick) in the captured ring of ``worlds`` worlds."""
-    from nexus.core import Loop  # noqa: PLC0415
-    from nexus.estimation.ekf import Ekf  # noqa: PLC0415
-    from nexus.runtime.assembly import assemble  # noqa: PLC0415
-    from nexus.runtime.startup import start  # noqa: PLC0415
 
     loops = {}
     for name, keep in (("with", True), ("without", False)):

@@ -46,6 +46,7 @@ from nexus.runtime.flight import RunConfig, fly
 from nexus.record.writer import RecordWriter
 from nexus.runtime.run_file import RunFile
 from nexus.runtime.flight_session import FlightSession
+from nexus.viz.live import LiveView
 
 #: One control tick of the default run [s].
 TICK_S = RunConfig().dt
@@ -71,8 +72,6 @@ def _fly(eager: bool, device: str, seconds: float, folder: Path, view: bool = Fa
     with FlightSession(RunConfig(eager=eager, device=device), record) as session:
         live = None
         if view:
-            from nexus.viz.live import LiveView  # noqa: PLC0415 (viser is only needed here)
-
             with contextlib.redirect_stdout(sys.stderr):  # viser's banner must not mix into --json output
                 live = LiveView(session.flight, port=0)
         try:

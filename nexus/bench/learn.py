@@ -20,6 +20,9 @@ import numpy as np
 import warp as wp
 
 from nexus.bench.timing import alternating_best
+from nexus.gym.env import NexusVectorEnv
+from nexus.runtime.flight import RunConfig
+from nexus.runtime.flight_session import FlightSession
 
 CPU_WORLDS = (1, 16, 64)
 CUDA_WORLDS = (1024, 4096)
@@ -29,10 +32,6 @@ ROUND_STEPS = 50
 
 
 def measure(device: str, worlds: int, rounds: int = ROUNDS, steps: int = ROUND_STEPS) -> dict:
-    from nexus.gym.env import NexusVectorEnv  # noqa: PLC0415
-    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
-    from nexus.runtime.flight_session import FlightSession  # noqa: PLC0415
-
     clock = time.process_time if device == "cpu" else time.perf_counter
     env = NexusVectorEnv(num_envs=worlds, device=device)
     ticks = env.decimation

@@ -33,6 +33,10 @@ from pathlib import Path
 
 import warp as wp
 
+from nexus.plant.assets import with_base_prims
+from nexus.render.renderer import SceneRenderer
+from nexus.render.request import ViewSpec
+from nexus.render.views import vertical_fov
 from nexus.runtime.flight import RunConfig
 from nexus.runtime.flight_session import FlightSession
 
@@ -70,16 +74,11 @@ BENCH_SENSORS = """\
 
 def bench_vehicle(folder: Path) -> Path:
     """The default vehicle with the issue's camera and lidar, written to ``folder``."""
-    from nexus.plant.assets import with_base_prims  # noqa: PLC0415
 
     return with_base_prims(Path(folder) / "astro_max_camera_lidar.usda", BENCH_SENSORS)
 
 
 def rays_per_second(device: str) -> dict[str, float]:
-    from nexus.render.renderer import SceneRenderer  # noqa: PLC0415
-    from nexus.render.request import ViewSpec  # noqa: PLC0415
-    from nexus.render.views import vertical_fov  # noqa: PLC0415
-
     specs = [ViewSpec("camera_160x120_rgbd", "camera", 160, 120, vertical_fov(1.5708, 160, 120), 0, (0.3, 0.0, 0.05),
                       ("color", "depth")),
              ViewSpec("thermal_80x60", "thermal", 80, 60, vertical_fov(0.9, 80, 60), 0, (0.3, 0.0, 0.05)),

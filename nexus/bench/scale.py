@@ -48,6 +48,14 @@ import subprocess
 import sys
 import time
 
+import warp as wp
+
+from nexus.bench.flight import _state_arrays
+from nexus.bench.plant import bare_step_graph
+from nexus.bench.timing import alternating_best, bare_step_round
+from nexus.runtime.flight import RunConfig, fly
+from nexus.runtime.flight_session import FlightSession
+
 WORLDS = (16, 64, 1024, 4096)
 SOLVERS = ("mujoco", "freeflyer")
 #: World count at which the EKF's row is measured beside the truth estimator's.
@@ -74,13 +82,7 @@ def configured_worlds() -> tuple[int, ...]:
 def measure(solver: str, worlds: int, estimator: str = "truth", device: str = "cpu", rounds: int = ROUNDS,
             ticks: int | None = None, airborne_s: float = AIRBORNE_S) -> dict:
     """One row: the loop against the bare step of ``worlds`` worlds on ``solver``, in this process."""
-    import warp as wp  # noqa: PLC0415
 
-    from nexus.bench.flight import _state_arrays  # noqa: PLC0415
-    from nexus.bench.plant import bare_step_graph  # noqa: PLC0415
-    from nexus.bench.timing import alternating_best, bare_step_round  # noqa: PLC0415
-    from nexus.runtime.flight import fly  # noqa: PLC0415
-    from nexus.runtime.flight_session import FlightSession  # noqa: PLC0415
 
     ticks = ticks or round_ticks(worlds)
     began = time.perf_counter()
@@ -127,7 +129,6 @@ def measure(solver: str, worlds: int, estimator: str = "truth", device: str = "c
 
 def scale_config(solver: str, worlds: int, estimator: str = "truth", device: str = "cpu"):
     """``nexus run --worlds N --record summary --solver S --estimator E``'s configuration."""
-    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
 
     return RunConfig(worlds=worlds, record_mode="summary", solver=solver, estimator=estimator, device=device)
 

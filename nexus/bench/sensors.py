@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from nexus.bench.timing import interleaved_best
 from nexus.core import Loop
+from nexus.runtime.assembly import assemble
 from nexus.sensors import Sensor
 from nexus.runtime.startup import start
 
@@ -19,8 +20,6 @@ TARGET_RATIO = 1.2
 
 
 def _loop(device: str, with_sensors: bool) -> Loop:
-    from nexus.runtime.assembly import assemble  # noqa: PLC0415  (loads Newton only when the suite runs)
-
     vehicle = assemble("astro_max_base", "empty", device=device, controller="hold")
     parts = [c for c in vehicle.components if with_sensors or not isinstance(c, Sensor)]
     loop = Loop(parts, device=device, mode="captured").build()

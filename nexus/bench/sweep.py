@@ -40,6 +40,12 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from nexus.runtime.flight import RunConfig
+from nexus.runtime.run import run_flight
+from nexus.sweep.cluster import connect
+from nexus.sweep.overrides import write_overrides
+from nexus.sweep.runner import SweepOptions, run_sweep
+
 #: Short-mission runs per side.
 RUNS = 8
 #: Alternating rounds of the sequential loop and the sweep (the best of each is kept).
@@ -84,8 +90,6 @@ def _sweep_file(folder: Path, text: str, name: str = "sweep.toml") -> Path:
 
 def _sequential(points: list[tuple], device: str, folder: Path) -> tuple[float, list[float]]:
     """Fly ``points`` ((RunConfig, attributes) each) one after another; (the whole time, each point's) [s]."""
-    from nexus.runtime.run import run_flight
-    from nexus.sweep.overrides import write_overrides
 
     times = []
     started = time.perf_counter()
@@ -101,8 +105,6 @@ def _sequential(points: list[tuple], device: str, folder: Path) -> tuple[float, 
 
 def _compare(name: str, sweep_text: str, points: list[tuple], device: str, folder: Path, rounds: int) -> dict:
     """The same points, flown one after another and as a sweep, in alternating rounds; the best of each."""
-    from nexus.runtime.run import run_flight
-    from nexus.sweep.runner import SweepOptions, run_sweep
 
     config, _ = points[0]
     run_flight(replace(config, duration=1.0, device=device), folder / f"{name}-warm", progress=False)  # kernels loaded
@@ -130,10 +132,6 @@ def _compare(name: str, sweep_text: str, points: list[tuple], device: str, folde
 
 
 def run(device: str = "cpu") -> dict:
-    from nexus.runtime.flight import RunConfig
-    from nexus.sweep.cluster import connect
-    from nexus.sweep.runner import SweepOptions, run_sweep
-
     workers = os.cpu_count() or 1
     long = os.environ.get(LONG_ENV, "") not in ("", "0")
     seeds = ", ".join(str(s) for s in range(RUNS))

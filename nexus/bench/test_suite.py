@@ -17,6 +17,18 @@ import tempfile
 import time
 from pathlib import Path
 
+from nexus.core.warp_setup import init_warp
+from nexus.runtime.flight import RunConfig
+from nexus.runtime.run import run_flight
+from nexus.runtime.run_folder import RunFolder
+from nexus.scenario.checks import evaluate_run
+from nexus.scenario.runner import ScenarioOptions, prepare
+from nexus.scenario.spec import load
+from nexus.sweep.cluster import connect
+from nexus.sweep.runner import SweepOptions, fly_points
+from nexus.sweep.spec import Axis, SweepSpec
+from nexus.sweep.task import fly_point
+
 #: Seeds each scenario is flown with.
 SEEDS = 4
 ROUNDS = 3
@@ -28,14 +40,10 @@ PASSING = "takeoff_hover_land.toml"
 
 
 def _cases(folder: Path):
-    from nexus.scenario.runner import ScenarioOptions, prepare
-
     return prepare([SCENARIOS], ScenarioOptions(out=folder, seeds=list(range(SEEDS)), yes=True))
 
 
 def _sequential(points, folder: Path) -> float:
-    from nexus.sweep.task import fly_point
-
     started = time.perf_counter()
     for point in points:
         fly_point(point.as_dict(), str(folder / point.id))
@@ -43,12 +51,6 @@ def _sequential(points, folder: Path) -> float:
 
 
 def _check_overhead(folder: Path) -> dict:
-    from nexus.runtime.flight import RunConfig
-    from nexus.runtime.run import run_flight
-    from nexus.runtime.run_folder import RunFolder
-    from nexus.scenario.checks import evaluate_run
-    from nexus.scenario.spec import load
-
     flights, checks = [], []
     for round_ in range(ROUNDS):
         started = time.perf_counter()
@@ -64,12 +66,6 @@ def _check_overhead(folder: Path) -> dict:
 
 
 def run(device: str = "cpu") -> dict:
-    from nexus.core.warp_setup import init_warp
-    from nexus.sweep.cluster import connect
-    from nexus.sweep.runner import SweepOptions, fly_points
-    from nexus.sweep.spec import Axis, SweepSpec
-    from nexus.sweep.task import fly_point
-
     init_warp(False)
     workers = os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="nexus-bench-test-") as tmp:

@@ -8,6 +8,7 @@ import platform
 
 import click
 
+from nexus.bench.suites import DEFAULT_SUITE, SUITES, load
 from nexus.commands.options import DEVICES, resolve
 
 
@@ -20,7 +21,6 @@ from nexus.commands.options import DEVICES, resolve
 @click.pass_context
 def bench(ctx: click.Context, suites: tuple[str, ...], device: str, as_json: bool) -> None:
     """Measure the engine's speed as ratios taken within one run."""
-    from nexus.bench.suites import DEFAULT_SUITE, SUITES, load
 
     names = list(suites) or [DEFAULT_SUITE]
     if "all" in names:

@@ -9,6 +9,9 @@ import traceback
 
 import click
 
+from nexus.core.errors import BuildError, NexusError
+from nexus.runtime.stopping import Terminated
+
 #: Exit statuses. 0: the command did what was asked (a run ended by its mission or its
 #: duration; a replay was identical). 1: a run failed while flying, a replay differed, or
 #: something unexpected broke. 2: bad input (usage, a build error, a refused --out, a record
@@ -67,8 +70,6 @@ def flush_or_quiet() -> int | None:
 
 def exit_status(error: BaseException) -> int:
     """The exit status an error ends a command with (see ``EXIT_*``)."""
-    from nexus.core.errors import BuildError
-    from nexus.runtime.stopping import Terminated
 
     if broken_pipe(error):
         return EXIT_BROKEN_PIPE
@@ -83,7 +84,6 @@ def report_error(ctx: click.Context, error: BaseException) -> int:
     """Print ``error`` once, as one line (with its traceback under ``--debug``); return the exit status.
 
     A broken pipe (the reader of the output stopped: ``| head``) prints nothing, as a Unix tool's."""
-    from nexus.core.errors import NexusError
 
     if broken_pipe(error):
         quiet_pipe()

@@ -27,9 +27,18 @@ from pathlib import Path
 
 import click
 import numpy as np
+import pyarrow.parquet as pq
 
 from nexus.commands.options import LaterChoice, LaterOptions, later, vehicle_and_scene
 from nexus.core.errors import BuildError
+from nexus.core.warp_setup import init_warp
+from nexus.diff import Rollout
+from nexus.diff.losses import LOSSES
+from nexus.diff.rollout import EAGER_TAPED_RUNS, TAPED_CAPTURE_PAYS_FROM
+from nexus.runtime.flight import RunConfig
+from nexus.runtime.params import parameters
+from nexus.runtime.run import run_flight
+from nexus.sweep.overrides import write_overrides
 
 def layer_attributes(rollout, names: list[str], vehicle: str) -> dict[str, object]:
     """``"<prim> <attribute>"`` -> value for each tuned parameter's USD attributes (its current value).
@@ -37,7 +46,6 @@ def layer_attributes(rollout, names: list[str], vehicle: str) -> dict[str, objec
     The attributes are those :mod:`nexus.runtime.params` says the name sets; a vector attribute
     (``nexus:positionP[2]`` of ``pid.kp_z``) is written whole, each component from the rollout.
     """
-    from nexus.runtime.params import parameters  # noqa: PLC0415
 
     table = parameters(vehicle)
     attributes: dict[str, object] = {}
@@ -59,7 +67,6 @@ def check_tunable(names: list[str], vehicle: str) -> None:
 
     Names resolve through :mod:`nexus.runtime.params`: an unknown one gets its one "unknown name" sentence.
     """
-    from nexus.runtime.params import parameters  # noqa: PLC0415
 
     table = parameters(vehicle)
     for name in names:
@@ -121,7 +128,6 @@ def adam(rollout, names: list[str], steps: int, lr: float, echo) -> list[dict]:
 
 def flight_errors(out: Path) -> dict:
     """How the mission went: its end, and the height error [m] while armed (RMS and largest)."""
-    import pyarrow.parquet as pq  # noqa: PLC0415
 
     info = json.loads((out / "run.json").read_text())
     table = pq.read_table(out / "record.parquet")
@@ -136,8 +142,6 @@ def flight_errors(out: Path) -> dict:
 
 def fly(vehicle: str, scene: str, out: Path) -> dict:
     """The normal captured MuJoCo mission (short) with ``vehicle``; its errors."""
-    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
-    from nexus.runtime.run import run_flight  # noqa: PLC0415
 
     run_flight(RunConfig(vehicle=vehicle, scene=scene, mission="short", device="cpu", duration=12.0), out,
                progress=False, overwrite=True)
@@ -150,10 +154,10 @@ def write_curve(rows: list[dict], out: Path) -> None:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    import matplotlib  # noqa: PLC0415
+    import matplotlib  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.semilogy([r["step"] for r in rows], [r["loss"] for r in rows], marker="o")
@@ -166,8 +170,6 @@ def write_curve(rows: list[dict], out: Path) -> None:
 
 
 def _losses() -> tuple[str, ...]:
-    from nexus.diff.losses import LOSSES  # noqa: PLC0415
-
     return LOSSES
 
 
@@ -199,11 +201,6 @@ def _losses() -> tuple[str, ...]:
 def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint, memory_budget, vehicle, scene, no_fly,
              out):
     """Tune parameters on the differentiable rollout (Adam), write them as a USD layer, fly the mission."""
-    from nexus.core.warp_setup import init_warp  # noqa: PLC0415
-    from nexus.diff import Rollout  # noqa: PLC0415
-    from nexus.diff.rollout import EAGER_TAPED_RUNS, TAPED_CAPTURE_PAYS_FROM  # noqa: PLC0415
-    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
-    from nexus.sweep.overrides import write_overrides  # noqa: PLC0415
 
     init_warp(bool((ctx.obj or {}).get("verbose", False)))
     names = [n.strip() for n in params.split(",") if n.strip()]

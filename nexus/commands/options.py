@@ -14,6 +14,13 @@ from dataclasses import MISSING, fields
 
 import click
 
+from nexus.control import registry
+from nexus.core.device import DEVICE_CHOICES, resolve_device
+from nexus.core.errors import BuildError, NexusError
+from nexus.core.warp_setup import init_warp
+from nexus.runtime.flight import RunConfig
+from nexus.vocab.settings import help_of
+
 
 class LaterOptions(click.Command):
     """A command some of whose options are made when it first needs them (to parse its arguments or show its
@@ -73,8 +80,6 @@ class LaterChoice(click.Choice):
 
 
 def _devices() -> tuple[str, ...]:
-    from nexus.core.device import DEVICE_CHOICES
-
     return DEVICE_CHOICES
 
 
@@ -84,9 +89,6 @@ DEVICES = LaterChoice(_devices)
 
 def resolve(device: str, verbose: bool) -> str:
     """Start Warp and the Warp device that ``--device`` names (a usage error when there is none such)."""
-    from nexus.core.device import resolve_device
-    from nexus.core.errors import NexusError
-    from nexus.core.warp_setup import init_warp
 
     init_warp(verbose)
     try:
@@ -123,8 +125,6 @@ def config_option(name: str, help: str | None = None, **extra):
     its default from the field (shown unless None), its help from the field unless ``help`` replaces it;
     ``extra`` goes to ``click.option``. A list field is an option given once per item.
     """
-    from nexus.runtime.flight import RunConfig  # noqa: PLC0415
-    from nexus.vocab.settings import help_of  # noqa: PLC0415
 
     f = next(f for f in fields(RunConfig) if f.name == name)
     hint = typing.get_type_hints(RunConfig)[name]
@@ -168,8 +168,6 @@ def vehicle_and_scene(vehicle_help: str | None = None, scene_help: str | None = 
     commands that take them without the other flight options), with the help given."""
 
     def make() -> list:
-        from nexus.runtime.flight import RunConfig  # noqa: PLC0415
-
         default = RunConfig()
         return [click.option("--vehicle", default=default.vehicle, show_default=True, help=vehicle_help),
                 click.option("--scene", default=default.scene, show_default=True, help=scene_help)]
@@ -183,9 +181,6 @@ def plugin_option():
 
 
 def _import_plugins(ctx, param, modules):
-    from nexus.control import registry
-    from nexus.core.errors import BuildError
-
     try:
         registry.import_plugins(modules)
     except BuildError as error:
@@ -198,7 +193,6 @@ def _controller_flags() -> list:
     import typing
     from dataclasses import fields
 
-    from nexus.control import registry
 
     found = []
     for entry in registry.controllers(builtin_only=True).values():
@@ -217,8 +211,6 @@ def _controller_option(f, hint):
 
 
 def default_durations() -> dict[str, float]:
-    from nexus.control import registry
-
     return {name: entry.duration_s for name, entry in registry.controllers(builtin_only=True).items()}
 
 
@@ -227,8 +219,6 @@ def run_config(ctx, controller, **flight):
 
     A controller's option given on the command line for another controller is refused.
     """
-    from nexus.control import registry
-    from nexus.runtime.flight import RunConfig
 
     chosen = {}
     for owner, f, _ in _controller_flags():

@@ -7,6 +7,8 @@ import json
 import click
 
 from nexus.commands.options import LaterOptions, later, plugin_option
+from nexus.core.errors import BuildError
+from nexus.runtime.params import parameters
 
 #: The table's columns: heading -> how a row fills it.
 COLUMNS = ("name", "aliases", "unit", "bounds", "read by")
@@ -14,7 +16,6 @@ COLUMNS = ("name", "aliases", "unit", "bounds", "read by")
 
 def rows(vehicle: str, reader: str | None = None) -> list[dict]:
     """One dict per parameter of ``vehicle`` (only those ``reader`` reads, when given), in the resolver's order."""
-    from nexus.runtime.params import parameters  # noqa: PLC0415
 
     table = parameters(vehicle)
     return [{"name": entry.name, "aliases": list(entry.aliases), "kind": entry.kind, "unit": entry.unit,
@@ -51,7 +52,6 @@ def params(vehicle: str | None, reader: str | None, as_json: bool, plugins: tupl
     nexus optimize --params all resolve names through this one table.
     A module given with --plugin adds the drawn parameters it declares.
     """
-    from nexus.core.errors import BuildError  # noqa: PLC0415
 
     try:
         found = rows(vehicle, reader)

@@ -7,6 +7,7 @@ import logging
 import click
 
 from nexus.commands.options import LaterOptions, flight_options, later, resolve, run_config
+from nexus.runtime.flight import build_flight
 
 
 @click.command(cls=LaterOptions)
@@ -16,7 +17,6 @@ from nexus.commands.options import LaterOptions, flight_options, later, resolve,
 @click.pass_context
 def plan(ctx, details, **flight):
     """Print the stage plan of a run without flying it."""
-    from nexus.runtime.flight import build_flight
 
     options = run_config(ctx, **flight)
     warp_device = resolve(options.device, ctx.obj["verbose"])

@@ -21,15 +21,13 @@ import click
                    "detail. Default: 0.")
 def plot(run_folder: Path, out: Path | None, ulog: Path | None, world: int | None) -> None:
     """Write a report of the flight in RUN (or of the sweep in a `nexus sweep` folder): PNG figures and report.html."""
-    from nexus.viz.report import write_report
-    from nexus.viz.sweep_report import is_sweep, write_sweep_report
+    from nexus.viz import report as run_report, sweep_report  # noqa: PLC0415  (reason: `nexus plot --help` loads no Warp)
 
-    if is_sweep(run_folder):
-        report = write_sweep_report(run_folder, out=out)
+    if sweep_report.is_sweep(run_folder):
+        report = sweep_report.write_sweep_report(run_folder, out=out)
     else:
-        from nexus.viz.sweep_report import px4_ulog
-
-        report = write_report(run_folder, out=out, ulog=ulog or px4_ulog(run_folder), world=world)
+        report = run_report.write_report(run_folder, out=out, ulog=ulog or sweep_report.px4_ulog(run_folder),
+                                         world=world)
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
     click.echo(f"figures: {', '.join(str(p) for p in report.figures.values())}")

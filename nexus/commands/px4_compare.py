@@ -18,8 +18,10 @@ from pathlib import Path
 
 import click
 import numpy as np
+from pyulog import ULog
 
 from nexus.core.errors import NexusError
+from nexus.runtime.replay import ReplayError, load_run
 
 
 class CompareError(NexusError):
@@ -48,7 +50,6 @@ def _bits(values: np.ndarray) -> np.ndarray:
 
 def compare_records(run_a: Path, run_b: Path) -> dict:
     """The two records' rows, and the first tick (1-based) at which any column differs, with those columns."""
-    from nexus.runtime.replay import ReplayError, load_run  # noqa: PLC0415
 
     try:
         (info_a, a), (info_b, b) = load_run(run_a), load_run(run_b)
@@ -83,8 +84,6 @@ def compare_records(run_a: Path, run_b: Path) -> dict:
 
 
 def _topics(path: Path) -> dict[str, dict[str, np.ndarray]]:
-    from pyulog import ULog  # noqa: PLC0415
-
     try:
         log = ULog(str(path))
     except Exception as error:  # pyulog raises bare Exceptions and struct errors on a bad file

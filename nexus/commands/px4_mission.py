@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from nexus.px4.mission import MissionError, Px4Mission
+
 
 @click.command("mission")
 @click.option("--url", default="udpin:127.0.0.1:14540", show_default=True, help="PX4's MAVLink API stream.")
@@ -18,7 +20,6 @@ import click
               show_default=True, help="Give up when PX4 sent nothing to --url this long [s, wall].")
 def px4_mission(url, altitude, hold_s, yaw_hold_s, timeout_s, connect_timeout_s):
     """Take off, sweep yaw 0 -> +90 -> -90 -> 0 deg, and land, on a running PX4 (no fixed ticks: see --px4-mission)."""
-    from nexus.px4.mission import MissionError, Px4Mission
 
     mission = Px4Mission(url, altitude=altitude, hold_s=hold_s, yaw_hold_s=yaw_hold_s, timeout_s=timeout_s,
                          connect_timeout_s=connect_timeout_s, say=lambda text: click.echo(text))

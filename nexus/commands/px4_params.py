@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from nexus.commands.options import LaterOptions, later, resolve, vehicle_and_scene
+from nexus.plant.loading import load_plant
+from nexus.px4.params import environment_lines, px4_parameters
 
 
 @click.command("params", cls=LaterOptions)
@@ -13,8 +15,6 @@ from nexus.commands.options import LaterOptions, later, resolve, vehicle_and_sce
 @click.pass_context
 def px4_params(ctx, vehicle, scene, as_export):
     """Print PX4_PARAM_<NAME>=value settings derived from the vehicle file."""
-    from nexus.plant.loading import load_plant
-    from nexus.px4.params import environment_lines, px4_parameters
 
     resolve("cpu", ctx.obj["verbose"])
     plant, _, _ = load_plant(vehicle, scene, "cpu")

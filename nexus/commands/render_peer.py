@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from nexus.render.peer import main
+
 
 @click.command("render-peer")
 def render_peer() -> None:
@@ -13,6 +15,5 @@ def render_peer() -> None:
     the run asks for with Newton's ray tracer, and writes it into the shared
     memory the run named. Typed by hand it waits for a request on stdin.
     """
-    from nexus.render.peer import main  # noqa: PLC0415
 
     main()

@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from nexus.commands.exits import EXIT_FAILED
-from nexus.commands.options import resolve
 
 
 @click.command()
@@ -20,7 +19,8 @@ from nexus.commands.options import resolve
 @click.pass_context
 def replay(ctx, out, eager, keep):
     """Rerun the flight in OUT open loop from its recorded controls, on the CPU, and compare bit for bit."""
-    from nexus.runtime.replay import replay as replay_run
+    from nexus.commands.options import resolve  # noqa: PLC0415  (reason: `nexus replay --help` loads no Warp)
+    from nexus.runtime.replay import replay as replay_run  # noqa: PLC0415  (reason: `nexus replay --help` loads no Warp)
 
     resolve("cpu", ctx.obj["verbose"])
     logging.getLogger("nexus").setLevel(logging.WARNING)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from nexus.runtime.runs import find_runs
+
 
 def _size_text(size: int) -> str:
     for unit in ("B", "kB", "MB", "GB"):
@@ -26,7 +28,6 @@ def runs(folder: Path, as_json: bool) -> None:
     still flies) or killed (its run.json still says running, but its process
     is gone: the ticks are those its record holds).
     """
-    from nexus.runtime.runs import find_runs
 
     rows = find_runs(folder)
     if as_json:

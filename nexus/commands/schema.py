@@ -14,40 +14,6 @@ from nexus.commands.exits import EXIT_FAILED
 COLUMNS = ("attribute", "type", "unit", "default", "allowed", "from")
 
 
-def _allowed(param) -> str:
-    if param.choices is None and param.type == "bool":
-        return "true or false"
-    if param.choices is None and param.type in ("string", "token"):
-        return "any text"
-    return param.bounds_text()
-
-
-def describe(entries) -> list[dict]:
-    """One dict per API schema: its name, component, doc, attributes (the bases' too, each with the schema that
-    declares it) and relationships, all read from the component specs."""
-    from nexus.core.spec import input_relations  # noqa: PLC0415
-    from nexus.schemas.generate import _value  # noqa: PLC0415
-
-    found = []
-    for entry in entries:
-        spec = entry.spec
-        own = {param.attr for param in spec.params}
-        owner = {param.attr: base.schema for base in spec.bases for param in base.all_params}
-        attributes = [{"name": param.attr, "type": param.type, "unit": param.unit or "-", "default": _value(param),
-                       "allowed": _allowed(param), "from": spec.schema if param.attr in own else owner[param.attr],
-                       "doc": " ".join(param.doc.split())}
-                      for param in spec.all_params]
-        relations = [{"name": relation.attr, "kind": "required" if relation.required else "optional",
-                      "doc": " ".join(relation.doc.split())} for relation in spec.all_relations]
-        relations += [{"name": f"nexus:inputs:{port.signal.split('/')[0]}", "kind": "input connection",
-                       "doc": " ".join((port.doc or f"The prim whose stage writes the {port.signal} signal.").split())}
-                      for port in input_relations(spec)]
-        found.append({"schema": spec.schema, "component": entry.target or None, "abstract": spec.abstract,
-                      "bases": [base.schema for base in spec.bases], "doc": " ".join(spec.doc.split()),
-                      "attributes": attributes, "relationships": relations})
-    return found
-
-
 def pick(entries, names: tuple[str, ...]):
     """The entries ``names`` name (``NexusWindAPI``, any case, or its short form ``wind``), in the order given;
     a name that matches none is a usage error listing the schemas."""
@@ -104,13 +70,12 @@ def schema(listing: bool, apis: tuple[str, ...], as_json: bool, write: bool, che
     relationships. --write regenerates the files; --check exits 1 when they
     are stale.
     """
-    from nexus.schemas import generate  # noqa: PLC0415
-    from nexus.schemas.catalog import discover  # noqa: PLC0415
+    from nexus.schemas import catalog, generate, listing as schema_listing  # noqa: PLC0415  (reason: `nexus schema --help` loads no Warp)
 
     if sum((listing or bool(apis) or as_json, write, check)) > 1:
         raise click.UsageError("give one of --list (with --api, --json), --write or --check")
     if not (write or check):
-        found = describe(pick(discover(), apis))
+        found = schema_listing.describe(pick(catalog.discover(), apis))
         if as_json:
             for item in found:
                 click.echo(json.dumps(item))

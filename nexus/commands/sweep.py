@@ -33,7 +33,7 @@ def sweep(ctx, sweep_file, out, parallel, address, resume, yes, allow_commands, 
     Exit status: 0 when every run finished, 1 when any failed, 2 for bad input (nothing flew), 130 when
     interrupted (the folder is resumable with --resume).
     """
-    from nexus.sweep.runner import SweepOptions, run_sweep
+    from nexus.sweep.runner import SweepOptions, run_sweep  # noqa: PLC0415  (reason: `nexus sweep --help` loads no Warp)
 
     options = SweepOptions(out=out, parallel=parallel, address=address, resume=resume, yes=yes,
                            allow_commands=allow_commands, dashboard=dashboard, cpus_per_run=cpus_per_run,

@@ -10,6 +10,12 @@ from pathlib import Path
 
 import click
 
+from nexus.scenario.baseline import save
+from nexus.scenario.fault_trigger import fault_line
+from nexus.scenario.junit import write_junit
+from nexus.scenario.runner import ERROR, FAILED, SKIPPED, ScenarioOptions, results_json, run_tests, summary_counts
+from nexus.scenario.report import write_report
+
 
 def _gain_scale(ctx, param, values) -> dict:
     scale = {}
@@ -88,8 +94,6 @@ def test(ctx, paths, out, parallel, address, resume, yes, junit, report, baselin
     check failed or a run broke (an error), 2 for bad input (nothing flew), 130 when interrupted (finish it
     with --out DIR --resume). docs/testing.md describes the scenario file.
     """
-    from nexus.scenario.fault_trigger import fault_line
-    from nexus.scenario.runner import ERROR, FAILED, SKIPPED, ScenarioOptions, results_json, run_tests, summary_counts
 
     kept = out is not None
     folder = out if kept else Path(tempfile.mkdtemp(prefix="nexus-test-")) / "runs"
@@ -143,16 +147,10 @@ def test(ctx, paths, out, parallel, address, resume, yes, junit, report, baselin
     if kept:
         (out / "results.json").write_text(results_json(cases))
     if junit is not None:
-        from nexus.scenario.junit import write_junit
-
         click.echo(f"junit: {write_junit(junit, cases, wall)}")
     if report is not None:
-        from nexus.scenario.report import write_report
-
         click.echo(f"report: {write_report(report, cases, wall)}")
     if save_baseline is not None:
-        from nexus.scenario.baseline import save
-
         for path in save(save_baseline, cases):
             click.echo(f"baseline: {path}")
     if not kept:

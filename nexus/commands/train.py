@@ -9,6 +9,13 @@ from pathlib import Path
 
 import click
 
+from nexus.core.errors import BuildError
+from nexus.core.warp_setup import init_warp
+from nexus.gym.evaluate import check_policy, evaluate, write_evaluation
+from nexus.gym.training import TrainConfig, train as run_training
+from nexus.runtime.flight import RunConfig
+from nexus.runtime.stopping import StopSignals
+
 #: The option of each TrainConfig field, so an error names what the command line takes (``--worlds 0``, not the
 #: Python keyword ``worlds=0``).
 OPTIONS = {"task": "--task", "worlds": "--worlds", "steps": "--steps", "seed": "--seed", "action": "--action",
@@ -44,10 +51,6 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
     Exit status: 0 when trained, 2 for bad input (nothing trained), 130 on Ctrl-C and 143 on SIGTERM (the
     checkpoint, curve and ONNX of the policy so far are kept).
     """
-    from nexus.core.errors import BuildError
-    from nexus.core.warp_setup import init_warp
-    from nexus.gym.training import TrainConfig, train as run_training
-    from nexus.runtime.stopping import StopSignals
 
     # Every value is checked before Warp starts, anything is built or OUT is made.
     if not math.isfinite(steps) or steps != int(steps):
@@ -58,14 +61,10 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
                          noise=noise, vary=vary, vehicle=vehicle)
     config.check(OPTIONS)
     if evaluate_only is not None:
-        from nexus.gym.evaluate import check_policy
-
         if task != "hover":
             raise BuildError(f"--evaluate-only with --task {task}: the success bar scores hover policies; drop --task")
         check_policy(evaluate_only, action, policy_hz, EVALUATE_OPTIONS)
     if vary is not None:
-        from nexus.runtime.flight import RunConfig
-
         RunConfig(vehicle=vehicle, vary=vary, worlds=worlds).check()
     init_warp(bool((ctx.obj or {}).get("verbose", False)))  # no banner, no missing-driver line (as `nexus run`)
     _skrl_log_once()
@@ -90,7 +89,7 @@ def _skrl_log_once() -> None:
     stops at skrl's handler, whose colour codes are dropped when its stream is not a terminal (or ``NO_COLOR`` is
     set): a redirected log reads ``[skrl:INFO] Seed: 0``.
     """
-    import skrl
+    import skrl  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
 
     skrl.logger.propagate = False
     for handler in skrl.logger.handlers:
@@ -103,7 +102,6 @@ def _skrl_log_once() -> None:
 def _evaluate(policy: Path, out: Path, action: str, policy_hz: float, vehicle: str) -> None:
     """Score ``policy`` against the hover bar (64 episodes, noise on) into OUT/evaluation.json (OUT is made once the
     score is in, so a policy refused when the environment is built leaves no folder)."""
-    from nexus.gym.evaluate import evaluate, write_evaluation
 
     result = evaluate(policy, action=action, policy_hz=policy_hz, vehicle=vehicle, labels=EVALUATE_OPTIONS)
     out.mkdir(parents=True, exist_ok=True)

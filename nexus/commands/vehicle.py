@@ -7,6 +7,10 @@ import shlex
 
 import click
 
+from nexus.airframe.build import build_vehicle
+from nexus.airframe.sizing import AirframeInput
+from nexus.core.errors import BuildError
+
 FRAME_NAMES = ("quad-x", "quad-plus", "hexa-x", "hexa-plus", "octo-x", "x8")  # nexus.airframe.frames.FRAMES
 
 #: Options that size the vehicle, each an :class:`~nexus.airframe.sizing.AirframeInput` field.
@@ -40,9 +44,6 @@ def vehicle() -> None:
 @click.option("--out", "out", type=click.Path(dir_okay=False), required=True, help="The vehicle file to write (.usda).")
 def new(name, toml_file, out, **options):
     """Write a vehicle file NAME: rotors, ESCs, propellers, sensors and PID gains from a few numbers."""
-    from nexus.airframe.build import build_vehicle
-    from nexus.airframe.sizing import AirframeInput
-    from nexus.core.errors import BuildError
 
     given_options = {k: v for k, v in options.items() if v is not None}
     if toml_file is not None:

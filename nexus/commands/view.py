@@ -23,7 +23,7 @@ import click
 @click.pass_context
 def view(ctx: click.Context, run_folder: Path, port: int, host: str, world: int | None) -> None:
     """Replay the flight in RUN in 3D in the browser (time slider, play/pause) until Ctrl-C."""
-    from nexus.viz.replay_view import open_replay
+    from nexus.viz.replay_view import open_replay  # noqa: PLC0415  (reason: `nexus view --help` loads no Warp)
 
     if not (ctx.find_root().obj or {}).get("verbose"):
         logging.getLogger("nexus").setLevel(logging.WARNING)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from nexus.core.errors import BuildError
 from nexus.runtime.flight import RunConfig
+from nexus.runtime.run import values_from_json
 from nexus.runtime.run_folder import RunFolder
 
 
@@ -33,7 +34,6 @@ def parse_world_of(text: str) -> tuple[Path, int]:
 
 def world_of_run(text: str) -> tuple[RunConfig, list[dict]]:
     """The one-world configuration and drawn values that fly world I of RUN alone."""
-    from nexus.runtime.run import values_from_json  # noqa: PLC0415
 
     folder, index = parse_world_of(text)
     run = RunFolder(folder, WorldOfError).require(record=False)

@@ -19,15 +19,20 @@ import math
 
 import newton
 import numpy as np
+from pxr import Usd
 import warp as wp
 
-from nexus.control.allocation import MixTables, mix_tables, write_rotor_commands
-from nexus.control.pid import PidParams, PidState, rate_loop
+from nexus.control.allocation import MixTables, allocation_for, mix_tables, write_rotor_commands
+from nexus.control.pid import PID_SPEC, PidGains, PidParams, PidState, device_params, rate_loop
 from nexus.core import Component, Read, Stage, Write
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.gym.tasks import HOVER, TRACK, WAYPOINT, Task, TaskParams
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.frames import ned_to_enu
+from nexus.plant.hover import command_for_speed
+from nexus.plant.physics import Physics
+from nexus.plant.usd_checks import nexus_apis
+from nexus.schemas.reader import read_prim
 from nexus.sensors.samples import BaroSample, GpsSample, ImuSample
 
 #: Action modes: CTBR (collective and body rates) and normalised motor commands.
@@ -393,12 +398,6 @@ class LearningAgent(Component):
 
     def bind(self, plant) -> None:
         """Take the vehicle's rate gains, allocation and hover command (before the build)."""
-        from nexus.control.allocation import allocation_for  # noqa: PLC0415
-        from nexus.control.pid import PID_SPEC, PidGains, device_params  # noqa: PLC0415
-        from nexus.plant.hover import command_for_speed  # noqa: PLC0415
-        from nexus.plant.usd_checks import nexus_apis  # noqa: PLC0415
-        from nexus.schemas.reader import read_prim  # noqa: PLC0415
-        from pxr import Usd  # noqa: PLC0415
 
         self.plant = plant
         gains = PidGains()
@@ -426,8 +425,6 @@ class LearningAgent(Component):
                       writes=(Write("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True),))]
 
     def prepare(self, ctx) -> None:
-        from nexus.plant.physics import Physics  # noqa: PLC0415
-
         if self.plant is None:
             self.bind(next(c for c in ctx.components if isinstance(c, Physics)).plant)
         plant, device, n = self.plant, ctx.device, ctx.worlds

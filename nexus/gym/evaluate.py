@@ -16,6 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+from nexus.core.errors import BuildError
+from nexus.gym.env import NexusVectorEnv, said
+from nexus.gym.tasks import TASKS
+
 #: The bar of issue 34: RMS position error [m] over the hold, and the share of episodes that must meet it.
 RMS_BAR_M, SHARE_BAR = 0.1, 0.9
 #: How the errors of :func:`check_policy` name its settings, as keywords of :func:`evaluate`; ``nexus train`` passes
@@ -27,11 +31,8 @@ def check_policy(policy, action: str = "ctbr", policy_hz: float = 50.0, labels: 
     """Refuse in one line a ``policy`` that cannot be scored against the hover bar, before anything is built: a
     missing file, a file ONNX Runtime cannot load, or a model whose input is not the hover task's observation, whose
     output is not ``action``'s width, or whose metadata names another task, action or rate. Returns the session."""
-    import onnxruntime as ort  # noqa: PLC0415
+    import onnxruntime as ort  # noqa: PLC0415  (reason: onnxruntime loads only to run a policy)
 
-    from nexus.core.errors import BuildError  # noqa: PLC0415
-    from nexus.gym.env import said  # noqa: PLC0415
-    from nexus.gym.tasks import TASKS  # noqa: PLC0415
 
     names = {**KEYWORDS, **(labels or {})}
     where = said(names["policy"], str(policy))
@@ -87,9 +88,6 @@ def evaluate(policy: Path, worlds: int = 64, seed: int = 100_000, noise: float =
     """Fly ``policy`` (an exported ONNX) for one episode in each of ``worlds`` worlds; the scores as a dict.
 
     A policy that cannot be scored is refused first (:func:`check_policy`; ``labels`` as there)."""
-    from nexus.core.errors import BuildError  # noqa: PLC0415
-    from nexus.gym.env import NexusVectorEnv, said  # noqa: PLC0415
-    from nexus.gym.tasks import TASKS  # noqa: PLC0415
 
     session = check_policy(policy, action, policy_hz, labels)
     name = session.get_inputs()[0].name

@@ -24,7 +24,7 @@ from nexus.gym.agent import MAX_RATES
 
 def policy_arrays(agent) -> dict:
     """The scaler's mean, scale and clip, and the policy MLP's layers (weight, bias, activation after)."""
-    import torch  # noqa: PLC0415
+    import torch  # noqa: PLC0415  (reason: torch, of the learn extra, loads only for a policy)
 
     scaler = agent._observation_preprocessor
     mean = scaler.running_mean.float().cpu().numpy()
@@ -43,8 +43,8 @@ def policy_arrays(agent) -> dict:
 
 def export_onnx(agent, env, path: Path, config) -> Path:
     """Write ``path``: normalise, clip, MLP, and (motor actions) the map to [0, 1]."""
-    import onnx  # noqa: PLC0415
-    from onnx import TensorProto, helper, numpy_helper  # noqa: PLC0415
+    import onnx  # noqa: PLC0415  (reason: onnx loads only to export a policy)
+    from onnx import TensorProto, helper, numpy_helper  # noqa: PLC0415  (reason: onnx loads only to export a policy)
 
     arrays = policy_arrays(agent)
     nodes, inits = [], []

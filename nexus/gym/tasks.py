@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import warp as wp
 
+from nexus.core.errors import BuildError
+
 #: Task ids as the kernels know them.
 HOVER, WAYPOINT, TRACK = 0, 1, 2
 
@@ -101,7 +103,6 @@ TASKS = {
 def task_named(name: str, label: str = "task=") -> Task:
     """The task called ``name``; a one-line error naming the choices otherwise, and the setting as ``label`` names it
     (``task=`` for the environment's keyword, ``--task`` for ``nexus train``)."""
-    from nexus.core.errors import BuildError  # noqa: PLC0415
 
     if not isinstance(name, str) or name not in TASKS:
         quoted = f"{label}{name!r}" if label.endswith("=") else f"{label} {name}"

@@ -21,6 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from nexus.core.errors import BuildError
+from nexus.gym.agent import ACTION_MODES
+from nexus.gym.env import NexusVectorEnv, check_noise, check_seed, check_worlds, decimation_of, said
+from nexus.gym.export import export_onnx
+from nexus.gym.tasks import task_named
 
 #: The learning curve's columns.
 CURVE_COLUMNS = ("steps", "wall_s", "steps_per_s", "episodes", "mean_return", "mean_length")
@@ -57,9 +61,6 @@ class TrainConfig:
         ``labels`` names the fields in the errors: ``nexus train`` passes its options (``{"worlds": "--worlds"}``
         gives *"--worlds 0: ..."*); a field without a label is named as the keyword (*"worlds=0: ..."*).
         """
-        from nexus.gym.agent import ACTION_MODES  # noqa: PLC0415
-        from nexus.gym.env import check_noise, check_seed, check_worlds, decimation_of, said  # noqa: PLC0415
-        from nexus.gym.tasks import task_named  # noqa: PLC0415
 
         def label(field: str) -> str:
             return (labels or {}).get(field, f"{field}=")
@@ -81,8 +82,8 @@ class TrainConfig:
 
 
 def _models(env, hidden: int, device):
-    import torch  # noqa: PLC0415
-    from skrl.models.torch import DeterministicMixin, GaussianMixin, Model  # noqa: PLC0415
+    import torch  # noqa: PLC0415  (reason: torch, of the learn extra, loads only for a policy)
+    from skrl.models.torch import DeterministicMixin, GaussianMixin, Model  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
 
     def mlp(inputs: int, outputs: int):
         return torch.nn.Sequential(torch.nn.Linear(inputs, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, hidden),
@@ -115,10 +116,10 @@ def _models(env, hidden: int, device):
 
 def make_agent(env, config: TrainConfig):
     """skrl's PPO for ``env`` (skrl-wrapped) with ``config``'s hyperparameters and a running observation scaler."""
-    from skrl.agents.torch.ppo import PPO, PPO_CFG  # noqa: PLC0415
-    from skrl.memories.torch import RandomMemory  # noqa: PLC0415
-    from skrl.resources.preprocessors.torch import RunningStandardScaler  # noqa: PLC0415
-    from skrl.resources.schedulers.torch import KLAdaptiveLR  # noqa: PLC0415
+    from skrl.agents.torch.ppo import PPO, PPO_CFG  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
+    from skrl.memories.torch import RandomMemory  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
+    from skrl.resources.preprocessors.torch import RunningStandardScaler  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
+    from skrl.resources.schedulers.torch import KLAdaptiveLR  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
 
     models = _models(env, config.hidden, env.device)
     memory = RandomMemory(memory_size=config.rollouts, num_envs=env.num_envs, device=env.device)
@@ -157,10 +158,10 @@ class Curve:
     def plot(self, path: Path, title: str) -> None:
         if not self.rows:
             return
-        import matplotlib  # noqa: PLC0415
+        import matplotlib  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt  # noqa: PLC0415
+        import matplotlib.pyplot as plt  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
         steps = [r["steps"] for r in self.rows]
         figure, axes = plt.subplots(1, 2, figsize=(9, 3.2))
@@ -202,12 +203,10 @@ def train(config: TrainConfig, out: Path, say=print) -> TrainResult:
     Ctrl-C or SIGTERM stops it after writing the checkpoint, the curve and the ONNX of the policy so far.
     """
     config.check()
-    import torch  # noqa: PLC0415
-    from skrl.envs.wrappers.torch import wrap_env  # noqa: PLC0415
-    from skrl.utils import set_seed  # noqa: PLC0415
+    import torch  # noqa: PLC0415  (reason: torch, of the learn extra, loads only for a policy)
+    from skrl.envs.wrappers.torch import wrap_env  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
+    from skrl.utils import set_seed  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
 
-    from nexus.gym.env import NexusVectorEnv  # noqa: PLC0415
-    from nexus.gym.export import export_onnx  # noqa: PLC0415
 
     # The environment first: a variation file's unknown parameter or a bad vehicle fails before OUT is made.
     vector = NexusVectorEnv(num_envs=config.worlds, task=config.task, action=config.action,

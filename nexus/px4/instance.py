@@ -24,6 +24,8 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import click
+
 #: The simulator link of instance 0 [TCP port]; instance K adds K.
 SIM_PORT = 4560
 #: Where instance K's MAVLink API stream goes (the offboard port) [UDP port]; K > 9 share ``OFFBOARD_PORT + 9``.
@@ -179,7 +181,6 @@ def instance_options(ctx, options, k: int, mission_url: str):
     Refuses (a click usage error) another controller, or ``--px4-port``/``--px4-mission-url`` given as well
     with other values.
     """
-    import click
 
     if options.controller != "px4":
         raise click.UsageError("--px4-instance needs --controller px4")

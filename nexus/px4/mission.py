@@ -38,6 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nexus.core.errors import NexusError
+from nexus.px4.api_link import ApiLink
+from nexus.px4.errors import ConnectTimeoutError
 
 DEFAULT_URL = "udpin:127.0.0.1:14540"
 
@@ -357,8 +359,6 @@ class Px4Mission:
         self.report = self.plan.report
 
     def run(self) -> MissionReport:
-        from nexus.px4.api_link import ApiLink
-
         started = time.monotonic()
         link = ApiLink(self.url)
         self.say(f"mission: listening for PX4 on {self.url}")
@@ -367,8 +367,6 @@ class Px4Mission:
             while not self.plan.finished(self.plan.stream_usec):
                 if not heard and self.connect_timeout_s is not None and \
                         time.monotonic() - started > self.connect_timeout_s:
-                    from nexus.px4.errors import ConnectTimeoutError  # noqa: PLC0415
-
                     raise ConnectTimeoutError(
                         f"PX4 sent nothing to {self.url} within {self.connect_timeout_s:g} s; raise --connect-timeout, or "
                         "start PX4 SITL (PX4_SIM_MODEL=none_iris ./bin/px4) and the sim it flies (nexus run "

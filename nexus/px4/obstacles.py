@@ -38,6 +38,7 @@ import math
 import numpy as np
 
 from nexus.plant.frames import flu_to_frd_np
+from nexus.render.views import lidar_elevations
 
 #: PX4's obstacle map: 72 sectors of 5° (``obstacle_distance.distances`` and CollisionPrevention's BIN_COUNT).
 SECTORS = 72
@@ -77,7 +78,6 @@ def lidar_directions(channels: int, columns: int, vertical_fov: float) -> np.nda
     first, column ``c`` at azimuth 2·pi·c / columns counter-clockwise from +x: the layout of
     :class:`nexus.sensors.lidar.PointCloud`. ``vertical_fov`` [rad] spreads the channels evenly, symmetric about
     the horizontal plane."""
-    from nexus.render.views import lidar_elevations  # noqa: PLC0415
 
     elevation = lidar_elevations(channels, vertical_fov)[::-1]
     azimuth = 2.0 * np.pi * np.arange(columns) / columns

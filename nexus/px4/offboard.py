@@ -47,6 +47,7 @@ from nexus.control.policy.features import CTBR_ACTIONS, CTBR_LAYOUT, FEATURES, C
 from nexus.control.policy.runners import runner_for
 from nexus.core.errors import BuildError, RunError
 from nexus.px4.api_link import ApiLinkError, parse_url
+from nexus.px4.commander import LockstepCommander
 from nexus.px4.errors import CommandUnacknowledgedError
 from nexus.px4.mission import (AUTOPILOT_COMPONENT, COMMAND_NAMES, DEFAULT_URL, MAV_CMD_COMPONENT_ARM_DISARM, Command,
                                 MissionPlan, usec)
@@ -214,8 +215,6 @@ class OffboardPilot:
         self.decimation = round(ticks)
         self.period_s = self.decimation * dt_ns * 1e-9
         if self.commander is None:
-            from nexus.px4.commander import LockstepCommander
-
             try:
                 self.commander = LockstepCommander(self.plan, self.url, self.hold_timeout_s)
             except ApiLinkError as error:

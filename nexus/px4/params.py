@@ -24,6 +24,7 @@ here, so a hexacopter's fifth and sixth rotors get PX4's commands.
 from __future__ import annotations
 
 import numpy as np
+from pxr import Usd
 
 from nexus.core.errors import BuildError
 from nexus.plant.hover import hover_speed
@@ -91,7 +92,6 @@ PINNED_KEY = "px4Parameters"
 
 def pinned_parameters(vehicle_path) -> dict[str, float | int]:
     """``{NAME: value}`` from the vehicle file's root prim (``customData = {dictionary px4Parameters = {...}}``)."""
-    from pxr import Usd  # noqa: PLC0415
 
     stage = Usd.Stage.Open(str(vehicle_path))
     root = stage.GetDefaultPrim() if stage else None

@@ -69,6 +69,8 @@ import time
 
 from pymavlink.dialects.v20 import common as mavlink
 
+from nexus.px4.scripted_log import write_ulog
+
 HOME = (473977420, 85455940, 488000)  # degE7, degE7, mm: PX4's default home
 #: What PX4's commander says (its words) when the link is lost, when the failsafe's hold starts, when the action
 #: follows, and when a ground station's heartbeat comes back.
@@ -344,7 +346,6 @@ class ScriptedApi:
 
     def write_log(self, path) -> None:
         """Write what the toy said as a ULog, as PX4 logs its messages."""
-        from nexus.px4.scripted_log import write_ulog  # noqa: PLC0415
 
         with self.lock:
             write_ulog(path, list(self.log))

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+import pyarrow as pa
 
 from nexus.record.units import column_fields, unit_of
 
@@ -77,7 +78,6 @@ def number_texts(values: np.ndarray) -> list[str]:
 
 def signal_channels(types: dict) -> list[SignalChannel]:
     """The channels of a record whose columns and pyarrow types are ``types`` (name -> type), in column order."""
-    import pyarrow as pa  # noqa: PLC0415
 
     trees: dict[str, dict] = {}
     for name, kind in types.items():

@@ -25,7 +25,9 @@ import numpy as np
 
 from nexus.core.errors import BuildError
 from nexus.render.errors import RenderPeerDied, RenderPeerTimeout
+from nexus.render.frames import FrameWriter, sensor_file
 from nexus.render.peer import _LENGTH, frame_views, send
+from nexus.render.renderer import SceneRenderer
 from nexus.render.request import ViewSpec, frame_bytes
 
 log = logging.getLogger("nexus")
@@ -89,8 +91,6 @@ class RenderHub:
             return
         specs = list(self.specs.values())
         if self.mode == "inline":
-            from nexus.render.renderer import SceneRenderer  # noqa: PLC0415
-
             self.renderer = SceneRenderer(self.vehicle, self.scene, self.worlds, self.device, specs)
             self.labels = self.renderer.labels
             return
@@ -152,7 +152,6 @@ class RenderHub:
 
     def record_to(self, folder: Path) -> None:
         """Keep every frame the sensors write under ``folder`` (one frame folder per sensor)."""
-        from nexus.render.frames import FrameWriter, sensor_file  # noqa: PLC0415
 
         self.writers = {name: FrameWriter(Path(folder) / sensor_file(name), self.worlds, self.rates.get(name))
                         for name in self.specs}

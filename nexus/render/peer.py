@@ -24,6 +24,7 @@ from multiprocessing import shared_memory
 
 import numpy as np
 
+from nexus.core.warp_setup import init_warp
 from nexus.render.request import frame_bytes, output_layout
 
 _LENGTH = struct.Struct("<Q")
@@ -72,10 +73,8 @@ def serve(inp, out) -> None:
     if setup is None:
         return
     try:
-        from nexus.core.warp_setup import init_warp  # noqa: PLC0415
-
         init_warp(verbose=False)  # only Warp's warnings and errors reach the run's terminal
-        from nexus.render.renderer import SceneRenderer  # noqa: PLC0415
+        from nexus.render.renderer import SceneRenderer  # noqa: PLC0415  (reason: Newton failing to load is the peer's error, sent to the run)
 
         renderer = SceneRenderer(setup["vehicle"], setup["scene"], setup["worlds"], setup["device"], setup["specs"])
         blocks = {name: attach(memory) for name, memory in setup["memory"].items()}

@@ -34,6 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pyarrow.parquet as pq
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +75,6 @@ def image_channel(arrays) -> str | None:
 
 def frame_layout(folder: Path) -> dict[str, dict]:
     """Each array's shape and dtype, from the first part's schema metadata: name -> {"shape", "dtype"}."""
-    import pyarrow.parquet as pq  # noqa: PLC0415
 
     parts = _parts(folder)
     return json.loads(pq.read_schema(parts[0]).metadata[b"nexus.arrays"])
@@ -84,8 +86,6 @@ def read_world_frames(folder: str | Path, world: int = 0, arrays: tuple[str, ...
     As :func:`nexus.render.frames.read_frames`, but only world ``world``'s rows (Parquet row filter) and only
     ``arrays`` (default: all), so a run of many worlds is read one world at a time.
     """
-    import pyarrow as pa  # noqa: PLC0415
-    import pyarrow.parquet as pq  # noqa: PLC0415
 
     folder = Path(folder)
     parts = _parts(folder)
@@ -112,7 +112,6 @@ def _parts(folder: Path) -> list[Path]:
 
 def declared_rate(folder: Path) -> float | None:
     """The sensor's declared frame rate [Hz] its frame folder keeps (``nexus.rate_hz``), or None."""
-    import pyarrow.parquet as pq  # noqa: PLC0415
 
     value = (pq.read_schema(_parts(folder)[0]).metadata or {}).get(b"nexus.rate_hz")
     return float(value) if value is not None else None
@@ -239,7 +238,7 @@ def write_preview(folder: Path, out: Path, world: int = 0) -> tuple[Path, Scale]
     Returns the file and the mapping used, or None for a sensor with no picture (a lidar) or no frames of
     that world.
     """
-    import imageio.v2 as imageio  # noqa: PLC0415
+    import imageio.v2 as imageio  # noqa: PLC0415  (reason: imageio loads only to write a preview)
 
     layout = frame_layout(folder)
     if sensor_kind(layout) == "lidar":

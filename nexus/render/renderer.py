@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from newton.sensors import SensorCamera
 import numpy as np
 import warp as wp
 
+from nexus.plant.loading import load_plant
 from nexus.render.request import ViewSpec, output_layout
 from nexus.render.views import camera_mount, lidar_column_mounts, lidar_elevations, lidar_rays, sensor_transforms
 
@@ -41,8 +43,6 @@ class _Sensor:
     """What the renderer keeps for one sensor: its rays, outputs and view mapping."""
 
     def __init__(self, spec: ViewSpec, worlds: int, camera, device: str):
-        from newton.sensors import SensorCamera  # noqa: PLC0415
-
         self.spec = spec
         self.layout = output_layout(spec, worlds)
         if spec.kind == "lidar":
@@ -73,10 +73,6 @@ class SceneRenderer:
     """Renders the sensors of ``specs`` for ``worlds`` worlds of ``vehicle`` in ``scene`` on ``device``."""
 
     def __init__(self, vehicle: str | Path, scene: str | Path, worlds: int, device: str, specs: list[ViewSpec]):
-        from newton.sensors import SensorCamera  # noqa: PLC0415
-
-        from nexus.plant.loading import load_plant  # noqa: PLC0415
-
         plant, vehicle_stage, scene_stage = load_plant(vehicle, scene, device, worlds=worlds)
         self.model = plant.model
         self.state = self.model.state()

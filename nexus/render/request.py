@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 #: What each kind of render sensor can return.
 CAMERA_CHANNELS = ("color", "depth", "normal", "segmentation")
 KINDS = ("camera", "thermal", "lidar")
@@ -60,6 +62,5 @@ def output_layout(spec: ViewSpec, worlds: int) -> dict[str, tuple[tuple[int, ...
 
 def frame_bytes(spec: ViewSpec, worlds: int) -> int:
     """Bytes of one frame of every output of ``spec``."""
-    import numpy as np  # noqa: PLC0415
 
     return sum(int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in output_layout(spec, worlds).values())

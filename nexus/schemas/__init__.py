@@ -29,6 +29,8 @@ import os
 import threading
 from typing import Any
 
+from pxr import Plug, Usd
+
 __all__ = ["API_SCHEMAS", "register", "schema_properties"]
 
 _FOLDER = os.path.dirname(os.path.abspath(__file__))
@@ -54,8 +56,6 @@ def register() -> None:
     with _lock:
         if _registered:
             return
-        from pxr import Plug, Usd  # noqa: PLC0415
-
         Plug.Registry().RegisterPlugins(_FOLDER)
         if Usd.SchemaRegistry().FindAppliedAPIPrimDefinition(API_SCHEMAS[0]) is None:
             raise RuntimeError(
@@ -83,7 +83,6 @@ def schema_properties(api_name: str) -> dict[str, tuple[str, Any]]:
         KeyError: USD knows no applied API schema of that name.
     """
     register()
-    from pxr import Usd  # noqa: PLC0415
 
     definition = Usd.SchemaRegistry().FindAppliedAPIPrimDefinition(api_name)
     if definition is None:

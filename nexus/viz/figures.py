@@ -17,10 +17,10 @@ DEGREES = 180.0 / np.pi
 
 
 def _figure(rows: int, cols: int = 1, height: float = 2.1, width: float = 9.0):
-    import matplotlib  # noqa: PLC0415
+    import matplotlib  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure  # noqa: PLC0415  (no pyplot: no global state, no GUI)
+    from matplotlib.figure import Figure  # noqa: PLC0415  (reason: matplotlib loads only to draw; no pyplot: no global state, no GUI)
 
     total = height * rows + 0.7
     figure = Figure(figsize=(width, total), dpi=90)  # fixed margins: constrained layout costs seconds per figure

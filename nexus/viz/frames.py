@@ -23,11 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from pxr import Usd, UsdPhysics
 
+from nexus import schemas
 from nexus.plant.frames import quat_rotate_np
+from nexus.render.frames import sensor_file
 from nexus.render.preview import (
     Scale,
     frame_layout,
+    frame_rate,
     image_channel,
     inferno,
     nice_ceiling,
@@ -128,8 +132,6 @@ class SensorStream:
         return self._scales[key]
 
     def rate(self, world: int = 0) -> float:
-        from nexus.render.preview import frame_rate  # noqa: PLC0415
-
         return frame_rate(self.frames(world)["time"])
 
 
@@ -139,7 +141,6 @@ def find_streams(folder: Path, info: dict, notes: list[str] | None = None) -> li
     Empty when the run kept no frames (no ray-traced sensor, or it ended before writing one). A folder whose
     parts cannot be read is left out, with a line in ``notes``.
     """
-    from nexus.render.frames import sensor_file  # noqa: PLC0415
 
     frames_folder = Path(folder) / FRAMES
     if not frames_folder.is_dir():
@@ -172,9 +173,7 @@ def sensor_prims(vehicle: Path, names: list[str]) -> dict[str, SensorPrim]:
     """
     if not names or not vehicle.is_file():
         return {}
-    from pxr import Usd, UsdPhysics  # noqa: PLC0415
 
-    from nexus import schemas  # noqa: PLC0415
 
     schemas.register()
     stage = Usd.Stage.Open(str(vehicle))

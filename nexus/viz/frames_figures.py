@@ -65,10 +65,10 @@ def _figure_name(stream: SensorStream, streams: list[SensorStream]) -> str:
 
 
 def _new_figure(width: float, height: float):
-    import matplotlib  # noqa: PLC0415
+    import matplotlib  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure  # noqa: PLC0415
+    from matplotlib.figure import Figure  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
     return Figure(figsize=(width, height), dpi=90)
 
@@ -111,8 +111,8 @@ def contact_sheet(stream: SensorStream, world: int = 0):
 
 
 def _colour_bar(figure, scale, channel: str) -> None:
-    from matplotlib.cm import ScalarMappable  # noqa: PLC0415
-    from matplotlib.colors import ListedColormap, Normalize  # noqa: PLC0415
+    from matplotlib.cm import ScalarMappable  # noqa: PLC0415  (reason: matplotlib loads only to draw)
+    from matplotlib.colors import ListedColormap, Normalize  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
     steps = np.linspace(0.0, 1.0, 256)
     if channel == "depth":
@@ -168,8 +168,8 @@ def lidar_sweep(stream: SensorStream, run: RunData, world: int = 0, index: int |
     right.set_aspect("equal")
     for ax in (left, right):
         ax.grid(alpha=0.3)
-    from matplotlib.cm import ScalarMappable  # noqa: PLC0415
-    from matplotlib.colors import ListedColormap, Normalize  # noqa: PLC0415
+    from matplotlib.cm import ScalarMappable  # noqa: PLC0415  (reason: matplotlib loads only to draw)
+    from matplotlib.colors import ListedColormap, Normalize  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
     mappable = ScalarMappable(Normalize(0.0, scale.high), ListedColormap(range_colours(np.linspace(0, 1, 256), 1.0) / 255.0))
     figure.colorbar(mappable, cax=figure.add_axes((0.92, 0.1, 0.015, 0.76))).set_label("range [m]", fontsize=8)

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from nexus.viz.truth import ENU_TO_NED
-from nexus.viz.viewer import FlightView, load_model
+from nexus.viz.viewer import FlightView, check_port, load_model
 
 #: Largest share of the loop's wall time the view may take [-].
 BUDGET = 0.03
@@ -90,8 +90,6 @@ class LiveWatch:
     """
 
     def __init__(self, host: str, port: int, say=print, budget: float = BUDGET):
-        from nexus.viz.viewer import check_port  # noqa: PLC0415
-
         self.host, self.port, self.say = host, check_port(host, port, PORT_OPTION, HOST_OPTION), say
         self.budget = budget
         self.live: LiveView | None = None

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from nexus.viz.errors import RunFolderError
+from nexus.viz.frames import find_streams
+from nexus.viz.frames_view import SensorPanels
 from nexus.viz.run_data import RunData
 from nexus.viz.viewer import FlightView
 
@@ -113,14 +115,12 @@ class Replay:
 
 def add_sensor_panels(replay: Replay, folder: Path, info: dict, poses_for, offset_for=None) -> None:
     """The Sensors folder (camera images, lidar clouds) of a run that kept ray-traced sensor frames; else nothing."""
-    from nexus.viz.frames import find_streams  # noqa: PLC0415
 
     problems: list[str] = []
     streams = find_streams(folder, info, problems)
     replay.notes.extend(problems)
     if not streams:
         return
-    from nexus.viz.frames_view import SensorPanels  # noqa: PLC0415
 
     replay.sensors = SensorPanels(replay.view.viewer.server, streams, poses_for, offset_for)
     replay.notes.extend(replay.sensors.notes)

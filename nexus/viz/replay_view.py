@@ -12,10 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
+from nexus.runtime.run_folder import world_count
 from nexus.viz.player import Replay, add_sensor_panels, model_files
 from nexus.viz.run_data import load_run
 from nexus.viz.truth import ENU_TO_NED
-from nexus.viz.viewer import FlightView, load_model
+from nexus.viz.viewer import FlightView, check_port, load_model
+from nexus.viz.worlds import check_world, is_many_worlds
+from nexus.viz.worlds_view import open_worlds_replay
 
 
 def open_replay(folder: Path, host: str, port: int, world: int | None = None) -> Replay:
@@ -24,13 +27,8 @@ def open_replay(folder: Path, host: str, port: int, world: int | None = None) ->
     A run of several worlds opens the worlds replay (:mod:`nexus.viz.worlds_view`), ``world`` selected (default
     0); a one-world run accepts only ``world`` 0.
     """
-    from nexus.runtime.run_folder import world_count  # noqa: PLC0415
-    from nexus.viz.viewer import check_port  # noqa: PLC0415
-    from nexus.viz.worlds import check_world, is_many_worlds  # noqa: PLC0415
 
     if is_many_worlds(folder):
-        from nexus.viz.worlds_view import open_worlds_replay  # noqa: PLC0415
-
         return open_worlds_replay(folder, host, port, world)
     run = load_run(folder)
     if world is not None:

@@ -10,12 +10,17 @@ import io
 import json
 from pathlib import Path
 
+from nexus.runtime.run_folder import world_count
 from nexus.viz.report_page import Report, controller_block, figures_html, notes_html, page, sensor_table, summary_rows
 from nexus.viz.report_page import draw as _draw  # one flight's figures, called below by this module's names
 from nexus.viz.report_page import frame_figures as _frame_figures
 from nexus.viz.run_data import RunData, load_run
 from nexus.viz.series import FlightSeries, flight_series
+from nexus.viz.truth import position_ned
+from nexus.viz.ulog import load_ulog
 from nexus.viz.vehicle_file import read_vehicle_file
+from nexus.viz.worlds import check_world, is_many_worlds
+from nexus.viz.worlds_report import write_worlds_report
 
 
 def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None, world: int | None = None) -> Report:
@@ -24,12 +29,8 @@ def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None
     A run of several worlds gets the worlds report (:mod:`nexus.viz.worlds_report`), ``world`` highlighted
     (default 0); a one-world run accepts only ``world`` 0.
     """
-    from nexus.runtime.run_folder import world_count  # noqa: PLC0415
-    from nexus.viz.worlds import check_world, is_many_worlds  # noqa: PLC0415
 
     if is_many_worlds(folder):
-        from nexus.viz.worlds_report import write_worlds_report  # noqa: PLC0415
-
         return write_worlds_report(folder, out=out, world=world, ulog=ulog)
     run = load_run(folder)
     if world is not None:
@@ -38,9 +39,6 @@ def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None
     vehicle = read_vehicle_file(run.vehicle_path(), vehicle_info.get("sha256"))
     px4 = None
     if ulog is not None:  # checked before the slower work: a wrong ULog fails fast
-        from nexus.viz.truth import position_ned  # noqa: PLC0415
-        from nexus.viz.ulog import load_ulog  # noqa: PLC0415
-
         px4 = load_ulog(ulog, run.time, position_ned(run.vector("body/base.pose", 3), run.ned_origin_enu))
     series = flight_series(run, vehicle)
     out = Path(out) if out is not None else run.folder

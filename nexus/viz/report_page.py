@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nexus.viz import figures
+from nexus.viz.frames_figures import frame_figures as sensor_figures
 from nexus.viz.run_data import RunData
 from nexus.viz.series import FlightSeries
 
@@ -60,9 +61,7 @@ def frame_figures(run: RunData, world: int) -> tuple[dict[str, tuple[str, object
     """The ray-traced sensors' figures (contact sheets, lidar sweeps) and notes; none for a run without frames."""
     if not (run.folder / "frames").is_dir():
         return {}, []
-    from nexus.viz.frames_figures import frame_figures  # noqa: PLC0415
-
-    return frame_figures(run, world)
+    return sensor_figures(run, world)
 
 
 #: Per sensor signal, in report order: its name in titles, and what of it is drawn.

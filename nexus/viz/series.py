@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nexus.core.loop import DEFAULT_TICK_HZ, tick_ns
 from nexus.viz import truth as t
 from nexus.viz.run_data import RunData
 from nexus.viz.vehicle_file import SensorPrim, VehicleFile
@@ -156,9 +157,7 @@ def _motors(series: FlightSeries, run: RunData, vehicle: VehicleFile) -> None:
         if "tick_ns" in run.info:
             dt = float(run.info["tick_ns"]) * 1e-9
         else:  # a run.json from before it held the tick: the run configuration's default
-            from nexus.runtime.flight import RunConfig  # noqa: PLC0415  (Newton, only for old runs)
-
-            dt = RunConfig().dt
+            dt = tick_ns(DEFAULT_TICK_HZ) * 1e-9
         series.rotor_speeds = esc_speed_targets(run.columns, vehicle.escs, dt)
         series.rotor_speed_source = ("the ESCs' lagged speed targets, worked out from the recorded controls with the "
                                      "ESC model of nexus/plant/esc.py and the vehicle file's ESC prims "

@@ -18,8 +18,10 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 
 from nexus.runtime.run_folder import RunFolder
+from nexus.sweep.table import RESULT_COLUMNS
 from nexus.viz import report_page as one
 
 #: Figures drawn, with their labels and units.
@@ -41,8 +43,6 @@ def _parameters(folder: Path, columns: list[str]) -> list[str]:
     try:
         listed = json.loads((Path(folder) / "sweep.json").read_text())["parameters"]
     except (OSError, ValueError, KeyError):
-        from nexus.sweep.table import RESULT_COLUMNS
-
         listed = [c for c in columns if c not in ("point", *RESULT_COLUMNS)]
     return [p for p in listed if p in columns]
 
@@ -60,7 +60,7 @@ def _short(name: str) -> str:
 
 
 def _scatter(parameter: str, x: np.ndarray, labels, y: np.ndarray, failed: np.ndarray, label: str, unit: str):
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
     figure = Figure(figsize=(5.5, 3.6), layout="constrained")
     axes = figure.add_subplot()
@@ -81,7 +81,7 @@ def _scatter(parameter: str, x: np.ndarray, labels, y: np.ndarray, failed: np.nd
 
 
 def _heat_map(names: list[str], xs, ys, z: np.ndarray, failed: np.ndarray, label: str, unit: str):
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
     (x, x_labels), (y, y_labels) = xs, ys
     cols, rows = np.unique(x[np.isfinite(x)]), np.unique(y[np.isfinite(y)])
@@ -109,7 +109,6 @@ def _heat_map(names: list[str], xs, ys, z: np.ndarray, failed: np.ndarray, label
 
 def write_sweep_report(folder: Path, out: Path | None = None) -> one.Report:
     """Draw the sweep's figures into ``out/plots/`` (default DIR) and write ``out/report.html``."""
-    import pyarrow.parquet as pq
 
     folder = Path(folder)
     rows = pq.read_table(folder / "sweep.parquet").to_pylist()

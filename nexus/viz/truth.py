@@ -11,6 +11,7 @@ sensor against it. Conventions as in ``nexus/plant/frames.py`` and
 from __future__ import annotations
 
 import numpy as np
+from pygeomag import GeoMag
 
 #: ENU -> NED as a matrix: (e, n, u) -> (n, e, -u).
 ENU_TO_NED = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]])
@@ -145,7 +146,6 @@ def earth_field_ned(origin: dict, decimal_year: float) -> np.ndarray:
     Same call as ``nexus.sensors.magnetometer.earth_field_ned`` (altitude in km, field in nT), made
     here so the report does not import the sensors' Warp kernels and Newton.
     """
-    from pygeomag import GeoMag  # noqa: PLC0415
 
     result = GeoMag().calculate(glat=float(origin["latitude"]), glon=float(origin["longitude"]),
                                 alt=float(origin["altitude"]) / 1000.0, time=decimal_year)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from pyulog import ULog
 
 from nexus.viz.errors import UlogError
 from nexus.viz.truth import euler_zyx, rotation_matrices
@@ -43,7 +44,6 @@ class Px4Estimate:
 
 def load_ulog(path: Path, run_time: np.ndarray, truth_position_ned: np.ndarray) -> Px4Estimate:
     """Read ``path`` with pyulog and check it belongs to the run whose truth is given (NED [m] per row)."""
-    from pyulog import ULog  # noqa: PLC0415
 
     path = Path(path)
     if not path.is_file():

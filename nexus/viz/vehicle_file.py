@@ -13,6 +13,10 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pxr import Usd
+
+from nexus import schemas
+
 #: Sensor schema -> record signal.
 SENSOR_APIS = {"NexusImuAPI": "imu", "NexusMagnetometerAPI": "mag", "NexusBarometerAPI": "baro", "NexusGpsAPI": "gps"}
 #: Per sensor signal: its white-noise attributes as authored in USD, and their units.
@@ -67,9 +71,7 @@ class VehicleFile:
 
 def read_vehicle_file(path: Path, sha256: str | None) -> VehicleFile:
     """The sensor prims (every one, file order) and ESCs of ``path``; never raises on a bad file."""
-    from pxr import Usd  # noqa: PLC0415
 
-    from nexus import schemas  # noqa: PLC0415
 
     path = Path(path)
     if not path.is_file():

@@ -15,8 +15,13 @@ import errno
 import socket
 from pathlib import Path
 
+import newton
+import newton.viewer
 import numpy as np
+import warp as wp
 
+from nexus.core.warp_setup import init_warp
+from nexus.plant.loading import load_plant
 from nexus.viz.errors import ViewerError
 
 #: Colours [0..1 RGB]: the path the vehicle flew and the path it was asked to fly.
@@ -64,10 +69,6 @@ class FlightView:
 
     def __init__(self, model, host: str = "127.0.0.1", port: int = 8080, label: str = "Nexus",
                  port_option: str = "--port", host_option: str = "--host"):
-        import newton  # noqa: PLC0415
-        import newton.viewer  # noqa: PLC0415
-        import warp as wp  # noqa: PLC0415
-
         port = check_port(host, port, port_option, host_option)
         self.model = model
         self.viewer = newton.viewer.ViewerViser(host=host, port=port, label=label, verbose=False)
@@ -100,7 +101,6 @@ class FlightView:
 
     def paths(self, flown_enu=None, setpoint_enu=None) -> None:
         """Draw the flown path (blue) and the setpoint path (orange), world ENU [m]."""
-        import warp as wp  # noqa: PLC0415
 
         for name, points, colour in (("flown", flown_enu, FLOWN_COLOUR), ("setpoint", setpoint_enu, SETPOINT_COLOUR)):
             if points is None or len(points) < 2:
@@ -127,8 +127,6 @@ class FlightView:
 
 def load_model(vehicle: Path, scene: Path):
     """The Newton model of a run's vehicle in its scene, built on the CPU as the run built it."""
-    from nexus.core.warp_setup import init_warp  # noqa: PLC0415
-    from nexus.plant.loading import load_plant  # noqa: PLC0415
 
     init_warp(False)
     plant, _, _ = load_plant(vehicle, scene, "cpu")
@@ -144,7 +142,6 @@ def show_guides(model) -> None:
     flag, and the viewer would draw rotors without their disks. This model is only
     drawn, never stepped, so giving them the flag changes no physics.
     """
-    import newton  # noqa: PLC0415
 
     flags, bodies = model.shape_flags.numpy(), model.shape_body.numpy()
     hidden = (flags == 0) & (bodies >= 0)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
 from nexus.runtime.run_file import partial_note
 from nexus.runtime.run_folder import SUMMARY, RunFolder, first_world, world_count
@@ -288,7 +289,6 @@ def world_run(folder: Path, world: int, info: dict | None = None, origin: np.nda
     ``origin``: the world's own NED origin, world ENU [m] (see :func:`world_origins`); the run's
     ``ned_origin_enu_m`` then says it, so its estimate and setpoint line up with its truth.
     """
-    import pyarrow as pa  # noqa: PLC0415
 
     run = RunFolder(folder)
     folder = run.path

@@ -57,7 +57,7 @@ def paths(run: WorldsRun, world: int):
     tracks = run.tracks
     figure = _paths_figure()
     top, panels = figure.axes[0], figure.axes[1:]
-    from matplotlib.collections import LineCollection  # noqa: PLC0415
+    from matplotlib.collections import LineCollection  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
     # Each world from its own NED origin (worlds may start apart), as its setpoint is.
     ned = position_ned(tracks.position, np.repeat(run.origins, np.diff(tracks.start), axis=0))
@@ -108,10 +108,10 @@ def paths(run: WorldsRun, world: int):
 
 
 def _paths_figure():
-    import matplotlib  # noqa: PLC0415
+    import matplotlib  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure  # noqa: PLC0415
+    from matplotlib.figure import Figure  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
     figure = Figure(figsize=(11.0, 6.6), dpi=90)
     figure.subplots_adjust(left=0.07, right=0.98, top=0.92, bottom=0.08, wspace=0.22, hspace=0.25)
@@ -125,10 +125,10 @@ def _paths_figure():
 
 def _panels(rows: int, cols: int, height: float, sharey: bool = False):
     """A figure of ``rows`` × ``cols`` panels, each with its own x axis."""
-    import matplotlib  # noqa: PLC0415
+    import matplotlib  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure  # noqa: PLC0415
+    from matplotlib.figure import Figure  # noqa: PLC0415  (reason: matplotlib loads only to draw)
 
     total = height * rows + 0.8
     figure = Figure(figsize=(11.0, total), dpi=90)

@@ -21,6 +21,8 @@ import numpy as np
 from nexus.viz import report_page as one
 from nexus.viz import worlds_figures as figures
 from nexus.viz.series import flight_series
+from nexus.viz.truth import position_ned
+from nexus.viz.ulog import load_ulog
 from nexus.viz.vehicle_file import read_vehicle_file
 from nexus.viz.worlds import WorldsRun, check_world, load_worlds, reasons_present, world_run
 
@@ -53,9 +55,6 @@ def write_worlds_report(folder: Path, out: Path | None = None, world: int | None
         vehicle = read_vehicle_file(mine.vehicle_path(), (run.info.get("vehicle") or {}).get("sha256"))
         px4 = None
         if ulog is not None:
-            from nexus.viz.truth import position_ned  # noqa: PLC0415
-            from nexus.viz.ulog import load_ulog  # noqa: PLC0415
-
             px4 = load_ulog(ulog, mine.time, position_ned(mine.vector("body/base.pose", 3), mine.ned_origin_enu))
         series = flight_series(mine, vehicle)
         detail = one.draw(series, px4)

@@ -17,11 +17,12 @@ import math
 from pathlib import Path
 
 import numpy as np
+import warp as wp
 
 from nexus.viz.errors import RunFolderError
 from nexus.viz.player import Replay, add_sensor_panels, model_files
 from nexus.viz.truth import ENU_TO_NED
-from nexus.viz.viewer import FlightView, load_model
+from nexus.viz.viewer import FlightView, check_port, load_model
 from nexus.viz.worlds import WorldsRun, check_world, grid, load_worlds
 
 #: Smallest spacing of the grid cells [m]; wider when the worlds' paths are (see :func:`spacing`).
@@ -90,8 +91,6 @@ class FleetView(FlightView):
 
     def __init__(self, model, offsets_enu: np.ndarray, colours: np.ndarray, host: str = "127.0.0.1",
                  port: int = 8080, label: str = "Nexus"):
-        import warp as wp  # noqa: PLC0415
-
         super().__init__(model, host, port, label)
         self.offsets = np.asarray(offsets_enu, dtype=np.float32)
         self.colours = np.asarray(colours, dtype=np.float32)
@@ -242,7 +241,6 @@ def look_at_world(view: FleetView, run: WorldsRun, world: int) -> None:
 
 def open_worlds_replay(folder: Path, host: str, port: int, world: int | None = None) -> WorldsReplay:
     """Check RUN and ``world``, build the vehicle's model, start the viewer and draw the first frame."""
-    from nexus.viz.viewer import check_port  # noqa: PLC0415
 
     run = load_worlds(folder, setpoints=True)
     world = check_world(run.folder, 0 if world is None else world, run.worlds)
