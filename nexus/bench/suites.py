@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
+from nexus.core.lazy import load_module
 
 #: Suite name -> module path. Each module has ``run(device) -> dict`` and ``table(dict)``.
 SUITES: dict[str, str] = {
@@ -42,11 +42,11 @@ def missing(name: str) -> list[str]:
     absent = []
     for module, package in NEEDS.get(name, ()):
         try:
-            importlib.import_module(module)
+            load_module(module)
         except ImportError:
             absent.append(package)
     return absent
 
 
 def load(name: str):
-    return importlib.import_module(SUITES[name])
+    return load_module(SUITES[name])

@@ -26,7 +26,6 @@ sweeps). The same colour mappings serve ``nexus view`` and ``nexus plot``.
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import math
@@ -36,7 +35,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pyarrow.parquet as pq
+
+from nexus.core.lazy import load_module
 
 log = logging.getLogger(__name__)
 
@@ -270,7 +270,7 @@ def encoder_missing() -> str | None:
     """Why MP4 previews cannot be written here (imageio or imageio-ffmpeg cannot be imported), or None."""
     for module, package in (("imageio", "imageio"), ("imageio_ffmpeg", "imageio-ffmpeg")):
         try:
-            importlib.import_module(module)
+            load_module(module)
         except ImportError:
             return f"{package} is not installed (pip install {package})"
     return None

@@ -19,7 +19,6 @@ once per process, never learns it) and ``nexus params`` lists its parameters.
 
 from __future__ import annotations
 
-import importlib
 import json
 import pkgutil
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from pathlib import Path
 
 from nexus.core.component import Component
 from nexus.core.errors import BuildError
+from nexus.core.lazy import load_attribute, load_module
 from nexus.core.spec import Spec, input_relations
 
 #: Packages whose modules may declare components with specs.
@@ -61,10 +61,10 @@ def discover() -> list[Entry]:
             entries[spec.schema] = Entry(spec, target)
 
     for package_name in COMPONENT_PACKAGES:
-        package = importlib.import_module(package_name)
+        package = load_module(package_name)
         names = [package_name] + [m.name for m in pkgutil.walk_packages(package.__path__, package_name + ".")]
         for module_name in sorted(set(names)):
-            module = importlib.import_module(module_name)
+            module = load_module(module_name)
             for value in vars(module).values():
                 if isinstance(value, type) and issubclass(value, Component) and value.__module__ == module_name:
                     spec = value.__dict__.get("spec")
@@ -151,7 +151,6 @@ def component_class(schema: str) -> type[Component] | None:
     entry = index().get(schema)
     if entry is None:
         return None
-    module, _, name = (entry["target"] or "").partition(":")
-    if not name:
+    if ":" not in (entry["target"] or ""):
         return None
-    return getattr(importlib.import_module(module), name)
+    return load_attribute(entry["target"])
