@@ -252,7 +252,8 @@ def build_flight(
 
     ``device`` is a Warp device name; None resolves ``options.device``.
     ``replace_controller`` takes the controller's place (and name) and drops the
-    guidance; ``extra_components`` join the ring after the vehicle's own.
+    guidance; ``extra_components`` join the ring after the vehicle's own, in the order given (unless they
+    declare their place: :mod:`nexus.core.ring`).
     ``variation`` gives each world's values (a replay passes the values run.json
     holds); None draws them from ``options.vary`` (no file: none). ``start_render`` False
     leaves the render peer of cameras and lidars unstarted (``nexus plan`` flies nothing).
@@ -281,7 +282,9 @@ def build_flight(
         placed(replace_controller, "controller")
         components = [replace_controller if c is vehicle.controller else c for c in components]
         components = [c for c in components if not getattr(c, "is_guidance", False)]
-    components += list(extra_components)
+    # A caller's components that declare no place of their own join after the controller, in the order given.
+    components += [extra if extra.place is not None else placed(extra, "extra", sequence=at)
+                   for at, extra in enumerate(extra_components)]
     air = WindField.from_scene(plant, options.wind, options.turbulence, options.duration_s, variation)
     if options.scenario is not None:  # its steps, drag, faults, contact count, gain factors and gusts
         parts = scenario_parts(options.scenario, plant, components, vehicle.controller, options.controller)
