@@ -7,7 +7,9 @@ their help text, and a command-line flag where the command line sets them),
 whether it reads the guidance's setpoint (then its runs get the scene's
 mission) or brings its own estimator (then the vehicle's estimator prims are
 left out), whether it can fly many worlds (and why not), its default run
-length, and its help line. :mod:`nexus.runtime.assembly` builds from it,
+length, its help line, and where it has them: the gains a scenario may scale,
+what ``nexus run`` adds for it (:class:`RunHooks`) and the table of a sweep or
+scenario file that sets it up. :mod:`nexus.runtime.assembly` builds from it,
 :class:`nexus.runtime.flight.RunConfig` takes its defaults and checks from it, the
 command line generates ``--controller``'s choices and the controllers'
 options from it, a sweep file's ``controller`` values are checked against
