@@ -3,7 +3,7 @@
 import-linter reads ``import`` statements; a module that is loaded by its name
 (``importlib``) is invisible to it. So :mod:`nexus.core.lazy` is the only
 module that imports by name, and every table of names handed to it (the
-calls of its functions, and the component index ``components.json`` that
+calls of its functions, Gymnasium's entry points, and the component index ``components.json`` that
 :func:`nexus.schemas.catalog.component_class` reads) is checked here: each
 ``nexus.*`` name exists (with its attribute, for ``module:attr``) and sits in
 the holder's package or a layer below it (``pyproject.toml``'s layers
@@ -29,9 +29,10 @@ from test_layers import contract_layers  # noqa: E402
 
 #: The loader module: the one place that imports a module by name.
 LOADER = "nexus/core/lazy.py"
-#: The loader's functions and keywords that take module names.
+#: The loader's functions, and keywords that take module names: a lazy command group's table, and the entry
+#: points handed to Gymnasium's registry (which imports them by name itself).
 LOADER_CALLS = {"load_module", "load_attribute", "import_once", "lazy_names"}
-LOADER_KEYWORDS = {"lazy"}
+LOADER_KEYWORDS = {"lazy", "entry_point", "vector_entry_point"}
 #: Registries below the modules that register into them: holder -> the packages its names may come from.
 REGISTRIES = {
     # The component index: every component package's classes, found by `nexus schema --write`.
@@ -116,7 +117,7 @@ def exists(target: str) -> bool:
 
 def test_the_tables_are_found():
     holders = {holder for holder, _, _ in loader_tables()}
-    assert {"nexus", "nexus.core", "nexus.cli", "nexus.commands.px4", "nexus.bench.suites"} <= holders
+    assert {"nexus", "nexus.core", "nexus.cli", "nexus.commands.px4", "nexus.bench.suites", "nexus.gym"} <= holders
 
 
 def test_only_the_loader_imports_by_name():
