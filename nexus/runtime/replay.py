@@ -35,8 +35,9 @@ import numpy as np
 
 from nexus.control.replay import ReplayControls
 from nexus.core.errors import BuildError
+from nexus.render.frames import read_frames
 from nexus.runtime.flight import ConfigError, RunConfig
-from nexus.runtime.run import check_out, file_digest, prepare_out, run_flight
+from nexus.runtime.run import check_out, file_digest, prepare_out, run_flight, values_from_json
 from nexus.runtime.run_file import RUNNING, WRITE_FAILURES, partial_note
 from nexus.runtime.run_folder import RunFolder
 
@@ -208,8 +209,6 @@ def compare_frames(original: Path, replayed: Path) -> tuple[dict, tuple | None]:
     A frame the run kept but the replay did not produce is a difference; frames after the run's last
     (a replay of a killed run flies to its last drained tick) are not compared.
     """
-    from nexus.render.frames import read_frames  # noqa: PLC0415
-
     counts: dict[str, int] = {}
     first = None
     if not original.is_dir():
@@ -265,8 +264,6 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
     target = prepare_out(Path(keep), option="--keep", overwrite_option=None) if keep else Path(
         tempfile.mkdtemp(prefix="nexus-replay-"))
     try:
-        from nexus.runtime.run import values_from_json  # noqa: PLC0415
-
         variation = values_from_json(info["world_values"]) if info.get("world_values") else None
         run_flight(options, target, progress=progress, controller=ReplayControls(controls), variation=variation)
         _, replayed = load_run(target)

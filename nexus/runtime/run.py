@@ -40,6 +40,8 @@ from nexus.runtime.run_folder import RunFolder
 from nexus.runtime.runs import RUN_FILES
 from nexus.runtime.run_file import RUNNING, RunFile, final_status
 from nexus.runtime.stopping import StopSignals, stop_reason
+from nexus.worlds.summary import distribution_lines, run_end_reason, summary_columns
+from nexus.plant.crash import crash_line
 
 log = logging.getLogger("nexus")
 
@@ -206,8 +208,6 @@ def values_from_json(values: list[dict]) -> list[dict]:
 
 def _write_summary(out: Path, flight: Flight) -> dict:
     """summary.parquet (one row per world, written whole), and the counts run.json keeps."""
-    from nexus.worlds.summary import distribution_lines, summary_columns  # noqa: PLC0415
-
     columns = summary_columns(flight)
     arrays = {name: (pa.array(list(values), type=pa.string()) if values.dtype == object else pa.array(values))
               for name, values in columns.items()}
@@ -399,8 +399,6 @@ def _fly_and_write(options, out, duration, total_ticks, dt_ns, signals, *, progr
         loop = flight.loop
         on_progress = bar.update if view is None else lambda now: (bar.update(now), view.update(now))
         if session.fly(total_ticks, on_progress=on_progress):  # K ticks per replay, then one by one
-            from nexus.worlds.summary import run_end_reason  # noqa: PLC0415
-
             reason = run_end_reason(loop.world_done())
         bar.update(loop.sim_time, force=True)
         bar.close()
@@ -440,8 +438,6 @@ def _fly_and_write(options, out, duration, total_ticks, dt_ns, signals, *, progr
             if session.pacer is not None:  # --realtime: what the pacing did (nexus.runtime.pacing)
                 info["pacing"] = session.pacer.stats()
             if flight.crash is not None:  # the crash's tick and speed, and the hardest touchdown (nexus.plant.crash)
-                from nexus.plant.crash import crash_line  # noqa: PLC0415
-
                 info["crash"] = flight.crash.report(dt_ns * 1e-9)
                 if (line := crash_line(info["crash"])) is not None:
                     log.warning("%s", line)

@@ -14,6 +14,9 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from nexus.core.errors import BuildError
 from nexus.record.parts import is_record, part_paths, read_record
@@ -132,9 +135,6 @@ class RunFolder:
         """The record's parts as pyarrow tables, read one by one (so a run of many worlds needs only the
         ``columns`` asked for, or the rows of one ``world``); parts without columns (a failed build's) are
         left out."""
-        import pyarrow as pa  # noqa: PLC0415
-        import pyarrow.compute as pc  # noqa: PLC0415
-        import pyarrow.parquet as pq  # noqa: PLC0415
 
         paths = self._part_paths()
         tables = []
@@ -165,7 +165,6 @@ class RunFolder:
 
     def record_names(self) -> list[str]:
         """The record's column names (its first part with columns; [] for a run that recorded nothing)."""
-        import pyarrow.parquet as pq  # noqa: PLC0415
 
         paths = self._part_paths()
         try:
@@ -210,7 +209,6 @@ class RunFolder:
 
     def summary(self):
         """summary.parquet (one row per world) as a pyarrow table."""
-        import pyarrow.parquet as pq  # noqa: PLC0415
 
         try:
             return pq.read_table(self.summary_path)

@@ -13,6 +13,8 @@ import json
 import re
 from pathlib import Path
 
+from pyulog import ULog
+
 #: A text that says PX4 went into a failsafe or refused to arm (case-insensitive): PX4's commander says
 #: "Failsafe activated", "Arming denied: ...", "Preflight Fail: ..." and the like.
 FAILSAFE_OR_REFUSAL = re.compile(r"failsafe|arming denied|arming refused|preflight fail|not ready to arm",
@@ -48,8 +50,6 @@ def _json(path: Path) -> dict | None:
 
 def _ulog_messages(path: Path) -> list[tuple[float, str]]:
     """The ULog's logged messages (plain and tagged), (time [s], text); none when the file does not read."""
-    from pyulog import ULog  # noqa: PLC0415  (reason: pyulog is read only for a PX4 run's log; it loads slowly)
-
     try:
         log = ULog(str(path), message_name_filter_list=[], disable_str_exceptions=True)
     except Exception:  # noqa: BLE001 (a ULog cut short by PX4's stop says nothing more)

@@ -19,6 +19,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 
 from nexus.core.errors import BuildError
 from nexus.runtime.run_folder import RunFolder
@@ -74,8 +75,6 @@ def figures_from_summary(folder: Path) -> dict | None:
     path = Path(folder) / "summary.parquet"
     if not path.is_file():
         return None
-    import pyarrow.parquet as pq  # noqa: PLC0415  (reason: loads slowly; only a finished run's summary needs it)
-
     try:
         table = pq.read_table(path)
     except Exception:  # noqa: BLE001 (a damaged summary: no figures)
