@@ -30,7 +30,7 @@ MOST_NEXUS = 25
 #: dependencies that cost a second or more to import and serve one command or one controller.
 HEAVY_OPTIONAL = {"torch", "skrl", "gymnasium", "ray", "grpc", "casadi", "viser", "matplotlib", "onnxruntime", "onnx",
                   "mcap", "imageio", "imageio_ffmpeg", "pandas", "polars"}
-REASON = re.compile(r"#\s*noqa:\s*PLC0415\b.*\(reason:\s*\S[^)]*\)")
+REASON = re.compile(r"#\s*noqa:[\w\s,]*\bPLC0415\b.*\(reason:\s*\S[^)]*\)")
 
 
 @dataclass(frozen=True)
