@@ -34,7 +34,7 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Output, Spec, positive
 from nexus.diff import Rollout
 from nexus.plant.usd_files import open_stage
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.params import parameters
 from nexus.runtime.run import run_flight
 from nexus.runtime.run_folder import RunFolder

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from nexus.cli import main
-from nexus.runtime.flight import ConfigError, RunConfig
+from nexus.runtime.config import ConfigError, RunConfig
 from nexus.plant.frames import yaw_ned_np
 from nexus.runtime.replay import ReplayError, replay
 from nexus.runtime.run import run_flight

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.replay import compare, load_run
 from nexus.runtime.run import run_flight
 

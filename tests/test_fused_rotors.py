@@ -7,7 +7,8 @@ import pytest
 import warp as wp
 
 from nexus.core.executors import graph_nodes
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.plant.esc import Esc
 from nexus.plant.propeller import Propeller
 from nexus.runtime.run import run_flight

@@ -39,7 +39,7 @@ def test_all_and_dir_list_the_public_names_and_each_resolves():
     assert sorted(set(nexus.__all__) - {"__version__"}) == sorted(names)
     assert set(names) <= set(dir(nexus))
     from nexus.core.spec import Spec
-    from nexus.runtime.flight import RunConfig
+    from nexus.runtime.config import RunConfig
     from nexus.sensors.samples import ImuSample
 
     assert nexus.Spec is Spec and nexus.RunConfig is RunConfig and nexus.ImuSample is ImuSample

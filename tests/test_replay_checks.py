@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from nexus.cli import main
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.replay import ReplayError, compare, replay
 from nexus.runtime.run import run_flight
 

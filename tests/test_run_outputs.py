@@ -11,7 +11,7 @@ import pytest
 
 from nexus.core import Component, Stage
 from nexus.core.errors import BuildError
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import DurationError, OutputError, run_flight
 
 HOLD = RunConfig(controller="hold", device="cpu")

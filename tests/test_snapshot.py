@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import warp as wp
 
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.runtime.startup import start
 
 #: Ticks before the snapshot and after it: 0.4 s at 250 Hz each, the spin-up, lift-off (about tick 55) and the

@@ -18,7 +18,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nexus.runtime.flight import RunConfig, build_flight, fly  # noqa: E402
+from nexus.runtime.flight import build_flight, fly  # noqa: E402
+from nexus.runtime.config import RunConfig
 from nexus.runtime.startup import start  # noqa: E402
 
 DATA = ROOT / "tests" / "data"

@@ -48,7 +48,8 @@ def constant_ctbr_model(path: Path, thrust: float) -> str:
 def fly(out: Path, seconds: float, policy: str | None) -> tuple[float, dict]:
     from nexus.px4.scripted_api import ScriptedApi
     from nexus.px4.scripted_peer import ScriptedPx4
-    from nexus.runtime.flight import RunConfig, build_flight
+    from nexus.runtime.flight import build_flight
+    from nexus.runtime.config import RunConfig
     from nexus.runtime.run import run_flight
 
     options = {"host": "127.0.0.1", "port": 0, "boot_patience": 0.5}

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 import warp as wp
 
 from nexus.core.executors import graph_nodes
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.flight_session import FlightSession
 from nexus.record.writer import PARQUET_OPTIONS
 

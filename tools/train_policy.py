@@ -42,7 +42,7 @@ ACTION = "controls:4"
 
 def record(scene: str, mission: str, seconds: float) -> tuple[list[tuple], object]:
     """(estimate, setpoint, controls[:4]) for every armed tick of a PID flight more than 0.3 m above the start."""
-    from nexus.runtime.flight import RunConfig
+    from nexus.runtime.config import RunConfig
     from nexus.runtime.flight_session import FlightSession
 
     with FlightSession(RunConfig(scene=scene, mission=mission, device="cpu")) as session:  # no record: rows below

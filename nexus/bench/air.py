@@ -29,7 +29,8 @@ import warp as wp
 from nexus.bench.flight import AIRBORNE_S, ROUND_TICKS, TICK_S, loop_against_bare
 from nexus.bench.timing import alternating_best
 from nexus.plant.assets import resolve_asset
-from nexus.runtime.flight import RunConfig, fly
+from nexus.runtime.flight import fly
+from nexus.runtime.config import RunConfig
 from nexus.runtime.flight_session import FlightSession
 
 #: World counts measured.

@@ -42,7 +42,8 @@ import warp as wp
 from nexus.bench.plant import bare_step_graph
 from nexus.bench.timing import alternating_best, bare_step_round
 from nexus.core.executors import graph_nodes
-from nexus.runtime.flight import RunConfig, fly
+from nexus.runtime.flight import fly
+from nexus.runtime.config import RunConfig
 from nexus.record.writer import RecordWriter
 from nexus.runtime.run_file import RunFile
 from nexus.runtime.flight_session import FlightSession

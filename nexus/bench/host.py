@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from nexus.bench.timing import alternating_best, time_host_stages
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.flight_session import FlightSession
 
 SCENE = "figure_eight"

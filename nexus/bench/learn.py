@@ -21,7 +21,7 @@ import warp as wp
 
 from nexus.bench.timing import alternating_best
 from nexus.gym.env import NexusVectorEnv
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.flight_session import FlightSession
 
 CPU_WORLDS = (1, 16, 64)

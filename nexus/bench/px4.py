@@ -52,7 +52,8 @@ class _CpuTimedCall(TimedCall):
             super().__call__(io)
         finally:
             self.cpu_seconds += time.thread_time() - began
-from nexus.runtime.flight import RunConfig, fly
+from nexus.runtime.flight import fly
+from nexus.runtime.config import RunConfig
 from nexus.runtime.flight_session import FlightSession
 
 #: One control tick of the default run [s].

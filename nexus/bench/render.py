@@ -37,7 +37,7 @@ from nexus.plant.assets import with_base_prims
 from nexus.render.renderer import SceneRenderer
 from nexus.render.request import ViewSpec
 from nexus.render.views import vertical_fov
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.flight_session import FlightSession
 
 #: Sim time of each flight [s].

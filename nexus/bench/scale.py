@@ -53,7 +53,8 @@ import warp as wp
 from nexus.bench.flight import _state_arrays
 from nexus.bench.plant import bare_step_graph
 from nexus.bench.timing import alternating_best, bare_step_round
-from nexus.runtime.flight import RunConfig, fly
+from nexus.runtime.flight import fly
+from nexus.runtime.config import RunConfig
 from nexus.runtime.flight_session import FlightSession
 
 WORLDS = (16, 64, 1024, 4096)

@@ -40,7 +40,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
 from nexus.sweep.cluster import connect
 from nexus.sweep.overrides import write_overrides

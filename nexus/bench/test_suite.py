@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from nexus.core.warp_setup import init_warp
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
 from nexus.runtime.run_folder import RunFolder
 from nexus.scenario.checks import evaluate_run

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from nexus.bench.flight import loop_against_bare
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 
 VEHICLES = ("astro_max_base", "x500", "crazyflie")
 WORLDS = 16

@@ -26,7 +26,8 @@ from pathlib import Path
 import warp as wp
 
 from nexus.bench.flight import loop_against_bare
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 
 CPU_WORLDS = (1, 16, 64)
 CUDA_WORLDS = (1, 1024, 4096, 16384)

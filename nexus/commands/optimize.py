@@ -35,7 +35,7 @@ from nexus.core.warp_setup import init_warp
 from nexus.diff import Rollout
 from nexus.diff.losses import LOSSES
 from nexus.diff.rollout import EAGER_TAPED_RUNS, TAPED_CAPTURE_PAYS_FROM
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.params import parameters
 from nexus.runtime.run import run_flight
 from nexus.sweep.overrides import write_overrides

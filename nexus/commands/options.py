@@ -1,6 +1,6 @@
 """Option helpers shared by the ``nexus`` commands: the device, and the flight options of ``run`` and ``plan``.
 
-The flight options are read from :class:`nexus.runtime.flight.RunConfig` and the
+The flight options are read from :class:`nexus.runtime.config.RunConfig` and the
 controller registry, which load Warp and Newton; :class:`LaterOptions` makes
 them when a command first needs them (to parse its arguments or show its
 help), so that ``nexus --help`` and the other commands load neither.
@@ -18,7 +18,7 @@ from nexus.control import registry
 from nexus.core.device import DEVICE_CHOICES, resolve_device
 from nexus.core.errors import BuildError, NexusError
 from nexus.core.warp_setup import init_warp
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.vocab.settings import help_of
 
 
@@ -106,7 +106,7 @@ FLIGHT_FIELDS = ("vehicle", "scene", "device", "controller", "seed", "tick_hz", 
 
 def flight_options() -> list:
     """The options shared by ``run`` and ``plan`` (click decorators, in order), made from the fields of
-    :class:`nexus.runtime.flight.RunConfig`: their flags, defaults, help, choices and bounds."""
+    :class:`nexus.runtime.config.RunConfig`: their flags, defaults, help, choices and bounds."""
     made = []
     for name in FLIGHT_FIELDS:
         if name is None:
@@ -119,7 +119,7 @@ def flight_options() -> list:
 
 
 def config_option(name: str, help: str | None = None, **extra):
-    """The click option of :class:`~nexus.runtime.flight.RunConfig`'s field ``name``.
+    """The click option of :class:`~nexus.runtime.config.RunConfig`'s field ``name``.
 
     Its flag is ``--<name>`` (or the field's ``flag``), its type comes from its type hint, choices and bounds,
     its default from the field (shown unless None), its help from the field unless ``help`` replaces it;
@@ -164,7 +164,7 @@ def _click_type(f, hint):
 
 
 def vehicle_and_scene(vehicle_help: str | None = None, scene_help: str | None = None) -> Callable[[], list]:
-    """For :func:`later`: ``--vehicle`` and ``--scene`` with :class:`~nexus.runtime.flight.RunConfig`'s defaults (for the
+    """For :func:`later`: ``--vehicle`` and ``--scene`` with :class:`~nexus.runtime.config.RunConfig`'s defaults (for the
     commands that take them without the other flight options), with the help given."""
 
     def make() -> list:
@@ -215,7 +215,7 @@ def default_durations() -> dict[str, float]:
 
 
 def run_config(ctx, controller, **flight):
-    """The :class:`~nexus.runtime.flight.RunConfig` of the options :func:`flight_options` adds (and ``--duration``).
+    """The :class:`~nexus.runtime.config.RunConfig` of the options :func:`flight_options` adds (and ``--duration``).
 
     A controller's option given on the command line for another controller is refused.
     """

@@ -36,7 +36,7 @@ def _flown(out: Path) -> str:
 
 def _duration_option() -> list:
     """``--duration``, whose help gives each controller's default run length (from the registry)."""
-    from nexus.runtime.flight import RunConfig  # noqa: PLC0415  (reason: keeps nexus run --help fast)
+    from nexus.runtime.config import RunConfig  # noqa: PLC0415  (reason: keeps nexus run --help fast)
 
     duration = next(f for f in fields(RunConfig) if f.name == "duration")
     return [config_option("duration", help_of(duration) + " Default, by controller: "
@@ -46,7 +46,7 @@ def _duration_option() -> list:
 
 def _realtime_option() -> list:
     """``--realtime [FACTOR]`` (RunConfig's ``realtime``): alone it means 1, real time."""
-    from nexus.runtime.flight import RunConfig  # noqa: PLC0415  (reason: keeps nexus run --help fast)
+    from nexus.runtime.config import RunConfig  # noqa: PLC0415  (reason: keeps nexus run --help fast)
 
     realtime = next(f for f in fields(RunConfig) if f.name == "realtime")
     return [click.option("--realtime", type=float, is_flag=False, flag_value=1.0, default=None,

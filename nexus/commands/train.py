@@ -13,7 +13,7 @@ from nexus.core.errors import BuildError
 from nexus.core.warp_setup import init_warp
 from nexus.gym.evaluate import check_policy, evaluate, write_evaluation
 from nexus.gym.training import TrainConfig, train as run_training
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.stopping import StopSignals
 
 #: The option of each TrainConfig field, so an error names what the command line takes (``--worlds 0``, not the

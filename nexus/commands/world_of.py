@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from nexus.core.errors import BuildError
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import values_from_json
 from nexus.runtime.run_folder import RunFolder
 

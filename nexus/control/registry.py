@@ -10,7 +10,7 @@ left out), whether it can fly many worlds (and why not), its default run
 length, its help line, and where it has them: the gains a scenario may scale,
 what ``nexus run`` adds for it (:class:`RunHooks`) and the table of a sweep or
 scenario file that sets it up. :mod:`nexus.runtime.assembly` builds from it,
-:class:`nexus.runtime.flight.RunConfig` takes its defaults and checks from it, the
+:class:`nexus.runtime.config.RunConfig` takes its defaults and checks from it, the
 command line generates ``--controller``'s choices and the controllers'
 options from it, a sweep file's ``controller`` values are checked against
 it, and the table of controllers in ``docs/controllers.md`` is checked

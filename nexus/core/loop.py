@@ -38,7 +38,7 @@ MODES = tuple(EXECUTORS)
 DEFAULT_TICKS_PER_REPLAY = 16
 #: Hidden knob for tests and measurements: ticks per replay, as a whole number.
 TICKS_PER_REPLAY_ENV = "NEXUS_TICKS_PER_REPLAY"
-#: The control tick rate [Hz] unless a run asks for another (``nexus.runtime.flight.RunConfig.tick_hz``).
+#: The control tick rate [Hz] unless a run asks for another (``nexus.runtime.config.RunConfig.tick_hz``).
 DEFAULT_TICK_HZ = 250.0
 
 

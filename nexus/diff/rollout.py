@@ -61,7 +61,7 @@ from nexus.plant.frames import attitude_ned_frd_np, yaw_ned_np
 from nexus.plant.ground_effect import GROUND_EFFECT_SPEC
 from nexus.plant.hover import command_for_speed, hover_speed
 from nexus.plant.propeller import PROPELLER_SPEC
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.roles import FLIGHT_RULES
 from nexus.sensors.imu import IMU_SPEC
 from nexus.sensors.samples import ImuSample
@@ -760,7 +760,7 @@ class Rollout:
 
     @classmethod
     def from_config(cls, config, ticks: int | None = None, *, loss: str = "altitude", **settings) -> Rollout:
-        """The rollout of the flight ``config`` (a :class:`nexus.runtime.flight.RunConfig`) describes, with its own settings.
+        """The rollout of the flight ``config`` (a :class:`nexus.runtime.config.RunConfig`) describes, with its own settings.
 
         The vehicle, scene, tick rate, seed, worlds, controller, solver and device come from ``config`` (its
         device resolved: ``auto`` takes the GPU when one is present); ``ticks`` None flies its duration

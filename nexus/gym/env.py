@@ -35,7 +35,8 @@ from nexus.core.errors import BuildError
 from nexus.gym.agent import ACTION_MODES, OBSERVE_MODES, LearningAgent
 from nexus.gym.episode_draws import EpisodeDraws, refuse_start_keys
 from nexus.gym.tasks import Task, task_named
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.runtime.pacing import Pacer, check_factor
 from nexus.runtime.startup import start
 from nexus.viz.live import BUDGET, PACED_BUDGET, LiveView

@@ -2,7 +2,7 @@
 
 ``nexus run`` (:func:`nexus.runtime.run.run_flight`, and so the sweep task and
 ``nexus replay``) and every benchmark suite fly the same way: the flight built
-from a :class:`~nexus.runtime.flight.RunConfig` (on its ``device``), its record
+from a :class:`~nexus.runtime.config.RunConfig` (on its ``device``), its record
 written part by part, start-up settling the vehicle before the clock, and the
 loop, the render peer and the record closed whatever happens.
 :class:`FlightSession` does that once::
@@ -31,7 +31,8 @@ from nexus.core.device import resolve_device
 from nexus.core.errors import BuildError
 from nexus.record.writer import RecordWriter
 from nexus.render.preview import write_previews
-from nexus.runtime.flight import Flight, RunConfig, build_flight, fly
+from nexus.runtime.flight import Flight, build_flight, fly
+from nexus.runtime.config import RunConfig
 from nexus.runtime.pacing import Pacer, peer_waits
 from nexus.runtime.startup import start
 

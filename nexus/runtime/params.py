@@ -8,7 +8,7 @@ builds, for one vehicle, one table of :class:`ParamEntry` rows: the canonical
 name plus its aliases, what it sets, its unit and bounds, and which readers
 take it:
 
-* ``sweep``: an axis of a sweep file (a :class:`~nexus.runtime.flight.RunConfig` field
+* ``sweep``: an axis of a sweep file (a :class:`~nexus.runtime.config.RunConfig` field
   or a vehicle attribute, written through an override layer);
 * ``variation``: a top-level key of a variation file (``nexus run --vary``);
 * ``gradient``: a parameter of :class:`nexus.diff.Rollout` (``Rollout.slot``,
@@ -21,7 +21,7 @@ arrays (``Spec.arrays``, :mod:`nexus.core.arrays`: ``rotor{n}.kt`` on the
 propeller's thrust coefficient), the drawn parameters each owner declares
 beside its class (:mod:`nexus.vocab.drawn`: unit, check, kind, and the owner:
 the part a drawn value goes to) and the settings of
-:class:`~nexus.runtime.flight.RunConfig` (:mod:`nexus.vocab.settings`). This
+:class:`~nexus.runtime.config.RunConfig` (:mod:`nexus.vocab.settings`). This
 module only adds what no spec declares:
 
 * :data:`VARIATION_ATTRIBUTES`: a variation name that sets a USD attribute
@@ -56,6 +56,7 @@ from nexus.vocab.names import VariationNames, unknown_name
 from nexus.vocab.settings import choices_of
 from nexus.vocab.types import type_text
 from nexus.worlds.owners import drawn_parameters, owner_of, version
+from nexus.runtime.config import RunConfig
 
 #: Who reads a name, in the order ``nexus params`` shows them.
 READERS = ("sweep", "variation", "gradient")
@@ -186,15 +187,9 @@ def variation_names(vehicle: str | Path | None = None) -> VariationNames:
     return own_name
 
 
-def _run_config() -> type:
-    """The run's configuration class, whose settings are the sweep's run rows."""
-    from nexus.runtime.flight import RunConfig  # noqa: PLC0415 (reason: runtime.flight imports this module)
-
-    return RunConfig
-
 
 def _default_vehicle() -> str:
-    return next(f.default for f in fields(_run_config()) if f.name == "vehicle")
+    return next(f.default for f in fields(RunConfig) if f.name == "vehicle")
 
 
 @lru_cache(maxsize=8)
@@ -351,11 +346,11 @@ def _draw_row(info: Drawn) -> ParamEntry:
 
 
 def _run_fields():
-    return fields(_run_config())
+    return fields(RunConfig)
 
 
 def _run_row(f) -> ParamEntry:
-    hint = typing.get_type_hints(_run_config())[f.name]
+    hint = typing.get_type_hints(RunConfig)[f.name]
     unit = (f.metadata.get("unit") or "-") if f.metadata else "-"
     choices = choices_of(f) if f.metadata else None
     bounds = ("one of " + ", ".join(map(str, choices))) if choices else type_text(hint, none=False)

@@ -6,7 +6,7 @@ The setpoint and ``armed`` are the guidance's, which is not in the ring open
 loop, so they are listed as not compared.
 
 The run's configuration comes back whole from run.json
-(:meth:`nexus.runtime.flight.RunConfig.from_dict`); the replay changes only what an
+(:meth:`nexus.runtime.config.RunConfig.from_dict`); the replay changes only what an
 open-loop replay must: the controller, the device (the CPU), the files (the
 paths the run flew, whose digests are checked) and the duration (the ticks
 recorded).
@@ -36,7 +36,7 @@ import numpy as np
 from nexus.control.replay import ReplayControls
 from nexus.core.errors import BuildError
 from nexus.render.frames import read_frames
-from nexus.runtime.flight import ConfigError, RunConfig
+from nexus.runtime.config import ConfigError, RunConfig
 from nexus.runtime.run import check_out, file_digest, prepare_out, run_flight, values_from_json
 from nexus.runtime.run_file import RUNNING, WRITE_FAILURES, partial_note
 from nexus.runtime.run_folder import RunFolder

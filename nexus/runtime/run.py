@@ -2,7 +2,7 @@
 
 ``OUT/record.parquet/`` holds one row per tick, in whole part files
 (:mod:`nexus.record.parts`); ``OUT/run.json`` says what ran (the run's whole
-:class:`~nexus.runtime.flight.RunConfig` under ``options``, the versions, the
+:class:`~nexus.runtime.config.RunConfig` under ``options``, the versions, the
 device, the vehicle and scene files with their digests, the plan, the
 record's columns), how far it got and how it ended (:mod:`nexus.runtime.run_file`);
 ``OUT/run.log`` holds the log. All three exist from the run's start and stay
@@ -31,7 +31,8 @@ import pyarrow as pa
 from nexus.core.device import resolve_device
 from nexus.core.errors import BuildError, NexusError
 from nexus.core.loop import tick_ns
-from nexus.runtime.flight import Flight, RunConfig
+from nexus.runtime.flight import Flight
+from nexus.runtime.config import RunConfig
 from nexus.runtime.flight_session import FlightSession
 from nexus.record.durable import Reserve, WriteFailed, failure, write_atomic
 from nexus.record.parts import RECORD, part_name

@@ -19,7 +19,7 @@ from nexus.control import registry
 from nexus.control.registry import DEFAULT_CONTROLLER, scalable_gains
 from nexus.core.errors import BuildError
 from nexus.plant.crash import crash_line
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run_folder import RunFolder
 from nexus.scenario.baseline import check_baselines, compare
 from nexus.scenario.checks import BROKEN, CheckResult, evaluate_run, run_tick_s

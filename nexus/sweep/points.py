@@ -18,7 +18,7 @@ import numpy as np
 
 from nexus.control.registry import with_setup_table
 from nexus.core.errors import BuildError
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.sweep.overrides import check_attributes
 from nexus.sweep.spec import Axis, SweepError, SweepSpec
 

@@ -21,7 +21,7 @@ or, instead of ``[grid]``, N seeded draws::
     tick_hz = {values = [200.0, 250.0, 500.0]}    # one of these
     "/vehicle/controller nexus:hoverThrust" = {low = 0.55, high = 0.59}   # uniform [low, high)
 
-An axis is a :class:`~nexus.runtime.flight.RunConfig` field (``seed``, ``controller``,
+An axis is a :class:`~nexus.runtime.config.RunConfig` field (``seed``, ``controller``,
 ``mission``, ``tick_hz``, ``duration``, ``vary`` with ``worlds``, ...) or a
 USD attribute, written ``"<prim path> <attribute name>"``, of the vehicle or
 the scene (applied through an override layer in the run's folder:
@@ -48,7 +48,7 @@ import msgspec
 
 from nexus.control.registry import controllers, import_plugins
 from nexus.core.errors import BuildError
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.params import parameters
 from nexus.vocab import data_file
 from nexus.vocab.data_file import MISSING, Count, Positive, Problem, fix

@@ -27,7 +27,8 @@ from pathlib import Path
 
 from nexus.control.registry import DEFAULT_CONTROLLER
 from nexus.core.warp_setup import init_warp
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
 from nexus.sweep.figures import run_figures
 from nexus.sweep.overrides import write_overrides

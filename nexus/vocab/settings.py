@@ -1,6 +1,6 @@
 """Settings and options: a dataclass field that carries what every reader of it needs.
 
-A run's configuration (:class:`nexus.runtime.flight.RunConfig`) declares its fields with :func:`setting`, a
+A run's configuration (:class:`nexus.runtime.config.RunConfig`) declares its fields with :func:`setting`, a
 controller's typed options (:mod:`nexus.control.registry`) with :func:`option`. Both write the same metadata
 (help text, unit, bounds, command-line flag, whether the value is a file), so the command line's options, a
 sweep file's checks and ``nexus params`` read either without knowing whose field it is.

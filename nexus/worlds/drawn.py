@@ -38,7 +38,7 @@ class Ring:
 def world_values(options, plant, components: Sequence, given: Sequence[dict] | None = None, *,
                  names: VariationNames | None = None) -> list[dict]:
     """Each world's values, checked: ``given`` (a replay's, ``--world-of``'s), else drawn from ``options.vary``
-    (a :class:`~nexus.runtime.flight.RunConfig`) with the run's seed, else none (one empty dict per world).
+    (a :class:`~nexus.runtime.config.RunConfig`) with the run's seed, else none (one empty dict per world).
 
     ``names`` resolves a name no owner declares (see the module)."""
     worlds = options.worlds

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections import Counter
 
 from nexus.bench.air import TURBULENCE, WIND, write_vehicles
-from nexus.runtime.flight import RunConfig, build_flight, fly
+from nexus.runtime.flight import build_flight, fly
+from nexus.runtime.config import RunConfig
 from nexus.runtime.startup import start
 
 

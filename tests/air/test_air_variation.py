@@ -9,7 +9,8 @@ import pytest
 
 from nexus.air.wind_field import WindField
 from nexus.core import BuildError, Loop
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.runtime.params import parameters
 from nexus.worlds.variation import load_variation
 from tests.air.conftest import HeldBody, WindTape

@@ -18,7 +18,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from nexus.runtime.flight import RunConfig, build_flight, fly
+from nexus.runtime.flight import build_flight, fly
+from nexus.runtime.config import RunConfig
 from nexus.runtime.startup import start
 
 DATA = Path(__file__).resolve().parents[1] / "data"

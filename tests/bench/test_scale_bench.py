@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from nexus.bench import scale
-from nexus.runtime.flight import RunConfig, fly
+from nexus.runtime.flight import fly
+from nexus.runtime.config import RunConfig
 from nexus.runtime.flight_session import FlightSession
 
 #: 0.8 s of sim at 250 Hz: through the takeoff (about 0.5 s) into the climb.

@@ -124,7 +124,8 @@ def test_reference_nodes_handed_to_the_solver_carry_the_figure_eights_position_a
 
 
 def test_mpc_without_a_reference_is_a_build_error_naming_the_signal():
-    from nexus.runtime.flight import RunConfig, build_flight
+    from nexus.runtime.flight import build_flight
+    from nexus.runtime.config import RunConfig
 
     with pytest.raises(BuildError, match="reference"):
         build_flight(RunConfig(scene="empty", controller="mpc"), "cpu")

@@ -80,7 +80,8 @@ def test_shipped_policy_holds_hover_near_the_pid_hover_command():
 
 
 def test_shipped_policy_flies_the_short_mission_to_done(capsys):
-    from nexus.runtime.flight import RunConfig, build_flight
+    from nexus.runtime.flight import build_flight
+    from nexus.runtime.config import RunConfig
     from nexus.runtime.startup import start
 
     flight = build_flight(RunConfig(controller="policy", mission="short"), "cpu")

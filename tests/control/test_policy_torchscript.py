@@ -91,7 +91,8 @@ def test_torchscript_runner_shares_the_observation_with_the_tensor(shipped_pt, t
 
 
 def _fly_short(model, device: str = "cpu"):
-    from nexus.runtime.flight import RunConfig, build_flight
+    from nexus.runtime.flight import build_flight
+    from nexus.runtime.config import RunConfig
     from nexus.runtime.startup import start
 
     flight = build_flight(RunConfig(controller="policy", mission="short", controller_options={"model": str(model)}), device)

@@ -61,7 +61,7 @@ def test_nexus_own_controllers_come_first_in_their_order_then_this_file_s():
 
 
 def test_the_run_configuration_types_its_options_from_the_registration():
-    from nexus.runtime.flight import RunConfig
+    from nexus.runtime.config import RunConfig
 
     config = RunConfig(controller="constant_hover", controller_options={"level": 1})
     assert config.controller_options == ConstantOptions(level=1.0)
@@ -76,7 +76,7 @@ def test_the_run_configuration_types_its_options_from_the_registration():
 
 
 def test_a_one_world_controller_says_why_and_names_the_controllers_that_fly_many():
-    from nexus.runtime.flight import RunConfig
+    from nexus.runtime.config import RunConfig
 
     with pytest.raises(BuildError) as caught:
         RunConfig(controller="one_world_hold", worlds=3).check()
@@ -85,7 +85,7 @@ def test_a_one_world_controller_says_why_and_names_the_controllers_that_fly_many
 
 
 def test_px4_writes_the_run_json_keys_it_always_wrote_and_reads_an_old_fleet_run():
-    from nexus.runtime.flight import RunConfig
+    from nexus.runtime.config import RunConfig
     from nexus.px4.controller import Px4Options
 
     # What `nexus run --controller px4` wrote before the options were typed: the link's four settings.

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.guidance.tracking import TrackingGuidance
 from nexus.runtime.startup import start
 

@@ -7,7 +7,7 @@ import pytest
 from nexus.runtime.assembly import assemble
 from nexus.core import Loop
 from nexus.core.errors import BuildError
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.guidance import MissionGuidance, MissionProfile
 from nexus.runtime.startup import start
 from tests.guidance.flight import Flight

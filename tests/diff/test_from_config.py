@@ -6,7 +6,7 @@ import pytest
 
 from nexus.core.errors import BuildError
 from nexus.diff import Rollout
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 
 
 def test_a_config_gives_the_same_rollout_as_the_keywords():

@@ -9,7 +9,7 @@ import pytest
 from nexus.core.errors import BuildError
 from nexus.plant.frames import attitude_ned_frd_np, enu_to_ned_np
 from nexus.runtime.assembly import assemble
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,7 +20,8 @@ import numpy as np
 import pyarrow.dataset as ds
 import pytest
 
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
 from nexus.worlds.summary import run_end_reason
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
 from tests.plant.hover import hover
 from tests.worlds.flights import bits_differ

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import warp as wp
 
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.runtime.startup import start
 
 TICKS = 100  # 0.4 s: spin-up, lift-off and the start of the climb

@@ -88,7 +88,8 @@ def test_one_launch_for_the_four_ground_effects_flies_the_same_bits(tmp_path, mo
     import pyarrow.parquet as pq
 
     from nexus.plant.ground_effect import GroundEffect
-    from nexus.runtime.flight import RunConfig, build_flight
+    from nexus.runtime.flight import build_flight
+    from nexus.runtime.config import RunConfig
     from nexus.runtime.run import run_flight
 
     tables, nodes = {}, {}

@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from nexus.px4.scripted_peer import ScriptedPx4
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
 
 VEHICLE = Path(__file__).resolve().parents[1] / "data" / "astro_max_air.usda"

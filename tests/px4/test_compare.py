@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from nexus.cli import main
 from nexus.commands.px4_compare import compare_records, compare_ulogs
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
 
 

@@ -12,7 +12,8 @@ from dataclasses import replace
 import pytest
 
 from nexus.px4.scripted_peer import ScriptedPx4
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
 from tests.plant.test_crash import lifted
 from tests.px4.test_lockstep import boots_then

@@ -6,7 +6,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.px4.scripted_peer import ScriptedPx4
 from nexus.runtime.run import run_flight
 from tests.sensors.test_rangefinder import vehicle_file

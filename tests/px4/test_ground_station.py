@@ -30,7 +30,8 @@ from pymavlink.dialects.v20 import common as mavlink
 
 from nexus.px4.scripted_gcs import ScriptedGcsLink
 from nexus.px4.scripted_peer import ScriptedPx4
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.runtime.replay import replay
 from nexus.runtime.run import run_flight
 

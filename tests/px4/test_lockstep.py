@@ -11,7 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from nexus.core.errors import BuildError
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.px4.link import LinkError
 from nexus.runtime.replay import replay
 from nexus.runtime.run import run_flight

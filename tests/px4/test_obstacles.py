@@ -9,7 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 from pymavlink.dialects.v20 import common as mavlink
 
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.px4 import obstacles
 from nexus.px4.obstacles import NO_DATA, distance_sensor_messages, lidar_directions, message_sectors, scan_sectors
 from nexus.px4.scripted_peer import ScriptedPx4

@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from nexus.px4.scripted_peer import ScriptedPx4
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
 
 SILENT = 10  # sensor messages PX4 leaves unanswered while it boots

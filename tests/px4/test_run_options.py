@@ -10,7 +10,7 @@ import pytest
 from nexus.control import registry
 from nexus.control.pid import PID_GAINS
 from nexus.px4 import run_options
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 
 
 def test_the_registry_holds_what_the_command_line_and_the_sweeps_ask_of_px4():

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import nexus.record.writer as writer_module
 from nexus.cli import main
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.record.durable import WriteFailed, write_atomic
 from nexus.runtime.replay import replay
 from nexus.runtime.run import run_flight

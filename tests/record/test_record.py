@@ -10,7 +10,7 @@ import warp as wp
 from nexus.core import Component, Loop, Stage, Write
 from nexus.core.errors import BuildError, RunError
 from nexus.sensors.samples import ImuSample
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.record.layout import TapLayout
 from nexus.record.recorder import Recorder, recorded_taps
 from nexus.record.writer import RecordWriter

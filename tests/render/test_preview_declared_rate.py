@@ -61,7 +61,8 @@ def test_a_30_hz_cameras_preview_plays_at_30_not_its_mean_spacing(tmp_path):
 def test_each_render_sensor_hands_its_rate_to_its_frame_folder(tmp_path, tick_hz, rates):
     import pyarrow.parquet as pq
 
-    from nexus.runtime.flight import RunConfig, build_flight
+    from nexus.runtime.flight import build_flight
+    from nexus.runtime.config import RunConfig
 
     flight = build_flight(RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render="inline",
                                     tick_hz=tick_hz), "cpu", start_render=False)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from nexus.core.errors import BuildError
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.plant.assets import with_base_prims
 from nexus.render.frames import read_frames
 from nexus.render.request import ViewSpec

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from nexus.cli import main
 from nexus.core import Component, Stage
 from nexus.core.errors import RunError
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import OutputError, run_flight
 
 HOLD = ["--controller", "hold", "--device", "cpu", "--quiet", "--duration", "0.2"]

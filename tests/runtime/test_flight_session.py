@@ -5,7 +5,8 @@ import pytest
 
 from nexus.core import Component, Stage
 from nexus.core.errors import BuildError
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.runtime.flight_session import FlightSession
 
 HOLD = RunConfig(controller="hold", device="cpu")

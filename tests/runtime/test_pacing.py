@@ -154,7 +154,7 @@ def _columns(out: Path) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def paced_and_unpaced(tmp_path_factory):
     """The short mission's first 2 s (500 ticks), flown at 2x real time and as fast as it goes."""
-    from nexus.runtime.flight import RunConfig
+    from nexus.runtime.config import RunConfig
     from nexus.runtime.run import run_flight
 
     root = tmp_path_factory.mktemp("pacing")
@@ -196,7 +196,7 @@ def test_a_paced_run_replays_identically_and_unpaced(paced_and_unpaced, tmp_path
 
 
 def test_a_machine_asked_for_the_impossible_says_so_once_and_flies_flat_out(tmp_path):
-    from nexus.runtime.flight import RunConfig
+    from nexus.runtime.config import RunConfig
     from nexus.runtime.run import run_flight
 
     # 200 s of the hold controller at 10,000x real time (it would need 20 ms): no machine keeps up.
@@ -283,7 +283,7 @@ def test_a_signal_stops_a_paced_run_in_the_middle_of_its_wait(tmp_path, number, 
 
 
 def test_the_policy_controller_is_paced_by_the_same_pacer_and_flies_the_same_bits(tmp_path):
-    from nexus.runtime.flight import RunConfig
+    from nexus.runtime.config import RunConfig
     from nexus.runtime.run import run_flight
 
     flown = {}

@@ -58,7 +58,8 @@ SCRIPT = """
 import json, logging, sys
 from pathlib import Path
 logging.disable(logging.CRITICAL)
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.scenario.spec import load
 scenario = load(Path(sys.argv[1]))
 rings = {}

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
 from nexus.runtime.run_folder import RunFolder
 from nexus.scenario.fault_trigger import PENDING_S, fault_line

@@ -25,7 +25,8 @@ import pytest
 from nexus.px4.scripted_api import HOME, ScriptedApi
 from nexus.px4.scripted_peer import ScriptedPx4
 from nexus.px4.step_mission import mission_items
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
 from nexus.scenario.runner import Case, _px4_settings, judge
 from nexus.scenario.spec import load

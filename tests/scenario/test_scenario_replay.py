@@ -125,7 +125,8 @@ def test_gain_scale_gusts_and_condition_and_sensor_faults_replay_bit_for_bit(tmp
 def test_a_px4_link_loss_scenario_replays_bit_for_bit(tmp_path):
     from nexus.px4.scripted_api import ScriptedApi
     from nexus.px4.scripted_peer import ScriptedPx4
-    from nexus.runtime.flight import RunConfig, build_flight
+    from nexus.runtime.flight import build_flight
+    from nexus.runtime.config import RunConfig
     from nexus.runtime.run import run_flight
     from nexus.scenario.runner import _px4_settings
     from nexus.scenario.spec import load
@@ -160,7 +161,8 @@ def test_a_px4_link_loss_scenario_replays_bit_for_bit(tmp_path):
 
 def test_gain_factors_for_a_controller_without_gains_are_refused_in_one_line():
     from nexus.core.errors import BuildError
-    from nexus.runtime.flight import RunConfig, build_flight
+    from nexus.runtime.flight import build_flight
+    from nexus.runtime.config import RunConfig
 
     config = RunConfig(controller="hold", device="cpu", scenario={"name": "x", "gain_scale": {"velocity_p": 0.1}})
     with pytest.raises(BuildError, match=r"^the scenario's controller.gain_scale scales the PID's gains, but "

@@ -23,7 +23,7 @@ CAMERA, THERMAL, LIDAR = "vehicle.body.base.Camera", "vehicle.body.base.Thermal"
 @pytest.fixture(scope="module")
 def sensor_run(tmp_path_factory) -> Path:
     from nexus.runtime.run import run_flight
-    from nexus.runtime.flight import RunConfig
+    from nexus.runtime.config import RunConfig
 
     scene = "obstacles" if Path("scenes/obstacles.usda").is_file() else "empty"
     out = tmp_path_factory.mktemp("frames") / "sensors"

@@ -7,7 +7,7 @@ import urllib.request
 from click.testing import CliRunner
 
 from nexus.cli import main
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
 from nexus.viz.live import BUDGET, LiveWatch
 

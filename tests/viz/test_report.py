@@ -224,7 +224,8 @@ def test_a_ulog_of_this_flight_adds_px4s_estimate(short_run, tmp_path):
 def test_plot_of_a_px4_run_shows_its_lockstep_counters(tmp_path):
     # A PX4 run against the scripted PX4 (nexus/px4/scripted_peer.py) over real TCP: silent for 10 sensor
     # messages as PX4 is while it boots, then 0.7 on every motor, for 1 s of sim time (250 exchanges).
-    from nexus.runtime.flight import RunConfig, build_flight
+    from nexus.runtime.flight import build_flight
+    from nexus.runtime.config import RunConfig
     from nexus.px4.scripted_peer import ScriptedPx4
     from nexus.runtime.run import run_flight
 

@@ -25,7 +25,8 @@ import pytest
 import warp as wp
 
 from nexus.core import BuildError
-from nexus.runtime.flight import RunConfig, build_flight
+from nexus.runtime.flight import build_flight
+from nexus.runtime.config import RunConfig
 from tests.worlds.flights import bits_differ, fly
 
 DATA = Path(__file__).resolve().parents[1] / "data"

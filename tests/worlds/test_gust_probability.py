@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from nexus.core.rng import RngTree
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.worlds.drawn import world_values
 from nexus.worlds.variation import load_variation
 

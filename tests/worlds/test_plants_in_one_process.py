@@ -21,7 +21,7 @@ SCRIPT = textwrap.dedent("""
     from nexus.core import Loop
     from nexus.core.errors import BuildError
     from nexus.runtime.assembly import assemble
-    from nexus.runtime.flight import RunConfig
+    from nexus.runtime.config import RunConfig
     from nexus.runtime.flight_session import FlightSession
     from nexus.runtime.startup import start
 

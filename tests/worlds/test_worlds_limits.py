@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from nexus.cli import main, worlds_failed_status
 from nexus.core import Component, Read, Stage
-from nexus.runtime.flight import RunConfig
+from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
 from tests.worlds.flights import bits_differ, fly
 
