@@ -25,13 +25,12 @@ sweep worker) imports that module before the run is built
 
 from __future__ import annotations
 
-import importlib
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 
 from nexus.core.errors import BuildError
-from nexus.core.lazy import import_once
+from nexus.core.lazy import import_once, load_module
 from nexus.vocab.settings import option
 from nexus.vocab.types import fits_type, type_text
 
@@ -232,7 +231,7 @@ def import_plugins(modules: Sequence[str], source: str = "--plugin") -> None:
         if not isinstance(module, str) or not module:
             raise BuildError(f"{source}: {module!r} is not a module name; give a dotted name such as my_pkg.my_ctl")
         try:
-            importlib.import_module(module)
+            load_module(module)
         except ImportError as error:
             raise BuildError(f"{source} {module}: cannot import it ({error}); give a module on the Python path "
                              "(PYTHONPATH) that registers a controller") from None
