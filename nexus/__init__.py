@@ -35,7 +35,7 @@ _schemas.register()
 #: Public name -> the module that defines it, loaded on first access (PEP 562).
 _PUBLIC: dict[str, str] = {
     # Build a flight and run it.
-    "RunConfig": "nexus.runtime.flight",
+    "RunConfig": "nexus.runtime.config",
     "set_verbose": "nexus.core.warp_setup",
     "build_flight": "nexus.runtime.flight",
     "Flight": "nexus.runtime.flight",
