@@ -122,6 +122,8 @@ EKF_SPEC = Spec(
                  "accumulated covariance interval [s]; last accepted GPS, baro time [s]"),
         StateVar("references", wp.float32, (4,), 0.0, "baro height at the origin [m], ground down [m], "
                  "samples accumulated, 1 once initialised"),
+        StateVar("divergence", wp.float32, (1 + SLOTS,), -1.0, "time [s] the filter went non-finite (-1: never), "
+                 "then the last innovation per fused scalar at that time"),
     ),
     stage="ekf_estimate",
     kind="estimate",
@@ -249,11 +251,13 @@ def ekf_step(
     P_in: wp.array3d(dtype=wp.float32),
     times_in: wp.array2d(dtype=wp.float64),
     refs_in: wp.array2d(dtype=wp.float32),
+    divergence_in: wp.array2d(dtype=wp.float32),
     nominal: wp.array2d(dtype=wp.vec3),
     attitude: wp.array2d(dtype=wp.quat),
     P: wp.array3d(dtype=wp.float32),
     times: wp.array2d(dtype=wp.float64),
     refs: wp.array2d(dtype=wp.float32),
+    divergence: wp.array2d(dtype=wp.float32),
     estimate: wp.array(dtype=PoseTwist),
     status: wp.array(dtype=wp.int32),
     variances: wp.array2d(dtype=wp.float32),
@@ -274,6 +278,10 @@ def ekf_step(
         for i in range(N):
             for j in range(N):
                 P[world, i, j] = P_in[world, i, j]
+        for i in range(1 + SLOTS):
+            divergence[world, i] = divergence_in[world, i]
+    if done[world] == DIVERGED:
+        return  # the state stays as it was on the tick it went non-finite, for run.log
     s_imu = imu[world]
     s_gps = gps[world]
     s_baro = baro[world]
@@ -403,6 +411,9 @@ def ekf_step(
         total += P[world, i, i]
     if not wp.isfinite(total) and done[world] == 0:
         done[world] = DIVERGED
+        divergence[world, 0] = float(now)
+        for i in range(SLOTS):
+            divergence[world, 1 + i] = innovations[world, i]
     bits = TILT_ALIGNED
     if fuse_mag != 0:
         bits = bits | YAW_ALIGNED
@@ -486,6 +497,8 @@ class Ekf(Component):
     def prepare(self, ctx) -> None:
         v = self.values
         self.worlds = ctx.worlds
+        self._store = getattr(ctx, "states", None)
+        self._first_world = int(getattr(ctx, "first_world", 0) or 0)
         t = EkfTuning()
         for key in ("gyro_noise", "accel_noise", "gyro_bias_noise", "accel_bias_noise", "gps_pos_noise",
                     "gps_vel_noise", "baro_noise", "heading_noise", "range_noise", "gps_pos_gate", "gps_vel_gate",
@@ -515,16 +528,50 @@ class Ekf(Component):
     def run(self, io) -> None:
         sensors = [self._idle[s] if s in self._idle else io[s] for s in ("gps", "baro", "mag", "range")]
         si, so = io.state_in, io.state_out
-        in_place = int(all(si[k].ptr == so[k].ptr for k in ("nominal", "attitude", "covariance", "times", "references")))
+        keys = ("nominal", "attitude", "covariance", "times", "references", "divergence")
+        in_place = int(all(si[k].ptr == so[k].ptr for k in keys))
         wp.launch(
             ekf_step, dim=self.worlds,
             inputs=[io["imu"], *sensors, io["time"], self.tuning, in_place,
-                    si["nominal"], si["attitude"], si["covariance"], si["times"], si["references"],
-                    so["nominal"], so["attitude"], so["covariance"], so["times"], so["references"]],
+                    *(si[k] for k in keys), *(so[k] for k in keys)],
             outputs=[io["estimate"], io["ekf_status"], io["ekf_variance"], io["ekf_innovation"],
                      io["ekf_test_ratio"], io["ekf_rejected"], io.done],
             device=io.device,
         )
 
+    def report(self, dt_s: float, state: dict | None = None) -> list[dict]:
+        """Each diverged world's tick, time, state and last innovations (``state``: the component's state arrays,
+        by default the ring's)."""
+        state = state if state is not None else self._store.of(self)
+        divergence = state["divergence"].numpy()
+        nominal, attitude = state["nominal"].numpy(), state["attitude"].numpy()
+        out = []
+        for w in np.flatnonzero(divergence[:, 0] >= 0.0).tolist():
+            t = float(divergence[w, 0])
+            out.append({
+                "world": self._first_world + w, "tick": int(round(t / dt_s)), "time_s": t,
+                "position": nominal[w, 0].tolist(), "velocity": nominal[w, 1].tolist(),
+                "attitude": attitude[w, 0].tolist(), "gyro_bias": nominal[w, 2].tolist(),
+                "accel_bias": nominal[w, 3].tolist(),
+                "innovations": dict(zip(SLOT_NAMES, divergence[w, 1:].tolist())),
+            })
+        return out
 
-__all__ = ["DIVERGED", "DIVERGED_REASON", "EKF_SPEC", "Ekf", "EkfTuning", "ekf_step"]
+    def end_lines(self, dt_s: float) -> list[str]:
+        """run.log's lines at the end of a run: one per world whose filter diverged."""
+        if self._store is None:
+            return []
+        return [divergence_line(self.name, d) for d in self.report(dt_s)]
+
+
+def divergence_line(name: str, d: dict) -> str:
+    """One line: which filter, world, tick; its state and last innovations when it went non-finite."""
+    vec = lambda v: "(" + ", ".join(f"{x:.6g}" for x in v) + ")"  # noqa: E731
+    innovations = ", ".join(f"{k} {v:.6g}" for k, v in d["innovations"].items())
+    return (f"{DIVERGED_REASON}: {name} world {d['world']} at tick {d['tick']} ({d['time_s']:.3f} s): "
+            f"position {vec(d['position'])} m, velocity {vec(d['velocity'])} m/s, attitude {vec(d['attitude'])}, "
+            f"gyro bias {vec(d['gyro_bias'])} rad/s, accel bias {vec(d['accel_bias'])} m/s^2; "
+            f"last innovations: {innovations}")
+
+
+__all__ = ["DIVERGED", "DIVERGED_REASON", "EKF_SPEC", "Ekf", "EkfTuning", "divergence_line", "ekf_step"]

@@ -442,6 +442,10 @@ def _fly_and_write(options, out, duration, total_ticks, dt_ns, signals, *, progr
                 info["crash"] = flight.crash.report(dt_ns * 1e-9)
                 if (line := crash_line(info["crash"])) is not None:
                     log.warning("%s", line)
+            for component in flight.vehicle.components:  # a component's own end-of-run lines (a diverged EKF's)
+                end_lines = getattr(component, "end_lines", None)
+                for line in (end_lines(dt_ns * 1e-9) if callable(end_lines) else ()):
+                    log.warning("%s", line)
         try:
             if closing is not None:
                 raise closing

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import warp as wp
 
-from nexus.estimation.ekf import Ekf, ekf_step
+from nexus.estimation.ekf import Ekf, divergence_line, ekf_step
 from nexus.estimation.ekf_math import fuse_scalar, predict_covariance, vec15
 from nexus.plant.plant import GeodeticOrigin
 from nexus.sensors.rangefinder import RangeSample
@@ -92,8 +92,10 @@ class Harness:
         self.worlds = worlds
         self.ekf.prepare(SimpleNamespace(worlds=worlds, device="cpu"))
         z = lambda dtype, *shape: wp.zeros((worlds, *shape), dtype=dtype, device="cpu")  # noqa: E731
-        self.state = [z(wp.vec3, 5), z(wp.quat, 1), z(wp.float32, 15, 15), z(wp.float64, 8), z(wp.float32, 4)]
+        self.state = [z(wp.vec3, 5), z(wp.quat, 1), z(wp.float32, 15, 15), z(wp.float64, 8), z(wp.float32, 4),
+                      z(wp.float32, 10)]
         self.state[3].fill_(-1.0)
+        self.state[5].fill_(-1.0)
         self.in_place = in_place
         # Not in place: a fresh state_out each tick (as a differentiable caller binds), swapped after the tick.
         self.spare = [wp.zeros_like(a) for a in self.state]
@@ -293,6 +295,21 @@ def test_a_non_finite_filter_ends_its_world_as_diverged():
     h.accel = np.array([[0.0, 0.0, -G], [np.nan, 0.0, -G]], dtype=np.float32)
     h.step(2)
     assert h.out[6].numpy().tolist() == [0, 5]
+    # What run.log gets: the tick it went (the 11th sample, t = 0.040 s at 250 Hz: tick 10), its state frozen
+    # there (the velocity NaN from the NaN specific force) and the innovations of that tick: the barometer's
+    # (50 Hz, due at tick 10) read the NaN height; the GPS's (10 Hz, last fused at alignment) is still 0.
+    state = dict(zip(("nominal", "attitude", "covariance", "times", "references", "divergence"), h.state))
+    [report] = h.ekf.report(0.004, state)
+    assert report["world"] == 1 and report["tick"] == 10 and report["time_s"] == pytest.approx(0.04)
+    assert math.isnan(report["velocity"][0]) and math.isnan(report["innovations"]["baro"])
+    assert report["innovations"]["gps_north"] == 0.0
+    line = divergence_line("/vehicle/estimator", report)
+    assert line.startswith("estimator-diverged: /vehicle/estimator world 1 at tick 10 (0.040 s): position (")
+    assert "last innovations: gps_north 0, " in line and "baro nan" in line and "\n" not in line
+    # The diverged world's state stays as it was on that tick.
+    frozen = [a.numpy().copy() for a in h.state]
+    h.step(3)
+    assert all(np.array_equal(a[1], b.numpy()[1], equal_nan=True) for a, b in zip(frozen, h.state))
 
 
 def test_a_run_whose_every_filter_diverged_ends_estimator_diverged():

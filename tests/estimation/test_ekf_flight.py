@@ -119,3 +119,20 @@ def test_a_vehicle_file_chooses_the_ekf_and_truth_overrides_it(tmp_path):
     assert [type(c) for c in own] == [Ekf] and own[0].values["baro_noise"] == 1.5
     forced = assemble(path, "empty", controller="hold", estimator="truth").components
     assert [type(c) for c in forced if isinstance(c, (Ekf, TruthEstimator))] == [TruthEstimator]
+
+
+def test_a_filter_that_overflows_in_flight_ends_the_run_estimator_diverged_with_its_line_in_run_log(tmp_path):
+    # EKF2_ACC_NOISE = 1e30 m/s^2: the first covariance prediction adds (1e30 * T)^2 to the velocity variances,
+    # past float32's 3.4e38, so the covariance is infinite on the first tick that predicts it.
+    import json
+
+    path = layer(tmp_path, EKF_PRIM + '    {\n        float nexus:EKF2_ACC_NOISE = 1e30\n    }')
+    out = tmp_path / "run"
+    summary = run_flight(RunConfig(vehicle=str(path), device="cpu", duration=1.0), out, progress=False)
+    assert summary.exit_reason == "estimator-diverged"
+    info = json.loads((out / "run.json").read_text())
+    assert info["exit_reason"] == "estimator-diverged" and info["status"] == "failed"
+    [line] = [x for x in (out / "run.log").read_text().splitlines() if "estimator-diverged: " in x]
+    # Aligned at tick 0; IMU samples at ticks 1 and 2 (250 Hz, one a tick); the covariance predicted every 2
+    # samples: at tick 2 (0.008 s).
+    assert "/vehicle/ekf world 0 at tick 2 (0.008 s): position (" in line and "velocity (" in line and "last innovations: gps_north" in line
