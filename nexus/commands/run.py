@@ -86,6 +86,7 @@ class _RunCommand(LaterOptions):
 @later(flight_options)
 @later(_duration_option)
 @later(_realtime_option)
+@later(lambda: [config_option("shards")])
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder. Default: runs/<UTC timestamp>/. A folder that holds a run is refused.")
 @click.option("--overwrite", is_flag=True,

@@ -33,7 +33,7 @@ RECORD_MODES = ("full", "summary")
 #: RunConfig fields a run.json from before them lacks, with the value such a run flew with.
 ADDED_LATER = {"worlds": 1, "vary": None, "record_every": 1, "record_mode": "full", "first_world": 0,
                "render": "auto", "solver": "mujoco", "plugins": [], "wind": None, "turbulence": None, "scenario": None,
-               "realtime": None, "estimator": "vehicle"}
+               "realtime": None, "estimator": "vehicle", "shards": 1}
 
 
 #: ``--render``: where the ray-traced sensors render (``auto``: a peer process on the CPU, inline on a GPU).
@@ -119,6 +119,11 @@ class RunConfig:
                                      "2: twice as fast; alone: 1), for people and ground stations watching; the "
                                      "flight's bits do not change (docs/running.md)", minimum=0.0, min_open=True,
                                      metavar="FACTOR")
+    #: Processes the worlds are split over (:mod:`nexus.runtime.shards`): each flies a contiguous range of them, and
+    #: the run's folder joins their records; 0 takes one per core. The bits of every world are the same for any count.
+    shards: int = setting(1, "Processes to fly the worlds in, each a contiguous range of them (0: one per core); "
+                          "the record and summary are the same bit for bit for any count (docs/worlds.md)",
+                          minimum=0, maximum=256)
 
     def __post_init__(self):
         self.plugins = list(self.plugins)
@@ -148,6 +153,8 @@ class RunConfig:
             raise BuildError(f"--worlds {self.worlds}: a run flies at least one world; give a whole number, 1 or more")
         if isinstance(self.record_every, bool) or not isinstance(self.record_every, int) or self.record_every < 1:
             raise BuildError(f"--record-every {self.record_every}: give a whole number of ticks, 1 or more")
+        if isinstance(self.shards, bool) or not isinstance(self.shards, int) or self.shards < 0:
+            raise BuildError(f"--shards {self.shards}: give a whole number of processes, 1 or more (0: one per core)")
         check_solver(self.solver)
         if self.wind is not None:
             parse_wind(self.wind)  # SPEED@FROM, before anything is built (a sweep's points too)
@@ -172,6 +179,8 @@ class RunConfig:
         for name in ("plugins", "wind", "turbulence", "scenario", "realtime"):
             if not values[name]:
                 del values[name]
+        if values["shards"] == 1:
+            del values["shards"]
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in values.items()}
 
     @classmethod

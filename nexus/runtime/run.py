@@ -39,6 +39,7 @@ from nexus.record.parts import RECORD, part_name
 from nexus.record.writer import columns_table, encode
 from nexus.runtime.run_folder import RunFolder
 from nexus.runtime.runs import RUN_FILES
+from nexus.runtime.shards import fly_shards, sharded
 from nexus.runtime.run_file import RUNNING, RunFile, final_status
 from nexus.runtime.stopping import StopSignals, stop_reason
 from nexus.worlds.summary import distribution_lines, run_end_reason, summary_columns
@@ -46,9 +47,10 @@ from nexus.plant.crash import crash_line
 
 log = logging.getLogger("nexus")
 
-#: What a run killed mid-write can leave besides its files (hidden: no reader sees them);
+#: What a run killed mid-write can leave besides its files (hidden: no reader sees them; ``.shards``: the
+#: folders of a sharded run's shards, :mod:`nexus.runtime.shards`);
 #: ``--overwrite`` deletes these and the run's files (RUN_FILES), nothing else.
-LEFTOVERS = (".run.json.tmp", ".nexus-reserve")
+LEFTOVERS = (".run.json.tmp", ".nexus-reserve", ".shards")
 #: Any of these in OUT means the folder already holds a run.
 RUN_MARKERS = ("run.json", "record.parquet", "run.log")
 #: The folder of the ray-traced sensors' frame files (one dataset per sensor, :mod:`nexus.render.frames`).
@@ -317,6 +319,11 @@ def run_flight(
     dt_ns = flight.loop.dt_ns if flight is not None else tick_ns(options.tick_hz)
     total_ticks = ticks_in(duration, dt_ns)
     out = prepare_out(out, overwrite)
+    if sharded(options) and flight is None and controller is None and not extra_components and watch is None:
+        with StopSignals():  # worlds in several processes (--shards), joined into OUT: nexus.runtime.shards
+            flown = fly_shards(options, out, versions=versions(), duration=duration)
+        return RunSummary(out, flown["ticks"], flown["sim_time"], flown["wall_time"], flown["exit_reason"],
+                          flown["worlds"], flown["worlds_failed"], flown["distribution"])
     with StopSignals() as signals:
         return _fly_and_write(options, out, duration, total_ticks, dt_ns, signals, progress=progress,
                               flight=flight, controller=controller, extra_components=extra_components, watch=watch,

@@ -1,0 +1,339 @@
+"""A run's worlds flown in several processes (``--shards K``), joined into one run folder.
+
+A MuJoCo Warp step on the CPU runs on one core, so ``nexus run --worlds N`` on a
+machine of several cores leaves all but one idle. With ``shards`` above 1 the
+worlds ``[0, N)`` are split into contiguous ranges, at least two worlds each
+(:func:`shard_ranges`). Shard ``i`` is a process of its own
+(``python -m nexus.runtime.shard_child``) that flies its range as the run of
+``first_world`` = the range's start and ``worlds`` = its length, into a folder
+of its own under ``OUT/.shards/``. World ``i`` of N is the one-world run with
+``first_world = i`` (``tests/worlds``), so every world computes the same bits
+in any shard as in one process.
+
+When every shard has ended, the parent joins them into ``OUT`` as one run:
+
+- ``record.parquet/``: the shards' rows with ``world`` counted from the run's
+  world 0, in the order one process writes them (tick by tick, worlds in
+  order within a tick), in parts of :attr:`RunConfig.record_capacity` ticks;
+- ``summary.parquet``: the shards' summaries one after the other (their
+  ``world`` column is already the run's);
+- ``run.json``: the run's own configuration (``shards`` included), what shard 0
+  planned (the vehicle, the scene, the plan), each world's drawn values and
+  origin, and ``shards``: each shard's range, pid and how it ended;
+- ``run.log``: the parent's log.
+
+A shard that fails, or is killed, ends the run: the others are stopped
+(SIGTERM, so each writes its files), what every shard drained is joined as
+above, run.json says ``failed`` with a one-line error naming the shard and its
+worlds, and :class:`ShardError` is raised with the same line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from nexus.core.device import resolve_device
+from nexus.core.errors import NexusError
+from nexus.record.durable import write_atomic
+from nexus.record.parts import RECORD, part_name, part_paths
+from nexus.record.writer import encode
+from nexus.runtime.config import RunConfig
+from nexus.runtime.run_file import RUNNING, RunFile, final_status
+from nexus.worlds.summary import distribution_lines
+
+log = logging.getLogger("nexus")
+
+#: The folder under OUT where the shards fly (removed once they are joined).
+SHARDS_DIR = ".shards"
+#: The summary's file.
+SUMMARY = "summary.parquet"
+#: What run.json takes from shard 0's: what was planned, which is the same for every shard.
+PLANNED = ("vehicle", "scene", "mode", "tick_hz", "tick_ns", "stage_plan", "segments", "geodetic_origin",
+           "decimal_year", "record_columns", "ned_origin_enu_m", "record_every", "record_mode")
+#: Seconds a shard has to write its files after SIGTERM before it is killed.
+STOP_GRACE_S = 60.0
+
+
+class ShardError(NexusError):
+    """A shard's process failed or was killed: the run ended, its folder holds what every shard drained."""
+
+    reason = "shard-failed"
+
+
+def shard_ranges(worlds: int, shards: int) -> list[tuple[int, int]]:
+    """``(start, count)`` of each shard: ``shards`` (0: one per core) contiguous ranges of ``[0, worlds)``, as
+    even as they divide, the first ones one world longer; never more shards than ``worlds // 2`` (a shard of one
+    world would write a record without its ``world`` column), so at least one."""
+    wanted = shards if shards > 0 else (os.cpu_count() or 1)
+    count = max(1, min(wanted, worlds // 2))
+    base, extra = divmod(worlds, count)
+    ranges, start = [], 0
+    for index in range(count):
+        size = base + (1 if index < extra else 0)
+        ranges.append((start, size))
+        start += size
+    return ranges
+
+
+def sharded(options: RunConfig) -> bool:
+    """Whether ``options`` flies in more than one process."""
+    return len(shard_ranges(options.worlds, options.shards)) > 1
+
+
+class _Shard:
+    """One shard: its range, its folder and its process."""
+
+    def __init__(self, index: int, start: int, count: int, root: Path):
+        self.index, self.start, self.count = index, start, count
+        self.folder = root / f"shard-{index}"
+        self.process: subprocess.Popen | None = None
+        self.code: int | None = None
+
+    @property
+    def name(self) -> str:
+        return f"shard {self.index}"
+
+    @property
+    def worlds_text(self) -> str:
+        return f"worlds {self.start}-{self.start + self.count - 1}"
+
+    def start_process(self, options: RunConfig) -> None:
+        self.folder.mkdir(parents=True)
+        config = self.folder / "config.json"
+        config.write_text(json.dumps(options.as_dict()))
+        with open(self.folder / "stderr.log", "wb") as err:
+            # A session of its own: a Ctrl-C at the terminal reaches the parent, which stops the shards itself.
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "nexus.runtime.shard_child", str(config), str(self.folder / "out")],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+
+    def poll(self) -> int | None:
+        if self.code is None and self.process is not None:
+            self.code = self.process.poll()
+        return self.code
+
+    def info(self) -> dict | None:
+        try:
+            value = json.loads((self.folder / "out" / "run.json").read_text())
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
+        return value if isinstance(value, dict) else None
+
+    def why(self) -> str:
+        """How the process ended, in a few words."""
+        if self.code is not None and self.code < 0:
+            return f"was killed by {signal.Signals(-self.code).name}"
+        try:
+            lines = [line for line in (self.folder / "stderr.log").read_text(errors="replace").splitlines() if line]
+        except OSError:
+            lines = []
+        said = f": {lines[-1].strip()}" if lines else ""
+        return f"exited with status {self.code}{said}"
+
+
+def fly_shards(options: RunConfig, out: Path, *, versions: dict, duration: float) -> dict:
+    """Fly ``options`` (``sharded``) in its shards and join them into ``out`` (prepared: empty of any run).
+
+    Returns what :class:`nexus.runtime.run.RunSummary` holds; raises :class:`ShardError` when a shard failed,
+    and KeyboardInterrupt (after writing the folder) when the run was stopped by SIGINT or SIGTERM.
+    """
+    handler = logging.FileHandler(out / "run.log", mode="w")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    log.addHandler(handler)
+    device = resolve_device(options.device)
+    options = replace(options, device=device, duration=duration)
+    root = out / SHARDS_DIR
+    shutil.rmtree(root, ignore_errors=True)
+    shards = [_Shard(i, start, count, root) for i, (start, count) in enumerate(shard_ranges(options.worlds,
+                                                                                             options.shards))]
+    run_file = RunFile(out, {
+        "status": RUNNING, "pid": os.getpid(), "options": options.as_dict(), "device": device, "versions": versions,
+        "duration_requested_s": duration, "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "record_columns": [], "ticks": 0, "record_rows": 0, "sim_time_s": 0.0,
+        "worlds": options.worlds, "first_world": options.first_world,
+    })
+    started = time.perf_counter()
+    failed: _Shard | None = None
+    stopped: BaseException | None = None
+    try:
+        for shard in shards:
+            shard.start_process(replace(options, shards=1, first_world=options.first_world + shard.start,
+                                        worlds=shard.count))
+        run_file.write(shards=_shard_rows(shards))  # each shard's pid: `nexus runs` and a watcher see them
+        log.info("flying %d worlds in %d shards: %s", options.worlds, len(shards),
+                 ", ".join(f"{s.name} {s.worlds_text} (pid {s.process.pid})" for s in shards))
+        while failed is None:
+            codes = [shard.poll() for shard in shards]
+            failed = next((s for s, code in zip(shards, codes) if code not in (None, 0)), None)
+            if all(code is not None for code in codes):
+                break
+            time.sleep(0.02)
+    except KeyboardInterrupt as stop:
+        stopped = stop
+    finally:
+        _stop(shards)
+    wall = time.perf_counter() - started
+    message = None
+    if failed is not None:
+        message = f"{failed.name} ({failed.worlds_text} of {options.worlds}) {failed.why()}; the run stopped there"
+        log.error("%s", message)
+    try:
+        return _join(options, out, shards, run_file, wall, message, stopped)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        log.removeHandler(handler)
+        handler.close()
+
+
+def _stop(shards: list[_Shard]) -> None:
+    """SIGTERM to every shard still flying (each writes its files), then wait; SIGKILL past the grace."""
+    for shard in shards:
+        if shard.process is not None and shard.poll() is None:
+            shard.process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_S
+    for shard in shards:
+        if shard.process is None:
+            continue
+        try:
+            shard.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            shard.process.kill()
+            shard.process.wait()
+        shard.poll()
+
+
+def _shard_rows(shards: list[_Shard], infos: list | None = None) -> list[dict]:
+    rows = []
+    for at, shard in enumerate(shards):
+        row = {"name": shard.name, "first_world": shard.start, "worlds": shard.count,
+               "pid": shard.process.pid if shard.process is not None else None}
+        if infos is not None:
+            info = infos[at] or {}
+            row.update(exit_code=shard.code, exit_reason=info.get("exit_reason"), ticks=info.get("ticks"),
+                       error=info.get("error"))
+            if "crash" in info:
+                row["crash"] = info["crash"]
+        rows.append(row)
+    return rows
+
+
+def _join(options: RunConfig, out: Path, shards: list[_Shard], run_file: RunFile, wall: float,
+          message: str | None, stopped: BaseException | None) -> dict:
+    """Join the shards' files into ``out`` and write its run.json; raise the run's failure, if any."""
+    infos = [shard.info() for shard in shards]
+    first = next((info for info in infos if info is not None), {})
+    run_file.info.update({key: first[key] for key in PLANNED if key in first})
+    values, origins = [], []
+    for shard, info in zip(shards, infos):
+        info = info or {}
+        values += info.get("world_values") or [None] * shard.count
+        origins += info.get("ned_origins_enu_m") or [None] * shard.count
+    run_file.info.update(world_values=values, ned_origins_enu_m=origins, shards=_shard_rows(shards, infos))
+    plan, own = run_file.info.get("stage_plan"), f", {shards[0].count} worlds"
+    if isinstance(plan, str) and plan.endswith(own):  # the plan of every shard; the run flies all of them
+        run_file.info["stage_plan"] = plan[:-len(own)] + f", {options.worlds} worlds"
+    warnings = [line for info in infos for line in (info or {}).get("warnings") or []]
+    run_file.info["warnings"] = list(dict.fromkeys(warnings))
+    crashes = [(info or {}).get("crash") for info in infos]
+    if all(crashes):  # world 0's from shard 0, every world's from its shard
+        run_file.info["crash"] = {**crashes[0], "worlds": options.worlds,
+                                  "crashed_worlds": [c for crash in crashes for c in crash.get("crashed_worlds", [])],
+                                  "hardest_touchdowns_m_s": [v for crash in crashes
+                                                             for v in crash.get("hardest_touchdowns_m_s", [])]}
+    rows, parts = _join_record(options, out, shards)
+    counts, distribution = _join_summary(out, shards)
+    ticks = max((int(info.get("ticks") or 0) for info in infos if info), default=0)
+    # The flight's wall time: the slowest shard's, which flew while the others did (as one process's, it leaves
+    # out the build); ``wall_time_with_builds_s`` is the parent's, from the first shard's start to the last's end.
+    flying = max((float(info.get("wall_time_s") or 0.0) for info in infos if info), default=0.0)
+    sim_time = max((float(info.get("sim_time_s") or 0.0) for info in infos if info), default=0.0)
+    reasons = [info.get("exit_reason") if info else None for info in infos]
+    if message is not None:
+        reason = ShardError.reason
+    elif stopped is not None:
+        reason = "terminated" if "terminated" in reasons else "interrupted"
+        message = "terminated (SIGTERM)" if reason == "terminated" else "interrupted by the user (SIGINT)"
+    elif len(set(reasons)) == 1:
+        reason = reasons[0]
+    elif "duration" in reasons:
+        reason = "duration"  # some shard flew to the end: so did the run
+    else:
+        reason = "done"
+    if message is None and final_status(reason) == "failed":
+        failing = next(s for s, info in zip(shards, infos) if (info or {}).get("exit_reason") == reason)
+        message = f"{failing.name} ({failing.worlds_text}): {(infos[failing.index] or {}).get('error')}"
+    rtf = sim_time / flying if flying > 0 else None
+    run_file.write(status=final_status(reason), exit_reason=reason, error=message, ticks=ticks, sim_time_s=sim_time,
+                   wall_time_s=flying, wall_time_with_builds_s=wall, real_time_factor=rtf, real_time_factor_flying=rtf,
+                   record_rows=rows, record_parts=parts, **counts)
+    if stopped is not None:
+        raise stopped
+    if message is not None:
+        raise ShardError(message)
+    return {"ticks": ticks, "sim_time": sim_time, "wall_time": flying, "exit_reason": reason,
+            "worlds": options.worlds, "worlds_failed": counts.get("worlds_failed", 0), "distribution": distribution}
+
+
+def _join_record(options: RunConfig, out: Path, shards: list[_Shard]) -> tuple[int, int]:
+    """record.parquet of the shards' rows, in one process's order; (rows, parts written)."""
+    if options.record_mode != "full":
+        return 0, 0
+    tables = []
+    for shard in shards:
+        paths = part_paths(shard.folder / "out" / RECORD)
+        for path in paths:
+            table = pq.read_table(path)
+            if not table.num_columns:
+                continue
+            at = table.column_names.index("world")
+            world = pc.add(table.column("world"), pa.scalar(shard.start, table.schema.field("world").type))
+            tables.append(table.set_column(at, "world", world))
+    record = out / RECORD
+    record.mkdir(exist_ok=True)
+    if not tables:
+        write_atomic(record / part_name(0), encode(pa.table({})))
+        return 0, 1
+    table = pa.concat_tables(tables)
+    order = pc.sort_indices(table, sort_keys=[("time", "ascending"), ("world", "ascending")])
+    table = table.take(order)
+    write_atomic(record / part_name(0), encode(table.slice(0, 0)))  # the columns, before any row
+    step = max(1, options.record_capacity * options.worlds)
+    parts = 1
+    for at in range(0, table.num_rows, step):
+        write_atomic(record / part_name(parts), encode(table.slice(at, step)))
+        parts += 1
+    return table.num_rows, parts
+
+
+def _join_summary(out: Path, shards: list[_Shard]) -> tuple[dict, list[str]]:
+    """summary.parquet of the shards' summaries, one after the other; run.json's counts and the distribution."""
+    tables = []
+    for shard in shards:
+        path = shard.folder / "out" / SUMMARY
+        if path.is_file():
+            tables.append(pq.read_table(path))
+    if not tables:
+        return {}, []
+    table = pa.concat_tables(tables, promote_options="default")
+    write_atomic(out / SUMMARY, encode(table))
+    columns = {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
+    reasons = list(columns["exit_reason"])
+    counts = {"worlds_done": reasons.count("done"), "worlds_failed": reasons.count("failed"),
+              "worlds_flying": reasons.count("duration")}
+    columns = {name: (np.asarray(values, dtype=np.float64) if values.dtype != object else values)
+               for name, values in columns.items()}
+    return counts, distribution_lines(columns)
