@@ -15,6 +15,13 @@ past it; ``dynamicPressureCoefficient`` C says how much (0, the default, leaves 
     rho = p / (287.05287 · T)                          [kg/m^3]  (ISA: 1.225 at sea level)
     p  += C · 1/2 · rho · |a|²                         [Pa]
 
+A slow drift, the in-run error of a real sensor's zero, walks the height the
+sensor thinks it is at: each sample adds ``d ← d + driftRandomWalk·√Δt·n``
+(``Δt`` the time since the last sample, ``n`` a standard normal from the
+sensor's own ``baro/drift`` stream, 0 at start), and ``p`` is the ISA pressure
+at ``h + d`` (the dynamic-pressure term keeps the true ``h``), so the pressure
+altitude below is off by ``d``. Without a walk (the default) ``d`` stays 0.
+
 White noise is added to ``p``; the pressure altitude is the ISA altitude of
 the noisy pressure, ``(288.15 / 0.0065)·(1 - (p / 101325)^(1 / 5.25588))``,
 as an autopilot would compute it. The temperature carries no noise.
@@ -24,7 +31,8 @@ from __future__ import annotations
 
 import warp as wp
 
-from nexus.core.spec import Output, Spec, non_negative
+from nexus.core.errors import BuildError
+from nexus.core.spec import Output, Spec, StateVar, non_negative
 from nexus.plant.body_state import BodyState
 from nexus.sensors.noise import normal1
 from nexus.sensors.relative_air import WIND_INPUT, relative_air
@@ -53,9 +61,13 @@ BAROMETER_SPEC = Spec(
         non_negative("dynamic_pressure_coefficient", "nexus:dynamicPressureCoefficient", 0.0, "-",
                      "Share C of the relative air's dynamic pressure the static port feels: p + C 1/2 rho |a|^2 "
                      "(0: none)"),
+        non_negative("drift_walk", "nexus:driftRandomWalk", 0.0, "m/sqrt(s)",
+                     "Random walk of the height the sensor reads (its drift): 1 sigma after t seconds is this "
+                     "times sqrt(t); 0 holds it at 0"),
     ),
     inputs=(WIND_INPUT,),
     outputs=(Output("baro", BaroSample, recorded=True, doc="Pressure [Pa], temperature [K], pressure altitude [m]"),),
+    state=(StateVar("drift", wp.float64, (1,), 0.0, "the drift's height offset [m], 0 at start"),),
     stage="baro",
 )
 
@@ -102,14 +114,26 @@ def sample_baro(
     sigma: wp.float32,
     seeds: wp.array(dtype=wp.int32),
     noise_scale: wp.array(dtype=wp.float32),
+    drift_walk: wp.float32,
+    drift_seeds: wp.array(dtype=wp.int32),
+    drift_in: wp.array2d(dtype=wp.float64),
+    drift_out: wp.array2d(dtype=wp.float64),
     out: wp.array(dtype=BaroSample),
 ):
     world = wp.tid()
-    if due(clock, world) < wp.int64(0):
+    drift = drift_in[world, 0]
+    drift_out[world, 0] = drift
+    elapsed_ns = due(clock, world)
+    if elapsed_ns < wp.int64(0):
         return
     position = wp.transform_point(body[world].pose, mount)
     altitude = origin_altitude + wp.float64(position[2] - ned_origin[world][2])
     pressure = isa_pressure(altitude)
+    if drift_walk > 0.0:  # without a drift the pressure keeps exactly its bits
+        root_dt = wp.sqrt(wp.float32(wp.float64(elapsed_ns) * wp.float64(1.0e-9)))
+        drift = drift + wp.float64(normal1(drift_seeds[world], clock.tick[world], drift_walk * root_dt))
+        drift_out[world, 0] = drift
+        pressure = isa_pressure(altitude + drift)
     if dynamic_coefficient > wp.float64(0.0):  # 0 leaves the pressure exactly as without the term
         air = wp.vec3d(relative_air(body[world], wind[world], mount))
         pressure = pressure + dynamic_coefficient * wp.float64(0.5) * isa_density(altitude) * wp.dot(air, air)
@@ -123,7 +147,8 @@ def sample_baro(
 
 
 class Barometer(Sensor):
-    """Writes ``baro`` (:class:`BaroSample`); ``noise_sigma`` [Pa], ``dynamic_pressure_coefficient`` [-]."""
+    """Writes ``baro`` (:class:`BaroSample`); ``noise_sigma`` [Pa], ``dynamic_pressure_coefficient`` [-],
+    ``drift_walk`` [m/√s]."""
 
     spec = BAROMETER_SPEC
 
@@ -132,6 +157,11 @@ class Barometer(Sensor):
         self.plant = plant
         self.noise_sigma = float(self.values["noise_sigma"])
         self.dynamic_pressure_coefficient = float(self.values["dynamic_pressure_coefficient"])
+        self.drift_walk = float(self.values["drift_walk"])
+        param = self.spec.param("drift_walk")
+        why = param.problem(self.drift_walk)  # the bound the prim reader checks, for barometers built in code
+        if why is not None:
+            raise BuildError(f"sensor {name}: {param.attr} is {self.drift_walk} {param.unit}; it {why}")
 
     @classmethod
     def from_prim(cls, prim, values, ctx, **extra) -> Barometer:
@@ -141,9 +171,13 @@ class Barometer(Sensor):
         super().prepare(ctx)
         self.seed = self.world_seeds(ctx, ("baro",), wp.int32)
         sigma = self.noise_sigma if self.noise else 0.0
+        self.drift_seed = self.world_seeds(ctx, ("baro/drift",), wp.int32)
+        drift_walk = self.drift_walk if self.noise else 0.0
         self._args = [self.plant.ned_origin, wp.float64(self.plant.origin.altitude), self.mount,
-                      wp.float64(self.dynamic_pressure_coefficient), sigma, self.seed, self.noise_scale]
+                      wp.float64(self.dynamic_pressure_coefficient), sigma, self.seed, self.noise_scale,
+                      drift_walk, self.drift_seed]
 
     def launch(self, io) -> None:
-        wp.launch(sample_baro, self.worlds, inputs=[*self.clock_inputs(io), io["wind"], *self._args],
+        wp.launch(sample_baro, self.worlds,
+                  inputs=[*self.clock_inputs(io), io["wind"], *self._args, io.state_in["drift"], io.state_out["drift"]],
                   outputs=[io[self.signal]], device=io.device)

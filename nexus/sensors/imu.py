@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
+from nexus.core.errors import BuildError
 from nexus.core.spec import Output, Spec, StateVar, non_negative
 from nexus.plant.body_state import BodyState
 from nexus.plant.frames import flu_to_frd
@@ -30,6 +31,14 @@ from nexus.vocab import drawn
 #: PX4 Gazebo (gz) IMU white-noise defaults: gyro 0.05 deg/s, accelerometer.
 GYRO_NOISE_SIGMA = 0.0008726646  # [rad/s]
 ACCEL_NOISE_SIGMA = 0.00637  # [m/s²]
+
+
+def per_axis(value) -> tuple[float, float, float]:
+    """A per-axis value (x, y, z) from three numbers or one number for all three."""
+    if isinstance(value, (int, float)):
+        return (float(value),) * 3
+    x, y, z = (float(v) for v in value)
+    return (x, y, z)
 
 
 def turn_on_bias(imu: Imu, ctx) -> np.ndarray:
@@ -59,9 +68,12 @@ IMU_SPEC = Spec(
                "Accelerometer white noise per sample, 1 sigma"),
         non_negative("gyro_bias_sigma", "nexus:gyroBiasSigma", 0.0, "rad/s", "Gyro turn-on bias, 1 sigma"),
         non_negative("accel_bias_sigma", "nexus:accelBiasSigma", 0.0, "m/s^2", "Accelerometer turn-on bias, 1 sigma"),
-        non_negative("gyro_bias_walk", "nexus:gyroBiasRandomWalk", 0.0, "rad/s/sqrt(s)", "Gyro bias random walk"),
-        non_negative("accel_bias_walk", "nexus:accelBiasRandomWalk", 0.0, "m/s^2/sqrt(s)",
-               "Accelerometer bias random walk"),
+        non_negative("gyro_bias_walk", "nexus:gyroBiasRandomWalk", (0.0, 0.0, 0.0), "rad/s/sqrt(s)",
+                     "Gyro in-run bias random walk per axis (x, y, z in FRD): the bias's 1-sigma spread after t "
+                     "seconds is this times sqrt(t); 0 holds it still", type="float3"),
+        non_negative("accel_bias_walk", "nexus:accelBiasRandomWalk", (0.0, 0.0, 0.0), "m/s^2/sqrt(s)",
+                     "Accelerometer in-run bias random walk per axis (x, y, z in FRD), as the gyro's",
+                     type="float3"),
     ),
     outputs=(Output("imu", ImuSample, recorded=True, doc="Specific force [m/s^2] and angular rate [rad/s], FRD"),),
     state=(StateVar("bias", wp.vec3, (2,), turn_on_bias, "accelerometer and gyro bias [m/s^2], [rad/s], FRD"),),
@@ -77,10 +89,12 @@ def sample_imu(
     mount: wp.vec3,
     accel_sigma: wp.vec3,
     gyro_sigma: wp.vec3,
-    accel_walk: wp.float32,
-    gyro_walk: wp.float32,
+    accel_walk: wp.vec3,
+    gyro_walk: wp.vec3,
+    walking: wp.int32,
     world_seeds: wp.array(dtype=wp.vec4i),
     noise_scale: wp.array(dtype=wp.float32),
+    walk_scale: wp.array(dtype=wp.float32),
     bias_in: wp.array2d(dtype=wp.vec3),
     bias_out: wp.array2d(dtype=wp.vec3),
     out: wp.array(dtype=ImuSample),
@@ -103,13 +117,13 @@ def sample_imu(
     specific_force = flu_to_frd(wp.quat_rotate_inv(q, a_mount - gravity))
     rate = flu_to_frd(wp.quat_rotate_inv(q, omega))
 
-    # Bias random walk: its standard deviation grows with the square root of time. Without a
-    # walk (the default) the draws are skipped: they would add zeros at the cost of 12 normals.
-    if accel_walk > 0.0 or gyro_walk > 0.0:
-        root_dt = wp.sqrt(wp.float32(wp.float64(elapsed_ns) * wp.float64(1.0e-9)))
-        ones = wp.vec3(1.0, 1.0, 1.0)
-        accel_bias = accel_bias + normal3(seeds[2], now, ones * (accel_walk * root_dt))
-        gyro_bias = gyro_bias + normal3(seeds[3], now, ones * (gyro_walk * root_dt))
+    # Bias random walk, each axis its own: its standard deviation grows with the square root of
+    # time. Without a walk (the default) the draws are skipped: they would add zeros at the cost
+    # of 6 normals. ``walk_scale`` is the world's drawn factor on both walks.
+    if walking != 0:
+        root_dt = wp.sqrt(wp.float32(wp.float64(elapsed_ns) * wp.float64(1.0e-9))) * walk_scale[world]
+        accel_bias = accel_bias + normal3(seeds[2], now, accel_walk * root_dt)
+        gyro_bias = gyro_bias + normal3(seeds[3], now, gyro_walk * root_dt)
         bias_out[world, 0] = accel_bias
         bias_out[world, 1] = gyro_bias
 
@@ -127,6 +141,8 @@ BIAS_DRAWS = (
                   "|value| <= 10", accepts=drawn.abs_at_most(10.0)) for axis in "xyz"),
     *(drawn.Drawn(f"gyro_bias_{axis}", "rad/s", f"added to each IMU's gyro bias along {axis}, FRD",
                   "|value| <= 1", accepts=drawn.abs_at_most(1.0)) for axis in "xyz"),
+    drawn.Drawn("bias_walk_scale", "-", "multiplies each IMU's gyro and accelerometer bias random walk", ">= 0",
+                accepts=drawn.non_negative),
 )
 
 
@@ -136,7 +152,8 @@ class Imu(Sensor):
 
     Noise parameters: white noise per sample ``accel_sigma`` [m/s²], ``gyro_sigma``
     [rad/s]; constant turn-on bias ``*_bias_sigma``; bias random walk
-    ``*_bias_walk`` [per √s]. ``gravity`` [m/s²] is the world's gravity vector (ENU).
+    ``*_bias_walk`` [per √s], per axis (x, y, z in FRD; one number is taken for all three).
+    ``gravity`` [m/s²] is the world's gravity vector (ENU).
     """
 
     spec = IMU_SPEC
@@ -149,7 +166,12 @@ class Imu(Sensor):
         v = self.values
         self.accel_sigma, self.gyro_sigma = float(v["accel_sigma"]), float(v["gyro_sigma"])
         self.accel_bias_sigma, self.gyro_bias_sigma = float(v["accel_bias_sigma"]), float(v["gyro_bias_sigma"])
-        self.accel_bias_walk, self.gyro_bias_walk = float(v["accel_bias_walk"]), float(v["gyro_bias_walk"])
+        self.accel_bias_walk, self.gyro_bias_walk = per_axis(v["accel_bias_walk"]), per_axis(v["gyro_bias_walk"])
+        for key, walk in (("accel_bias_walk", self.accel_bias_walk), ("gyro_bias_walk", self.gyro_bias_walk)):
+            param = self.spec.param(key)
+            why = param.problem(walk)  # the bound the prim reader checks, for IMUs built in code
+            if why is not None:
+                raise BuildError(f"sensor {name}: {param.attr} is {walk} {param.unit}; it {why}")
 
     @classmethod
     def from_prim(cls, prim, values, ctx, **extra) -> Imu:
@@ -159,6 +181,8 @@ class Imu(Sensor):
     def prepare(self, ctx) -> None:
         super().prepare(ctx)
         self.seeds = self.world_seeds(ctx, ("imu/accel", "imu/gyro", "imu/accel_bias", "imu/gyro_bias"), wp.vec4i)
+        self.walk_scale = wp.array(ctx.varied("bias_walk_scale", 1.0).astype("float32"), dtype=wp.float32,
+                                   device=ctx.device)
         self.set_noise(self.noise)
 
     def set_noise(self, on: bool) -> None:
@@ -166,16 +190,18 @@ class Imu(Sensor):
         value, stays. A captured graph keeps the switch it was captured with (capture again after a change)."""
         self.noise = bool(on)
         scale = 1.0 if self.noise else 0.0
+        accel_walk = tuple(w * scale for w in self.accel_bias_walk)
+        gyro_walk = tuple(w * scale for w in self.gyro_bias_walk)
         self._noise_args = [
             wp.vec3(self.accel_sigma * scale), wp.vec3(self.gyro_sigma * scale),
-            self.accel_bias_walk * scale, self.gyro_bias_walk * scale,
+            wp.vec3(*accel_walk), wp.vec3(*gyro_walk), int(max(*accel_walk, *gyro_walk) > 0.0),
         ]
 
     def launch(self, io) -> None:
         wp.launch(
             sample_imu, self.worlds,
             inputs=[*self.clock_inputs(io), self.gravity, self.mount, *self._noise_args, self.seeds, self.noise_scale,
-                    io.state_in["bias"], io.state_out["bias"]],
+                    self.walk_scale, io.state_in["bias"], io.state_out["bias"]],
             outputs=[io[self.signal]], device=io.device,
         )
 

@@ -107,10 +107,10 @@ def test_the_default_vehicle_lists_each_name_with_unit_bounds_and_readers(rows, 
 
 def test_the_table_has_every_prim_parameter_and_no_name_twice(rows):
     # 4 ESCs x 11 parameters, 4 propellers x 4, the controller's 12, the truth estimator's rate, the four
-    # sensors' own (IMU 9, magnetometer 4, barometer 5 with its dynamic-pressure coefficient, GPS 10) and the
-    # drag's 4: 44 + 16 + 12 + 1 + 28 + 4 = 105 prim attributes.
+    # sensors' own (IMU 9, magnetometer 4, barometer 6 with its dynamic-pressure coefficient and drift, GPS 10)
+    # and the drag's 4: 44 + 16 + 12 + 1 + 29 + 4 = 106 prim attributes.
     prim_attributes = [r for r in rows.values() if r["kind"] == "attribute" and " nexus:" in r["name"]]
-    assert len(prim_attributes) == 105
+    assert len(prim_attributes) == 106
     names = [n for r in rows.values() for n in (r["name"], *r["aliases"])]
     assert len(names) == len(set(names))
     # 8 PID gains x 3 axes, 3 inertia components and 3 body drag coefficients are elements; 6 start-state names;
@@ -128,10 +128,10 @@ def test_the_table_lines_up_its_columns():
     mass = next(line for line in lines if line.startswith("/vehicle/body/base physics:mass "))
     assert re.split(r"\s{2,}", mass) == ["/vehicle/body/base physics:mass", "mass", "kg", "> 0",
                                           "sweep, variation, gradient; drawn into nexus.plant.placement.vary_mass"]
-    # The variation reader's names: mass plus the 39 draws of the variation table (com 3, four scales, accel and
-    # gyro bias 3 each, start 3, wind force 3, the air 3, a gust 5, the pack 3, ground effect 1, rotor failure 4,
-    # sensor fault 4), under the heading.
-    assert len(lines) == 1 + 1 + 39
+    # The variation reader's names: mass plus the 40 draws of the variation table (com 3, four scales, accel and
+    # gyro bias 3 each, the IMU's bias-walk scale, start 3, wind force 3, the air 3, a gust 5, the pack 3, ground
+    # effect 1, rotor failure 4, sensor fault 4), under the heading.
+    assert len(lines) == 1 + 1 + 40
 
 
 SENTENCE = f"parameter 'mas' is unknown; did you mean 'mass'? {POINTER}"

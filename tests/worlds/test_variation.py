@@ -212,9 +212,10 @@ def test_world_values_problem():
 
 def test_every_parameter_is_documented():
     own = drawn_parameters(builtin_only=True)
-    # 28, the air (wind_speed, wind_direction, turbulence_level), the drawn gust (start, duration, amplitude,
-    # direction, probability), the pack (capacity, initial charge, resistance) and ground_effect_scale.
-    assert len(own) == 40
+    # 29 (with the IMU's bias_walk_scale), the air (wind_speed, wind_direction, turbulence_level), the drawn gust
+    # (start, duration, amplitude, direction, probability), the pack (capacity, initial charge, resistance) and
+    # ground_effect_scale.
+    assert len(own) == 41
     for name, info in own.items():
         assert info.name == name and info.doc and info.check
     assert {n for n, i in own.items() if i.per_rotor_allowed} == {"thrust_scale", "drag_scale", "ground_effect_scale"}
