@@ -45,6 +45,8 @@ DIVERGED = wp.constant(5)
 DIVERGED_REASON = "estimator-diverged"
 #: An aiding counts as active while its last accepted fusion is younger than this [s].
 AIDING_TIMEOUT = 1.0
+#: IMU samples of past position and velocity kept for a delayed GPS (``nexus:gpsDelay``): 0.256 s at 250 Hz.
+HISTORY = 64
 
 #: Which sensor each fusion switch needs: (switch key, schema, signal).
 FUSIONS = (("fuse_gps", "NexusGpsAPI", "gps"), ("fuse_baro", "NexusBarometerAPI", "baro"),
@@ -87,6 +89,9 @@ EKF_SPEC = Spec(
         Param("fuse_mag", "nexus:fuseMag", "bool", True, doc="Fuse magnetic heading (PX4 EKF2_MAG_TYPE)"),
         Param("fuse_range", "nexus:fuseRange", "bool", False, doc="Fuse rangefinder height over flat ground "
               "(PX4 EKF2_RNG_CTRL); needs a rangefinder on the vehicle"),
+        Param("gps_delay", "nexus:gpsDelay", "float", 0.0, "s", "How long before its sample's time the GPS "
+              "measured: the filter compares it with its own state of then (PX4 EKF2_GPS_DELAY, there in ms; "
+              "Nexus's GPS reports without delay, so 0)", low=0.0),
         Param("covariance_decimation", "nexus:covarianceDecimation", "int", 2, "-",
               "IMU samples per covariance prediction (PX4 predicts at 100 Hz; 2 at a 250 Hz IMU is 125 Hz)", low=1),
         positive("horizontal_valid_limit", "nexus:horizontalValidLimit", 5.0, "m",
@@ -114,14 +119,19 @@ EKF_SPEC = Spec(
         Output("ekf_rejected", wp.int32, (1, SLOTS), recorded=True, doc="Rejections so far per fused scalar"),
     ),
     state=(
-        StateVar("nominal", wp.vec3, (5,), 0.0, "position, velocity [NED], gyro bias, accel bias [FRD], "
-                 "specific-force velocity change accumulated for the covariance [m/s, NED]"),
+        StateVar("nominal", wp.vec3, (7,), 0.0, "position, velocity [NED], gyro bias, accel bias [FRD], "
+                 "specific-force velocity change accumulated for the covariance [m/s, NED], position and "
+                 "velocity corrections made so far (for a delayed GPS)"),
         StateVar("attitude", wp.quat, (1,), 0.0, "FRD-to-NED rotation (set at alignment)"),
         StateVar("covariance", wp.float32, (N, N), 0.0, "error-state covariance"),
         StateVar("times", wp.float64, (8,), -1.0, "last sample time of imu, gps, baro, mag, range [s]; "
                  "accumulated covariance interval [s]; last accepted GPS, baro time [s]"),
         StateVar("references", wp.float32, (4,), 0.0, "baro height at the origin [m], ground down [m], "
                  "samples accumulated, 1 once initialised"),
+        StateVar("history", wp.vec3, (HISTORY, 2), 0.0, "past position and velocity [NED] at each IMU sample, "
+                 "less the corrections made until then (nominal 5, 6), with nexus:gpsDelay only"),
+        StateVar("history_times", wp.float64, (HISTORY + 1,), 0.0, "the history's sample times [s], then how "
+                 "many were written"),
         StateVar("divergence", wp.float32, (1 + SLOTS,), -1.0, "time [s] the filter went non-finite (-1: never), "
                  "then the last innovation per fused scalar at that time"),
     ),
@@ -159,6 +169,7 @@ class EkfTuning:
     origin_altitude: wp.float64
     horizontal_limit: float
     vertical_limit: float
+    gps_delay: wp.float64
 
 
 @wp.func
@@ -194,8 +205,12 @@ def wrap_pi(angle: float) -> float:
 @wp.func
 def inject(nominal: wp.array2d(dtype=wp.vec3), attitude: wp.array2d(dtype=wp.quat), world: int, dx: vec15):
     """Add the error state to the nominal state: q ← exp(δθ) ⊗ q (δθ in NED)."""
-    nominal[world, 0] = nominal[world, 0] + wp.vec3(dx[POS], dx[POS + 1], dx[POS + 2])
-    nominal[world, 1] = nominal[world, 1] + wp.vec3(dx[VEL], dx[VEL + 1], dx[VEL + 2])
+    dp = wp.vec3(dx[POS], dx[POS + 1], dx[POS + 2])
+    dv = wp.vec3(dx[VEL], dx[VEL + 1], dx[VEL + 2])
+    nominal[world, 0] = nominal[world, 0] + dp
+    nominal[world, 1] = nominal[world, 1] + dv
+    nominal[world, 5] = nominal[world, 5] + dp
+    nominal[world, 6] = nominal[world, 6] + dv
     nominal[world, 2] = nominal[world, 2] + wp.vec3(dx[GYRO_BIAS], dx[GYRO_BIAS + 1], dx[GYRO_BIAS + 2])
     nominal[world, 3] = nominal[world, 3] + wp.vec3(dx[ACCEL_BIAS], dx[ACCEL_BIAS + 1], dx[ACCEL_BIAS + 2])
     dtheta = wp.vec3(dx[ATT], dx[ATT + 1], dx[ATT + 2])
@@ -225,6 +240,39 @@ def fuse(
 
 
 @wp.func
+def remember(nominal: wp.array2d(dtype=wp.vec3), history: wp.array3d(dtype=wp.vec3),
+             history_times: wp.array2d(dtype=wp.float64), world: int, t: wp.float64):
+    """Keep this sample's position and velocity, less the corrections so far, in the ring of HISTORY."""
+    count = history_times[world, HISTORY]
+    slot = int(count) % HISTORY
+    history[world, slot, 0] = nominal[world, 0] - nominal[world, 5]
+    history[world, slot, 1] = nominal[world, 1] - nominal[world, 6]
+    history_times[world, slot] = t
+    history_times[world, HISTORY] = count + wp.float64(1.0)
+
+
+@wp.func
+def recall(history: wp.array3d(dtype=wp.vec3), history_times: wp.array2d(dtype=wp.float64), world: int,
+           t: wp.float64, which: int) -> wp.vec3:
+    """Position (``which`` 0) or velocity (1) at time ``t``, less the corrections made until then: linear
+    between the two samples around ``t``; the oldest kept when ``t`` is older, the newest when newer."""
+    count = int(history_times[world, HISTORY])
+    kept = wp.min(count, HISTORY)
+    newer = (count - 1) % HISTORY
+    if history_times[world, newer] <= t:
+        return history[world, newer, which]
+    for i in range(1, kept):
+        older = (count - 1 - i) % HISTORY
+        t0 = history_times[world, older]
+        if t0 <= t:
+            t1 = history_times[world, newer]
+            a = float((t - t0) / (t1 - t0))
+            return history[world, older, which] * (1.0 - a) + history[world, newer, which] * a
+        newer = older
+    return history[world, newer, which]
+
+
+@wp.func
 def tilt_heading(accel: wp.vec3, field_body: wp.vec3, use_mag: int, field_ned: wp.vec3) -> wp.quat:
     """Alignment at rest: roll and pitch from the specific force, heading from the magnetometer."""
     roll = wp.atan2(-accel[1], -accel[2])
@@ -251,12 +299,16 @@ def ekf_step(
     P_in: wp.array3d(dtype=wp.float32),
     times_in: wp.array2d(dtype=wp.float64),
     refs_in: wp.array2d(dtype=wp.float32),
+    history_in: wp.array3d(dtype=wp.vec3),
+    history_times_in: wp.array2d(dtype=wp.float64),
     divergence_in: wp.array2d(dtype=wp.float32),
     nominal: wp.array2d(dtype=wp.vec3),
     attitude: wp.array2d(dtype=wp.quat),
     P: wp.array3d(dtype=wp.float32),
     times: wp.array2d(dtype=wp.float64),
     refs: wp.array2d(dtype=wp.float32),
+    history: wp.array3d(dtype=wp.vec3),
+    history_times: wp.array2d(dtype=wp.float64),
     divergence: wp.array2d(dtype=wp.float32),
     estimate: wp.array(dtype=PoseTwist),
     status: wp.array(dtype=wp.int32),
@@ -268,7 +320,7 @@ def ekf_step(
 ):
     world = wp.tid()
     if in_place == 0:  # a differentiable caller's fresh state_out; in a run the state advances in place
-        for i in range(5):
+        for i in range(7):
             nominal[world, i] = nominal_in[world, i]
         attitude[world, 0] = attitude_in[world, 0]
         for i in range(8):
@@ -280,6 +332,12 @@ def ekf_step(
                 P[world, i, j] = P_in[world, i, j]
         for i in range(1 + SLOTS):
             divergence[world, i] = divergence_in[world, i]
+        if tuning.gps_delay > wp.float64(0.0):
+            for i in range(HISTORY):
+                history[world, i, 0] = history_in[world, i, 0]
+                history[world, i, 1] = history_in[world, i, 1]
+            for i in range(HISTORY + 1):
+                history_times[world, i] = history_times_in[world, i]
     if done[world] == DIVERGED:
         return  # the state stays as it was on the tick it went non-finite, for run.log
     s_imu = imu[world]
@@ -300,7 +358,7 @@ def ekf_step(
         if fuse_gps != 0:
             p0 = gps_ned(s_gps, tuning) - wp.quat_rotate(q, tuning.gps_mount_frd)
         nominal[world, 0] = p0
-        for i in range(1, 5):
+        for i in range(1, 7):
             nominal[world, i] = wp.vec3(0.0)
         for i in range(N):
             for j in range(N):
@@ -318,9 +376,13 @@ def ekf_step(
         times[world, 5] = wp.float64(0.0)
         times[world, 6] = s_gps.time
         times[world, 7] = s_baro.time
+        if tuning.gps_delay > wp.float64(0.0):
+            history_times[world, HISTORY] = wp.float64(0.0)
+            remember(nominal, history, history_times, world, s_imu.time)
     else:
         # 1. Nominal prediction from a new IMU sample.
-        if s_imu.time != times[world, 0]:
+        new_imu = s_imu.time != times[world, 0]
+        if new_imu:
             dt = float(s_imu.time - times[world, 0])
             times[world, 0] = s_imu.time
             q = attitude[world, 0]
@@ -360,15 +422,29 @@ def ekf_step(
             velocity = s_gps.velocity - wp.quat_rotate(q, wp.cross(omega, tuning.gps_mount_frd))
             h_var = wp.max(tuning.gps_pos_noise, s_gps.eph)
             v_var = wp.max(1.5 * tuning.gps_pos_noise, s_gps.epv)
+            # The state the sample describes: now, or (delayed) the state of then plus every correction since,
+            # which the correction sums (nominal 5, 6) carry: p(t − d) = [p − Σδp](t − d) + Σδp(now).
+            past_p = wp.vec3(0.0)
+            past_v = wp.vec3(0.0)
+            delayed = tuning.gps_delay > wp.float64(0.0)
+            if delayed:
+                past_p = recall(history, history_times, world, s_gps.time - tuning.gps_delay, 0)
+                past_v = recall(history, history_times, world, s_gps.time - tuning.gps_delay, 1)
             accepted = int(0)
             for r in range(3):
                 sigma = h_var
                 if r == 2:
                     sigma = v_var
-                accepted += fuse(P, nominal, attitude, world, POS + r, 1.0, antenna[r] - nominal[world, 0][r],
+                predicted = nominal[world, 0][r]
+                if delayed:
+                    predicted = past_p[r] + nominal[world, 5][r]
+                accepted += fuse(P, nominal, attitude, world, POS + r, 1.0, antenna[r] - predicted,
                                  sigma * sigma, tuning.gps_pos_gate, GPS_POS + r, innovations, ratios, rejected)
             for r in range(3):
-                accepted += fuse(P, nominal, attitude, world, VEL + r, 1.0, velocity[r] - nominal[world, 1][r],
+                predicted = nominal[world, 1][r]
+                if delayed:
+                    predicted = past_v[r] + nominal[world, 6][r]
+                accepted += fuse(P, nominal, attitude, world, VEL + r, 1.0, velocity[r] - predicted,
                                  tuning.gps_vel_noise * tuning.gps_vel_noise, tuning.gps_vel_gate, GPS_VEL + r,
                                  innovations, ratios, rejected)
             if accepted > 0:
@@ -396,6 +472,8 @@ def ekf_step(
                     fuse(P, nominal, attitude, world, POS + 2, -1.0 / cos_tilt, s_rng.distance - predicted,
                          tuning.range_noise * tuning.range_noise, tuning.range_gate, RANGE, innovations, ratios,
                          rejected)
+        if new_imu and tuning.gps_delay > wp.float64(0.0):
+            remember(nominal, history, history_times, world, s_imu.time)
 
     now = time[world]
     out = PoseTwist()
@@ -473,6 +551,14 @@ class Ekf(Component):
                 attr = EKF_SPEC.param(key).attr
                 raise BuildError(f"{ctx.path}: estimator prim {path}: {attr} is true but the vehicle has no "
                                  f"{signal} sensor ({schema}); set {attr} = 0 or add the sensor")
+        imu_rate = _sensor_prims(stage, "NexusImuAPI")[0].GetAttribute("nexus:rate").Get()
+        imu_rate = 250.0 if imu_rate is None else float(imu_rate)
+        longest = (HISTORY - 2) / imu_rate if imu_rate > 0 else float("inf")
+        if values["gps_delay"] > longest:
+            attr = EKF_SPEC.param("gps_delay").attr
+            raise BuildError(f"{ctx.path}: estimator prim {path}: {attr} = {values['gps_delay']:g} s is longer than "
+                             f"the {HISTORY - 2} IMU samples the filter keeps ({longest:g} s at {imu_rate:g} Hz); "
+                             f"set {attr} to at most {longest:g}")
         gps_mount = (0.0, 0.0, 0.0)
         if values["fuse_gps"]:
             mount = _sensor_prims(stage, "NexusGpsAPI")[0].GetAttribute("nexus:mountOffset").Get()
@@ -519,6 +605,7 @@ class Ekf(Component):
         t.origin_altitude = wp.float64(origin.altitude)
         t.horizontal_limit = float(v["horizontal_valid_limit"])
         t.vertical_limit = float(v["vertical_valid_limit"])
+        t.gps_delay = wp.float64(v["gps_delay"])
         self.tuning = t
         # Sensors it does not fuse: a sample that never changes, so the kernel's arguments are always arrays.
         self._idle = {signal: wp.zeros(self.worlds, dtype=dtype, device=ctx.device)
@@ -528,7 +615,7 @@ class Ekf(Component):
     def run(self, io) -> None:
         sensors = [self._idle[s] if s in self._idle else io[s] for s in ("gps", "baro", "mag", "range")]
         si, so = io.state_in, io.state_out
-        keys = ("nominal", "attitude", "covariance", "times", "references", "divergence")
+        keys = ("nominal", "attitude", "covariance", "times", "references", "history", "history_times", "divergence")
         in_place = int(all(si[k].ptr == so[k].ptr for k in keys))
         wp.launch(
             ekf_step, dim=self.worlds,

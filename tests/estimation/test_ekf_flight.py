@@ -136,3 +136,10 @@ def test_a_filter_that_overflows_in_flight_ends_the_run_estimator_diverged_with_
     # Aligned at tick 0; IMU samples at ticks 1 and 2 (250 Hz, one a tick); the covariance predicted every 2
     # samples: at tick 2 (0.008 s).
     assert "/vehicle/ekf world 0 at tick 2 (0.008 s): position (" in line and "velocity (" in line and "last innovations: gps_north" in line
+
+
+def test_a_gps_delay_longer_than_the_history_is_refused(tmp_path):
+    # 64 samples kept, 62 usable between two around the delayed time: 62 / 250 Hz = 0.248 s.
+    path = layer(tmp_path, EKF_PRIM + '    {\n        float nexus:gpsDelay = 0.3\n    }')
+    message = refused(path)
+    assert str(path) in message and "/vehicle/ekf" in message and "nexus:gpsDelay" in message and "0.248" in message
