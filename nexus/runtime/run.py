@@ -320,8 +320,8 @@ def run_flight(
     total_ticks = ticks_in(duration, dt_ns)
     out = prepare_out(out, overwrite)
     if sharded(options) and flight is None and controller is None and not extra_components and watch is None:
-        with StopSignals():  # worlds in several processes (--shards), joined into OUT: nexus.runtime.shards
-            flown = fly_shards(options, out, versions=versions(), duration=duration)
+        with StopSignals() as signals:  # worlds in several processes (--shards), joined into OUT: nexus.runtime.shards
+            flown = fly_shards(options, out, versions=versions(), duration=duration, signals=signals)
         return RunSummary(out, flown["ticks"], flown["sim_time"], flown["wall_time"], flown["exit_reason"],
                           flown["worlds"], flown["worlds_failed"], flown["distribution"])
     with StopSignals() as signals:

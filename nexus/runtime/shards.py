@@ -4,7 +4,7 @@ A MuJoCo Warp step on the CPU runs on one core, so ``nexus run --worlds N`` on a
 machine of several cores leaves all but one idle. With ``shards`` above 1 the
 worlds ``[0, N)`` are split into contiguous ranges, at least two worlds each
 (:func:`shard_ranges`). Shard ``i`` is a process of its own
-(``python -m nexus.runtime.shard_child``) that flies its range as the run of
+(``python -m nexus.runtime.shard_child``, stopped by SIGTERM if its parent dies) that flies its range as the run of
 ``first_world`` = the range's start and ``worlds`` = its length, into a folder
 of its own under ``OUT/.shards/``. World ``i`` of N is the one-world run with
 ``first_world = i`` (``tests/worlds``), so every world computes the same bits
@@ -53,6 +53,7 @@ from nexus.record.parts import RECORD, part_name, part_paths
 from nexus.record.writer import encode
 from nexus.runtime.config import RunConfig
 from nexus.runtime.run_file import RUNNING, RunFile, final_status
+from nexus.runtime.stopping import StopSignals, stop_reason
 from nexus.worlds.summary import distribution_lines
 
 log = logging.getLogger("nexus")
@@ -118,7 +119,8 @@ class _Shard:
         with open(self.folder / "stderr.log", "wb") as err:
             # A session of its own: a Ctrl-C at the terminal reaches the parent, which stops the shards itself.
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "nexus.runtime.shard_child", str(config), str(self.folder / "out")],
+                [sys.executable, "-m", "nexus.runtime.shard_child", str(config), str(self.folder / "out"),
+                 str(os.getpid())],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
 
     def poll(self) -> int | None:
@@ -145,8 +147,9 @@ class _Shard:
         return f"exited with status {self.code}{said}"
 
 
-def fly_shards(options: RunConfig, out: Path, *, versions: dict, duration: float) -> dict:
-    """Fly ``options`` (``sharded``) in its shards and join them into ``out`` (prepared: empty of any run).
+def fly_shards(options: RunConfig, out: Path, *, versions: dict, duration: float, signals: StopSignals) -> dict:
+    """Fly ``options`` (``sharded``) in its shards and join them into ``out`` (prepared: empty of any run);
+    ``signals`` (entered) turns SIGINT and SIGTERM into KeyboardInterrupt until the join begins.
 
     Returns what :class:`nexus.runtime.run.RunSummary` holds; raises :class:`ShardError` when a shard failed,
     and KeyboardInterrupt (after writing the folder) when the run was stopped by SIGINT or SIGTERM.
@@ -185,6 +188,7 @@ def fly_shards(options: RunConfig, out: Path, *, versions: dict, duration: float
     except KeyboardInterrupt as stop:
         stopped = stop
     finally:
+        signals.close()  # from here on a signal waits: the shards are stopped and joined
         _stop(shards)
     wall = time.perf_counter() - started
     message = None
@@ -265,7 +269,7 @@ def _join(options: RunConfig, out: Path, shards: list[_Shard], run_file: RunFile
     if message is not None:
         reason = ShardError.reason
     elif stopped is not None:
-        reason = "terminated" if "terminated" in reasons else "interrupted"
+        reason = stop_reason(stopped)
         message = "terminated (SIGTERM)" if reason == "terminated" else "interrupted by the user (SIGINT)"
     elif len(set(reasons)) == 1:
         reason = reasons[0]
