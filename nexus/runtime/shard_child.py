@@ -2,8 +2,9 @@
 
 CONFIG is a JSON file of the shard's :class:`~nexus.runtime.config.RunConfig` (its ``first_world`` and
 ``worlds`` are its range, its ``shards`` 1); the shard flies it into the folder OUT as ``nexus run`` would,
-and is sent SIGTERM if PID (the process that started it) dies. Exit status 0 when the run ended as runs end (failed worlds included: the summary says which), 1 when it
-failed (its one-line error is the last line on stderr), 3 when SIGINT or SIGTERM stopped it.
+and is sent SIGTERM if PID (the process that started it) dies. Exit status 0 when the run ended as runs
+end (failed worlds included: the summary says which), 1 when it failed (its one-line error is the last line
+on stderr), 3 when SIGINT or SIGTERM stopped it.
 """
 
 from __future__ import annotations
