@@ -92,6 +92,10 @@ EKF_SPEC = Spec(
         Param("gps_delay", "nexus:gpsDelay", "float", 0.0, "s", "How long before its sample's time the GPS "
               "measured: the filter compares it with its own state of then (PX4 EKF2_GPS_DELAY, there in ms; "
               "Nexus's GPS reports without delay, so 0)", low=0.0),
+        non_negative("baro_bias_noise", "nexus:baroBiasNoise", 0.0, "m/s^0.5",
+                     "Random walk of the barometer's offset, estimated (one state beside the filter, as PX4's baro "
+                     "bias estimator) from the barometer against the filter's height while the GPS aids it; "
+                     "0 (the default, until a landing check reads the estimated height) estimates no offset"),
         Param("covariance_decimation", "nexus:covarianceDecimation", "int", 2, "-",
               "IMU samples per covariance prediction (PX4 predicts at 100 Hz; 2 at a 250 Hz IMU is 125 Hz)", low=1),
         positive("horizontal_valid_limit", "nexus:horizontalValidLimit", 5.0, "m",
@@ -126,8 +130,8 @@ EKF_SPEC = Spec(
         StateVar("covariance", wp.float32, (N, N), 0.0, "error-state covariance"),
         StateVar("times", wp.float64, (8,), -1.0, "last sample time of imu, gps, baro, mag, range [s]; "
                  "accumulated covariance interval [s]; last accepted GPS, baro time [s]"),
-        StateVar("references", wp.float32, (4,), 0.0, "baro height at the origin [m], ground down [m], "
-                 "samples accumulated, 1 once initialised"),
+        StateVar("references", wp.float32, (6,), 0.0, "baro height at the origin [m], ground down [m], "
+                 "samples accumulated, 1 once initialised, barometer offset [m] and its variance [m^2]"),
         StateVar("history", wp.vec3, (HISTORY, 2), 0.0, "past position and velocity [NED] at each IMU sample, "
                  "less the corrections made until then (nominal 5, 6), with nexus:gpsDelay only"),
         StateVar("history_times", wp.float64, (HISTORY + 1,), 0.0, "the history's sample times [s], then how "
@@ -170,6 +174,7 @@ class EkfTuning:
     horizontal_limit: float
     vertical_limit: float
     gps_delay: wp.float64
+    baro_bias_noise: float
 
 
 @wp.func
@@ -325,7 +330,7 @@ def ekf_step(
         attitude[world, 0] = attitude_in[world, 0]
         for i in range(8):
             times[world, i] = times_in[world, i]
-        for i in range(4):
+        for i in range(6):
             refs[world, i] = refs_in[world, i]
         for i in range(N):
             for j in range(N):
@@ -368,6 +373,8 @@ def ekf_step(
         refs[world, 1] = 0.0
         refs[world, 2] = 0.0
         refs[world, 3] = 1.0
+        refs[world, 4] = 0.0
+        refs[world, 5] = tuning.baro_noise * tuning.baro_noise
         times[world, 0] = s_imu.time
         times[world, 1] = s_gps.time
         times[world, 2] = s_baro.time
@@ -450,10 +457,18 @@ def ekf_step(
             if accepted > 0:
                 times[world, 6] = s_gps.time
         if fuse_baro != 0 and s_baro.time != times[world, 2]:
-            times[world, 2] = s_baro.time
             predicted = refs[world, 0] - nominal[world, 0][2]
-            if fuse(P, nominal, attitude, world, POS + 2, -1.0, s_baro.pressure_altitude - predicted,
-                    tuning.baro_noise * tuning.baro_noise, tuning.baro_gate, BARO, innovations, ratios, rejected) > 0:
+            noise = tuning.baro_noise * tuning.baro_noise
+            if tuning.baro_bias_noise > 0.0 and fuse_gps != 0 and s_baro.time - times[world, 6] < wp.float64(AIDING_TIMEOUT):
+                # The barometer's offset b, a random walk, from the barometer against the filter's height, only
+                # while the GPS holds that height (else the two would only chase each other).
+                pb = refs[world, 5] + tuning.baro_bias_noise * tuning.baro_bias_noise * float(s_baro.time - times[world, 2])
+                gain = pb / (pb + noise + P[world, 2, 2])
+                refs[world, 4] = refs[world, 4] + gain * (s_baro.pressure_altitude - predicted - refs[world, 4])
+                refs[world, 5] = (1.0 - gain) * pb
+            times[world, 2] = s_baro.time
+            if fuse(P, nominal, attitude, world, POS + 2, -1.0, s_baro.pressure_altitude - refs[world, 4] - predicted,
+                    noise, tuning.baro_gate, BARO, innovations, ratios, rejected) > 0:
                 times[world, 7] = s_baro.time
         if fuse_mag != 0 and s_mag.time != times[world, 3]:
             times[world, 3] = s_mag.time
@@ -606,6 +621,7 @@ class Ekf(Component):
         t.horizontal_limit = float(v["horizontal_valid_limit"])
         t.vertical_limit = float(v["vertical_valid_limit"])
         t.gps_delay = wp.float64(v["gps_delay"])
+        t.baro_bias_noise = float(v["baro_bias_noise"])
         self.tuning = t
         # Sensors it does not fuse: a sample that never changes, so the kernel's arguments are always arrays.
         self._idle = {signal: wp.zeros(self.worlds, dtype=dtype, device=ctx.device)
