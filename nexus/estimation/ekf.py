@@ -48,6 +48,9 @@ AIDING_TIMEOUT = 1.0
 #: IMU samples of past position and velocity kept for a delayed GPS (``nexus:gpsDelay``): 0.256 s at 250 Hz.
 HISTORY = 64
 
+#: The schemas of the components that write a vehicle's estimate, and the connection that picks one.
+ESTIMATOR_SCHEMAS = ("NexusTruthEstimatorAPI", "NexusEkfAPI")
+ESTIMATE_CONNECTION = "nexus:inputs:estimate"
 #: Which sensor each fusion switch needs: (switch key, schema, signal).
 FUSIONS = (("fuse_gps", "NexusGpsAPI", "gps"), ("fuse_baro", "NexusBarometerAPI", "baro"),
            ("fuse_mag", "NexusMagnetometerAPI", "mag"), ("fuse_range", "NexusRangefinderAPI", "range"))
@@ -566,6 +569,14 @@ class Ekf(Component):
                 attr = EKF_SPEC.param(key).attr
                 raise BuildError(f"{ctx.path}: estimator prim {path}: {attr} is true but the vehicle has no "
                                  f"{signal} sensor ({schema}); set {attr} = 0 or add the sensor")
+        others = [str(p.GetPath()) for p in stage.Traverse() if p.GetPath() != prim.GetPath()
+                  and any(api in p.GetAppliedSchemas() for api in ESTIMATOR_SCHEMAS)]
+        chosen = any(p.GetRelationship(ESTIMATE_CONNECTION) and p.GetRelationship(ESTIMATE_CONNECTION).GetTargets()
+                     for p in stage.Traverse())
+        if others and not chosen:
+            raise BuildError(f"{ctx.path}: estimator prim {path}: {others[0]} writes the estimate too and no "
+                             f"{ESTIMATE_CONNECTION} connection chooses between them; add rel {ESTIMATE_CONNECTION} "
+                             f"= <{path}> (or <{others[0]}>) on the controller prim, or deactivate one")
         imu_rate = _sensor_prims(stage, "NexusImuAPI")[0].GetAttribute("nexus:rate").Get()
         imu_rate = 250.0 if imu_rate is None else float(imu_rate)
         longest = (HISTORY - 2) / imu_rate if imu_rate > 0 else float("inf")

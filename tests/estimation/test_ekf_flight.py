@@ -143,3 +143,24 @@ def test_a_gps_delay_longer_than_the_history_is_refused(tmp_path):
     path = layer(tmp_path, EKF_PRIM + '    {\n        float nexus:gpsDelay = 0.3\n    }')
     message = refused(path)
     assert str(path) in message and "/vehicle/ekf" in message and "nexus:gpsDelay" in message and "0.248" in message
+
+
+def test_a_non_positive_initial_covariance_is_refused(tmp_path):
+    path = layer(tmp_path, EKF_PRIM + '    {\n        float nexus:EKF2_ANGERR_INIT = 0\n    }')
+    message = refused(path)
+    assert str(path) in message and "/vehicle/ekf" in message and "nexus:EKF2_ANGERR_INIT" in message
+    assert "> 0" in message
+
+
+def test_two_estimators_with_no_connection_choosing_are_refused(tmp_path):
+    # The truth estimator stays active beside an EKF prim, and the controller's connection is deleted.
+    path = layer(tmp_path, '    def Scope "ekf" (prepend apiSchemas = ["NexusEkfAPI"])\n    {\n    }\n'
+                           '    over "controller"\n    {\n        delete rel nexus:inputs:estimate = </vehicle/estimator>\n    }')
+    message = refused(path)
+    assert str(path) in message and "estimator prim /vehicle/ekf: /vehicle/estimator writes the estimate too" in message
+    assert "nexus:inputs:estimate" in message
+    # A connection choosing one builds (the base file's, to /vehicle/estimator; its own folder: USD keeps a
+    # layer it opened by path).
+    (tmp_path / "chosen").mkdir()
+    chosen = layer(tmp_path / "chosen", '    def Scope "ekf" (prepend apiSchemas = ["NexusEkfAPI"])\n    {\n    }\n')
+    assemble(chosen, "empty", controller="hold")
