@@ -99,6 +99,12 @@ EKF_SPEC = Spec(
                      "Random walk of the barometer's offset, estimated (one state beside the filter, as PX4's baro "
                      "bias estimator) from the barometer against the filter's height while the GPS aids it; "
                      "0 (the default, until a landing check reads the estimated height) estimates no offset"),
+        positive("gps_required_eph", "nexus:EKF2_REQ_EPH", 3.0, "m", "The first fix the origin is set from "
+                 "needs a horizontal accuracy at most this (PX4 EKF2_REQ_EPH, default 3)"),
+        positive("gps_required_epv", "nexus:EKF2_REQ_EPV", 5.0, "m", "... and a vertical accuracy at most this "
+                 "(PX4 EKF2_REQ_EPV, default 5)"),
+        Param("gps_required_satellites", "nexus:EKF2_REQ_NSATS", "int", 6, "-", "... and at least this many "
+              "satellites, with a 3D fix (PX4 EKF2_REQ_NSATS, default 6)", low=0),
         Param("covariance_decimation", "nexus:covarianceDecimation", "int", 2, "-",
               "IMU samples per covariance prediction (PX4 predicts at 100 Hz; 2 at a 250 Hz IMU is 125 Hz)", low=1),
         positive("horizontal_valid_limit", "nexus:horizontalValidLimit", 5.0, "m",
@@ -126,15 +132,17 @@ EKF_SPEC = Spec(
         Output("ekf_rejected", wp.int32, (1, SLOTS), recorded=True, doc="Rejections so far per fused scalar"),
     ),
     state=(
-        StateVar("nominal", wp.vec3, (7,), 0.0, "position, velocity [NED], gyro bias, accel bias [FRD], "
+        StateVar("nominal", wp.vec3, (8,), 0.0, "position, velocity [NED], gyro bias, accel bias [FRD], "
                  "specific-force velocity change accumulated for the covariance [m/s, NED], position and "
-                 "velocity corrections made so far (for a delayed GPS)"),
+                 "velocity corrections made so far (for a delayed GPS), the first good fix's offset from the scene's "
+                 "origin [m, NED]"),
         StateVar("attitude", wp.quat, (1,), 0.0, "FRD-to-NED rotation (set at alignment)"),
         StateVar("covariance", wp.float32, (N, N), 0.0, "error-state covariance"),
         StateVar("times", wp.float64, (8,), -1.0, "last sample time of imu, gps, baro, mag, range [s]; "
                  "accumulated covariance interval [s]; last accepted GPS, baro time [s]"),
-        StateVar("references", wp.float32, (6,), 0.0, "baro height at the origin [m], ground down [m], "
-                 "samples accumulated, 1 once initialised, barometer offset [m] and its variance [m^2]"),
+        StateVar("references", wp.float32, (7,), 0.0, "baro height at the origin [m], ground down [m], "
+                 "samples accumulated, 1 once initialised, barometer offset [m] and its variance [m^2], 1 once "
+                 "the origin is set from a good GPS fix"),
         StateVar("history", wp.vec3, (HISTORY, 2), 0.0, "past position and velocity [NED] at each IMU sample, "
                  "less the corrections made until then (nominal 5, 6), with nexus:gpsDelay only"),
         StateVar("history_times", wp.float64, (HISTORY + 1,), 0.0, "the history's sample times [s], then how "
@@ -178,6 +186,9 @@ class EkfTuning:
     vertical_limit: float
     gps_delay: wp.float64
     baro_bias_noise: float
+    required_eph: float
+    required_epv: float
+    required_satellites: int
 
 
 @wp.func
@@ -198,6 +209,15 @@ def gps_ned(sample: GpsSample, tuning: EkfTuning) -> wp.vec3:
     """The antenna's position [m] NED relative to the NED origin, from latitude, longitude and altitude."""
     enu = tuning.ecef_to_enu * (ecef_of(sample.latitude, sample.longitude, sample.altitude) - tuning.origin_ecef)
     return wp.vec3(wp.float32(enu[1]), wp.float32(enu[0]), wp.float32(tuning.origin_altitude - sample.altitude))
+
+
+@wp.func
+def good_fix(sample: GpsSample, tuning: EkfTuning) -> int:
+    """1 when a sample passes the origin's quality checks: a 3D fix, enough satellites, small enough eph, epv."""
+    if (sample.fix_type >= 3 and sample.satellites >= tuning.required_satellites
+            and sample.eph <= tuning.required_eph and sample.epv <= tuning.required_epv):
+        return 1
+    return 0
 
 
 @wp.func
@@ -328,12 +348,12 @@ def ekf_step(
 ):
     world = wp.tid()
     if in_place == 0:  # a differentiable caller's fresh state_out; in a run the state advances in place
-        for i in range(7):
+        for i in range(8):
             nominal[world, i] = nominal_in[world, i]
         attitude[world, 0] = attitude_in[world, 0]
         for i in range(8):
             times[world, i] = times_in[world, i]
-        for i in range(6):
+        for i in range(7):
             refs[world, i] = refs_in[world, i]
         for i in range(N):
             for j in range(N):
@@ -362,12 +382,14 @@ def ekf_step(
         # Alignment from the samples the start-up took at rest.
         q = tilt_heading(s_imu.accel, s_mag.field, fuse_mag, tuning.field_ned)
         attitude[world, 0] = q
+        # The origin is the base where it is aligned; the GPS places it once a fix passes the quality checks.
         p0 = wp.vec3(0.0)
-        if fuse_gps != 0:
-            p0 = gps_ned(s_gps, tuning) - wp.quat_rotate(q, tuning.gps_mount_frd)
-        nominal[world, 0] = p0
-        for i in range(1, 7):
+        for i in range(0, 8):
             nominal[world, i] = wp.vec3(0.0)
+        refs[world, 6] = 0.0
+        if fuse_gps != 0 and good_fix(s_gps, tuning) != 0:
+            nominal[world, 7] = gps_ned(s_gps, tuning) - wp.quat_rotate(q, tuning.gps_mount_frd)
+            refs[world, 6] = 1.0
         for i in range(N):
             for j in range(N):
                 P[world, i, j] = 0.0
@@ -424,11 +446,17 @@ def ekf_step(
                 refs[world, 2] = 0.0
 
         # 3. Fusion, one scalar at a time.
-        if fuse_gps != 0 and s_gps.time != times[world, 1] and s_gps.fix_type >= 3:
+        if fuse_gps != 0 and s_gps.time != times[world, 1] and refs[world, 6] == 0.0 and good_fix(s_gps, tuning) != 0:
+            # The first good fix sets the origin where the estimate has the base now, so nothing jumps.
+            times[world, 1] = s_gps.time
+            nominal[world, 7] = (gps_ned(s_gps, tuning) - wp.quat_rotate(attitude[world, 0], tuning.gps_mount_frd)
+                                 - nominal[world, 0])
+            refs[world, 6] = 1.0
+        if fuse_gps != 0 and s_gps.time != times[world, 1] and s_gps.fix_type >= 3 and refs[world, 6] != 0.0:
             times[world, 1] = s_gps.time
             q = attitude[world, 0]
             omega = s_imu.gyro - nominal[world, 2]
-            antenna = gps_ned(s_gps, tuning) - wp.quat_rotate(q, tuning.gps_mount_frd)
+            antenna = gps_ned(s_gps, tuning) - nominal[world, 7] - wp.quat_rotate(q, tuning.gps_mount_frd)
             velocity = s_gps.velocity - wp.quat_rotate(q, wp.cross(omega, tuning.gps_mount_frd))
             h_var = wp.max(tuning.gps_pos_noise, s_gps.eph)
             v_var = wp.max(1.5 * tuning.gps_pos_noise, s_gps.epv)
@@ -633,6 +661,9 @@ class Ekf(Component):
         t.vertical_limit = float(v["vertical_valid_limit"])
         t.gps_delay = wp.float64(v["gps_delay"])
         t.baro_bias_noise = float(v["baro_bias_noise"])
+        t.required_eph = float(v["gps_required_eph"])
+        t.required_epv = float(v["gps_required_epv"])
+        t.required_satellites = int(v["gps_required_satellites"])
         self.tuning = t
         # Sensors it does not fuse: a sample that never changes, so the kernel's arguments are always arrays.
         self._idle = {signal: wp.zeros(self.worlds, dtype=dtype, device=ctx.device)

@@ -92,7 +92,7 @@ class Harness:
         self.worlds = worlds
         self.ekf.prepare(SimpleNamespace(worlds=worlds, device="cpu"))
         z = lambda dtype, *shape: wp.zeros((worlds, *shape), dtype=dtype, device="cpu")  # noqa: E731
-        self.state = [z(wp.vec3, 7), z(wp.quat, 1), z(wp.float32, 15, 15), z(wp.float64, 8), z(wp.float32, 6),
+        self.state = [z(wp.vec3, 8), z(wp.quat, 1), z(wp.float32, 15, 15), z(wp.float64, 8), z(wp.float32, 7),
                       z(wp.vec3, 64, 2), z(wp.float64, 65), z(wp.float32, 10)]
         self.state[3].fill_(-1.0)
         self.state[7].fill_(-1.0)
@@ -107,6 +107,7 @@ class Harness:
         self.gps_position = np.zeros((worlds, 3))
         self.gps_velocity = np.zeros((worlds, 3), dtype=np.float32)
         self.baro_offset = 0.0  # [m] added to the barometer's height
+        self.fix_type, self.eph = 3, 0.0
         self.range_distance = None  # [m]; None: no rangefinder samples
         self.level()
 
@@ -123,7 +124,8 @@ class Harness:
             g = self.gps.numpy()
             lat, lon, alt = geodetic_of(self.gps_position)
             g["time"], g["latitude"], g["longitude"], g["altitude"] = self.t, lat, lon, alt
-            g["fix_type"], g["eph"], g["epv"], g["velocity"] = 3, 0.0, 0.0, self.gps_velocity
+            g["fix_type"], g["eph"], g["epv"], g["velocity"] = self.fix_type, self.eph, 0.0, self.gps_velocity
+            g["satellites"] = 10
             self.gps.assign(g)
         if tick % 5 == 0:  # 50 Hz
             b = self.baro.numpy()
@@ -381,3 +383,23 @@ def test_a_barometer_offset_step_is_taken_into_its_bias_and_does_not_pull_the_he
     assert abs(height) < 0.187 * 0.045
     # No step, no offset: the height stays exactly on the truth.
     assert baro_step(0.05, offset=0.0) == (0.0, 0.0)
+
+
+def test_the_origin_is_set_by_the_first_fix_that_passes_the_quality_checks():
+    # At rest; the GPS says the vehicle is 10 m north, 5 m east of the scene's origin, first with no 3D fix,
+    # then with a 3D fix but eph 4 m (above EKF2_REQ_EPH = 3), then good. Until the good fix the GPS is not
+    # fused (no GPS aiding, position 0); the good fix puts the origin at 10, 5, 0, so the estimate stays at
+    # the origin (no jump) and the GPS aids from then on.
+    h = Harness()
+    h.gps_position[0] = (10.0, 5.0, 0.0)
+    h.fix_type = 2
+    h.step(300)  # past the second the alignment counts as GPS aiding
+    assert h.state[4].numpy()[0, 6] == 0.0 and not h.out[1].numpy()[0] & 4
+    h.fix_type, h.eph = 3, 4.0
+    h.step(250)
+    assert h.state[4].numpy()[0, 6] == 0.0 and not h.out[1].numpy()[0] & 4
+    h.eph = 0.0
+    h.step(250)
+    assert h.state[4].numpy()[0, 6] == 1.0 and h.out[1].numpy()[0] & 4
+    np.testing.assert_allclose(h.state[0].numpy()[0, 7], (10.0, 5.0, 0.0), atol=1e-3)
+    np.testing.assert_allclose(h.estimate[0]["position"], (0.0, 0.0, 0.0), atol=1e-3)
