@@ -23,7 +23,7 @@ import numpy as np
 import warp as wp
 
 from nexus.core import Loop
-from nexus.estimation.ekf import Ekf, ekf_step
+from nexus.estimation.ekf import EKF_SPEC, Ekf, ekf_step
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.plant.plant import GeodeticOrigin
 from nexus.runtime.assembly import assemble
@@ -55,8 +55,9 @@ def kernel_cost_us(worlds: int, ticks: int = 2000, rounds: int = 5) -> float:
     def z(dtype, *shape):
         return wp.zeros((worlds, *shape), dtype=dtype, device="cpu")
 
-    state = [z(wp.vec3, 5), z(wp.quat, 1), z(wp.float32, 15, 15), z(wp.float64, 8), z(wp.float32, 4)]
-    state[3].fill_(-1.0)
+    state = [z(var.dtype, *var.shape) for var in EKF_SPEC.state]  # the kernel's state, in the spec's order
+    for array, var in zip(state, EKF_SPEC.state):
+        array.fill_(var.reset)
     imu, gps, baro, mag, rng, clock = z(ImuSample), z(GpsSample), z(BaroSample), z(MagSample), z(RangeSample), z(wp.float64)
     samples = imu.numpy()
     samples["accel"] = (0.0, 0.0, -9.80665)
@@ -65,7 +66,7 @@ def kernel_cost_us(worlds: int, ticks: int = 2000, rounds: int = 5) -> float:
     m["field"] = (2.0e-5, 0.0, 4.5e-5)
     mag.assign(m)
     g = gps.numpy()
-    g["latitude"], g["longitude"], g["altitude"], g["fix_type"] = 47.0, 8.0, 400.0, 3
+    g["latitude"], g["longitude"], g["altitude"], g["fix_type"], g["satellites"] = 47.0, 8.0, 400.0, 3, 10
     gps.assign(g)
     b = baro.numpy()
     b["pressure_altitude"] = 400.0
