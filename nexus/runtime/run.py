@@ -42,7 +42,7 @@ from nexus.runtime.runs import RUN_FILES
 from nexus.runtime.shards import fly_shards, sharded
 from nexus.runtime.run_file import RUNNING, RunFile, final_status
 from nexus.runtime.stopping import StopSignals, stop_reason
-from nexus.worlds.summary import distribution_lines, run_end_reason, summary_columns
+from nexus.worlds.summary import run_end_reason, summary_columns, summary_counts
 from nexus.plant.crash import crash_line
 
 log = logging.getLogger("nexus")
@@ -219,11 +219,7 @@ def _write_summary(out: Path, flight: Flight) -> dict:
         write_atomic(out / SUMMARY, data)
     except OSError as error:
         raise failure(error, out, SUMMARY, data.size) from None
-    reasons = list(columns["exit_reason"])
-    return {
-        "worlds_done": reasons.count("done"), "worlds_failed": reasons.count("failed"),
-        "worlds_flying": reasons.count("duration"), "distribution": distribution_lines(columns),
-    }
+    return summary_counts(columns)
 
 
 class Progress:

@@ -41,7 +41,6 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -54,7 +53,7 @@ from nexus.record.writer import encode
 from nexus.runtime.config import RunConfig
 from nexus.runtime.run_file import RUNNING, RunFile, final_status
 from nexus.runtime.stopping import StopSignals, stop_reason
-from nexus.worlds.summary import distribution_lines
+from nexus.worlds.summary import summary_counts
 
 log = logging.getLogger("nexus")
 
@@ -334,10 +333,5 @@ def _join_summary(out: Path, shards: list[_Shard]) -> tuple[dict, list[str]]:
         return {}, []
     table = pa.concat_tables(tables, promote_options="default")
     write_atomic(out / SUMMARY, encode(table))
-    columns = {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
-    reasons = list(columns["exit_reason"])
-    counts = {"worlds_done": reasons.count("done"), "worlds_failed": reasons.count("failed"),
-              "worlds_flying": reasons.count("duration")}
-    columns = {name: (np.asarray(values, dtype=np.float64) if values.dtype != object else values)
-               for name, values in columns.items()}
-    return counts, distribution_lines(columns)
+    counts = summary_counts({name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names})
+    return counts, counts.pop("distribution")

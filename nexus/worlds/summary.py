@@ -179,6 +179,14 @@ def summary_columns(flight) -> dict[str, np.ndarray]:
     return columns
 
 
+def summary_counts(columns: dict[str, np.ndarray]) -> dict:
+    """What run.json keeps of a summary: the worlds that ended done, failed or still flying (``duration``), and
+    the distribution lines of the key figures (:func:`distribution_lines`, printed, not kept)."""
+    reasons = list(columns["exit_reason"])
+    return {"worlds_done": reasons.count("done"), "worlds_failed": reasons.count("failed"),
+            "worlds_flying": reasons.count("duration"), "distribution": distribution_lines(columns)}
+
+
 def distribution_lines(columns: dict[str, np.ndarray]) -> list[str]:
     """One line per key figure: min, median, p95 and max over the worlds that have it."""
     lines = []
