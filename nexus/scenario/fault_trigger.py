@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nexus.runtime.fault_trigger import CONDITIONS, NOT_FIRED, PENDING_S, fault_tick_signal
-
-__all__ = ["CONDITIONS", "PENDING_S", "describe", "fault_line", "fired_faults"]
+from nexus.runtime.fault_trigger import CONDITIONS, NOT_FIRED, fault_tick_signal
 
 
 def describe(trigger: dict) -> str:

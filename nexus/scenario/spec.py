@@ -31,7 +31,7 @@ from nexus.plant.loading import prims_with
 from nexus.plant.usd_files import open_stage
 from nexus.px4.step_mission import PX4_STEPS
 from nexus.runtime.config import RunConfig
-from nexus.scenario.fault_trigger import CONDITIONS, PENDING_S
+from nexus.runtime.fault_trigger import CONDITIONS, PENDING_S
 from nexus.control.registry import DEFAULT_CONTROLLER, scalable_gains
 from nexus.sweep.spec import resolve_path
 from nexus.vocab import data_file

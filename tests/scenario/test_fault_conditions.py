@@ -20,7 +20,8 @@ import pytest
 from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
 from nexus.runtime.run_folder import RunFolder
-from nexus.scenario.fault_trigger import PENDING_S, fault_line
+from nexus.runtime.fault_trigger import PENDING_S
+from nexus.scenario.fault_trigger import fault_line
 from nexus.scenario.runner import PASSED, Case, judge, results_json
 from nexus.scenario.spec import load
 
