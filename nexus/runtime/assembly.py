@@ -174,7 +174,9 @@ def assemble(
             if api in CONTROLLER_APIS:
                 controller_prim = prim
                 continue
-            if api in ESTIMATOR_APIS and entry.own_estimator and not options.reads_guidance():
+            # A controller with its own estimator (PX4) skips the vehicle's, unless a policy reads it or the run
+            # asks for the EKF by name: then Nexus's filter flies beside it as a recorded observer.
+            if api in ESTIMATOR_APIS and entry.own_estimator and not options.reads_guidance() and estimator != "ekf":
                 continue
             if api in ESTIMATOR_APIS and ESTIMATORS[estimator] is not None:
                 api = ESTIMATORS[estimator]
