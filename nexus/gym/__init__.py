@@ -1,8 +1,9 @@
 """Train in Nexus: Gymnasium environments over the worlds of one graph (docs/learning.md).
 
 Importing this package registers ``nexus/Hover-v0``, ``nexus/Waypoint-v0`` and ``nexus/Track-v0``:
-``gymnasium.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")`` gives N worlds in one
-graph, ``gymnasium.make(id)`` one world. Needs Gymnasium (``pip install nexus[learn]``).
+``gymnasium.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")`` gives N worlds (in one
+graph, or split over one process per core when N is large enough: ``shards=K`` chooses,
+:mod:`nexus.gym.sharded_env`), ``gymnasium.make(id)`` one world. Needs Gymnasium (``pip install nexus[learn]``).
 """
 
 import gymnasium
@@ -14,7 +15,7 @@ ENV_IDS = {"nexus/Hover-v0": "hover", "nexus/Waypoint-v0": "waypoint", "nexus/Tr
 
 for _id, _task in ENV_IDS.items():
     if _id not in gymnasium.registry:
-        gymnasium.register(id=_id, entry_point="nexus.gym.env:NexusEnv", vector_entry_point="nexus.gym.env:NexusVectorEnv",
+        gymnasium.register(id=_id, entry_point="nexus.gym.env:NexusEnv", vector_entry_point="nexus.gym.sharded_env:make_vector_env",
                            kwargs={"task": _task}, disable_env_checker=True)
 
 __all__ = ["ENV_IDS", "TASKS"]

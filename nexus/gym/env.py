@@ -121,6 +121,43 @@ def check_render_address(host, port) -> None:
                          "a free one")
 
 
+#: What writes the estimate the policy's features read (RunConfig.estimator): the vehicle file's own estimator,
+#: the truth (the vehicle's true state, for learning without an estimator's errors) or the error-state EKF.
+ESTIMATOR_CHOICES = ("vehicle", "truth", "ekf")
+
+
+def check_keywords(*, num_envs, task, action, policy_hz, tick_hz, noise, vary, flight_seed, render_mode, render_host,
+                   render_port, observe, realtime, estimator, first_world) -> Task:
+    """Every keyword's value checked before anything is built (one-line errors naming the keyword); the task."""
+    task = task if isinstance(task, Task) else task_named(task, "task=")
+    if action not in ACTION_MODES:
+        raise BuildError(f"{said('action=', action)}: unknown action; choose one of {', '.join(ACTION_MODES)}")
+    if observe not in OBSERVE_MODES:
+        raise BuildError(f"{said('observe=', observe)}: unknown observation; choose one of "
+                         f"{', '.join(OBSERVE_MODES)}")
+    if render_mode not in (None, "human"):
+        raise BuildError(f"render_mode {render_mode!r}: this environment renders 'human' (world 0 in the live "
+                         "browser view of `nexus run --view`) or nothing (None)")
+    if render_mode == "human":  # the values only: the port is bound at the first step, when the view starts
+        check_render_address(render_host, render_port)
+        if realtime is not None:
+            check_factor(realtime, "realtime=")
+    check_worlds(num_envs)
+    check_noise(noise)
+    check_seed(flight_seed, "flight_seed=")
+    if estimator not in ESTIMATOR_CHOICES:
+        raise BuildError(f"{said('estimator=', estimator)}: unknown estimator; choose one of "
+                         f"{', '.join(ESTIMATOR_CHOICES)} (vehicle: the one its file declares)")
+    check_seed(first_world, "first_world=")
+    if vary:
+        if not Path(vary).is_file():
+            raise BuildError(f"{said('vary=', vary)}: no such variation file; give the path of a TOML variation "
+                             "file (docs/worlds.md)")
+        refuse_start_keys(vary)
+    decimation_of(tick_hz, policy_hz)
+    return task
+
+
 class NexusVectorEnv(VectorEnv):
     """``num_envs`` worlds of ``vehicle`` flying ``task`` in one graph (see the module doc).
 
@@ -145,30 +182,16 @@ class NexusVectorEnv(VectorEnv):
                  policy_hz: float = DEFAULT_POLICY_HZ, tick_hz: float = DEFAULT_TICK_HZ, noise: float = 1.0,
                  vary: str | None = None, vehicle: str = "astro_max_base", scene: str = "empty", device: str = "cpu",
                  flight_seed: int = 0, render_mode: str | None = None, render_host: str = "127.0.0.1",
-                 render_port: int = 8080, observe: str = "estimate", realtime: float | None = 1.0, **unknown):
+                 render_port: int = 8080, observe: str = "estimate", realtime: float | None = 1.0,
+                 estimator: str = "vehicle", first_world: int = 0, **unknown):
         if unknown:
             refuse_unknown(unknown, keywords_of(NexusVectorEnv), type(self).__name__)
-        self.task = task if isinstance(task, Task) else task_named(task, "task=")
-        if action not in ACTION_MODES:
-            raise BuildError(f"{said('action=', action)}: unknown action; choose one of {', '.join(ACTION_MODES)}")
-        if observe not in OBSERVE_MODES:
-            raise BuildError(f"{said('observe=', observe)}: unknown observation; choose one of "
-                             f"{', '.join(OBSERVE_MODES)}")
-        if render_mode not in (None, "human"):
-            raise BuildError(f"render_mode {render_mode!r}: this environment renders 'human' (world 0 in the live "
-                             "browser view of `nexus run --view`) or nothing (None)")
-        if render_mode == "human":  # the values only: the port is bound at the first step, when the view starts
-            check_render_address(render_host, render_port)
-            if realtime is not None:
-                check_factor(realtime, "realtime=")
-        self.num_envs = check_worlds(num_envs)
-        noise = check_noise(noise)
-        flight_seed = check_seed(flight_seed, "flight_seed=")
-        if vary:
-            if not Path(vary).is_file():
-                raise BuildError(f"{said('vary=', vary)}: no such variation file; give the path of a TOML variation "
-                                 "file (docs/worlds.md)")
-            refuse_start_keys(vary)
+        self.task = check_keywords(num_envs=num_envs, task=task, action=action, policy_hz=policy_hz, tick_hz=tick_hz,
+                                   noise=noise, vary=vary, flight_seed=flight_seed, render_mode=render_mode,
+                                   render_host=render_host, render_port=render_port, observe=observe,
+                                   realtime=realtime, estimator=estimator, first_world=first_world)
+        self.num_envs, noise, flight_seed = int(num_envs), float(noise), int(flight_seed)
+        self.first_world = int(first_world)
         self.decimation = decimation_of(tick_hz, policy_hz)
         self.policy_hz, self.tick_hz, self.action_mode = float(policy_hz), float(tick_hz), action
         self.render_mode = render_mode
@@ -177,7 +200,8 @@ class NexusVectorEnv(VectorEnv):
                                     observe=observe)
         self.options = RunConfig(vehicle=vehicle, scene=scene, controller="pid", worlds=self.num_envs,
                                  seed=int(flight_seed), tick_hz=float(tick_hz), vary=vary, record_mode="summary",
-                                 device=device, ticks_per_replay=self.decimation)
+                                 device=device, ticks_per_replay=self.decimation, estimator=estimator,
+                                 first_world=self.first_world)
         self.flight = build_flight(self.options, device=None if device != "cpu" else "cpu",
                                    replace_controller=self.agent, detect_crash=False)  # the task ends episodes
         self.loop = self.flight.loop
@@ -221,7 +245,7 @@ class NexusVectorEnv(VectorEnv):
         if seed is not None or not self._reset_once:
             self._seed = 0 if seed is None else int(seed)
             self.loop.restore(self._start)
-            self.agent.seed(self._seed)
+            self.agent.seed(self._seed, self.first_world)
             self._reset_once = True
             episode = np.zeros(self.num_envs, dtype=np.int32)
         else:
@@ -320,6 +344,11 @@ class NexusVectorEnv(VectorEnv):
             return obs, reward, terminated, truncated, final
         return (self.agent.obs.numpy(), self.agent.reward.numpy(), self.agent.terminated.numpy(),
                 self.agent.truncated.numpy(), self.agent.final_obs.numpy())
+
+    @property
+    def hover_fraction(self) -> float:
+        """The thrust fraction at hover [-] that CTBR's collective action 0 means (the exported policy states it)."""
+        return self.agent.hover_fraction
 
     def torch_views(self) -> dict:
         """The action, observation, reward and flag buffers as torch tensors sharing the device memory (DLPack)."""

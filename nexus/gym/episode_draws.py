@@ -92,12 +92,16 @@ class EpisodeDraws:
         #: The components holding a per-world ``lag_scale`` array by name (the ESCs).
         self.lagged = [c for c in declaring(components, "lag_scale") if "lag_scale" in c.arrays]
         self.sensors = [c for c in components if isinstance(c, Sensor)]
+        #: The run-wide index of this flight's world 0 (a shard of a sharded environment flies a later range).
+        self.first_world = int(flight.options.first_world)
 
     def apply(self, seed: int, worlds, episodes) -> None:
-        """Draw and write world ``worlds[i]``'s values for its episode ``episodes[i]`` (run-wide world indices)."""
+        """Draw and write the values of this flight's world ``worlds[i]`` (the run-wide world ``first_world +
+        worlds[i]``) for its episode ``episodes[i]``."""
         if not self.names or len(worlds) == 0:
             return
-        drawn = [(int(w), self.variation.draw_world(episode_branch(seed, e), int(w))) for w, e in zip(worlds, episodes)]
+        drawn = [(int(w), self.variation.draw_world(episode_branch(seed, e), self.first_world + int(w)))
+                 for w, e in zip(worlds, episodes)]
         names = set(self.names)
         plant = self.plant
         if "mass" in names:

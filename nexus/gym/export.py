@@ -84,7 +84,7 @@ def export_onnx(agent, env, path: Path, config) -> Path:
                 "nexus:policy_hz": f"{env.policy_hz:g}", "nexus:tick_hz": f"{env.tick_hz:g}",
                 "nexus:task": env.task.name, "nexus:trained_by": "nexus train (skrl PPO)"}
     if action_layout == CTBR_LAYOUT:
-        metadata.update(CtbrScaling(env.agent.hover_fraction, MAX_RATES).metadata())
+        metadata.update(CtbrScaling(env.hover_fraction, MAX_RATES).metadata())
     for key, value in metadata.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value

@@ -15,7 +15,7 @@ from nexus.gym.env import NexusVectorEnv
 
 #: NexusVectorEnv's keywords, in order, as the error lists them.
 KEYWORDS = ("num_envs, task, action, policy_hz, tick_hz, noise, vary, vehicle, scene, device, flight_seed, "
-            "render_mode, render_host, render_port, observe, realtime")
+            "render_mode, render_host, render_port, observe, realtime, estimator, first_world")
 
 
 @pytest.mark.parametrize("kwargs, words", [
