@@ -19,7 +19,8 @@ from nexus.runtime.stopping import StopSignals
 #: The option of each TrainConfig field, so an error names what the command line takes (``--worlds 0``, not the
 #: Python keyword ``worlds=0``).
 OPTIONS = {"task": "--task", "worlds": "--worlds", "steps": "--steps", "seed": "--seed", "action": "--action",
-           "policy_hz": "--policy-hz", "noise": "--noise", "vary": "--vary", "vehicle": "--vehicle"}
+           "policy_hz": "--policy-hz", "noise": "--noise", "vary": "--vary", "vehicle": "--vehicle",
+           "shards": "--shards"}
 #: The same for the evaluation's settings (:func:`nexus.gym.evaluate.check_policy`).
 EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_hz": "--policy-hz"}
 
@@ -40,12 +41,16 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
                    "base_force_x, base_force_y, base_force_z, esc_lag_scale and noise_scale afresh at the start of "
                    "every episode, and its other parameters once, when the environment is built.")
 @click.option("--vehicle", default="astro_max_base", show_default=True, help="Vehicle name or .usda path.")
+@click.option("--shards", type=int, default=None,
+              help="Processes the worlds step in (default: one per core when each gets 16 worlds or more, else 1); "
+                   "every world's bits are the same for any count (docs/learning.md).")
 @click.option("--evaluate/--no-evaluate", default=True, show_default=True,
               help="After training a hover policy: score it against the success bar (OUT/evaluation.json).")
 @click.option("--evaluate-only", type=click.Path(path_type=Path), default=None,
               help="Score this exported hover policy (ONNX) against the success bar into OUT; train nothing.")
 @click.pass_context
-def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, vehicle, evaluate, evaluate_only):
+def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, vehicle, shards, evaluate,
+          evaluate_only):
     """Train a policy with PPO (skrl) and export it as OUT/policy.onnx.
 
     Exit status: 0 when trained, 2 for bad input (nothing trained), 130 on Ctrl-C and 143 on SIGTERM (the
@@ -58,7 +63,7 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
     if out.exists() and not out.is_dir():
         raise BuildError(f"--out {out}: a file is there; give a folder (it is made if missing)")
     config = TrainConfig(task=task, worlds=worlds, steps=int(steps), seed=seed, action=action, policy_hz=policy_hz,
-                         noise=noise, vary=vary, vehicle=vehicle)
+                         noise=noise, vary=vary, vehicle=vehicle, shards=shards)
     config.check(OPTIONS)
     if evaluate_only is not None:
         if task != "hover":

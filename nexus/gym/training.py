@@ -1,4 +1,5 @@
-"""PPO on a :class:`~nexus.gym.env.NexusVectorEnv` with skrl, and the policy exported as ONNX.
+"""PPO on the Nexus vector environment (one process, or its worlds sharded over the cores) with skrl, and the
+policy exported as ONNX.
 
 skrl's Gymnasium wrapper takes the vector environment unchanged; its PPO agent
 is driven step by step here (not by skrl's trainer) so that the loop can print
@@ -22,8 +23,9 @@ import numpy as np
 
 from nexus.core.errors import BuildError
 from nexus.gym.agent import ACTION_MODES
-from nexus.gym.env import NexusVectorEnv, check_noise, check_seed, check_worlds, decimation_of, said
+from nexus.gym.env import check_noise, check_seed, check_worlds, decimation_of, said
 from nexus.gym.export import export_onnx
+from nexus.gym.sharded_env import check_shards, make_vector_env
 from nexus.gym.tasks import task_named
 
 #: The learning curve's columns.
@@ -44,6 +46,8 @@ class TrainConfig:
     noise: float = 1.0
     vary: str | None = None
     vehicle: str = "astro_max_base"
+    #: Processes the worlds step in (:mod:`nexus.gym.sharded_env`); None: one per core when the worlds pay for it.
+    shards: int | None = None
     hidden: int = 64
     rollouts: int = 32
     epochs: int = 5
@@ -76,6 +80,8 @@ class TrainConfig:
                              "(e.g. 2e6)")
         check_noise(self.noise, label("noise"))
         check_seed(self.seed, label("seed"))
+        if self.shards is not None:
+            check_shards(self.shards, self.worlds, label("shards"))
         if self.vary is not None and not Path(self.vary).is_file():
             raise BuildError(f"{said(label('vary'), self.vary)}: no such file; give the path of a TOML variation file "
                              "(docs/worlds.md)")
@@ -209,9 +215,11 @@ def train(config: TrainConfig, out: Path, say=print) -> TrainResult:
 
 
     # The environment first: a variation file's unknown parameter or a bad vehicle fails before OUT is made.
-    vector = NexusVectorEnv(num_envs=config.worlds, task=config.task, action=config.action,
-                            policy_hz=config.policy_hz, tick_hz=config.tick_hz, noise=config.noise, vary=config.vary,
-                            vehicle=config.vehicle)
+    # The learner and the worlds take turns (PPO acts, every world steps, it learns): while the worlds step, the
+    # learner waits, so the worlds take every core (docs/learning.md, "Both cores").
+    vector = make_vector_env(num_envs=config.worlds, shards=config.shards, task=config.task, action=config.action,
+                             policy_hz=config.policy_hz, tick_hz=config.tick_hz, noise=config.noise,
+                             vary=config.vary, vehicle=config.vehicle)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "train.json").write_text(json.dumps(asdict(config), indent=2) + "\n")

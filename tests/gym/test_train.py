@@ -38,6 +38,16 @@ def test_the_curve_has_a_row_per_update_and_progress_is_shown(trained):
     assert (out / "checkpoint.pt").is_file() and result.last["steps"] == 128
 
 
+def test_training_on_two_shards_learns_what_one_process_does(trained, tmp_path):
+    """The worlds' bits do not depend on the processes, so neither does PPO's curve (the wall time aside)."""
+    out, _, _ = trained
+    train(TrainConfig(**TINY, shards=2), tmp_path, say=lambda line: None)
+    drop = ("wall_s", "steps_per_s")
+    one = [{k: v for k, v in row.items() if k not in drop} for row in csv.DictReader(open(out / "curve.csv"))]
+    two = [{k: v for k, v in row.items() if k not in drop} for row in csv.DictReader(open(tmp_path / "curve.csv"))]
+    assert two == one and len(one) == 2
+
+
 def test_the_onnx_gives_the_torch_policys_mean_action_with_the_scaler_inside(trained):
     out, result, _ = trained
     agent = result.agent
@@ -95,6 +105,7 @@ def test_a_stop_keeps_the_checkpoint_curve_and_onnx(tmp_path):
     (["--steps", "0"], "--steps 0: give a whole number of environment steps, 1 or more"),
     (["--steps", "inf"], "--steps inf: give a whole number of environment steps, 1 or more"),
     (["--steps", "100.5"], "--steps 100.5: give a whole number of environment steps, 1 or more"),
+    (["--worlds", "4", "--shards", "5"], "--shards 5: give a whole number of processes from 1 to the 4 worlds"),
 ])
 def test_bad_input_exits_2_with_one_line(args, words, tmp_path):
     """Refused before anything is built (no OUT folder)."""
