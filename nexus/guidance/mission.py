@@ -11,10 +11,17 @@ change). Every tick after that the kernel
 (:func:`nexus.guidance.kernels.fly_mission`) looks the plan up at the tick's
 ``time``, writes ``setpoint`` and ``armed`` = 1, and during the landing checks
 every ``check_period`` seconds whether the vehicle has stayed within
-``landed_height`` of its start height, slower than ``landed_speed``, for
-``landed_time``; then it writes ``armed`` = 0 (the controller outputs zeros on
-this same tick) and sets the loop's done flag, which ends the run after the
-tick. Without the start hook (a ring flown without start-up) it writes nothing.
+``landed_height`` of its start height (or the descent's goal has sunk to it),
+vertically slower than ``landed_speed``, for ``landed_time``; then it writes
+``armed`` = 0 (the controller outputs zeros on this same tick) and sets the
+loop's done flag, which ends the run after the tick. Without the start hook
+(a ring flown without start-up) it writes nothing.
+
+It also reads the estimator's ``estimate_status`` and ``estimate_reset``
+(defaults: trusted, no reset, which the truth estimator leaves): the start
+waits for alignment, a loss of the horizontal position in the air holds and
+then lands in place, and every position goal is shifted by the resets (see
+:mod:`nexus.guidance.kernels`). ``mission_phase`` records the phase flown.
 
 The prim's numbers are declared once in :data:`MISSION_SPEC` and read and
 checked by :func:`nexus.schemas.reader.read_prim`. What changes during the
@@ -36,6 +43,7 @@ import warp as wp
 from nexus.core import Stage
 from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Output, Param, Spec, StateVar
+from nexus.estimation.estimate_status import RESET_SIGNAL, STATUS_SIGNAL, TRUSTED
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.kernels import MAX_LEGS, MissionLeg, MissionRules, MissionState, fly_mission
 from nexus.guidance.mission_base import MissionComponent
@@ -71,13 +79,25 @@ MISSION_PARAMS = (
     _number("land_speed", "nexus:landSpeed", "m/s", "Descent speed of the landing", low=0.0, open_low=True),
     _number("landed_time", "nexus:landedTime", "s",
             "Time the vehicle must rest on the ground before the guidance disarms and ends the run", low=0.0),
+    _number("position_loss_hold", "nexus:positionLossHold", "s",
+            "Hold of height and heading after the estimate's horizontal position turns invalid in the air, before "
+            "descending in place (PX4's failsafe delay COM_FAIL_ACT_T)", low=0.0),
 )
 #: What a mission stage reads and writes, device or host.
-MISSION_INPUTS = (Input("estimate", PoseTwist, doc="Where the vehicle is: the plan starts there, the landing checks it"),
-                  Input("time", wp.float64))
+MISSION_INPUTS = (
+    Input("estimate", PoseTwist, doc="Where the vehicle is: the plan starts there, the landing checks it"),
+    Input("time", wp.float64),
+    Input(STATUS_SIGNAL, wp.int32, default=TRUSTED,
+          doc="The estimator's status bits: the start waits for READY, a loss of HORIZONTAL_VALID lands in place "
+              "(trusted when no estimator writes it)"),
+    Input(RESET_SIGNAL, wp.vec3, default=wp.vec3(0.0, 0.0, 0.0),
+          doc="Sum of the estimator's position resets [m, NED]: added to every position goal (none when unwritten)"),
+)
 MISSION_OUTPUTS = (
     Output("setpoint", Setpoint, recorded=True, doc="Position goal [m, NED] and heading [rad] at the tick's time"),
     Output("armed", wp.int32, recorded=True, doc="1 from the start, 0 once landed"),
+    Output("mission_phase", wp.int32, recorded=True, default=-1,
+           doc="Index into nexus.guidance.profile.PHASES of the phase flown; -1 before the first"),
 )
 
 MISSION_SPEC = Spec(
@@ -166,6 +186,7 @@ class MissionGuidance(MissionComponent):
             rules.landed_speed = self.profile.landed_speed
             rules.landed_time = self.profile.landed_time
             rules.check_period = self.check_period
+            rules.loss_hold = self.profile.position_loss_hold
             rules_table.append(rules)
             # The state the stage's first run reads: planned, no phase yet, the first landed check due now.
             state = MissionState()
@@ -186,8 +207,10 @@ class MissionGuidance(MissionComponent):
     def run(self, io) -> None:
         wp.launch(
             fly_mission, self.worlds,
-            inputs=[io["time"], io["estimate"], self.legs, self.rules, io.state_in["mission"], io.state_in["entered"]],
-            outputs=[io.state_out["mission"], io.state_out["entered"], io["setpoint"], io["armed"], io.done],
+            inputs=[io["time"], io["estimate"], io[STATUS_SIGNAL], io[RESET_SIGNAL], self.legs, self.rules,
+                    io.state_in["mission"], io.state_in["entered"]],
+            outputs=[io.state_out["mission"], io.state_out["entered"], io["setpoint"], io["armed"],
+                     io["mission_phase"], io.done],
             device=io.device,
         )
 

@@ -21,6 +21,19 @@ The legs, in order:
              weight on its gear, and the guidance disarms once it has rested
              ``landed_time`` seconds (see :mod:`nexus.guidance.mission`).
 
+Three phases are not legs of the plan; the guidance enters them from what
+the estimator says (``estimate_status``, :mod:`nexus.estimation.estimate_status`):
+
+``align``          before the take-off, until the estimate is aligned and has
+                   its origin: disarmed, and the whole plan starts that much later;
+``position_hold``  the horizontal position became invalid in the air: hold the
+                   height and heading for ``position_loss_hold`` seconds, the
+                   horizontal goal on the estimate itself;
+``position_land``  then descend in place at ``land_speed``, land, disarm and end
+                   the run. The mission never resumes.
+
+They come after ``landed`` in :data:`PHASES`, so the older indices keep their meaning.
+
 Every leg but the landing moves its goal along a minimum-jerk curve (speed
 and acceleration zero at both ends), which the controller can follow closely.
 """
@@ -32,7 +45,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-PHASES = ("takeoff", "hold", "yaw", "return", "land", "landed")
+PHASES = ("takeoff", "hold", "yaw", "return", "land", "landed", "align", "position_hold", "position_land")
 
 
 @dataclass(frozen=True)
@@ -51,7 +64,10 @@ class MissionProfile:
     ground_push: float = 0.3  # how far below the start the landing goal ends [m]
     landed_time: float = 0.5  # rest on the ground before disarming [s]
     landed_height: float = 0.1  # within this of the start height counts as on the ground [m]
-    landed_speed: float = 0.1  # below this speed counts as at rest [m/s]
+    landed_speed: float = 0.1  # below this vertical speed counts as at rest [m/s]
+    #: Hold after the horizontal position turns invalid, before descending in place [s]: PX4's failsafe
+    #: action delay COM_FAIL_ACT_T (5 s), which holds before its reaction to give the pilot time to act.
+    position_loss_hold: float = 5.0
 
     def check(self, where: str = "mission") -> None:
         """Raise ``ValueError`` naming ``where`` and the bad field."""
@@ -59,7 +75,8 @@ class MissionProfile:
         for name in positive:
             if not getattr(self, name) > 0.0:
                 raise ValueError(f"{where}: {name} must be positive, got {getattr(self, name)}")
-        for name in ("hold_time", "yaw_sweep", "yaw_dwell", "return_min_time", "ground_push", "landed_time"):
+        for name in ("hold_time", "yaw_sweep", "yaw_dwell", "return_min_time", "ground_push", "landed_time",
+                     "position_loss_hold"):
             if getattr(self, name) < 0.0:
                 raise ValueError(f"{where}: {name} must not be negative, got {getattr(self, name)}")
         if self.yaw_sweep > 180.0:

@@ -23,6 +23,10 @@ class StageIOStandIn(dict):
             estimate=wp.zeros(1, dtype=PoseTwist, device="cpu"),
             setpoint=wp.zeros(1, dtype=Setpoint, device="cpu"),
             armed=wp.zeros(1, dtype=wp.int32, device="cpu"),
+            mission_phase=wp.full(1, -1, dtype=wp.int32, device="cpu"),
+            # What the engine binds when no estimator writes them: trusted (aligned, origin set, valid), no reset.
+            estimate_status=wp.full(1, 1 | 2 | 256 | 64 | 128, dtype=wp.int32, device="cpu"),
+            estimate_reset=wp.zeros(1, dtype=wp.vec3, device="cpu"),
         )
         self.state_in = self.state_out = state
         self.done = wp.zeros(1, dtype=wp.int32, device="cpu")
@@ -130,13 +134,13 @@ def test_a_rollout_with_a_fresh_state_out_keeps_each_ticks_state():
     assert io.state_in["entered"].numpy().tobytes() == given["entered"].numpy().tobytes()
     out = io.state_out["mission"].numpy()[0, 0]
     assert (out["planned"], out["phase"]) == (1, 0)
-    assert io.state_out["entered"].numpy()[0].tolist() == [now, -1.0, -1.0, -1.0, -1.0, -1.0]
+    assert io.state_out["entered"].numpy()[0].tolist() == [now] + [-1.0] * 8
     # Before the start hook (not planned) the kernel returns early, but still carries the state through.
     idle = MissionGuidance("/scene/mission", profile)
     idle_io = prepared(idle)
     idle_io.state_out = {name: wp.zeros_like(array) for name, array in idle_io.state_in.items()}
     idle.stages()[0].run(idle_io)
-    assert idle_io.state_out["entered"].numpy()[0].tolist() == [-1.0] * 6
+    assert idle_io.state_out["entered"].numpy()[0].tolist() == [-1.0] * 9
 
 
 def test_without_start_up_the_kernel_writes_nothing():

@@ -38,7 +38,9 @@ def fly(steps, seconds: float):
     mission = StepMission(steps)
     estimate = SimpleNamespace(position=[0.0, 0.0, 0.0], velocity=[0.0, 0.0, 0.0], attitude=[0.0, 0.0, 0.0, 1.0])
     io = FakeIo(time=Port(), estimate=Port(estimate), setpoint=Port(), armed=Port(), mission_step=Port(0),
-                mission_timeouts=Port(0))
+                mission_timeouts=Port(0), mission_phase=Port(-1),
+                # What the engine binds when no estimator writes them: trusted (aligned, origin set, valid), no reset.
+                estimate_status=Port(1 | 2 | 256 | 64 | 128), estimate_reset=Port((0.0, 0.0, 0.0)))
     for k in range(int(round(seconds / TICK_S)) + 1):
         NOW[0] = k * TICK_S
         io["time"].value = NOW[0]
