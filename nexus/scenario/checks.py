@@ -18,11 +18,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nexus.estimation.estimate_status import BARO_FAULT, HORIZONTAL_VALID
 from nexus.scenario.px4_messages import FAILSAFE_OR_REFUSAL
 from nexus.scenario.spec import Check
 
 #: Run ends that make the scenario an error (the run broke), not a failure of a check.
 BROKEN = ("error", "non-finite", "build-error", "px4-timeout")
+#: The estimator's status column (``ekf_status`` in runs from before the signal was shared by every estimator).
+STATUS_COLUMNS = ("estimate_status", "ekf_status")
+#: Measures read from the estimator's status: the time a bit is first seen cleared (0) or set (1) in the window.
+STATUS_MEASURES = {"horizontal_invalid": (HORIZONTAL_VALID, 0), "baro_fault": (BARO_FAULT, 1)}
 
 
 @dataclass
@@ -56,7 +61,8 @@ class CheckResult:
             return f"{self.check.describe()}: worst {_show(self.worst)}"
         over = "over" if self.check.side == "max" else "under"
         by = f"worst {_show(self.worst)} ({_show(self.excess)} {over})" if math.isfinite(self.excess) else (
-            "never reached" if self.check.measure == "reach" else "no value in the window")
+            "never reached" if self.check.measure == "reach" else "never said" if self.check.measure in STATUS_MEASURES
+            else "no value in the window")
         said = f"; {self.detail}" if self.detail else ""
         return f"{self.check.describe()}: first broken at {self.first_time:.3f} s (tick {self.first_tick}), {by}{said}"
 
@@ -97,6 +103,12 @@ class Record:
         self.step = col("mission_step") if "mission_step" in names else None
         self.timeouts = col("mission_timeouts") if "mission_timeouts" in names else None
         self.contact = col("contact") if "contact" in names else None
+        self.estimate = None  # the estimate's position, NED from the NED origin [m]
+        if "estimate.position[0]" in names:
+            self.estimate = np.stack([col(f"estimate.position[{i}]") for i in range(3)], axis=1)
+        # A run whose estimator writes no status (the truth estimator) reads as always valid and never faulted.
+        status = next((name for name in STATUS_COLUMNS if name in names), None)
+        self.status = table.column(status).to_numpy().astype(np.int64) if status else None
 
     def ticks(self, rows: np.ndarray) -> np.ndarray:
         return np.rint(self.time[rows] / self.tick_s).astype(np.int64)
@@ -120,6 +132,13 @@ class Record:
             return self.height
         if check.measure == "battery":
             return self.charge if self.charge is not None else nan
+        if check.measure in ("estimate_error_horizontal", "estimate_error_vertical"):
+            if self.estimate is None:
+                return nan
+            error = self.estimate - self.ned
+            if check.measure == "estimate_error_vertical":
+                return np.abs(error[:, 2])
+            return np.hypot(error[:, 0], error[:, 1])
         raise KeyError(check.measure)
 
 
@@ -141,6 +160,10 @@ def evaluate(check: Check, record: Record) -> CheckResult:
         return _contact(check, record, inside)
     if check.measure == "px4_failsafe":
         return _px4_failsafe(check, record)
+    if check.measure == "drift":
+        return _drift(check, record, inside)
+    if check.measure in STATUS_MEASURES:
+        return _status_time(check, record, inside)
     if check.measure == "px4_mission":
         mission = (record.info.get("controller_stats") or {}).get("mission") or record.info.get("mission_file")
         refused = math.nan
@@ -210,6 +233,46 @@ def _px4_failsafe(check: Check, record: Record) -> CheckResult:
     first = said[0][0]
     return CheckResult(check, False, count, first, int(round(first / record.tick_s)), count - check.bound,
                        (times, values), detail=f"PX4 said {texts[0]!r}")
+
+
+def _drift(check: Check, record: Record, inside: np.ndarray) -> CheckResult:
+    """The farthest horizontal distance [m], within the window, from where the vehicle was at its start; the
+    series is the farthest so far, so a min bound reads its last value (reached by the window's end)."""
+    if not len(inside):
+        return _either(check, record, math.nan, len(record.time) - 1)
+    start = record.ned[inside[0], :2]
+    distance = np.hypot(record.ned[inside, 0] - start[0], record.ned[inside, 1] - start[1])
+    farthest = np.maximum.accumulate(distance)
+    if check.side == "min":
+        return _either(check, record, float(farthest[-1]), int(inside[-1]), (record.time[inside], farthest))
+    row = np.flatnonzero(farthest > check.bound)
+    return _either(check, record, float(farthest[-1]), int(inside[row[0]]) if len(row) else int(inside[-1]),
+                   (record.time[inside], farthest))
+
+
+def _status_time(check: Check, record: Record, inside: np.ndarray) -> CheckResult:
+    """The sim time [s] the status bit of ``check.measure`` first reads as the measure says within the window
+    (inf: never; a run whose estimator writes no status never says it). Late (max) fails at the window's end,
+    early (min) at the row it came."""
+    bit, wanted = STATUS_MEASURES[check.measure]
+    status = record.status[inside] if record.status is not None else np.full(len(inside), HORIZONTAL_VALID)
+    came = np.flatnonzero(((status & bit) != 0) == bool(wanted))
+    when = float(record.time[inside[came[0]]]) if len(came) else math.inf
+    times = record.time[inside]
+    series = (times, np.where(times < when, times, when)) if len(times) else ((), ())
+    row = int(inside[came[0]]) if len(came) and check.side == "min" else int(inside[-1]) if len(inside) else -1
+    return _either(check, record, when, row, series)
+
+
+def _either(check: Check, record: Record, value: float, row: int, series=None) -> CheckResult:
+    """One value against a max or a min bound, broken at ``row`` (NaN, the run cannot say, fails)."""
+    times, values = series if series is not None else (record.time[row:row + 1], np.array([value]))
+    good = value <= check.bound if check.side == "max" else value >= check.bound
+    if good:
+        return CheckResult(check, True, value, series=(times, values))
+    excess = value - check.bound if check.side == "max" else check.bound - value
+    return CheckResult(check, False, value, float(record.time[row]), int(record.ticks(np.array([row]))[0]),
+                       excess, (times, values))
 
 
 def _single(check: Check, record: Record, value: float, row: int) -> CheckResult:

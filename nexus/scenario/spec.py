@@ -61,7 +61,17 @@ MEASURES = {
                                 "unless it landed and disarmed (run.json's controller_stats.mission, or mission.json)"),
     "px4_failsafe": ("-", "max", "PX4's messages (STATUSTEXT and ULog) in the window that say failsafe or arming "
                                  "refused: how many different texts (none, or with min = N at least N)"),
+    "estimate_error_horizontal": ("m", "max", "horizontal distance between the estimate's position and the vehicle's"),
+    "estimate_error_vertical": ("m", "max", "vertical distance between the estimate's position and the vehicle's"),
+    "drift": ("m", "max", "the farthest the vehicle went horizontally within the window from where it was at the "
+                          "window's start (max: it stayed within; min: it went at least so far by the window's end)"),
+    "horizontal_invalid": ("s", "max", "sim time the estimate first said, within the window, that its horizontal "
+                                       "position is invalid (status bit cleared; never: inf; min: not before)"),
+    "baro_fault": ("s", "max", "sim time the estimate first flagged, within the window, the barometer as stopped or "
+                               "frozen (status bit set; never: inf; min: not before)"),
 }
+#: Measures that take a max or a min bound (a time that must come by, or not before; a distance reached or kept).
+EITHER_SIDE = ("drift", "horizontal_invalid", "baro_fault")
 #: Measures whose bound is fixed at 0 (a count of things that must not happen).
 FIXED_BOUND = ("ended", "px4_mission", "contact", "px4_failsafe")
 #: A matrix of more points than this needs ``--yes``.
@@ -231,6 +241,8 @@ class ScenarioFile(_Table, kw_only=True):
     vehicle: Annotated[str | None, fix("give a name in vehicles/ or a path to a .usda file")] = None
     scene: Annotated[str | None, fix("give a name in scenes/ or a path to a .usda file")] = None
     seed: Annotated[Count | None, fix("give a whole number, 0 or more")] = None
+    estimator: Annotated[Literal["vehicle", "truth", "ekf"] | None,
+                         fix("choose vehicle (the vehicle file's own), truth or ekf")] = None
     controller: _Controller = msgspec.field(default_factory=_Controller)
     start: _Start = msgspec.field(default_factory=_Start)
     environment: _Environment = msgspec.field(default_factory=_Environment)
@@ -480,6 +492,8 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
             run[key] = _resolve(path, data[key])
     if "seed" in data:
         run["seed"] = data["seed"]
+    if "estimator" in data:  # what writes the estimate the vehicle flies on (RunConfig.estimator)
+        run["estimator"] = data["estimator"]
     ring: dict = {"name": name}
     values: dict = {}
     _controller(path, data.get("controller", {}), run, ring)
@@ -770,6 +784,10 @@ def _check(path: Path, key: str, check: dict, duration: float, steps: int, land:
         if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 1:
             raise _fail(path, f"{key}.min", f"{minimum!r}: give a whole number of failsafe texts, 1 or more, or "
                                             "remove min (then no failsafe may happen)")
+    if measure in EITHER_SIDE and "min" in check:
+        if "max" in check:
+            raise _fail(path, f"{key}.max", f"{measure} takes max or min, not both; write two checks")
+        side = other = "min"
     if other in check and other != side:
         raise _fail(path, f"{key}.{other}", f"{measure} takes a {side} bound, not a {other}; write {side} = ...")
     if measure == "px4_failsafe" and side == "min":
