@@ -13,6 +13,7 @@ takeoff 2.0 m in 1.6 s, hold 1.0 s, yaw legs 3.9 s, return 0.2 s (min time), the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -23,6 +24,8 @@ from nexus.core.spec import Input, Output, Spec
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.estimation.truth import TruthEstimator
 from nexus.guidance import MissionGuidance, MissionProfile
+from nexus.guidance.host_mission import HostMissionGuidance
+from nexus.guidance.steps import StepMission
 from nexus.runtime.assembly import assemble
 from nexus.runtime.startup import start
 
@@ -257,3 +260,108 @@ def test_a_landing_ends_when_the_estimated_height_sits_0_3_m_off_the_ground(rais
     # ... while the estimate sits 0.3 m above the start, beyond landed_height (0.1 m).
     start_z = raised.guidance.plan.ground_z
     assert raised.estimate[-1][2] - start_z == pytest.approx(-0.3, abs=0.02)
+
+
+def test_the_host_mission_flies_the_position_loss_to_the_same_bits(lost):
+    # The host stage is the same mission in Python: the same goals, arming, phases and last tick, bit for bit.
+    host = fly([(0.0, TRUSTED, (0, 0, 0)), (LOST_S, NO_HORIZONTAL, (0, 0, 0))], 9.0,
+               profile=MissionProfile.short().with_(position_loss_hold=LOSS_HOLD_S), guidance_class=HostMissionGuidance)
+    assert host.reason == "done" and len(host.time) == len(lost.time)
+    for name in ("goal", "armed", "phase", "estimate"):
+        assert getattr(host, name).tobytes() == getattr(lost, name).tobytes(), name
+    assert host.guidance.transitions == lost.guidance.transitions
+
+
+# -- the scenario steps, on a vehicle that follows its goal (no simulator) ------------------------------------
+STEP_TICK = 0.01
+
+
+class Port:
+    def __init__(self, value=None):
+        self.value, self.writes = value, []
+
+    def read(self):
+        return self.value
+
+    def write(self, value):
+        self.value = value
+        self.writes.append((round(NOW[0], 6), value))
+
+
+NOW = [0.0]
+
+
+class StepIo(dict):
+    finished = False
+
+    def finish(self):
+        self.finished = True
+
+
+def fly_steps(steps, seconds: float, status, reset=lambda t: (0.0, 0.0, 0.0), drift_east: float = 0.0):
+    """Call the stage every 0.01 s; the estimate is the goal written the tick before (never below the ground).
+    Once the position is lost the horizontal goal is the estimate, which asks for no motion: the vehicle stays
+    where it was and its estimate drifts east at ``drift_east`` [m/s] (dead reckoning)."""
+    mission = StepMission(steps)
+    estimate = SimpleNamespace(position=[0.0, 0.0, 0.0], velocity=[0.0, 0.0, 0.0], attitude=[0.0, 0.0, 0.0, 1.0])
+    io = StepIo(time=Port(), estimate=Port(estimate), setpoint=Port(), armed=Port(), mission_step=Port(0),
+                mission_timeouts=Port(0), mission_phase=Port(-1), estimate_status=Port(), estimate_reset=Port())
+    drift = 0.0
+    for k in range(int(round(seconds / STEP_TICK)) + 1):
+        NOW[0] = k * STEP_TICK
+        io["time"].value = NOW[0]
+        io["estimate_status"].value = status(NOW[0])
+        io["estimate_reset"].value = reset(NOW[0])
+        mission.run(io)
+        if io.finished:
+            break
+        goal = io["setpoint"].value
+        if mission.lost is None:
+            truth = [goal.position[0], goal.position[1]]
+        else:  # a horizontal goal on the estimate asks for no motion: the vehicle stays, its estimate drifts
+            drift += drift_east * STEP_TICK
+        estimate.position = [truth[0], truth[1] + drift, min(goal.position[2], 0.0)]
+    return io, mission
+
+
+HOVER_STEPS = [
+    {"do": "takeoff", "to": [0.0, 0.0, 1.0], "keep_xy": True, "speed": 1.0, "tolerance": 0.1},  # 1 m in 1 s
+    {"do": "hold", "time": 10.0},
+    {"do": "land", "speed": 1.0},
+]
+
+
+def test_steps_wait_for_the_estimate_to_be_ready():
+    io, _ = fly_steps(HOVER_STEPS[:1], 2.0, status=lambda t: TRUSTED if t >= 0.5 - 1e-9 else ALIGNED_NO_ORIGIN)
+    assert io["armed"].writes == [(0.0, 0), (0.5, 1)]
+    assert io["mission_phase"].writes[:2] == [(0.0, ALIGN), (0.5, -1)]
+    # The take-off's 1 s curve starts at 0.5 s and ends at 1.5 s, the vehicle then within its tolerance.
+    assert io["mission_step"].writes == [(0.5, 0), (1.5, 1)]
+
+
+def test_steps_losing_the_position_hold_then_descend_in_place_and_end_the_run():
+    # Lost at 2.0 s, in the 1 m hover; the estimate then drifts east at 0.1 m/s.
+    io, mission = fly_steps(HOVER_STEPS, 12.0, status=lambda t: NO_HORIZONTAL if t >= 2.0 - 1e-9 else TRUSTED,
+                            drift_east=0.1)
+    # Hold 5 s (2.0-7.0 s), then the goal sinks from 1 m at 0.7 m/s. The estimate (the goal of the tick before)
+    # is within 0.1 m of the start height once the goal is, 7.0 + 0.9 / 0.7 = 8.286 s, so from the 8.30 s tick;
+    # at rest there 0.5 s: landed at 8.80 s, disarmed, the run over. The steps never resume (the hold step is
+    # the last step entered).
+    assert io["mission_phase"].writes == [(0.0, -1), (2.0, POSITION_HOLD), (7.0, POSITION_LAND), (8.8, LANDED)]
+    assert io["armed"].writes == [(0.0, 1), (8.8, 0)] and io.finished
+    assert io["mission_step"].writes == [(0.0, 0), (1.0, 1)]
+    # The horizontal goal follows the estimate, so the drift never turns into a goal the vehicle chases back;
+    # the height goal held is 1 m up.
+    setpoint = io["setpoint"].value
+    assert setpoint.position[1] == pytest.approx(0.1 * (8.8 - 2.0), abs=0.011)
+    heights = [value.position[2] for t, value in io["setpoint"].writes if 2.0 <= t < 7.0]
+    assert max(heights) == min(heights) == pytest.approx(-1.0, abs=1e-6)
+
+
+def test_steps_shift_the_goal_by_the_reset():
+    io, _ = fly_steps(HOVER_STEPS, 3.0, status=lambda t: TRUSTED,
+                      reset=lambda t: (3.0, 0.0, 0.0) if t >= 2.0 - 1e-9 else (0.0, 0.0, 0.0))
+    before = [v for t, v in io["setpoint"].writes if t < 2.0][-1]
+    after = [v for t, v in io["setpoint"].writes if t >= 2.0][0]
+    assert after.position[0] - before.position[0] == pytest.approx(3.0, abs=1e-6)
+    assert after.position[2] == before.position[2]
