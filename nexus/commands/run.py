@@ -11,6 +11,7 @@ import click
 from nexus.commands.exits import exit_status, report_error, worlds_failed_status
 from nexus.commands.options import (LaterOptions, config_option, default_durations, flight_options, later, resolve,
                                     run_config)
+from nexus.commands.shards_option import shards_option
 from nexus.control import registry
 from nexus.core.errors import BuildError
 from nexus.vocab.settings import help_of
@@ -86,7 +87,7 @@ class _RunCommand(LaterOptions):
 @later(flight_options)
 @later(_duration_option)
 @later(_realtime_option)
-@later(lambda: [config_option("shards")])
+@later(lambda: [shards_option()])
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder. Default: runs/<UTC timestamp>/. A folder that holds a run is refused.")
 @click.option("--overwrite", is_flag=True,

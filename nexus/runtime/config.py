@@ -28,6 +28,12 @@ from nexus.runtime.pacing import check_factor
 from nexus.vocab.settings import setting
 from nexus.vocab.types import fits_type, type_text
 
+#: ``--shards``'s default: as many processes as pay (:func:`nexus.runtime.shards.shard_ranges`).
+AUTO_SHARDS = "auto"
+#: With ``--shards auto``: the fewest world-ticks (worlds x the duration's ticks) a process is given, so ``auto``
+#: flies one process per core from ``cores x AUTO_SHARD_WORLD_TICKS`` on, one below twice this: under it a second
+#: process costs more in its own build than it saves in flight (measured: docs/worlds.md).
+AUTO_SHARD_WORLD_TICKS = 2_000_000
 #: ``--record`` choices.
 RECORD_MODES = ("full", "summary")
 #: RunConfig fields a run.json from before them lacks, with the value such a run flew with.
@@ -120,10 +126,15 @@ class RunConfig:
                                      "flight's bits do not change (docs/running.md)", minimum=0.0, min_open=True,
                                      metavar="FACTOR")
     #: Processes the worlds are split over (:mod:`nexus.runtime.shards`): each flies a contiguous range of them, and
-    #: the run's folder joins their records; 0 takes one per core. The bits of every world are the same for any count.
-    shards: int = setting(1, "Processes to fly the worlds in, each a contiguous range of them (0: one per core); "
-                          "the record and summary are the same bit for bit for any count (docs/worlds.md)",
-                          minimum=0, maximum=256)
+    #: the run's folder joins their records; 0 takes one per core, ``auto`` one per core once the run is long
+    #: enough to pay for a model built in every process (:func:`nexus.runtime.shards.shard_count`), else one. The
+    #: bits of every world are the same for any count.
+    shards: int | str = setting(AUTO_SHARDS, "Processes to fly the worlds in, each a contiguous range of them: a "
+                                "count, 0 (one per core) or auto (a process per "
+                                f"{AUTO_SHARD_WORLD_TICKS / 1e6:g} M world-ticks, worlds x the duration's ticks, at "
+                                "most one per core: a shorter run flies in one process, as a second costs more in "
+                                "its own build than it saves); the record and summary are the same bit for bit for "
+                                "any count (docs/worlds.md)", minimum=0, maximum=256, metavar="K|auto")
 
     def __post_init__(self):
         self.plugins = list(self.plugins)
@@ -153,7 +164,8 @@ class RunConfig:
             raise BuildError(f"--worlds {self.worlds}: a run flies at least one world; give a whole number, 1 or more")
         if isinstance(self.record_every, bool) or not isinstance(self.record_every, int) or self.record_every < 1:
             raise BuildError(f"--record-every {self.record_every}: give a whole number of ticks, 1 or more")
-        if isinstance(self.shards, bool) or not isinstance(self.shards, int) or self.shards < 0:
+        if self.shards != AUTO_SHARDS and (isinstance(self.shards, bool) or not isinstance(self.shards, int)
+                                           or self.shards < 0):
             raise BuildError(f"--shards {self.shards}: give a whole number of processes, 1 or more (0: one per core)")
         check_solver(self.solver)
         if self.wind is not None:
@@ -179,7 +191,7 @@ class RunConfig:
         for name in ("plugins", "wind", "turbulence", "scenario", "realtime"):
             if not values[name]:
                 del values[name]
-        if values["shards"] == 1:
+        if values["shards"] in (1, AUTO_SHARDS):  # read back as 1: a replay or a sweep's point flies in one process
             del values["shards"]
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in values.items()}
 

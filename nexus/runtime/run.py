@@ -34,6 +34,7 @@ from nexus.core.loop import tick_ns
 from nexus.runtime.flight import Flight
 from nexus.runtime.config import RunConfig
 from nexus.runtime.flight_session import FlightSession
+from nexus.runtime.progress_line import Progress
 from nexus.record.durable import Reserve, WriteFailed, failure, write_atomic
 from nexus.record.parts import RECORD, part_name
 from nexus.record.writer import columns_table, encode
@@ -222,34 +223,6 @@ def _write_summary(out: Path, flight: Flight) -> dict:
     return summary_counts(columns)
 
 
-class Progress:
-    """A one-line progress report on stderr: sim time, share done and real-time factor."""
-
-    def __init__(self, total_s: float, enabled: bool = True, every_s: float = 0.5):
-        self.total_s, self.enabled, self.every_s = total_s, enabled, every_s
-        self.started = time.perf_counter()
-        self.last = 0.0
-        self.tty = sys.stderr.isatty()
-
-    def update(self, sim_s: float, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if not force and now - self.last < self.every_s:
-            return
-        self.last = now
-        wall = max(now - self.started, 1e-9)
-        share = min(sim_s / self.total_s, 1.0) if self.total_s else 1.0
-        bar = "#" * int(share * 30)
-        line = f"[{bar:<30}] sim {sim_s:7.2f} s / {self.total_s:.2f} s   RTF {sim_s / wall:6.1f}x"
-        sys.stderr.write(("\r" + line) if self.tty else (line + "\n"))
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled and self.tty:
-            sys.stderr.write("\n")
-
-
 class RunLog(logging.FileHandler):
     """run.log: a failed write (a full disk) is dropped without a word, since the run reports that itself."""
 
@@ -317,7 +290,8 @@ def run_flight(
     out = prepare_out(out, overwrite)
     if sharded(options) and flight is None and controller is None and not extra_components and watch is None:
         with StopSignals() as signals:  # worlds in several processes (--shards), joined into OUT: nexus.runtime.shards
-            flown = fly_shards(options, out, versions=versions(), duration=duration, signals=signals)
+            flown = fly_shards(options, out, versions=versions(), duration=duration, signals=signals,
+                               progress=progress)
         return RunSummary(out, flown["ticks"], flown["sim_time"], flown["wall_time"], flown["exit_reason"],
                           flown["worlds"], flown["worlds_failed"], flown["distribution"])
     with StopSignals() as signals:

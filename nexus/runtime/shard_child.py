@@ -1,8 +1,9 @@
-"""One shard of a sharded run (:mod:`nexus.runtime.shards`): ``python -m nexus.runtime.shard_child CONFIG OUT PID``.
+"""One shard of a sharded run (:mod:`nexus.runtime.shards`): ``python -m nexus.runtime.shard_child CONFIG OUT PID FD``.
 
 CONFIG is a JSON file of the shard's :class:`~nexus.runtime.config.RunConfig` (its ``first_world`` and
 ``worlds`` are its range, its ``shards`` 1); the shard flies it into the folder OUT as ``nexus run`` would,
-and is sent SIGTERM if PID (the process that started it) dies. Exit status 0 when the run ended as runs
+and is sent SIGTERM if PID (the process that started it) dies. It reports its start and sim time on the
+pipe FD (:mod:`nexus.runtime.shard_reports`; -1: no reports). Exit status 0 when the run ended as runs
 end (failed worlds included: the summary says which), 1 when it failed (its one-line error is the last line
 on stderr), 3 when SIGINT or SIGTERM stopped it.
 """
@@ -20,6 +21,7 @@ from nexus.core.errors import NexusError
 from nexus.core.warp_setup import init_warp
 from nexus.runtime.config import RunConfig
 from nexus.runtime.run import run_flight
+from nexus.runtime.shard_reports import ShardReporter
 
 #: prctl's option that signals a process when its parent dies (linux/prctl.h).
 PR_SET_PDEATHSIG = 1
@@ -39,10 +41,11 @@ def _stop_with_parent(parent: int) -> None:
 def main(argv: list[str]) -> int:
     config, out = Path(argv[0]), Path(argv[1])
     _stop_with_parent(int(argv[2]))
+    reporter = ShardReporter(int(argv[3]) if len(argv) > 3 else -1)
     try:
         options = RunConfig.from_dict(json.loads(config.read_text()), source=str(config))
         init_warp(False)
-        run_flight(options, out, progress=False)
+        run_flight(options, out, progress=False, watch=reporter.started)
     except KeyboardInterrupt:
         return 3
     except NexusError as error:

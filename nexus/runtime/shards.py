@@ -1,20 +1,25 @@
-"""A run's worlds flown in several processes (``--shards K``), joined into one run folder.
+"""A run's worlds flown in several processes (``--shards``), joined into one run folder.
 
 A MuJoCo Warp step on the CPU runs on one core, so ``nexus run --worlds N`` on a
-machine of several cores leaves all but one idle. With ``shards`` above 1 the
-worlds ``[0, N)`` are split into contiguous ranges, at least two worlds each
-(:func:`shard_ranges`). Shard ``i`` is a process of its own
+machine of several cores leaves all but one idle. With more than one shard the
+worlds ``[0, N)`` are split into contiguous ranges (:func:`shard_ranges`; the
+default ``auto`` takes one per core once the run's world-ticks are many enough
+to pay for the model each process builds). Shard ``i`` is a process of its own
 (``python -m nexus.runtime.shard_child``, stopped by SIGTERM if its parent dies) that flies its range as the run of
 ``first_world`` = the range's start and ``worlds`` = its length, into a folder
 of its own under ``OUT/.shards/``. World ``i`` of N is the one-world run with
 ``first_world = i`` (``tests/worlds``), so every world computes the same bits
 in any shard as in one process.
 
-When every shard has ended, the parent joins them into ``OUT`` as one run:
+While the shards fly, the parent reads each one's reports (:mod:`nexus.runtime.shard_reports`) and prints the
+progress line one process prints, for all of them together; run.log says when each shard started flying and
+how it ended. It joins the shards into ``OUT`` as one run:
 
 - ``record.parquet/``: the shards' rows with ``world`` counted from the run's
   world 0, in the order one process writes them (tick by tick, worlds in
-  order within a tick), in parts of :attr:`RunConfig.record_capacity` ticks;
+  order within a tick), written part by part as the shards drain theirs
+  (:mod:`nexus.runtime.shard_join`), so a run killed at any moment leaves the
+  parts joined so far;
 - ``summary.parquet``: the shards' summaries one after the other (their
   ``world`` column is already the run's);
 - ``run.json``: the run's own configuration (``shards`` included), what shard 0
@@ -42,16 +47,18 @@ from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from nexus.core.device import resolve_device
 from nexus.core.errors import NexusError
 from nexus.record.durable import write_atomic
-from nexus.record.parts import RECORD, part_name, part_paths
+from nexus.record.parts import RECORD
 from nexus.record.writer import encode
-from nexus.runtime.config import RunConfig
+from nexus.runtime.config import AUTO_SHARD_WORLD_TICKS, AUTO_SHARDS, RunConfig
+from nexus.runtime.progress_line import Progress
 from nexus.runtime.run_file import RUNNING, RunFile, final_status
+from nexus.runtime.shard_join import RecordJoin
+from nexus.runtime.shard_reports import ShardReports, run_sim_time
 from nexus.runtime.stopping import StopSignals, stop_reason
 from nexus.worlds.summary import summary_counts
 
@@ -68,18 +75,52 @@ PLANNED = ("vehicle", "scene", "mode", "tick_hz", "tick_ns", "stage_plan", "segm
 STOP_GRACE_S = 60.0
 
 
+def _note(message: str, *args) -> None:
+    """An INFO line for run.log even when the console shows only warnings (the ``nexus`` logger's level)."""
+    if log.isEnabledFor(logging.INFO):
+        log.info(message, *args)
+        return
+    record = log.makeRecord(log.name, logging.INFO, __file__, 0, message, args, None)
+    for handler in log.handlers:
+        if isinstance(handler, logging.FileHandler):
+            handler.handle(record)
+
+
 class ShardError(NexusError):
     """A shard's process failed or was killed: the run ended, its folder holds what every shard drained."""
 
     reason = "shard-failed"
 
 
-def shard_ranges(worlds: int, shards: int) -> list[tuple[int, int]]:
-    """``(start, count)`` of each shard: ``shards`` (0: one per core) contiguous ranges of ``[0, worlds)``, as
-    even as they divide, the first ones one world longer; never more shards than ``worlds // 2`` (a shard of one
-    world would write a record without its ``world`` column), so at least one."""
-    wanted = shards if shards > 0 else (os.cpu_count() or 1)
-    count = max(1, min(wanted, worlds // 2))
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity where the system says, else every core)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def shard_count(worlds: int, shards: int | str, *, ticks: int = 0, cores: int | None = None) -> int:
+    """How many processes ``shards`` means for ``worlds`` flown ``ticks`` ticks on ``cores`` (None:
+    :func:`usable_cores`).
+
+    A count is itself; 0 is one per core; ``auto`` is one per :data:`AUTO_SHARD_WORLD_TICKS` world-ticks
+    (``worlds x ticks``), at most one per core and at least one: each process builds its own model, which only a
+    long enough flight pays back. Never more than ``worlds // 2``: a shard of one world would write a record
+    without its ``world`` column."""
+    cores = usable_cores() if cores is None else cores
+    if shards == AUTO_SHARDS:
+        wanted = min(cores, worlds * ticks // AUTO_SHARD_WORLD_TICKS)
+    else:
+        wanted = shards if shards > 0 else cores
+    return max(1, min(wanted, worlds // 2))
+
+
+def shard_ranges(worlds: int, shards: int | str, *, ticks: int = 0,
+                 cores: int | None = None) -> list[tuple[int, int]]:
+    """``(start, count)`` of each shard (:func:`shard_count` of them): contiguous ranges of ``[0, worlds)``, as
+    even as they divide, the first ones one world longer."""
+    count = shard_count(worlds, shards, ticks=ticks, cores=cores)
     base, extra = divmod(worlds, count)
     ranges, start = [], 0
     for index in range(count):
@@ -89,9 +130,14 @@ def shard_ranges(worlds: int, shards: int) -> list[tuple[int, int]]:
     return ranges
 
 
+def run_ticks(options: RunConfig) -> int:
+    """The ticks ``options`` flies at most (its duration; a mission may end sooner)."""
+    return max(1, round(options.duration_s * 1e9 / options.dt_ns))
+
+
 def sharded(options: RunConfig) -> bool:
     """Whether ``options`` flies in more than one process."""
-    return len(shard_ranges(options.worlds, options.shards)) > 1
+    return shard_count(options.worlds, options.shards, ticks=run_ticks(options)) > 1
 
 
 class _Shard:
@@ -102,6 +148,8 @@ class _Shard:
         self.folder = root / f"shard-{index}"
         self.process: subprocess.Popen | None = None
         self.code: int | None = None
+        self.reports: ShardReports | None = None
+        self.launched = time.monotonic()
 
     @property
     def name(self) -> str:
@@ -115,12 +163,37 @@ class _Shard:
         self.folder.mkdir(parents=True)
         config = self.folder / "config.json"
         config.write_text(json.dumps(options.as_dict()))
-        with open(self.folder / "stderr.log", "wb") as err:
-            # A session of its own: a Ctrl-C at the terminal reaches the parent, which stops the shards itself.
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "nexus.runtime.shard_child", str(config), str(self.folder / "out"),
-                 str(os.getpid())],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        read, write = os.pipe()  # the shard's reports (nexus.runtime.shard_reports)
+        try:
+            with open(self.folder / "stderr.log", "wb") as err:
+                # A session of its own: a Ctrl-C at the terminal reaches the parent, which stops the shards itself.
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "nexus.runtime.shard_child", str(config), str(self.folder / "out"),
+                     str(os.getpid()), str(write)],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                    pass_fds=(write,))
+        except BaseException:
+            os.close(read)
+            raise
+        finally:
+            os.close(write)
+        self.launched = time.monotonic()
+        self.reports = ShardReports(read)
+
+    @property
+    def record(self) -> Path:
+        return self.folder / "out" / RECORD
+
+    logged_end = False
+
+    def log_end(self) -> None:
+        """run.log's line on how this shard ended (once)."""
+        self.logged_end = True
+        info = self.info() or {}
+        if self.reports is not None and info.get("sim_time_s") is not None:
+            self.reports.sim_s = float(info["sim_time_s"])  # where it ended (its last report may be older)
+        _note("%s (%s) ended after %.1f s: exit status %s, %s, %s ticks", self.name, self.worlds_text,
+              time.monotonic() - self.launched, self.code, info.get("exit_reason", "no run.json"), info.get("ticks", 0))
 
     def poll(self) -> int | None:
         if self.code is None and self.process is not None:
@@ -146,9 +219,11 @@ class _Shard:
         return f"exited with status {self.code}{said}"
 
 
-def fly_shards(options: RunConfig, out: Path, *, versions: dict, duration: float, signals: StopSignals) -> dict:
+def fly_shards(options: RunConfig, out: Path, *, versions: dict, duration: float, signals: StopSignals,
+               progress: bool = True) -> dict:
     """Fly ``options`` (``sharded``) in its shards and join them into ``out`` (prepared: empty of any run);
-    ``signals`` (entered) turns SIGINT and SIGTERM into KeyboardInterrupt until the join begins.
+    ``signals`` (entered) turns SIGINT and SIGTERM into KeyboardInterrupt until the flight ends; ``progress``
+    prints the run's progress line on stderr.
 
     Returns what :class:`nexus.runtime.run.RunSummary` holds; raises :class:`ShardError` when a shard failed,
     and KeyboardInterrupt (after writing the folder) when the run was stopped by SIGINT or SIGTERM.
@@ -160,46 +235,101 @@ def fly_shards(options: RunConfig, out: Path, *, versions: dict, duration: float
     options = replace(options, device=device, duration=duration)
     root = out / SHARDS_DIR
     shutil.rmtree(root, ignore_errors=True)
-    shards = [_Shard(i, start, count, root) for i, (start, count) in enumerate(shard_ranges(options.worlds,
-                                                                                             options.shards))]
+    ranges = shard_ranges(options.worlds, options.shards, ticks=run_ticks(options))
+    shards = [_Shard(i, start, count, root) for i, (start, count) in enumerate(ranges)]
     run_file = RunFile(out, {
         "status": RUNNING, "pid": os.getpid(), "options": options.as_dict(), "device": device, "versions": versions,
         "duration_requested_s": duration, "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "record_columns": [], "ticks": 0, "record_rows": 0, "sim_time_s": 0.0,
         "worlds": options.worlds, "first_world": options.first_world,
     })
+    join = None
+    if options.record_mode == "full":
+        join = RecordJoin(out / RECORD, [(shard.record, shard.start) for shard in shards],
+                          part_rows=options.record_capacity * options.worlds, shield=signals.held_back)
     started = time.perf_counter()
     failed: _Shard | None = None
     stopped: BaseException | None = None
+    bar: Progress | None = None
     try:
         for shard in shards:
             shard.start_process(replace(options, shards=1, first_world=options.first_world + shard.start,
                                         worlds=shard.count))
         run_file.write(shards=_shard_rows(shards))  # each shard's pid: `nexus runs` and a watcher see them
-        log.info("flying %d worlds in %d shards: %s", options.worlds, len(shards),
-                 ", ".join(f"{s.name} {s.worlds_text} (pid {s.process.pid})" for s in shards))
-        while failed is None:
-            codes = [shard.poll() for shard in shards]
+        _note("flying %d worlds in %d shards: %s", options.worlds, len(shards),
+              ", ".join(f"{s.name} {s.worlds_text} (pid {s.process.pid})" for s in shards))
+        while True:
+            codes = [shard.poll() for shard in shards]  # before the parts are read: an ended shard's are all there
+            for shard in shards:
+                if shard.reports.read():
+                    _note("%s (%s) flying, %.1f s after its start (its build)", shard.name, shard.worlds_text,
+                          shard.reports.started - shard.launched)
+                    if all(s.reports.started is not None for s in shards):
+                        _planned(options, run_file, shards)  # shard 0's plan: run.json says what flies
+                        run_file.write()
+                        bar = Progress(duration, enabled=progress)  # the clock starts when every shard flies
+            for shard, code in zip(shards, codes):
+                if code is not None and not shard.logged_end:
+                    shard.log_end()
+            if bar is not None:
+                bar.update(run_sim_time([s.reports for s in shards], [s.count for s in shards]))
+            if join is not None:
+                with signals.held_back():  # a signal waits for the part being read or written
+                    wrote = join.pull([code is not None for code in codes])
+                if wrote:
+                    run_file.write(**_joined(join, options))
             failed = next((s for s, code in zip(shards, codes) if code not in (None, 0)), None)
-            if all(code is not None for code in codes):
+            if failed is not None or all(code is not None for code in codes):
                 break
-            time.sleep(0.02)
+            time.sleep(0.05)
     except KeyboardInterrupt as stop:
         stopped = stop
     finally:
         signals.close()  # from here on a signal waits: the shards are stopped and joined
         _stop(shards)
     wall = time.perf_counter() - started
+    for shard in shards:
+        if not shard.logged_end:
+            shard.log_end()
+        if shard.reports is not None:
+            shard.reports.read()
+            shard.reports.close()
+    if bar is not None:
+        bar.update(run_sim_time([s.reports for s in shards], [s.count for s in shards]), force=True)
+        bar.close()
     message = None
     if failed is not None:
         message = f"{failed.name} ({failed.worlds_text} of {options.worlds}) {failed.why()}; the run stopped there"
         log.error("%s", message)
     try:
-        return _join(options, out, shards, run_file, wall, message, stopped)
+        return _join(options, out, shards, run_file, join, wall, message, stopped)
     finally:
         shutil.rmtree(root, ignore_errors=True)
         log.removeHandler(handler)
         handler.close()
+
+
+def _joined(join: RecordJoin, options: RunConfig) -> dict:
+    """run.json's count of what the joined record holds so far."""
+    ticks = round(join.written_time / options.dt) if join.written_time is not None else 0
+    return {"ticks": ticks, "sim_time_s": ticks * options.dt, "record_rows": join.rows, "record_parts": join.parts}
+
+
+def _planned(options: RunConfig, run_file: RunFile, shards: list[_Shard]) -> list:
+    """What shard 0 planned and every world's drawn values into ``run_file.info``; the shards' run.json files."""
+    infos = [shard.info() for shard in shards]
+    first = next((info for info in infos if info is not None), {})
+    run_file.info.update({key: first[key] for key in PLANNED if key in first})
+    values, origins = [], []
+    for shard, info in zip(shards, infos):
+        info = info or {}
+        values += info.get("world_values") or [None] * shard.count
+        origins += info.get("ned_origins_enu_m") or [None] * shard.count
+    run_file.info.update(world_values=values, ned_origins_enu_m=origins)
+    plan, own = run_file.info.get("stage_plan"), f", {shards[0].count} worlds"
+    if isinstance(plan, str) and plan.endswith(own):  # the plan of every shard; the run flies all of them
+        run_file.info["stage_plan"] = plan[:-len(own)] + f", {options.worlds} worlds"
+    return infos
 
 
 def _stop(shards: list[_Shard]) -> None:
@@ -234,21 +364,11 @@ def _shard_rows(shards: list[_Shard], infos: list | None = None) -> list[dict]:
     return rows
 
 
-def _join(options: RunConfig, out: Path, shards: list[_Shard], run_file: RunFile, wall: float,
-          message: str | None, stopped: BaseException | None) -> dict:
-    """Join the shards' files into ``out`` and write its run.json; raise the run's failure, if any."""
-    infos = [shard.info() for shard in shards]
-    first = next((info for info in infos if info is not None), {})
-    run_file.info.update({key: first[key] for key in PLANNED if key in first})
-    values, origins = [], []
-    for shard, info in zip(shards, infos):
-        info = info or {}
-        values += info.get("world_values") or [None] * shard.count
-        origins += info.get("ned_origins_enu_m") or [None] * shard.count
-    run_file.info.update(world_values=values, ned_origins_enu_m=origins, shards=_shard_rows(shards, infos))
-    plan, own = run_file.info.get("stage_plan"), f", {shards[0].count} worlds"
-    if isinstance(plan, str) and plan.endswith(own):  # the plan of every shard; the run flies all of them
-        run_file.info["stage_plan"] = plan[:-len(own)] + f", {options.worlds} worlds"
+def _join(options: RunConfig, out: Path, shards: list[_Shard], run_file: RunFile, join: RecordJoin | None,
+          wall: float, message: str | None, stopped: BaseException | None) -> dict:
+    """Join the rest of the shards' files into ``out`` and write its run.json; raise the run's failure, if any."""
+    infos = _planned(options, run_file, shards)
+    run_file.info["shards"] = _shard_rows(shards, infos)
     warnings = [line for info in infos for line in (info or {}).get("warnings") or []]
     run_file.info["warnings"] = list(dict.fromkeys(warnings))
     crashes = [(info or {}).get("crash") for info in infos]
@@ -257,7 +377,10 @@ def _join(options: RunConfig, out: Path, shards: list[_Shard], run_file: RunFile
                                   "crashed_worlds": [c for crash in crashes for c in crash.get("crashed_worlds", [])],
                                   "hardest_touchdowns_m_s": [v for crash in crashes
                                                              for v in crash.get("hardest_touchdowns_m_s", [])]}
-    rows, parts = _join_record(options, out, shards)
+    rows, parts = 0, 0
+    if join is not None:
+        join.finish()
+        rows, parts = join.rows, join.parts
     counts, distribution = _join_summary(out, shards)
     ticks = max((int(info.get("ticks") or 0) for info in infos if info), default=0)
     # The flight's wall time: the slowest shard's, which flew while the others did (as one process's, it leaves
@@ -289,37 +412,6 @@ def _join(options: RunConfig, out: Path, shards: list[_Shard], run_file: RunFile
         raise ShardError(message)
     return {"ticks": ticks, "sim_time": sim_time, "wall_time": flying, "exit_reason": reason,
             "worlds": options.worlds, "worlds_failed": counts.get("worlds_failed", 0), "distribution": distribution}
-
-
-def _join_record(options: RunConfig, out: Path, shards: list[_Shard]) -> tuple[int, int]:
-    """record.parquet of the shards' rows, in one process's order; (rows, parts written)."""
-    if options.record_mode != "full":
-        return 0, 0
-    tables = []
-    for shard in shards:
-        paths = part_paths(shard.folder / "out" / RECORD)
-        for path in paths:
-            table = pq.read_table(path)
-            if not table.num_columns:
-                continue
-            at = table.column_names.index("world")
-            world = pc.add(table.column("world"), pa.scalar(shard.start, table.schema.field("world").type))
-            tables.append(table.set_column(at, "world", world))
-    record = out / RECORD
-    record.mkdir(exist_ok=True)
-    if not tables:
-        write_atomic(record / part_name(0), encode(pa.table({})))
-        return 0, 1
-    table = pa.concat_tables(tables)
-    order = pc.sort_indices(table, sort_keys=[("time", "ascending"), ("world", "ascending")])
-    table = table.take(order)
-    write_atomic(record / part_name(0), encode(table.slice(0, 0)))  # the columns, before any row
-    step = max(1, options.record_capacity * options.worlds)
-    parts = 1
-    for at in range(0, table.num_rows, step):
-        write_atomic(record / part_name(parts), encode(table.slice(at, step)))
-        parts += 1
-    return table.num_rows, parts
 
 
 def _join_summary(out: Path, shards: list[_Shard]) -> tuple[dict, list[str]]:
