@@ -25,6 +25,7 @@ from nexus.core import Component, Stage
 from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative, positive
 from nexus.estimation.ekf_math import ACCEL_BIAS, ATT, GYRO_BIAS, N, POS, VEL, fuse_scalar, predict_covariance, vec15
+from nexus.estimation.ekf_math import ALIGNMENT_STEP, alignment_covariance, rotation_vector
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.schemas.reader import read_connections
 from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef
@@ -387,19 +388,38 @@ def ekf_step(
         for i in range(0, 8):
             nominal[world, i] = wp.vec3(0.0)
         refs[world, 6] = 0.0
+        # The position's variance: the initial sigma's; the first fix's own noise when it places the origin.
+        position_variance = wp.vec3(tuning.initial_sigma[POS] * tuning.initial_sigma[POS],
+                                    tuning.initial_sigma[POS + 1] * tuning.initial_sigma[POS + 1],
+                                    tuning.initial_sigma[POS + 2] * tuning.initial_sigma[POS + 2])
         if fuse_gps != 0 and good_fix(s_gps, tuning) != 0:
             nominal[world, 7] = gps_ned(s_gps, tuning) - wp.quat_rotate(q, tuning.gps_mount_frd)
             refs[world, 6] = 1.0
-        for i in range(N):
-            for j in range(N):
-                P[world, i, j] = 0.0
-            P[world, i, i] = tuning.initial_sigma[i] * tuning.initial_sigma[i]
+            h_sigma = wp.max(tuning.gps_pos_noise, s_gps.eph)
+            v_sigma = wp.max(1.5 * tuning.gps_pos_noise, s_gps.epv)
+            position_variance = wp.vec3(h_sigma * h_sigma, h_sigma * h_sigma, v_sigma * v_sigma)
+        # The alignment's linearisation: J[:, i] = how far the attitude it takes turns [rad] for a step of the
+        # specific force along i [m/s²] (tilt, and through the tilted field the heading); the attitude error is
+        # then −J·(accelerometer bias + noise), and P starts with that tie to the bias (ekf_math).
+        J = wp.mat33(0.0)
+        for i in range(3):
+            step = wp.vec3(0.0)
+            step[i] = ALIGNMENT_STEP
+            turned = rotation_vector(tilt_heading(s_imu.accel + step, s_mag.field, fuse_mag, tuning.field_ned)
+                                     * wp.quat_inverse(q))
+            for r in range(3):
+                J[r, i] = turned[r] / ALIGNMENT_STEP
+        yaw_variance = float(0.0)
+        if fuse_mag != 0:
+            yaw_variance = tuning.heading_noise * tuning.heading_noise  # the heading of one magnetometer sample
+        alignment_covariance(P, world, tuning.initial_sigma, position_variance, J, yaw_variance)
         refs[world, 0] = s_baro.pressure_altitude + p0[2]
         refs[world, 1] = 0.0
         refs[world, 2] = 0.0
         refs[world, 3] = 1.0
         refs[world, 4] = 0.0
-        refs[world, 5] = tuning.baro_noise * tuning.baro_noise
+        # The barometer's offset starts as its reference's error: one sample's noise (and the first fix's height).
+        refs[world, 5] = tuning.baro_noise * tuning.baro_noise + position_variance[2] * refs[world, 6]
         times[world, 0] = s_imu.time
         times[world, 1] = s_gps.time
         times[world, 2] = s_baro.time

@@ -122,3 +122,51 @@ def fuse_scalar(
 def variance_of(P: wp.array3d(dtype=wp.float32), world: int, k: int, c: float, variance: float) -> float:
     """The innovation variance S = c²·P_kk + R of a measurement with H = c·e_k."""
     return c * c * P[world, k, k] + variance
+
+
+#: The specific-force step [m/s²] the alignment's Jacobian is taken over (small against g, large against round-off).
+ALIGNMENT_STEP = wp.constant(0.01)
+
+
+@wp.func
+def rotation_vector(q: wp.quat) -> wp.vec3:
+    """The rotation vector [rad] of a unit quaternion, the short way round."""
+    v = wp.vec3(q[0], q[1], q[2])
+    w = q[3]
+    if w < 0.0:
+        v = -v
+        w = -w
+    s = wp.length(v)
+    if s < 1.0e-12:
+        return 2.0 * v
+    return v * (2.0 * wp.atan2(s, w) / s)
+
+
+@wp.func
+def alignment_covariance(P: wp.array3d(dtype=wp.float32), world: int, sigma: vec15, position_variance: wp.vec3,
+                         J: wp.mat33, yaw_variance: float):
+    """P at alignment, from the alignment's own linearisation.
+
+    The attitude taken from a specific-force sample f moves by J·δf (``J`` [rad/(m/s²)], NED) when f is off by
+    δf = b_a + n (the accelerometer's bias and noise), so the attitude error is δθ = −J·(δb_a + n): perfectly
+    correlated with the bias, which hover cannot observe apart from the tilt. With Σ_b = diag(σ_ba²):
+    P_θθ = J·Σ_b·Jᵀ + σ_θ²·I (+ ``yaw_variance``, the heading sample's, on the down axis), P_θb = −J·Σ_b;
+    position ``position_variance`` [m²]; the rest diagonal from ``sigma``.
+    """
+    for i in range(N):
+        for j in range(N):
+            P[world, i, j] = 0.0
+        P[world, i, i] = sigma[i] * sigma[i]
+    for r in range(3):
+        P[world, POS + r, POS + r] = position_variance[r]
+    for r in range(3):
+        for c in range(3):
+            tilt = float(0.0)
+            for k in range(3):
+                tilt += J[r, k] * J[c, k] * sigma[ACCEL_BIAS + k] * sigma[ACCEL_BIAS + k]
+            P[world, ATT + r, ATT + c] = tilt
+            cross = -J[r, c] * sigma[ACCEL_BIAS + c] * sigma[ACCEL_BIAS + c]
+            P[world, ATT + r, ACCEL_BIAS + c] = cross
+            P[world, ACCEL_BIAS + c, ATT + r] = cross
+        P[world, ATT + r, ATT + r] = P[world, ATT + r, ATT + r] + sigma[ATT + r] * sigma[ATT + r]
+    P[world, ATT + 2, ATT + 2] = P[world, ATT + 2, ATT + 2] + yaw_variance
