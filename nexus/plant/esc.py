@@ -19,13 +19,16 @@ on a taped run (:class:`nexus.plant.physics.TapedPlant`).
 
 from __future__ import annotations
 
+import numpy as np
 import warp as wp
+from newton.actuators import ClampingDCMotor, DrivePD
 
 from nexus.core import Component, Stage
 from nexus.core.arrays import ArrayDecl, NamedArrays
 from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Param, Relation, Spec, positive
 from nexus.plant.controls import CONTROLS_WIDTH
+from nexus.plant.physics import Physics
 from nexus.plant.plant import Plant, Rotor
 from nexus.plant.safe_math import safe_sqrt
 from nexus.schemas.reader import read_connections
@@ -186,6 +189,143 @@ def esc_command_all(
     feedforward[d] = spin[i] * torque_coefficient[i] * lagged * lagged
 
 
+@wp.struct
+class Servo:
+    """The rotors' speed servo (Newton's ``DrivePD`` clamped by ``ClampingDCMotor``), run inside the ESCs' launch.
+
+    ``element`` maps (world, ESC of the group) to the actuator's element; every other array is the actuator's
+    own (its gains, its envelope, its index maps), so a change to them reaches this launch as it reaches Newton's.
+    """
+
+    element: wp.array2d(dtype=wp.int32)
+    pos_indices: wp.array(dtype=wp.uint32)
+    vel_indices: wp.array(dtype=wp.uint32)
+    target_pos_indices: wp.array(dtype=wp.uint32)
+    effort_indices: wp.array(dtype=wp.uint32)
+    kp: wp.array(dtype=wp.float32)
+    kd: wp.array(dtype=wp.float32)
+    const_effort: wp.array(dtype=wp.float32)
+    saturation_effort: wp.array(dtype=wp.float32)
+    velocity_limit: wp.array(dtype=wp.float32)
+    max_motor_effort: wp.array(dtype=wp.float32)
+
+
+@wp.func
+def servo_effort(servo: Servo, i: int, current_pos: wp.array(dtype=wp.float32),
+                 current_vel: wp.array(dtype=wp.float32), target_pos: wp.array(dtype=wp.float32),
+                 target_vel: wp.array(dtype=wp.float32), feedforward: wp.array(dtype=wp.float32),
+                 output: wp.array(dtype=wp.float32)):
+    """Element ``i`` of the servo, as Newton 1.8's actuator step computes it (``_pd_effort_kernel``, then
+    ``_clamp_dc_motor_kernel``, then ``_scatter_add_kernel``), operation for operation, so the bits are the same."""
+    vel_idx = servo.vel_indices[i]
+    position_error = target_pos[servo.target_pos_indices[i]] - current_pos[servo.pos_indices[i]]
+    velocity_error = target_vel[vel_idx] - current_vel[vel_idx]
+    const_e = float(0.0)
+    if servo.const_effort:
+        const_e = servo.const_effort[i]
+    ff = feedforward[vel_idx]
+    effort = const_e + ff + servo.kp[i] * position_error + servo.kd[i] * velocity_error
+    sat = servo.saturation_effort[i]
+    vel_lim = servo.velocity_limit[i]
+    max_e = servo.max_motor_effort[i]
+    corner = vel_lim
+    if sat > 0.0:
+        ratio = max_e / sat
+        if ratio == ratio:
+            corner = vel_lim * (1.0 + ratio)
+    vel = wp.clamp(current_vel[vel_idx], -corner, corner)
+    effort_max = wp.min(sat * (1.0 - vel / vel_lim), max_e)
+    effort_min = wp.max(sat * (-1.0 - vel / vel_lim), -max_e)
+    applied = wp.clamp(effort, effort_min, effort_max)
+    idx = servo.effort_indices[i]
+    output[idx] = output[idx] + applied
+
+
+@wp.kernel
+def esc_servo_all(
+    controls: wp.array2d(dtype=wp.float32),
+    channel: wp.array(dtype=wp.int32),
+    rotor: wp.array(dtype=wp.int32),
+    dof: wp.array(dtype=wp.int32),
+    spin: wp.array(dtype=wp.float32),
+    min_speed: wp.array(dtype=wp.float32),
+    max_speed: wp.array(dtype=wp.float32),
+    thrust_model_factor: wp.array(dtype=wp.float32),
+    tau_up: wp.array(dtype=wp.float32),
+    tau_down: wp.array(dtype=wp.float32),
+    torque_coefficient: wp.array(dtype=wp.float32),
+    dt: wp.float32,
+    lag_scale: wp.array(dtype=wp.float32),
+    rotors: wp.int32,
+    dofs_per_world: wp.int32,
+    speed_in: wp.array(dtype=wp.float32),
+    servo: Servo,
+    joint_q: wp.array(dtype=wp.float32),
+    joint_qd: wp.array(dtype=wp.float32),
+    joint_target_q: wp.array(dtype=wp.float32),
+    speed: wp.array(dtype=wp.float32),
+    target_qd: wp.array(dtype=wp.float32),
+    feedforward: wp.array(dtype=wp.float32),
+    joint_f: wp.array(dtype=wp.float32),
+):
+    """Every ESC of a plant and its servo in one launch, one thread per world: ``esc_command_all``'s arithmetic,
+    then the servo's torque on each rotor joint (what the step stage's actuator would add before the solver)."""
+    world = wp.tid()
+    lag = lag_scale[world]
+    for i in range(channel.shape[0]):
+        r = rotor[i] + world * rotors
+        d = dof[i] + world * dofs_per_world
+        lagged = lagged_speed(
+            controls[world, channel[i]], speed_in[r], min_speed[i], max_speed[i], thrust_model_factor[i],
+            tau_up[i] * lag, tau_down[i] * lag, dt
+        )
+        speed[r] = lagged
+        target_qd[d] = spin[i] * lagged
+        feedforward[d] = spin[i] * torque_coefficient[i] * lagged * lagged
+    for i in range(channel.shape[0]):
+        servo_effort(servo, servo.element[world, i], joint_q, joint_qd, joint_target_q, target_qd, feedforward,
+                     joint_f)
+
+
+def fusable_servo(plant: Plant, dofs: list[int], substeps: int) -> Servo | None:
+    """The rotors' servo as one :class:`Servo` the ESCs' launch can run, or None where it must stay the step's.
+
+    Only for one explicit ``DrivePD`` + ``ClampingDCMotor`` actuator (as :mod:`nexus.plant.loading` adds) on
+    exactly these joints (in the explicit effort mode Newton builds it in; Nexus never switches it), stepped once
+    a tick on the live arrays: not with substeps (the step runs the servo
+    each substep on that substep's speed) and not on Featherstone (a taped run steps the servo on a tick's own
+    copies, :class:`nexus.plant.physics.TapedPlant`)."""
+    if substeps != 1 or plant.solver_name == "featherstone" or len(plant.actuators) != 1:
+        return None
+    actuator = plant.actuators[0]
+    clamps = list(actuator.clamping)
+    plain = (type(actuator.drive) is DrivePD and len(clamps) == 1 and type(clamps[0]) is ClampingDCMotor
+             and actuator.delay is None and not actuator.drive.is_stateful()
+             and (actuator.state_pos_attr, actuator.state_vel_attr) == ("joint_q", "joint_qd")
+             and (actuator.control_target_pos_attr, actuator.control_target_vel_attr,
+                  actuator.control_feedforward_attr, actuator.control_output_attr) ==
+             ("joint_target_q", "joint_target_qd", "joint_act", "joint_f")
+             and actuator.control_computed_output_attr in (None, "joint_f"))
+    if not plain:
+        return None
+    index = actuator.indices.numpy()
+    per_world = [d + w * plant.dofs_per_world for w in range(plant.worlds) for d in dofs]
+    if sorted(index.tolist()) != sorted(per_world) or len(set(index.tolist())) != len(index):
+        return None
+    where = {int(d): i for i, d in enumerate(index)}
+    element = np.array([where[d] for d in per_world], dtype=np.int32).reshape(plant.worlds, len(dofs))
+    drive, clamp = actuator.drive, clamps[0]
+    servo = Servo()
+    servo.element = wp.array(element, dtype=wp.int32, device=plant.device)
+    servo.pos_indices, servo.vel_indices = actuator.pos_indices, actuator.indices
+    servo.target_pos_indices, servo.effort_indices = actuator.target_pos_indices, actuator.effort_indices
+    servo.kp, servo.kd = drive.kp, drive.kd
+    servo.const_effort = drive.const_effort
+    servo.saturation_effort, servo.velocity_limit = clamp.saturation_effort, clamp.velocity_limit
+    servo.max_motor_effort = clamp.max_motor_effort
+    return servo
+
+
 @drawn.draws(drawn.Drawn("esc_lag_scale", "-", "multiplies the ESC speed time constants", "> 0",
                          accepts=drawn.positive))
 class Esc(Component):
@@ -245,6 +385,11 @@ class Esc(Component):
                 "torque_coefficient": column([c.rotor.torque_coefficient for c in group], wp.float32),
             }
         self._fused, self._fused_count = tuple(columns.values()), len(group)
+        #: The rotors' servo when this ESC's launch runs it (the step stage then leaves it out: ``Plant.servo_ran``).
+        self._servo = None
+        if self.leader is self and Esc.fuse_servo:
+            substeps = [c.substeps for c in ctx.components if isinstance(c, Physics) and c.plant is plant]
+            self._servo = fusable_servo(plant, [c.rotor.dof for c in group], max(substeps, default=1))
         #: The arrays the spec declares, by name: this ESC's per-world lag scale; the fused launch's leader also
         #: holds the group's time constants and torque coefficients (one element per ESC of the group).
         self.arrays = NamedArrays(f"ESC {self.name}", ESC_SPEC.arrays, lag_scale=lag_scale,
@@ -252,9 +397,23 @@ class Esc(Component):
 
     #: One launch for all the plant's ESCs (False: one launch each, the reference tests compare with).
     fuse = True
+    #: The fused launch also runs the rotors' servo, one thread per world (False: the step stage's actuator does).
+    fuse_servo = True
 
     def _run(self, io) -> None:
         control = self.plant.control
+        if self.leader is self and self._servo is not None:
+            self._controls_ptr = io["controls"].ptr
+            state = self.plant.state
+            wp.launch(
+                esc_servo_all, dim=self.plant.worlds,
+                inputs=[io["controls"], *self._fused, self.dt, *self._strides, self.plant.esc_speed, self._servo,
+                        state.joint_q, state.joint_qd, control.joint_target_q],
+                outputs=[self.plant.esc_speed_out, control.joint_target_qd, control.joint_act, control.joint_f],
+                device=io.device,
+            )
+            self.plant.servo_ran = True
+            return
         if self.leader is self:
             self._controls_ptr = io["controls"].ptr
             wp.launch(

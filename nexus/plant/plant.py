@@ -147,6 +147,10 @@ class Plant:
         self.esc_speed = wp.zeros(self.worlds * len(rotors), dtype=wp.float32, device=self.device)
         #: The lagged speeds the ESCs write: ``esc_speed`` itself in a flight, the next tick's copy on a taped run.
         self.esc_speed_out = self.esc_speed
+        #: Whether this tick's ESC launch has run the rotors' servo, so the step stage leaves Newton's actuator out:
+        #: set as the ESCs' fused launch is issued (:func:`nexus.plant.esc.esc_servo_all`), cleared by the clear and
+        #: step stages, so a step without the ESCs before it (start-up's settling) runs the servo itself.
+        self.servo_ran = False
         #: Where each world's base settled before the first tick [m, world ENU]: its NED origin.
         #: A device array, so captured graphs read the value that start-up writes.
         self.ned_origin = wp.zeros(self.worlds, dtype=wp.vec3, device=self.device)

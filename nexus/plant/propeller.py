@@ -143,11 +143,14 @@ def propeller_wrench_all(
     variation: RotorVariation,
     body_f: wp.array(dtype=wp.spatial_vector),
 ):
-    """Every propeller of a plant in one launch, one thread per propeller and world, each on a body of its own."""
-    world, i = wp.tid()
-    add_varied_wrench(body_f, body_q, joint_qd, world, rotor[i], dof[i] + world * dofs_per_world,
-                      body[i] + world * bodies_per_world, thrust_coefficient[i], torque_coefficient[i], time_ns[world],
-                      variation)
+    """Every propeller of a plant in one launch, one thread per world (a thread costs about as much as a
+    propeller's arithmetic on the CPU), each propeller on a body of its own."""
+    world = wp.tid()
+    now_ns = time_ns[world]
+    for i in range(rotor.shape[0]):
+        add_varied_wrench(body_f, body_q, joint_qd, world, rotor[i], dof[i] + world * dofs_per_world,
+                          body[i] + world * bodies_per_world, thrust_coefficient[i], torque_coefficient[i], now_ns,
+                          variation)
 
 
 def variation_arrays(variation: RotorVariation | None) -> dict:
@@ -273,7 +276,7 @@ class Propeller(Component):
         state, rotor = self.plant.state, self.rotor
         if self.leader is self:
             wp.launch(
-                propeller_wrench_all, dim=(self.plant.worlds, self._fused_count),
+                propeller_wrench_all, dim=self.plant.worlds,
                 inputs=[state.joint_qd, state.body_q, *self._fused, *self._strides, io["time_ns"], self._variation],
                 outputs=[state.body_f], device=io.device,
             )
