@@ -283,7 +283,7 @@ def fly(args) -> int:
     (out / "params.env").write_text("".join(f"{k}={v}\n" for k, v in env_params.items()))
     nexus = [str(Path(sys.executable).parent / "nexus"), "run", "--vehicle", args.vehicle, "--scene", args.scene,
              "--controller", "px4", "--estimator", "ekf", "--px4-mission", "--px4-instance", str(args.instance),
-             "--device", "cpu", "--quiet", "--out", str(out / "run")]
+             "--device", "cpu", "--quiet", "--out", str(out / "run")] + (["--px4-settle"] if args.reproducible else [])
     print(" ".join(nexus[1:]), flush=True)
     with open(out / "nexus.log", "w") as nexus_log:
         sim = subprocess.Popen(nexus, stdout=nexus_log, stderr=subprocess.STDOUT)
@@ -296,7 +296,8 @@ def fly(args) -> int:
         workdir.mkdir(exist_ok=True)
         env = {**os.environ, "PX4_SIM_MODEL": "none_iris", **env_params}
         with open(out / "px4.log", "w") as px4_log:
-            px4 = subprocess.Popen([str(binary), "-d", "-i", str(args.instance), "-w", str(workdir), str(etc)],
+            pin = ["taskset", "-c", str(args.pin_cpu)] if args.reproducible else []
+            px4 = subprocess.Popen([*pin, str(binary), "-d", "-i", str(args.instance), "-w", str(workdir), str(etc)],
                                    env=env, stdout=px4_log, stderr=subprocess.STDOUT, start_new_session=True)
             try:
                 code = sim.wait(timeout=args.timeout)
@@ -334,6 +335,9 @@ def main(argv=None) -> int:
     f.add_argument("--scene", default="empty")
     f.add_argument("--instance", type=int, default=9, help="PX4 instance: TCP 4560+K, UDP 14540+K")
     f.add_argument("--timeout", type=float, default=900.0, help="wall seconds to wait for the run")
+    f.add_argument("--reproducible", action="store_true", help="settle PX4 after every step (--px4-settle) and "
+                   "pin it to one core: two flights the same, bit for bit (docs/px4.md), at about a third of the speed")
+    f.add_argument("--pin-cpu", type=int, default=1, help="with --reproducible: the core PX4 runs on")
     f.add_argument("--px4-param", action="append", default=[], metavar="NAME=VALUE",
                    help="a further PX4 parameter (repeatable), set after the derived ones")
     c = sub.add_parser("compare", help="compare a run folder with PX4's ULog of the same flight")
