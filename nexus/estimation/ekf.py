@@ -26,20 +26,24 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative, positive
 from nexus.estimation.ekf_math import ACCEL_BIAS, ATT, GYRO_BIAS, N, POS, VEL, fuse_scalar, predict_covariance, vec15
 from nexus.estimation.ekf_math import ALIGNMENT_STEP, alignment_covariance, rotation_vector
+from nexus.estimation.estimate_status import (
+    BARO_AIDING, BARO_FAULT, GPS_AIDING, GPS_FAULT, HORIZONTAL_VALID, MAG_AIDING, MAG_FAULT, NO_AID_FUSION, ORIGIN_SET,
+    RANGE_AIDING, RANGE_FAULT, RESET_SIGNAL, STATUS_SIGNAL, TILT_ALIGNED, VERTICAL_VALID, YAW_ALIGNED,
+)
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.schemas.reader import read_connections
 from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef
-from nexus.sensors.magnetometer import earth_field_ned
-from nexus.sensors.rangefinder import RangeSample
+from nexus.sensors.barometer import BAROMETER_SPEC
+from nexus.sensors.gps import GPS_SPEC
+from nexus.sensors.magnetometer import MAGNETOMETER_SPEC, earth_field_ned
+from nexus.sensors.rangefinder import RANGEFINDER_SPEC, RangeSample
 from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
 
 #: Innovation slots (record ``ekf_innovation``, ``ekf_test_ratio``, ``ekf_rejected``).
 GPS_POS, GPS_VEL, BARO, HEADING, RANGE = 0, 3, 6, 7, 8
 SLOTS = 9
 SLOT_NAMES = ("gps_north", "gps_east", "gps_down", "gps_vnorth", "gps_veast", "gps_vdown", "baro", "heading", "range")
-#: Status bits (record ``ekf_status``).
-TILT_ALIGNED, YAW_ALIGNED, GPS_AIDING, BARO_AIDING, MAG_AIDING, RANGE_AIDING, HORIZONTAL_VALID, VERTICAL_VALID = (
-    1, 2, 4, 8, 16, 32, 64, 128)
+#: The status bits (record ``estimate_status``) are :mod:`nexus.estimation.estimate_status`'s.
 #: The done flag of a world whose filter went non-finite (1 done, 2 failed, 3 battery empty, 4 crashed), and its
 #: exit reason: the world stops rather than fly on a NaN estimate.
 DIVERGED = wp.constant(5)
@@ -48,6 +52,29 @@ DIVERGED_REASON = "estimator-diverged"
 AIDING_TIMEOUT = 1.0
 #: IMU samples of past position and velocity kept for a delayed GPS (``nexus:gpsDelay``): 0.256 s at 250 Hz.
 HISTORY = 64
+
+#: Sensor health (``monitor`` state). A fused sensor is faulted when its newest sample is older than its timeout
+#: (dropped out), or when this many consecutive new samples carry the same values while the sensor declares noise
+#: (frozen); the timeouts are this many sample periods too (GPS 1 s at 10 Hz, baro 0.2 s at 50 Hz, ...).
+STALE_PERIODS = 10
+REPEATS = wp.constant(10.0)
+#: The vehicle is at rest while its gyro stays below REST_RATE [rad/s] (PX4's EKF2_MOVE_TEST 1 x 0.05 rad/s) and its
+#: specific force within REST_ACCEL [m/s^2] of g, for REST_TIME [s] (PX4: 1 s), within REST_HEIGHT [m] of the
+#: height it aligned at (PX4 asks its land detector; Nexus's hover is as still as the ground).
+REST_RATE = wp.constant(0.05)
+REST_ACCEL = wp.constant(0.5)
+REST_TIME = wp.constant(1.0)
+REST_HEIGHT = wp.constant(1.0)
+#: Without aiding: the fake position's period [s] and its noise at rest [m] (PX4 fuses 0.01 m at rest).
+FAKE_PERIOD = wp.constant(0.2)
+FAKE_REST_NOISE = wp.constant(0.01)
+#: ``monitor`` slots: last sample time per sensor (GPS, baro, mag, range: 0-3), repeat runs (4-7), faults (8-11),
+#: the GPS's last latitude, longitude, altitude, velocity (12-17), the barometer's height (18), the magnetometer's
+#: field (19-21), the rangefinder's distance (22), the last IMU time the vehicle moved (23), the last fake-position
+#: fusion (24), the fake position N, E (25, 26), no-aid mode (27: 0 aided, 1 moving, 2 at rest), the sum of the
+#: position resets N, E, D (28-30), how many (31).
+MONITOR = 32
+MON_FAULT, MON_MOVED, MON_FAKE_TIME, MON_FAKE, MON_MODE, MON_RESET, MON_RESETS = 8, 23, 24, 25, 27, 28, 31
 
 #: The schemas of the components that write a vehicle's estimate, and the connection that picks one.
 ESTIMATOR_SCHEMAS = ("NexusTruthEstimatorAPI", "NexusEkfAPI")
@@ -106,6 +133,11 @@ EKF_SPEC = Spec(
                  "(PX4 EKF2_REQ_EPV, default 5)"),
         Param("gps_required_satellites", "nexus:EKF2_REQ_NSATS", "int", 6, "-", "... and at least this many "
               "satellites, with a 3D fix (PX4 EKF2_REQ_NSATS, default 6)", low=0),
+        positive("no_aid_timeout", "nexus:noAidTimeout", 5.0, "s", "With no GPS fused for this long the filter "
+                 "fuses a fake position to stay bounded, and a returning GPS resets the position instead of being "
+                 "fused (PX4 EKF2_NOAID_TOUT, there in microseconds, default 5 s)"),
+        _px4("no_aid_noise", "EKF2_NOAID_NOISE", 10.0, "m", "The fake position's noise in flight; it is fused only "
+             "while the horizontal 1-sigma is above it", True),
         Param("covariance_decimation", "nexus:covarianceDecimation", "int", 2, "-",
               "IMU samples per covariance prediction (PX4 predicts at 100 Hz; 2 at a 250 Hz IMU is 125 Hz)", low=1),
         positive("horizontal_valid_limit", "nexus:horizontalValidLimit", 5.0, "m",
@@ -123,8 +155,11 @@ EKF_SPEC = Spec(
     ),
     outputs=(
         Output("estimate", PoseTwist, recorded=True, doc="Pose and twist, NED/FRD"),
-        Output("ekf_status", wp.int32, recorded=True, doc="Bits: 1 tilt, 2 yaw aligned; aiding 4 GPS, 8 baro, "
-               "16 mag, 32 range; 64 horizontal, 128 vertical position valid"),
+        Output(STATUS_SIGNAL, wp.int32, recorded=True, doc="Bits (nexus.estimation.estimate_status): 1 tilt, 2 yaw "
+               "aligned; aiding 4 GPS, 8 baro, 16 mag, 32 range; 64 horizontal, 128 vertical position valid; 256 "
+               "origin set; faults 512 GPS, 1024 baro, 2048 mag, 4096 range; 8192 fake-position fusion"),
+        Output(RESET_SIGNAL, wp.vec3, recorded=True, doc="Sum of every position reset's delta (new - old) [m], NED"),
+        Output("ekf_resets", wp.int32, recorded=True, doc="Position resets so far"),
         Output("ekf_variance", wp.float32, (1, N), recorded=True,
                doc="Covariance diagonal: position [m^2], velocity, attitude [rad^2], gyro bias, accel bias"),
         Output("ekf_innovation", wp.float32, (1, SLOTS), recorded=True,
@@ -150,6 +185,9 @@ EKF_SPEC = Spec(
                  "many were written"),
         StateVar("divergence", wp.float32, (1 + SLOTS,), -1.0, "time [s] the filter went non-finite (-1: never), "
                  "then the last innovation per fused scalar at that time"),
+        StateVar("monitor", wp.float64, (MONITOR,), 0.0, "sensor health (last sample times, repeat runs, faults, "
+                 "last values), the rest detector, the fake position and its mode, the position resets' sum [m, NED] "
+                 "and count (slots: nexus.estimation.ekf.MONITOR)"),
     ),
     stage="ekf_estimate",
     kind="estimate",
@@ -190,6 +228,10 @@ class EkfTuning:
     required_eph: float
     required_epv: float
     required_satellites: int
+    timeouts: wp.vec4
+    repeat_check: wp.vec4i
+    no_aid_timeout: wp.float64
+    no_aid_noise: float
 
 
 @wp.func
@@ -302,6 +344,63 @@ def recall(history: wp.array3d(dtype=wp.vec3), history_times: wp.array2d(dtype=w
 
 
 @wp.func
+def watch(monitor: wp.array2d(dtype=wp.float64), world: int, k: int, sample_time: wp.float64, now: wp.float64,
+          timeout: float, same: int) -> int:
+    """Sensor ``k``'s health after its newest sample (``same``: a new sample whose values repeat the last one's,
+    counted only for a sensor that declares noise): faulted after REPEATS repeats, or while its newest sample is
+    older than ``timeout`` [s]; a new, changed sample clears it. 1 while the sensor may be fused."""
+    if sample_time != monitor[world, k]:
+        monitor[world, k] = sample_time
+        if same != 0:
+            monitor[world, 4 + k] = monitor[world, 4 + k] + wp.float64(1.0)
+            if monitor[world, 4 + k] >= wp.float64(REPEATS):
+                monitor[world, MON_FAULT + k] = wp.float64(1.0)
+        else:
+            monitor[world, 4 + k] = wp.float64(0.0)
+            monitor[world, MON_FAULT + k] = wp.float64(0.0)
+    if now - sample_time > wp.float64(timeout):
+        monitor[world, MON_FAULT + k] = wp.float64(1.0)
+    return 1 - int(monitor[world, MON_FAULT + k])
+
+
+@wp.func
+def remember_value(monitor: wp.array2d(dtype=wp.float64), world: int, slot: int, value: wp.float64) -> int:
+    """Keep ``value`` in ``slot``; 1 when it equals what the slot held."""
+    same = int(0)
+    if monitor[world, slot] == value:
+        same = 1
+    monitor[world, slot] = value
+    return same
+
+
+@wp.func
+def reset_to_gps(P: wp.array3d(dtype=wp.float32), nominal: wp.array2d(dtype=wp.vec3),
+                 monitor: wp.array2d(dtype=wp.float64), world: int, position: wp.vec3, velocity: wp.vec3,
+                 position_noise: float, velocity_noise: float):
+    """Horizontal position and the velocity set to the GPS's, their covariance to its noise (uncorrelated), the
+    position's delta (new - old) added to the reset sum and counted; the corrections' sums (nominal 5, 6) take the
+    deltas too, so a delayed GPS's history stays consistent."""
+    old = nominal[world, 0]
+    delta = wp.vec3(position[0] - old[0], position[1] - old[1], 0.0)
+    nominal[world, 0] = old + delta
+    nominal[world, 5] = nominal[world, 5] + delta
+    nominal[world, 6] = nominal[world, 6] + velocity - nominal[world, 1]
+    nominal[world, 1] = velocity
+    for i in range(6):
+        if i != 2:
+            for j in range(N):
+                P[world, i, j] = 0.0
+                P[world, j, i] = 0.0
+            if i < 3:
+                P[world, i, i] = position_noise * position_noise
+            else:
+                P[world, i, i] = velocity_noise * velocity_noise
+    for r in range(3):
+        monitor[world, MON_RESET + r] = monitor[world, MON_RESET + r] + wp.float64(delta[r])
+    monitor[world, MON_RESETS] = monitor[world, MON_RESETS] + wp.float64(1.0)
+
+
+@wp.func
 def tilt_heading(accel: wp.vec3, field_body: wp.vec3, use_mag: int, field_ned: wp.vec3) -> wp.quat:
     """Alignment at rest: roll and pitch from the specific force, heading from the magnetometer."""
     roll = wp.atan2(-accel[1], -accel[2])
@@ -331,6 +430,7 @@ def ekf_step(
     history_in: wp.array3d(dtype=wp.vec3),
     history_times_in: wp.array2d(dtype=wp.float64),
     divergence_in: wp.array2d(dtype=wp.float32),
+    monitor_in: wp.array2d(dtype=wp.float64),
     nominal: wp.array2d(dtype=wp.vec3),
     attitude: wp.array2d(dtype=wp.quat),
     P: wp.array3d(dtype=wp.float32),
@@ -339,6 +439,7 @@ def ekf_step(
     history: wp.array3d(dtype=wp.vec3),
     history_times: wp.array2d(dtype=wp.float64),
     divergence: wp.array2d(dtype=wp.float32),
+    monitor: wp.array2d(dtype=wp.float64),
     estimate: wp.array(dtype=PoseTwist),
     status: wp.array(dtype=wp.int32),
     variances: wp.array2d(dtype=wp.float32),
@@ -346,6 +447,8 @@ def ekf_step(
     ratios: wp.array2d(dtype=wp.float32),
     rejected: wp.array2d(dtype=wp.int32),
     done: wp.array(dtype=wp.int32),
+    reset: wp.array(dtype=wp.vec3),
+    resets: wp.array(dtype=wp.int32),
 ):
     world = wp.tid()
     if in_place == 0:  # a differentiable caller's fresh state_out; in a run the state advances in place
@@ -361,6 +464,8 @@ def ekf_step(
                 P[world, i, j] = P_in[world, i, j]
         for i in range(1 + SLOTS):
             divergence[world, i] = divergence_in[world, i]
+        for i in range(MONITOR):
+            monitor[world, i] = monitor_in[world, i]
         if tuning.gps_delay > wp.float64(0.0):
             for i in range(HISTORY):
                 history[world, i, 0] = history_in[world, i, 0]
@@ -465,14 +570,57 @@ def ekf_step(
                 times[world, 5] = wp.float64(0.0)
                 refs[world, 2] = 0.0
 
+        # The rest detector (gyro and specific force quiet, near the height it aligned at) and each fused sensor's
+        # health: no new sample within its timeout, or REPEATS new samples repeating the last one's values.
+        now = time[world]
+        if new_imu and (wp.length(s_imu.gyro) > REST_RATE or wp.abs(wp.length(s_imu.accel) - tuning.gravity) > REST_ACCEL
+                        or wp.abs(nominal[world, 0][2]) > REST_HEIGHT):
+            monitor[world, MON_MOVED] = s_imu.time
+        at_rest = s_imu.time - monitor[world, MON_MOVED] > wp.float64(REST_TIME)
+        gps_ok = int(1)
+        if fuse_gps != 0:
+            same = int(0)
+            if s_gps.time != monitor[world, 0]:
+                n = (remember_value(monitor, world, 12, s_gps.latitude) + remember_value(monitor, world, 13, s_gps.longitude)
+                     + remember_value(monitor, world, 14, s_gps.altitude))
+                for r in range(3):
+                    n += remember_value(monitor, world, 15 + r, wp.float64(s_gps.velocity[r]))
+                if n == 6:
+                    same = tuning.repeat_check[0]
+            gps_ok = watch(monitor, world, 0, s_gps.time, now, tuning.timeouts[0], same)
+        baro_ok = int(1)
+        if fuse_baro != 0:
+            same = int(0)
+            if s_baro.time != monitor[world, 1]:
+                same = remember_value(monitor, world, 18, wp.float64(s_baro.pressure_altitude)) * tuning.repeat_check[1]
+            baro_ok = watch(monitor, world, 1, s_baro.time, now, tuning.timeouts[1], same)
+        mag_ok = int(1)
+        if fuse_mag != 0:
+            same = int(0)
+            if s_mag.time != monitor[world, 2]:
+                n = int(0)
+                for r in range(3):
+                    n += remember_value(monitor, world, 19 + r, wp.float64(s_mag.field[r]))
+                if n == 3:
+                    same = tuning.repeat_check[2]
+            mag_ok = watch(monitor, world, 2, s_mag.time, now, tuning.timeouts[2], same)
+        rng_ok = int(1)
+        if fuse_rng != 0:
+            same = int(0)
+            if s_rng.time != monitor[world, 3]:
+                same = remember_value(monitor, world, 22, wp.float64(s_rng.distance)) * s_rng.valid * tuning.repeat_check[3]
+            rng_ok = watch(monitor, world, 3, s_rng.time, now, tuning.timeouts[3], same)
+
         # 3. Fusion, one scalar at a time.
-        if fuse_gps != 0 and s_gps.time != times[world, 1] and refs[world, 6] == 0.0 and good_fix(s_gps, tuning) != 0:
+        if (fuse_gps != 0 and gps_ok != 0 and s_gps.time != times[world, 1] and refs[world, 6] == 0.0
+                and good_fix(s_gps, tuning) != 0):
             # The first good fix sets the origin where the estimate has the base now, so nothing jumps.
             times[world, 1] = s_gps.time
             nominal[world, 7] = (gps_ned(s_gps, tuning) - wp.quat_rotate(attitude[world, 0], tuning.gps_mount_frd)
                                  - nominal[world, 0])
             refs[world, 6] = 1.0
-        if fuse_gps != 0 and s_gps.time != times[world, 1] and s_gps.fix_type >= 3 and refs[world, 6] != 0.0:
+        if (fuse_gps != 0 and gps_ok != 0 and s_gps.time != times[world, 1] and s_gps.fix_type >= 3
+                and refs[world, 6] != 0.0):
             times[world, 1] = s_gps.time
             q = attitude[world, 0]
             omega = s_imu.gyro - nominal[world, 2]
@@ -489,7 +637,16 @@ def ekf_step(
                 past_p = recall(history, history_times, world, s_gps.time - tuning.gps_delay, 0)
                 past_v = recall(history, history_times, world, s_gps.time - tuning.gps_delay, 1)
             accepted = int(0)
+            lost = now - times[world, 6] > tuning.no_aid_timeout or wp.sqrt(wp.max(P[world, 0, 0], P[world, 1, 1])) >= tuning.horizontal_limit
+            if lost:
+                # Aiding was lost: take the GPS's position and velocity as they are (a recorded reset), not a
+                # fusion the gate would refuse or a pull that spikes the velocity.
+                reset_to_gps(P, nominal, monitor, world, antenna + velocity * float(tuning.gps_delay), velocity,
+                             h_var, tuning.gps_vel_noise)
+                accepted = 1
             for r in range(3):
+                if lost:
+                    break
                 sigma = h_var
                 if r == 2:
                     sigma = v_var
@@ -499,6 +656,8 @@ def ekf_step(
                 accepted += fuse(P, nominal, attitude, world, POS + r, 1.0, antenna[r] - predicted,
                                  sigma * sigma, tuning.gps_pos_gate, GPS_POS + r, innovations, ratios, rejected)
             for r in range(3):
+                if lost:
+                    break
                 predicted = nominal[world, 1][r]
                 if delayed:
                     predicted = past_v[r] + nominal[world, 6][r]
@@ -507,7 +666,7 @@ def ekf_step(
                                  innovations, ratios, rejected)
             if accepted > 0:
                 times[world, 6] = s_gps.time
-        if fuse_baro != 0 and s_baro.time != times[world, 2]:
+        if fuse_baro != 0 and baro_ok != 0 and s_baro.time != times[world, 2]:
             predicted = refs[world, 0] - nominal[world, 0][2]
             noise = tuning.baro_noise * tuning.baro_noise
             if tuning.baro_bias_noise > 0.0 and fuse_gps != 0 and s_baro.time - times[world, 6] < wp.float64(AIDING_TIMEOUT):
@@ -521,13 +680,13 @@ def ekf_step(
             if fuse(P, nominal, attitude, world, POS + 2, -1.0, s_baro.pressure_altitude - refs[world, 4] - predicted,
                     noise, tuning.baro_gate, BARO, innovations, ratios, rejected) > 0:
                 times[world, 7] = s_baro.time
-        if fuse_mag != 0 and s_mag.time != times[world, 3]:
+        if fuse_mag != 0 and mag_ok != 0 and s_mag.time != times[world, 3]:
             times[world, 3] = s_mag.time
             field = wp.quat_rotate(attitude[world, 0], s_mag.field)
             innovation = wrap_pi(heading_of(tuning.field_ned) - heading_of(field))
             fuse(P, nominal, attitude, world, ATT + 2, 1.0, innovation, tuning.heading_noise * tuning.heading_noise,
                  tuning.heading_gate, HEADING, innovations, ratios, rejected)
-        if fuse_rng != 0 and s_rng.time != times[world, 4]:
+        if fuse_rng != 0 and rng_ok != 0 and s_rng.time != times[world, 4]:
             times[world, 4] = s_rng.time
             cos_tilt = wp.quat_to_matrix(attitude[world, 0])[2, 2]
             if s_rng.valid != 0 and cos_tilt > 0.7:
@@ -538,6 +697,28 @@ def ekf_step(
                     fuse(P, nominal, attitude, world, POS + 2, -1.0 / cos_tilt, s_rng.distance - predicted,
                          tuning.range_noise * tuning.range_noise, tuning.range_gate, RANGE, innovations, ratios,
                          rejected)
+        # 4. No position aid for no_aid_timeout: a fake position at the last known one keeps the filter bounded:
+        # at rest always (FAKE_REST_NOISE), moving only while the horizontal 1-sigma is above EKF2_NOAID_NOISE.
+        if fuse_gps == 0 or now - times[world, 6] > tuning.no_aid_timeout:
+            mode = wp.float64(1.0)
+            if at_rest:
+                mode = wp.float64(2.0)
+            if monitor[world, MON_MODE] != mode:  # from aided, or between moving and at rest: the position of now
+                monitor[world, MON_MODE] = mode
+                monitor[world, MON_FAKE] = wp.float64(nominal[world, 0][0])
+                monitor[world, MON_FAKE + 1] = wp.float64(nominal[world, 0][1])
+                monitor[world, MON_FAKE_TIME] = now
+            if now - monitor[world, MON_FAKE_TIME] > wp.float64(FAKE_PERIOD - 1.0e-6):
+                monitor[world, MON_FAKE_TIME] = now
+                noise = tuning.no_aid_noise
+                if at_rest:
+                    noise = FAKE_REST_NOISE
+                if at_rest or wp.max(P[world, 0, 0], P[world, 1, 1]) > noise * noise:
+                    for r in range(2):
+                        innovation = float(monitor[world, MON_FAKE + r]) - nominal[world, 0][r]
+                        inject(nominal, attitude, world, fuse_scalar(P, world, POS + r, 1.0, innovation, noise * noise))
+        else:
+            monitor[world, MON_MODE] = wp.float64(0.0)
         if new_imu and tuning.gps_delay > wp.float64(0.0):
             remember(nominal, history, history_times, world, s_imu.time)
 
@@ -561,13 +742,28 @@ def ekf_step(
     bits = TILT_ALIGNED
     if fuse_mag != 0:
         bits = bits | YAW_ALIGNED
+    if fuse_gps == 0 or refs[world, 6] != 0.0:
+        bits = bits | ORIGIN_SET
+    if monitor[world, MON_FAULT] != wp.float64(0.0):
+        bits = bits | GPS_FAULT
+    if monitor[world, MON_FAULT + 1] != wp.float64(0.0):
+        bits = bits | BARO_FAULT
+    if monitor[world, MON_FAULT + 2] != wp.float64(0.0):
+        bits = bits | MAG_FAULT
+    if monitor[world, MON_FAULT + 3] != wp.float64(0.0):
+        bits = bits | RANGE_FAULT
+    if monitor[world, MON_MODE] != wp.float64(0.0):
+        bits = bits | NO_AID_FUSION
+    reset[world] = wp.vec3(float(monitor[world, MON_RESET]), float(monitor[world, MON_RESET + 1]),
+                           float(monitor[world, MON_RESET + 2]))
+    resets[world] = int(monitor[world, MON_RESETS])
     if fuse_gps != 0 and now - times[world, 6] < wp.float64(AIDING_TIMEOUT):
         bits = bits | GPS_AIDING
     if fuse_baro != 0 and now - times[world, 7] < wp.float64(AIDING_TIMEOUT):
         bits = bits | BARO_AIDING
-    if fuse_mag != 0:
+    if fuse_mag != 0 and monitor[world, MON_FAULT + 2] == wp.float64(0.0):
         bits = bits | MAG_AIDING
-    if fuse_rng != 0 and refs[world, 1] != 0.0:
+    if fuse_rng != 0 and refs[world, 1] != 0.0 and monitor[world, MON_FAULT + 3] == wp.float64(0.0):
         bits = bits | RANGE_AIDING
     if wp.sqrt(wp.max(P[world, 0, 0], P[world, 1, 1])) < tuning.horizontal_limit:
         bits = bits | HORIZONTAL_VALID
@@ -580,18 +776,39 @@ def _sensor_prims(stage, schema: str) -> list:
     return [p for p in stage.Traverse() if schema in p.GetAppliedSchemas()]
 
 
+#: The default sample rates [Hz] of the GPS, barometer, magnetometer and rangefinder (their schemas' defaults).
+DEFAULT_RATES = (10.0, 50.0, 100.0, 50.0)
+#: Each fused sensor's schema and the white-noise attributes (by key) that say whether it declares noise.
+SENSOR_NOISE = ((GPS_SPEC, ("horizontal_sigma", "vertical_sigma", "velocity_sigma")), (BAROMETER_SPEC, ("noise_sigma",)),
+                (MAGNETOMETER_SPEC, ("noise_sigma",)), (RANGEFINDER_SPEC, ("noise_sigma",)))
+
+
+def declared_rate_and_noise(prim, spec, noise_keys) -> tuple[float, bool]:
+    """A sensor prim's rate [Hz] and whether it declares noise (``nexus:noise`` on and a white-noise sigma above 0);
+    attributes it does not author take the schema's defaults."""
+    def value(key):
+        param = spec.param(key)
+        attr = prim.GetAttribute(param.attr)
+        got = attr.Get() if attr else None
+        return param.default if got is None else got
+    return float(value("rate")), bool(value("noise")) and any(float(value(k)) > 0.0 for k in noise_keys)
+
+
 class Ekf(Component):
     """The error-state EKF of one vehicle; writes ``estimate`` and the filter's record signals.
 
     ``values`` are the spec's parameters by key; ``field_ned`` the Earth's field [T] NED at the origin
     (the magnetometer's), ``gps_mount`` the GPS antenna [m] FLU on the base, ``origin`` the plant's
-    geodetic origin, ``gravity`` [m/s²] its magnitude.
+    geodetic origin, ``gravity`` [m/s²] its magnitude; ``sensor_rates`` [Hz] the GPS's, barometer's, magnetometer's
+    and rangefinder's sample rates (their timeouts are STALE_PERIODS periods), ``sensor_noisy`` whether each declares
+    noise (only then are repeated samples a freeze).
     """
 
     spec = EKF_SPEC
 
     def __init__(self, name: str, *, origin, field_ned=(2.0e-5, 0.0, 4.0e-5), gps_mount=(0.0, 0.0, 0.0),
-                 gravity: float = 9.80665, connections=None, **params):
+                 gravity: float = 9.80665, sensor_rates=DEFAULT_RATES, sensor_noisy=(False,) * 4, connections=None,
+                 **params):
         super().__init__(name, connections)
         values = self.spec.defaults()
         unknown = set(params) - set(values)
@@ -603,6 +820,8 @@ class Ekf(Component):
         self.field_ned = np.asarray(field_ned, dtype=np.float64)
         self.gps_mount = tuple(float(m) for m in gps_mount)
         self.gravity = float(gravity)
+        self.sensor_rates = tuple(float(r) for r in sensor_rates)
+        self.sensor_noisy = tuple(bool(n) for n in sensor_noisy)
 
     @classmethod
     def from_prim(cls, prim, values, ctx) -> Ekf:
@@ -641,8 +860,16 @@ class Ekf(Component):
         field = earth_field_ned(origin.latitude, origin.longitude, origin.altitude, ctx.plant.decimal_year)
         gravity = float(np.linalg.norm(ctx.plant.model.gravity.numpy().reshape(-1, 3)[0]))
         connections = {k: v for k, v in read_connections(prim, cls.spec, ctx.path).items()}
-        return cls(path, origin=origin, field_ned=field, gps_mount=gps_mount, gravity=gravity,
-                   connections=connections, **values)
+        rates, noisy = [], []
+        for (key, schema, _), (spec, noise_keys), default in zip(FUSIONS, SENSOR_NOISE, DEFAULT_RATES):
+            prims = _sensor_prims(stage, schema)
+            rate, declared = default, False
+            if prims:
+                rate, declared = declared_rate_and_noise(prims[0], spec, noise_keys)
+            rates.append(rate if rate > 0 else imu_rate)  # 0 samples every tick: about the IMU's rate
+            noisy.append(declared)
+        return cls(path, origin=origin, field_ned=field, gps_mount=gps_mount, gravity=gravity, sensor_rates=rates,
+                   sensor_noisy=noisy, connections=connections, **values)
 
     def stages(self) -> list[Stage]:
         """One device stage that may end a world (:data:`DIVERGED`)."""
@@ -684,6 +911,10 @@ class Ekf(Component):
         t.required_eph = float(v["gps_required_eph"])
         t.required_epv = float(v["gps_required_epv"])
         t.required_satellites = int(v["gps_required_satellites"])
+        t.timeouts = wp.vec4(*(STALE_PERIODS / rate for rate in self.sensor_rates))
+        t.repeat_check = wp.vec4i(*(int(bool(noisy)) for noisy in self.sensor_noisy))
+        t.no_aid_timeout = wp.float64(v["no_aid_timeout"])
+        t.no_aid_noise = float(v["no_aid_noise"])
         self.tuning = t
         # Sensors it does not fuse: a sample that never changes, so the kernel's arguments are always arrays.
         self._idle = {signal: wp.zeros(self.worlds, dtype=dtype, device=ctx.device)
@@ -693,14 +924,15 @@ class Ekf(Component):
     def run(self, io) -> None:
         sensors = [self._idle[s] if s in self._idle else io[s] for s in ("gps", "baro", "mag", "range")]
         si, so = io.state_in, io.state_out
-        keys = ("nominal", "attitude", "covariance", "times", "references", "history", "history_times", "divergence")
+        keys = ("nominal", "attitude", "covariance", "times", "references", "history", "history_times", "divergence",
+                "monitor")
         in_place = int(all(si[k].ptr == so[k].ptr for k in keys))
         wp.launch(
             ekf_step, dim=self.worlds,
             inputs=[io["imu"], *sensors, io["time"], self.tuning, in_place,
                     *(si[k] for k in keys), *(so[k] for k in keys)],
-            outputs=[io["estimate"], io["ekf_status"], io["ekf_variance"], io["ekf_innovation"],
-                     io["ekf_test_ratio"], io["ekf_rejected"], io.done],
+            outputs=[io["estimate"], io[STATUS_SIGNAL], io["ekf_variance"], io["ekf_innovation"],
+                     io["ekf_test_ratio"], io["ekf_rejected"], io.done, io[RESET_SIGNAL], io["ekf_resets"]],
             device=io.device,
         )
 
