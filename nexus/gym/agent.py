@@ -25,6 +25,7 @@ import warp as wp
 from nexus.control.allocation import MixTables, allocation_for, mix_tables, write_rotor_commands
 from nexus.control.pid import PID_SPEC, PidGains, PidParams, PidState, device_params, rate_loop
 from nexus.core import Component, Read, Stage, Write
+from nexus.estimation.ekf import Ekf
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.gym.tasks import HOVER, TRACK, WAYPOINT, Task, TaskParams
 from nexus.plant.controls import CONTROLS_WIDTH
@@ -72,6 +73,43 @@ class Layout:
     hover_fraction: float
     hover_speed: float
     max_rates: wp.vec3
+
+
+@wp.struct
+class Filter:
+    """The EKF's state arrays (:class:`~nexus.estimation.ekf.Ekf`) that a respawn puts at the new start.
+
+    A respawn moves the vehicle as no sensor could see: the filter, left alone, would go on estimating the old
+    place (its GPS fusion gated off by the jump) and end the new episode at once. So a world that starts an
+    episode starts its filter there too: position, velocity and attitude at the new start's true values, their
+    covariance at the filter's initial sigmas (``nexus:gpsPosNoise``, ``nexus:gpsVelNoise``,
+    ``nexus:attitudeInit``), uncorrelated with the biases, which keep what the filter learnt of the sensors.
+    ``active`` 0: the vehicle flies no EKF (the arrays are placeholders).
+    """
+
+    active: int
+    nominal: wp.array2d(dtype=wp.vec3)
+    attitude: wp.array2d(dtype=wp.quat)
+    covariance: wp.array3d(dtype=wp.float32)
+    #: Initial sigma of position [m], velocity [m/s] and attitude [rad].
+    sigma: wp.vec3
+
+
+@wp.func
+def restart_filter(f: Filter, w: int, position: wp.vec3, velocity: wp.vec3, attitude: wp.quat):
+    """World ``w``'s filter at a respawn's true start (NED, body FRD to NED); see :class:`Filter`."""
+    if f.active == 0:
+        return
+    f.nominal[w, 0] = position
+    f.nominal[w, 1] = velocity
+    f.attitude[w, 0] = attitude
+    for i in range(15):
+        for j in range(15):
+            if i < 9 or j < 9:
+                f.covariance[w, i, j] = 0.0
+    for i in range(9):
+        sigma = f.sigma[i // 3]
+        f.covariance[w, i, i] = sigma * sigma
 
 
 @wp.func
@@ -149,8 +187,9 @@ def respawn(w: int, task: TaskParams, layout: Layout, seed: int, episode: int, n
             esc_speed: wp.array(dtype=wp.float32), rotor_dof: wp.array(dtype=wp.int32),
             rotor_spin: wp.array(dtype=wp.float32), fk_mask: wp.array(dtype=wp.bool),
             goal: wp.array(dtype=wp.vec3), pid: wp.array(dtype=PidState), obs: wp.array2d(dtype=wp.float32),
-            noise_seed: int):
-    """Put world ``w`` at a fresh start drawn from (``seed``, ``episode``) and write its first observation."""
+            noise_seed: int, ekf: Filter):
+    """Put world ``w`` at a fresh start drawn from (``seed``, ``episode``) (its EKF too, if it flies one) and
+    write its first observation."""
     base = episode * 64
     target = wp.vec3(0.0, 0.0, -task.height)
     if task.kind == WAYPOINT:
@@ -189,6 +228,7 @@ def respawn(w: int, task: TaskParams, layout: Layout, seed: int, episode: int, n
     # The estimate the truth estimator will report for this state: body FRD to NED.
     attitude = wp.normalize(wp.quat(0.70710678118654752, 0.70710678118654752, 0.0, 0.0) * rotation
                             * wp.quat(1.0, 0.0, 0.0, 0.0))
+    restart_filter(ekf, w, start, velocity, attitude)
     rates = wp.vec3(0.0, 0.0, 0.0)
     write_observation(obs, w, start, attitude, velocity, rates, reference, TARGET_YAW, reference_velocity,
                       wp.where(task.kind == TRACK, 1, 0), layout.noise, noise_seed, episode * 16384)
@@ -237,7 +277,7 @@ def reset_worlds(which: wp.array(dtype=wp.int32), task: TaskParams, layout: Layo
                  rotor_dof: wp.array(dtype=wp.int32), rotor_spin: wp.array(dtype=wp.float32),
                  fk_mask: wp.array(dtype=wp.bool), goal: wp.array(dtype=wp.vec3), pid: wp.array(dtype=PidState),
                  obs: wp.array2d(dtype=wp.float32), episode_step: wp.array(dtype=wp.int32),
-                 sub_tick: wp.array(dtype=wp.int32), done: wp.array(dtype=wp.int32)):
+                 sub_tick: wp.array(dtype=wp.int32), done: wp.array(dtype=wp.int32), ekf: Filter):
     """The host's reset (``env.reset``): every world flagged in ``which`` starts its episode afresh."""
     w = wp.tid()
     fk_mask_clear = False
@@ -246,7 +286,7 @@ def reset_worlds(which: wp.array(dtype=wp.int32), task: TaskParams, layout: Layo
     if which[w] == 0:
         return
     respawn(w, task, layout, seeds[w], episode[w], ned_origin, joint_q, joint_qd, esc_speed, rotor_dof, rotor_spin,
-            fk_mask, goal, pid, obs, noise_seeds[w])
+            fk_mask, goal, pid, obs, noise_seeds[w], ekf)
     episode_step[w] = 0
     sub_tick[w] = 0
     done[w] = 0
@@ -283,6 +323,7 @@ def agent_tick(
     reward: wp.array(dtype=wp.float32),
     terminated: wp.array(dtype=wp.bool),
     truncated: wp.array(dtype=wp.bool),
+    ekf: Filter,
 ):
     w = wp.tid()
     for a in range(layout.articulations_per_world):
@@ -359,9 +400,26 @@ def agent_tick(
         episode_step[w] = 0
         done[w] = 0
         respawn(w, task, layout, seeds[w], count + 1, ned_origin, joint_q, joint_qd, esc_speed, rotor_dof, rotor_spin,
-                fk_mask, goal, pid, obs, noise_seeds[w])
+                fk_mask, goal, pid, obs, noise_seeds[w], ekf)
     else:
         episode_step[w] = step
+
+
+def filter_of(ctx, device) -> Filter:
+    """The :class:`Filter` of the flight's EKF (its state arrays in the ring), or an inactive one."""
+    f = Filter()
+    ekf = next((c for c in ctx.components if isinstance(c, Ekf)), None)
+    state = ctx.state_of(ekf) if ekf is not None else {}
+    f.active = int(bool(state))
+    if state:
+        f.nominal, f.attitude, f.covariance = state["nominal"], state["attitude"], state["covariance"]
+        v = ekf.values
+        f.sigma = wp.vec3(float(v["gps_pos_noise"]), float(v["gps_vel_noise"]), float(v["attitude_init"]))
+    else:
+        f.nominal = wp.zeros((1, 1), dtype=wp.vec3, device=device)
+        f.attitude = wp.zeros((1, 1), dtype=wp.quat, device=device)
+        f.covariance = wp.zeros((1, 1, 1), dtype=wp.float32, device=device)
+    return f
 
 
 def nominal_mass(plant, stage) -> float:
@@ -479,6 +537,7 @@ class LearningAgent(Component):
         self.which = wp.zeros(n, dtype=wp.int32, device=device)
         #: The loop's done flags (the clock, the first component, holds them before any component prepares).
         self.done = next(c for c in ctx.components if c.name == "clock").done
+        self.filter = filter_of(ctx, device)
 
     def external_state(self) -> dict:
         return {name: getattr(self, name) for name in (
@@ -508,7 +567,8 @@ class LearningAgent(Component):
         wp.launch(reset_worlds, self.worlds, inputs=[
             self.which, self.task_params, self.layout, self.seeds, self.noise_seeds, self.episode, plant.ned_origin,
             plant.state.joint_q, plant.state.joint_qd, plant.esc_speed, self.rotor_dof, self.rotor_spin,
-            self.fk_mask, self.goal, self.pid, self.obs, self.episode_step, self.sub_tick, done], device=self.device)
+            self.fk_mask, self.goal, self.pid, self.obs, self.episode_step, self.sub_tick, done, self.filter],
+            device=self.device)
         self._fk()
 
     def write_sensor_features(self, imu, baro, gps, fresh_only: bool) -> None:
@@ -528,7 +588,7 @@ class LearningAgent(Component):
             self.noise_seeds, plant.ned_origin, plant.state.joint_q, plant.state.joint_qd, plant.esc_speed,
             self.rotor_dof, self.rotor_spin, self.done, self.pid, self.sub_tick, self.episode_step, self.episode,
             self.goal, self.fk_mask], outputs=[io["controls"], self.obs, self.final_obs, self.reward, self.terminated,
-                                               self.truncated], device=io.device)
+                                               self.truncated, self.filter], device=io.device)
         if sensors:  # a world that started an episode: its first observation against its first target
             self.write_sensor_features(io["imu"], io["baro"], io["gps"], True)
         self._fk()
