@@ -22,6 +22,8 @@ how it ended. It joins the shards into ``OUT`` as one run:
   parts joined so far;
 - ``summary.parquet``: the shards' summaries one after the other (their
   ``world`` column is already the run's);
+- ``frames/`` (a vehicle with cameras or lidars): each sensor's frames from
+  every shard, ``world`` counted from the run's world 0, shard after shard;
 - ``run.json``: the run's own configuration (``shards`` included), what shard 0
   planned (the vehicle, the scene, the plan), each world's drawn values and
   origin, and ``shards``: each shard's range, pid and how it ended;
@@ -47,12 +49,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from nexus.core.device import resolve_device
 from nexus.core.errors import NexusError
 from nexus.record.durable import write_atomic
-from nexus.record.parts import RECORD
+from nexus.record.parts import RECORD, part_name, part_paths
 from nexus.record.writer import encode
 from nexus.runtime.config import AUTO_SHARD_WORLD_TICKS, AUTO_SHARDS, RunConfig
 from nexus.runtime.progress_line import Progress
@@ -68,9 +71,11 @@ log = logging.getLogger("nexus")
 SHARDS_DIR = ".shards"
 #: The summary's file.
 SUMMARY = "summary.parquet"
+#: The folder of the ray-traced sensors' frame datasets (:mod:`nexus.render.frames`).
+FRAMES = "frames"
 #: What run.json takes from shard 0's: what was planned, which is the same for every shard.
 PLANNED = ("vehicle", "scene", "mode", "tick_hz", "tick_ns", "stage_plan", "segments", "geodetic_origin",
-           "decimal_year", "record_columns", "ned_origin_enu_m", "record_every", "record_mode")
+           "decimal_year", "record_columns", "ned_origin_enu_m", "record_every", "record_mode", "render")
 #: Seconds a shard has to write its files after SIGTERM before it is killed.
 STOP_GRACE_S = 60.0
 
@@ -382,6 +387,7 @@ def _join(options: RunConfig, out: Path, shards: list[_Shard], run_file: RunFile
         join.finish()
         rows, parts = join.rows, join.parts
     counts, distribution = _join_summary(out, shards)
+    _join_frames(out, shards)
     ticks = max((int(info.get("ticks") or 0) for info in infos if info), default=0)
     # The flight's wall time: the slowest shard's, which flew while the others did (as one process's, it leaves
     # out the build); ``wall_time_with_builds_s`` is the parent's, from the first shard's start to the last's end.
@@ -412,6 +418,32 @@ def _join(options: RunConfig, out: Path, shards: list[_Shard], run_file: RunFile
         raise ShardError(message)
     return {"ticks": ticks, "sim_time": sim_time, "wall_time": flying, "exit_reason": reason,
             "worlds": options.worlds, "worlds_failed": counts.get("worlds_failed", 0), "distribution": distribution}
+
+
+def _join_frames(out: Path, shards: list[_Shard]) -> None:
+    """``OUT/frames/``: each sensor's frame dataset of every shard (``world`` counted from the run's world 0), the
+    shards one after the other; any other file a shard left there (a preview) is kept as ``shard-I-NAME``."""
+    target = out / FRAMES
+    parts: dict[str, int] = {}
+    for shard in shards:
+        folder = shard.folder / "out" / FRAMES
+        if not folder.is_dir():
+            continue
+        target.mkdir(exist_ok=True)
+        for item in sorted(folder.iterdir()):
+            if item.is_dir() and item.name.endswith(".parquet"):
+                (target / item.name).mkdir(exist_ok=True)
+                for path in part_paths(item):
+                    table = pq.read_table(path)
+                    if "world" in table.column_names:
+                        at = table.column_names.index("world")
+                        world = pc.add(table.column("world"), pa.scalar(shard.start, table.schema.field("world").type))
+                        table = table.set_column(at, "world", world)
+                    index = parts.get(item.name, 0)
+                    write_atomic(target / item.name / part_name(index), encode(table))
+                    parts[item.name] = index + 1
+            else:
+                shutil.move(str(item), str(target / f"shard-{shard.index}-{item.name}"))
 
 
 def _join_summary(out: Path, shards: list[_Shard]) -> tuple[dict, list[str]]:

@@ -27,7 +27,7 @@ from nexus.runtime.config import RunConfig
 from nexus.runtime.run_folder import RunFolder
 from nexus.runtime.shard_join import RecordJoin
 from nexus.runtime.shard_reports import ShardReporter, ShardReports, run_sim_time
-from nexus.runtime.shards import shard_count, shard_ranges, sharded
+from nexus.runtime.shards import _Shard, _join_frames, shard_count, shard_ranges, sharded
 from tests.worlds.flights import Flown, bits_differ, fly
 
 SHORT = ("--mission", "short", "--seed", "7", "--duration", "2", "--worlds", "4")
@@ -157,6 +157,21 @@ def test_the_sharded_run_json_is_the_run_of_all_worlds(both):
     assert [(s["name"], s["first_world"], s["worlds"], s["exit_code"]) for s in two.info["shards"]] == [
         ("shard 0", 0, 2, 0), ("shard 1", 2, 2, 0)]
     assert not (two.out / ".shards").exists()
+
+
+def test_the_shards_frames_join_into_one_dataset_per_sensor(tmp_path):
+    shards = [_Shard(0, 0, 2, tmp_path / ".shards"), _Shard(1, 2, 2, tmp_path / ".shards")]
+    for shard in shards:
+        dataset = shard.folder / "out" / "frames" / "cam.parquet"
+        dataset.mkdir(parents=True)
+        table = pa.table({"tick": [5, 5], "world": np.array([0, 1], dtype=np.int32), "color": [b"a", b"b"]})
+        pq.write_table(table.replace_schema_metadata({"shape": "[1]"}), dataset / "part-000000.parquet")
+        (shard.folder / "out" / "frames" / "cam.mp4").write_bytes(b"preview %d" % shard.index)
+    _join_frames(tmp_path, shards)
+    joined = pq.read_table(tmp_path / "frames" / "cam.parquet")
+    assert joined.column("world").to_pylist() == [0, 1, 2, 3] and joined.column("color").to_pylist() == [b"a", b"b"] * 2
+    assert pq.read_schema(tmp_path / "frames" / "cam.parquet" / "part-000001.parquet").metadata[b"shape"] == b"[1]"
+    assert (tmp_path / "frames" / "shard-1-cam.mp4").read_bytes() == b"preview 1"
 
 
 def test_run_log_says_when_each_shard_flew_and_ended(both):
