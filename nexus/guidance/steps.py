@@ -91,6 +91,8 @@ class StepMission(Component):
         self.moved = np.zeros(3)
 
     def run(self, io) -> None:
+        if self.phase == "landed":  # the run is over
+            return
         now = float(io["time"].read())
         estimate = io["estimate"].read()
         status = int(io[STATUS_SIGNAL].read())
@@ -109,6 +111,7 @@ class StepMission(Component):
                 return
             self.start, self.start_yaw = position.copy(), heading_of(estimate.attitude)
             self.goal, self.yaw = position.copy(), self.start_yaw
+            self.phase = None
             io["armed"].write(1)
             self._enter(0, now, io)
         if self.lost is None and self.index >= 0 and not status & HORIZONTAL_VALID:

@@ -21,7 +21,7 @@ from nexus.cli import main
 from tests.worlds.flights import fly
 
 #: Every signal of the default vehicle's record flown by the PID: one channel per signal and world.
-SIGNALS = ["body/base", "imu", "mag", "baro", "gps", "estimate", "setpoint", "armed", "controls"]
+SIGNALS = ["body/base", "imu", "mag", "baro", "gps", "estimate", "setpoint", "armed", "mission_phase", "controls"]
 #: ... and the base's pose as Foxglove frame transforms: 10 channels per world.
 CHANNELS = [*SIGNALS, "tf"]
 #: 1 s at 250 Hz.
@@ -66,7 +66,7 @@ def two_worlds_mcap(two_worlds_mcap_file):
 def test_every_signal_of_every_world_is_a_typed_channel_with_one_message_per_record_row(two_worlds, two_worlds_mcap):
     (channels, messages, metadata, summary), output = two_worlds_mcap
     expected = {f"/world{w}/{s}" for w in (0, 1) for s in CHANNELS}
-    assert set(channels) == expected  # 20 channels
+    assert set(channels) == expected  # 22 channels
     for topic, (channel, schema) in channels.items():
         assert channel.message_encoding == "json" and schema.encoding == "jsonschema"
         name = "nexus." + topic.split("/", 2)[2].replace("/", ".")
@@ -77,9 +77,9 @@ def test_every_signal_of_every_world_is_a_typed_channel_with_one_message_per_rec
         rows = len(two_worlds.world(world))
         assert rows == ROWS
         assert all(counted[f"/world{world}/{s}"] == ROWS for s in CHANNELS)
-    assert len(messages) == summary.statistics.message_count == 2 * len(CHANNELS) * ROWS  # 5,000
+    assert len(messages) == summary.statistics.message_count == 2 * len(CHANNELS) * ROWS  # 5,500
     assert metadata["nexus.export"]["complete"] == "true" and metadata["nexus.run"]["worlds"] == "2"
-    assert "20 channels of 2 worlds, 5,000 messages, 1.00 s of sim time" in output
+    assert "22 channels of 2 worlds, 5,500 messages, 1.00 s of sim time" in output
 
 
 def test_messages_hold_the_records_values_bit_for_bit_at_the_ticks_sim_time(two_worlds, two_worlds_mcap):
@@ -119,7 +119,7 @@ def test_publish_time_is_the_log_time_both_in_nanoseconds(two_worlds_mcap_file):
     with open(path, "rb") as stream:
         times = [(channel.topic, message.log_time, message.publish_time)
                  for _, channel, message in make_reader(stream).iter_messages(log_time_order=False)]
-    assert len(times) == 5_000
+    assert len(times) == 5_500  # 22 channels, 250 rows each
     imu = [(logged, published) for topic, logged, published in times if topic == "/world0/imu"]
     assert imu[0] == (4_000_000, 4_000_000) and imu[-1] == (1_000_000_000, 1_000_000_000)
     differ = [(topic, logged, published) for topic, logged, published in times if published != logged]
