@@ -176,7 +176,7 @@ def fly(vehicle: Path | str, scene: Path | str, worlds: int, seconds: float, con
         reads_converge = int(round(converge * 10))
         reads_total = int(round((converge + seconds) * 10))
         normalised, samples = [], {"position": [], "velocity": [], "attitude": [], "times": [],
-                                   "error_position": [], "error_attitude": [], "status": []}
+                                   "error_position": [], "error_attitude": [], "attitude_axes": []}
         for read in range(1, reads_total + 1):
             session.fly(per_read)
             if read > reads_converge:
@@ -187,6 +187,9 @@ def fly(vehicle: Path | str, scene: Path | str, worlds: int, seconds: float, con
                 errors = truth_and_errors(state, body_buffer.numpy(), ned_origin)
                 for name in ("position", "velocity", "attitude"):
                     samples[name].append(nees(errors[name], errors[f"P_{name}"]))
+                # Each attitude axis alone (north and east tilt, yaw): e_i²/P_ii, to see which one departs.
+                samples["attitude_axes"].append(errors["attitude"] ** 2
+                                                / np.diagonal(errors["P_attitude"], axis1=1, axis2=2))
                 samples["error_position"].append(errors["position"])
                 samples["error_attitude"].append(errors["attitude"])
                 samples["times"].append(read / 10.0)
@@ -218,6 +221,7 @@ def statistics(data: dict) -> dict:
         result["nees"][name] = {"time_average": float(mean.mean()), "share_inside": float(inside.mean()),
                                 "least": float(mean.min()), "most": float(mean.max()),
                                 "passes": bool(inside.mean() >= SHARE and nees_band[0] <= mean.mean() <= nees_band[1])}
+    result["attitude_axes"] = [float(x) for x in data["attitude_axes"].mean(axis=(0, 1))]
     normalised = data["normalised"]
     n = normalised.shape[0]
     bound = 1.96 / math.sqrt(n)
@@ -259,6 +263,8 @@ def table(result: dict) -> str:
         w = result["whiteness"][name]
         lines.append(f"  {name:<10} {s['time_average']:12.3f} {s['share_inside']:14.3f}   {s['passes']!s:<6} | "
                      f"{w['share_within']:.3f} {w['largest_mean_lag']:.4f} {w['passes']}")
+    lines.append("attitude NEES by axis (north tilt, east tilt, yaw; 1 each if consistent): "
+                 + ", ".join(f"{x:.3f}" for x in result["attitude_axes"]))
     r = result["rms"]
     lines.append(f"RMS error: horizontal {r['horizontal_m']:.4f} m, vertical {r['vertical_m']:.4f} m, attitude "
                  f"{r['attitude_deg']:.4f} deg (tilt {r['tilt_deg']:.4f}, yaw {r['yaw_deg']:.4f})")
