@@ -18,14 +18,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nexus.estimation.estimate_status import BARO_FAULT, HORIZONTAL_VALID
+from nexus.estimation.estimate_status import BARO_FAULT, HORIZONTAL_VALID, STATUS_SIGNAL
 from nexus.scenario.px4_messages import FAILSAFE_OR_REFUSAL
 from nexus.scenario.spec import Check
 
 #: Run ends that make the scenario an error (the run broke), not a failure of a check.
 BROKEN = ("error", "non-finite", "build-error", "px4-timeout")
-#: The estimator's status column (``ekf_status`` in runs from before the signal was shared by every estimator).
-STATUS_COLUMNS = ("estimate_status", "ekf_status")
 #: Measures read from the estimator's status: the time a bit is first seen cleared (0) or set (1) in the window.
 STATUS_MEASURES = {"horizontal_invalid": (HORIZONTAL_VALID, 0), "baro_fault": (BARO_FAULT, 1)}
 
@@ -106,9 +104,9 @@ class Record:
         self.estimate = None  # the estimate's position, NED from the NED origin [m]
         if "estimate.position[0]" in names:
             self.estimate = np.stack([col(f"estimate.position[{i}]") for i in range(3)], axis=1)
-        # A run whose estimator writes no status (the truth estimator) reads as always valid and never faulted.
-        status = next((name for name in STATUS_COLUMNS if name in names), None)
-        self.status = table.column(status).to_numpy().astype(np.int64) if status else None
+        # A run whose estimator writes no status (the truth estimator) never says invalid or faulted.
+        self.status = (table.column(STATUS_SIGNAL).to_numpy().astype(np.int64) if STATUS_SIGNAL in names
+                       else None)
 
     def ticks(self, rows: np.ndarray) -> np.ndarray:
         return np.rint(self.time[rows] / self.tick_s).astype(np.int64)

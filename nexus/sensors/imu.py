@@ -15,9 +15,12 @@ plus white noise. See ``docs/sensors.md``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import warp as wp
 
+from nexus.core.clock import at_ns
 from nexus.core.errors import BuildError
 from nexus.core.spec import Output, Spec, StateVar, non_negative
 from nexus.plant.body_state import BodyState
@@ -27,6 +30,7 @@ from nexus.sensors.samples import ImuSample
 from nexus.sensors.schedule import SampleClock, due
 from nexus.sensors.sensor import SENSOR, Sensor, sensor_rate
 from nexus.vocab import drawn
+from nexus.vocab.faults import Fault, FaultKey, declare_faults
 
 #: PX4 Gazebo (gz) IMU white-noise defaults: gyro 0.05 deg/s, accelerometer.
 GYRO_NOISE_SIGMA = 0.0008726646  # [rad/s]
@@ -97,6 +101,8 @@ def sample_imu(
     walk_scale: wp.array(dtype=wp.float32),
     bias_in: wp.array2d(dtype=wp.vec3),
     bias_out: wp.array2d(dtype=wp.vec3),
+    step_ns: wp.array(dtype=wp.int64),
+    step: wp.array2d(dtype=wp.vec3),
     out: wp.array(dtype=ImuSample),
 ):
     world = wp.tid()
@@ -127,6 +133,12 @@ def sample_imu(
         bias_out[world, 0] = accel_bias
         bias_out[world, 1] = gyro_bias
 
+    # A scenario's bias step (``[[fault]] kind = "imu_bias"``): added to what the sensor reads from its time
+    # on, not to the walking state, so it steps once. A world without one never reaches its time.
+    if clock.time_ns[world] >= step_ns[world]:
+        accel_bias = accel_bias + step[world, 0]
+        gyro_bias = gyro_bias + step[world, 1]
+
     sample = ImuSample()
     sample.time = clock.time[world]
     scale = noise_scale[world]
@@ -143,9 +155,25 @@ BIAS_DRAWS = (
                   "|value| <= 1", accepts=drawn.abs_at_most(1.0)) for axis in "xyz"),
     drawn.Drawn("bias_walk_scale", "-", "multiplies each IMU's gyro and accelerometer bias random walk", ">= 0",
                 accepts=drawn.non_negative),
+    drawn.Drawn("imu_bias_step_time", "s", "sim time each IMU's bias steps (inf: no step in this world)", ">= 0",
+                allow_inf=True, accepts=drawn.non_negative),
+    *(drawn.Drawn(f"imu_bias_step_accel_{axis}", "m/s^2", f"the accelerometer bias step along {axis}, FRD",
+                  "|value| <= 10", accepts=drawn.abs_at_most(10.0)) for axis in "xyz"),
+    *(drawn.Drawn(f"imu_bias_step_gyro_{axis}", "rad/s", f"the gyro bias step about {axis}, FRD",
+                  "|value| <= 1", accepts=drawn.abs_at_most(1.0)) for axis in "xyz"),
 )
+#: A scenario's ``[[fault]] kind = "imu_bias"``: from its time on, every IMU reads its bias plus the step.
+IMU_BIAS_FAULT = Fault("imu_bias", "the IMU's bias steps: from then on each axis reads the given amount more",
+                       time="imu_bias_step_time", once="a scenario steps the IMU's bias once", keys=(
+                           *(FaultKey(f"accel_{axis}", f"imu_bias_step_accel_{axis}", "m/s^2",
+                                      f"the accelerometer bias step along {axis} (FRD)", 0.0,
+                                      allowed=drawn.abs_at_most(10.0)) for axis in "xyz"),
+                           *(FaultKey(f"gyro_{axis}", f"imu_bias_step_gyro_{axis}", "rad/s",
+                                      f"the gyro bias step about {axis} (FRD)", 0.0,
+                                      allowed=drawn.abs_at_most(1.0)) for axis in "xyz")))
 
 
+@declare_faults(IMU_BIAS_FAULT)
 @drawn.draws(*BIAS_DRAWS)
 class Imu(Sensor):
     """Accelerometer and gyro on one body; writes ``imu`` (:class:`ImuSample`).
@@ -183,7 +211,17 @@ class Imu(Sensor):
         self.seeds = self.world_seeds(ctx, ("imu/accel", "imu/gyro", "imu/accel_bias", "imu/gyro_bias"), wp.vec4i)
         self.walk_scale = wp.array(ctx.varied("bias_walk_scale", 1.0).astype("float32"), dtype=wp.float32,
                                    device=ctx.device)
+        self.step_ns = wp.array([at_ns(t) for t in ctx.varied("imu_bias_step_time", math.inf)], dtype=wp.int64,
+                                device=ctx.device)
+        step = np.stack([np.stack([ctx.varied(f"imu_bias_step_{kind}_{axis}", 0.0) for axis in "xyz"], axis=1)
+                         for kind in ("accel", "gyro")], axis=1).astype(np.float32)
+        self.step = wp.array(step, dtype=wp.vec3, device=ctx.device)
         self.set_noise(self.noise)
+
+    def fault_clocks(self) -> dict:
+        """The per-world bias-step times [ns], for a step fired by a condition (:mod:`nexus.runtime.fault_trigger`
+        writes its firing time into them)."""
+        return {"imu_bias": [self.step_ns]} if hasattr(self, "step_ns") else {}
 
     def set_noise(self, on: bool) -> None:
         """Draw the white noise and the bias walk (True) or sample exactly (False); the turn-on bias, a reset
@@ -201,7 +239,7 @@ class Imu(Sensor):
         wp.launch(
             sample_imu, self.worlds,
             inputs=[*self.clock_inputs(io), self.gravity, self.mount, *self._noise_args, self.seeds, self.noise_scale,
-                    self.walk_scale, io.state_in["bias"], io.state_out["bias"]],
+                    self.walk_scale, io.state_in["bias"], io.state_out["bias"], self.step_ns, self.step],
             outputs=[io[self.signal]], device=io.device,
         )
 

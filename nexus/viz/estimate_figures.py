@@ -23,8 +23,6 @@ from nexus.viz.run_data import RunData
 from nexus.viz import truth as t
 from nexus.viz.series import FlightSeries
 
-#: The status column: ``estimate_status`` (written by every estimator that has one), ``ekf_status`` in older runs.
-STATUS_COLUMNS = ("estimate_status", "ekf_status")
 #: The filter's fused scalars in the order of its innovation and test-ratio columns, with their units.
 SCALARS = (("GPS north", "m"), ("GPS east", "m"), ("GPS down", "m"), ("GPS velocity N", "m/s"),
            ("GPS velocity E", "m/s"), ("GPS velocity D", "m/s"), ("barometer height", "m"), ("heading", "rad"),
@@ -90,7 +88,6 @@ def estimate_series(run: RunData, series: FlightSeries) -> EstimateSeries | None
     r_est = t.rotation_matrices(run.vector("estimate.attitude", 4))
     velocity = run.vector("body/base.velocity", 3) if run.has("body/base.velocity[0]") else np.full((run.rows, 3),
                                                                                                       np.nan)
-    status = next((name for name in STATUS_COLUMNS if run.has(name)), None)
     return EstimateSeries(
         time=series.time, truth_position=series.position, estimate_position=run.vector("estimate.position", 3),
         truth_velocity=np.stack([velocity[:, 1], velocity[:, 0], -velocity[:, 2]], axis=1),  # ENU -> NED
@@ -99,7 +96,7 @@ def estimate_series(run: RunData, series: FlightSeries) -> EstimateSeries | None
         sigma=np.sqrt(np.maximum(run.vector("ekf_variance", 15), 0.0)),
         innovation=run.vector("ekf_innovation", 9), test_ratio=run.vector("ekf_test_ratio", 9),
         rejected=run.vector("ekf_rejected", 9) if run.has("ekf_rejected[0]") else None,
-        status=run.columns[status].astype(np.int64) if status else None)
+        status=run.columns[bits.STATUS_SIGNAL].astype(np.int64) if run.has(bits.STATUS_SIGNAL) else None)
 
 
 def rotation_vector(r: np.ndarray) -> np.ndarray:

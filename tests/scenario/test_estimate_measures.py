@@ -73,10 +73,9 @@ def test_a_run_whose_estimator_writes_no_status_never_says_invalid_or_faulted():
     assert not baro.passed and baro.worst == math.inf
 
 
-def test_baro_fault_is_the_first_time_its_bit_is_set_in_an_old_records_ekf_status():
+def test_baro_fault_is_the_first_time_its_bit_is_set():
     columns = record()
-    columns["ekf_status"] = columns.pop("estimate_status")
-    columns["ekf_status"][3:] = 479 + 1024  # flagged at row 3: t = 0.016 s
+    columns["estimate_status"][3:] = 479 + 1024  # flagged at row 3: t = 0.016 s
     (result,) = judge(columns, Check("b", "baro_fault", 0.02, "max", (0.0, 0.04)))
     assert result.passed and result.worst == pytest.approx(0.016)
 

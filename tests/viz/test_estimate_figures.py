@@ -93,13 +93,6 @@ def test_the_figures_draw_the_bands_the_record_gives():
     assert list(horizontal.get_ydata()) == pytest.approx([6.7, 6.7, 6.0], abs=1e-12)
 
 
-def test_an_old_record_names_its_status_ekf_status():
-    columns = record()
-    columns["ekf_status"] = columns.pop("estimate_status")
-    est = estimate_figures.estimate_series(*flight(columns))
-    assert list(est.status) == [479, 479, 415]
-
-
 def test_a_record_without_the_filter_gets_no_figure():
     assert estimate_figures.draw(*flight(record(with_filter=False))) == {}
 
