@@ -50,6 +50,7 @@ import time
 
 import warp as wp
 
+from nexus.bench import vector_env_scale
 from nexus.bench.flight import _state_arrays
 from nexus.bench.plant import bare_step_graph
 from nexus.bench.timing import alternating_best, bare_step_round
@@ -184,6 +185,8 @@ def run(device: str = "cpu", worlds: tuple[int, ...] | None = None, rounds: int 
               "clock": "process CPU time" if device == "cpu" else "wall",
               "rows": rows, "skipped": skipped, "targets": dict(TARGETS)}
     result["targets_met"] = targets_met(rows)
+    if os.environ.get("NEXUS_BENCH_SCALE_VECTOR", "1") != "0":  # the vector env, one process and sharded
+        result["vector_env"] = vector_env_scale.run(sizes)
     return result
 
 
@@ -230,6 +233,8 @@ def table(result: dict) -> list[tuple[str, str]]:
     for skip in result["skipped"]:
         lines.append((f"{skip['solver']}, N={skip['worlds']}: skipped", skip["reason"]))
     lines.append(("both cores (issue 46, point 3)", "not built yet: one process, one core's kernels"))
+    if "vector_env" in result:
+        lines += vector_env_scale.lines(result["vector_env"])
     return lines
 
 
