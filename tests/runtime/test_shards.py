@@ -237,6 +237,33 @@ def test_a_killed_run_leaves_run_json_joined_parts_and_no_shard(tmp_path, both):
     assert bits_differ(record.iloc[:shown].reset_index(drop=True), one.record.iloc[:shown]) == []
 
 
+def test_sigterm_ends_a_sharded_run_143_with_its_parts_joined_and_no_shard(tmp_path, both):
+    one, _ = both
+    out = tmp_path / "stopped"
+    parent = subprocess.Popen([sys.executable, "-m", "nexus.cli", "run", "--device", "cpu", "--quiet", "--out", str(out),
+                               "--seed", "7", "--mission", "short", "--duration", "60", "--worlds", "4", "--shards", "2"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    while not (out / "record.parquet" / "part-000001.parquet").exists():  # the first rows joined
+        assert parent.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    pids = [row["pid"] for row in json.loads((out / "run.json").read_text())["shards"]]
+    parent.send_signal(signal.SIGTERM)
+    _, err = parent.communicate(timeout=120)
+    assert parent.returncode == 143, err
+    assert not any(_alive(pid) for pid in pids) and not (out / ".shards").exists()
+    info = json.loads((out / "run.json").read_text())
+    assert info["status"] == "terminated" and info["exit_reason"] == "terminated", info
+    record = pd.read_parquet(out / "record.parquet")  # every tick each shard drained, joined
+    assert len(record) == info["record_rows"] > 0
+    assert (np.diff(record.time.to_numpy()) >= 0).all()  # tick by tick
+    for world in range(4):  # each shard stopped at a tick of its own: the record's last ticks may lack some worlds
+        rows = record[record.world == world].reset_index(drop=True)
+        mine = one.record[one.record.world == world].reset_index(drop=True)
+        shown = min(len(rows), len(mine))
+        assert shown > 0 and bits_differ(rows.iloc[:shown], mine.iloc[:shown]) == []
+
+
 def _kill_shard_one(out, killed: list) -> None:
     """SIGKILL shard 1's process as soon as run.json names it and it has begun its run."""
     deadline = time.monotonic() + 120
