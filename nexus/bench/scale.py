@@ -34,6 +34,14 @@ largest MuJoCo row measured (build and flight, scaled by the world count)
 exceeds ``MUJOCO_LIMIT_S``; only above 1,024 worlds (MuJoCo at 1,024 is
 always measured).
 
+Both cores (issue 46, point 3): at each world count each solver's truth flight
+is flown again by the wall clock, the loop phase only, with its worlds in one
+process and sharded over ``shards`` processes as ``nexus run --shards``
+splits them (:mod:`nexus.bench.scale_shards`): ``sharded[]`` gives both
+figures and the efficiency. ``NEXUS_BENCH_SCALE_SHARDS=0`` leaves them out;
+``NEXUS_BENCH_SCALE_QUICK=1`` runs 16 worlds, one short round each (a check
+that every part runs, not a measurement).
+
 Targets (issue 46, the 2-core CPU): free-flyer at least 1.2 M drone-ticks/s
 at 1,024 worlds and 3 M at 4,096; the stages above the solver at most
 0.8 µs a world a tick and the free-flyer step at most 0.4 µs (at 1,024
@@ -50,6 +58,7 @@ import time
 
 import warp as wp
 
+from nexus.bench import scale_shards
 from nexus.bench import vector_env_scale
 from nexus.bench.flight import _state_arrays
 from nexus.bench.plant import bare_step_graph
@@ -163,11 +172,28 @@ def skip_reason(rows: list[dict], solver: str, worlds: int) -> str | None:
     return f"predicted {predicted:.0f} s (over {MUJOCO_LIMIT_S:.0f} s) from the largest MuJoCo row measured"
 
 
+def configured_shards() -> int:
+    """Processes the both-cores figure shards over (``NEXUS_BENCH_SCALE_SHARDS``; 0 or 1: not measured)."""
+    return int(os.environ.get("NEXUS_BENCH_SCALE_SHARDS", "2"))
+
+
+def quick() -> dict:
+    """``run``'s arguments for ``NEXUS_BENCH_SCALE_QUICK=1``: every part at 16 worlds, one short round."""
+    return {"worlds": (16,), "rounds": 1, "ticks": 16, "airborne_s": 0.2}
+
+
 def run(device: str = "cpu", worlds: tuple[int, ...] | None = None, rounds: int = ROUNDS,
-        ekf_worlds: int | None = None, ticks: int | None = None, airborne_s: float = AIRBORNE_S) -> dict:
+        ekf_worlds: int | None = None, ticks: int | None = None, airborne_s: float = AIRBORNE_S,
+        shards: int | None = None) -> dict:
     """Every row (see the module doc). ``worlds``: the world counts (default: ``NEXUS_BENCH_SCALE_WORLDS`` or
     ``WORLDS``); ``ekf_worlds``: where the EKF's rows are taken (default 1,024 if measured, else the largest);
-    ``ticks``: ticks a round (default :func:`round_ticks`); ``airborne_s``: sim time flown before the rounds."""
+    ``ticks``: ticks a round (default :func:`round_ticks`); ``airborne_s``: sim time flown before the rounds;
+    ``shards``: processes of the both-cores figure (default :func:`configured_shards`)."""
+    if os.environ.get("NEXUS_BENCH_SCALE_QUICK") == "1" and worlds is None:
+        return run(device, shards=shards, **quick())
+    shards = configured_shards() if shards is None else shards
+    load_before = os.getloadavg()
+    sharded = []
     sizes = tuple(sorted(worlds or configured_worlds()))
     ekf_at = ekf_worlds if ekf_worlds is not None else (EKF_WORLDS if EKF_WORLDS in sizes else sizes[-1])
     rows, skipped = [], []
@@ -179,12 +205,15 @@ def run(device: str = "cpu", worlds: tuple[int, ...] | None = None, rounds: int 
                                 "reason": reason})
                 continue
             rows.append(_measure_in_child(solver, n, "truth", device, rounds, ticks, airborne_s))
+            if shards > 1 and n >= 2 * shards:
+                sharded.append(scale_shards.measure(solver, n, device, shards, rounds, ticks, airborne_s))
             if n == ekf_at:
                 rows.append(_measure_in_child(solver, n, "ekf", device, rounds, ticks, airborne_s))
     result = {"suite": "scale", "device": device,
               "clock": "process CPU time" if device == "cpu" else "wall",
-              "rows": rows, "skipped": skipped, "targets": dict(TARGETS)}
-    result["targets_met"] = targets_met(rows)
+              "rows": rows, "skipped": skipped, "sharded": sharded, "targets": dict(TARGETS),
+              "load_average": {"before": list(load_before), "after": list(os.getloadavg())}}
+    result["targets_met"] = {**targets_met(rows), **sharded_targets_met(sharded)}
     if os.environ.get("NEXUS_BENCH_SCALE_VECTOR", "1") != "0":  # the vector env, one process and sharded
         result["vector_env"] = vector_env_scale.run(sizes)
     return result
@@ -213,6 +242,29 @@ def targets_met(rows: list[dict]) -> dict[str, bool]:
     return met
 
 
+#: Both cores' targets (issue 46): the free-flyer sharded at 1,024 and 4,096 worlds, two shards at least 85 %
+#: efficient at 1,024 worlds, and MuJoCo at 1,024 worlds at least 1.8 times its one-process figure.
+SHARDED_TARGETS = {"freeflyer_sharded_drone_ticks_per_s_1024": 1.2e6, "freeflyer_sharded_drone_ticks_per_s_4096": 3.0e6,
+                   "sharded_efficiency_1024": 0.85, "mujoco_sharded_over_one_process_1024": 1.8}
+
+
+def sharded_targets_met(sharded: list[dict]) -> dict[str, bool]:
+    """The both-cores targets whose rows were measured."""
+    met = {}
+    for row in sharded:
+        solver, n = row["solver"], row["worlds"]
+        if solver == "freeflyer" and n in (1024, 4096):
+            met[f"freeflyer_sharded_drone_ticks_per_s_{n}"] = (
+                row["sharded_drone_ticks_per_s"] >= SHARDED_TARGETS[f"freeflyer_sharded_drone_ticks_per_s_{n}"])
+        if n == 1024:
+            met[f"{solver}_sharded_efficiency_1024"] = row["efficiency"] >= SHARDED_TARGETS["sharded_efficiency_1024"]
+        if solver == "mujoco" and n == 1024:
+            met["mujoco_sharded_over_one_process_1024"] = (
+                row["sharded_drone_ticks_per_s"] / row["one_process_drone_ticks_per_s"]
+                >= SHARDED_TARGETS["mujoco_sharded_over_one_process_1024"])
+    return met
+
+
 def table(result: dict) -> list[tuple[str, str]]:
     lines = []
     for row in result["rows"]:
@@ -232,7 +284,17 @@ def table(result: dict) -> list[tuple[str, str]]:
         ]
     for skip in result["skipped"]:
         lines.append((f"{skip['solver']}, N={skip['worlds']}: skipped", skip["reason"]))
-    lines.append(("both cores (issue 46, point 3)", "not built yet: one process, one core's kernels"))
+    for row in result.get("sharded", []):
+        name = f"{row['solver']}, N={row['worlds']}, truth, wall clock"
+        lines += [
+            (f"{name}: one process / {row['shards']} shards [drone-ticks/s]",
+             f"{row['one_process_drone_ticks_per_s']:,.0f} / {row['sharded_drone_ticks_per_s']:,.0f}"),
+            (f"{name}: {row['shards']}-shard efficiency", f"{row['efficiency']:.0%}"),
+        ]
+    if not result.get("sharded"):
+        lines.append(("both cores (issue 46, point 3)", "not measured (NEXUS_BENCH_SCALE_SHARDS < 2)"))
+    load = result["load_average"]
+    lines.append(("load average (1 min) before / after", f"{load['before'][0]:.2f} / {load['after'][0]:.2f}"))
     if "vector_env" in result:
         lines += vector_env_scale.lines(result["vector_env"])
     return lines

@@ -48,7 +48,7 @@ def test_the_scale_config_is_nexus_runs_worlds_summary_flight():
 
 
 def test_a_tiny_suite_run_returns_every_field_it_promises():
-    result = scale.run("cpu", worlds=(2,), rounds=1, ticks=16, airborne_s=0.1)
+    result = scale.run("cpu", worlds=(2,), rounds=1, ticks=16, airborne_s=0.1, shards=2)
     assert (result["suite"], result["device"], result["clock"]) == ("scale", "cpu", "process CPU time")
     assert [(r["solver"], r["worlds"], r["estimator"]) for r in result["rows"]] == [
         ("mujoco", 2, "truth"), ("mujoco", 2, "ekf"), ("freeflyer", 2, "truth"), ("freeflyer", 2, "ekf")]
@@ -67,7 +67,9 @@ def test_a_tiny_suite_run_returns_every_field_it_promises():
     assert result["targets_met"] == {}  # no 1,024- or 4,096-world row: no target judged
     lines = dict(scale.table(result))
     assert "freeflyer, N=2, ekf: drone-ticks per second" in lines
-    assert lines["both cores (issue 46, point 3)"].startswith("not built yet")
+    assert result["sharded"] == []  # 2 worlds: too few to shard over 2 processes (each shard at least 2 worlds)
+    assert lines["both cores (issue 46, point 3)"] == "not measured (NEXUS_BENCH_SCALE_SHARDS < 2)"
+    assert set(result["load_average"]) == {"before", "after"}
 
 
 def test_mujoco_is_skipped_where_its_predicted_time_is_over_the_limit():
@@ -98,3 +100,18 @@ def test_the_targets_are_judged_on_the_1024_and_4096_world_rows():
                                        "mujoco_stages_us_per_world_tick_1024": False,
                                        "freeflyer_stages_us_per_world_tick_1024": False,
                                        "freeflyer_step_us_per_world_tick_1024": False}
+
+
+def test_the_both_cores_targets_are_judged_on_the_1024_and_4096_world_rows():
+    def row(solver, worlds, one, sharded):
+        return {"solver": solver, "worlds": worlds, "one_process_drone_ticks_per_s": one,
+                "sharded_drone_ticks_per_s": sharded, "efficiency": sharded / (2 * one)}
+
+    rows = [row("freeflyer", 1024, 7.0e5, 1.3e6), row("freeflyer", 4096, 1.6e6, 2.9e6),
+            row("mujoco", 1024, 1.0e5, 1.7e5), row("freeflyer", 64, 1.0, 9e9)]
+    # 1.3 M / (2 x 0.7 M) = 0.929; 1.7e5 / 1e5 = 1.7 < 1.8, efficiency 0.85 (not below)
+    assert scale.sharded_targets_met(rows) == {"freeflyer_sharded_drone_ticks_per_s_1024": True,
+                                               "freeflyer_sharded_efficiency_1024": True,
+                                               "freeflyer_sharded_drone_ticks_per_s_4096": False,
+                                               "mujoco_sharded_efficiency_1024": True,
+                                               "mujoco_sharded_over_one_process_1024": False}
