@@ -4,7 +4,7 @@ Every tuning attribute of ``NexusEkfAPI`` is named after the PX4 parameter it
 mirrors (``nexus:EKF2_GYR_NOISE`` is ``EKF2_GYR_NOISE``), so most settings
 carry over by name. The rest translate:
 
-* ``nexus:gpsDelay`` [s] is ``EKF2_GPS_DELAY`` [ms];
+* ``nexus:gpsDelay`` [s] is ``EKF2_GPS_DELAY`` [ms]; ``nexus:noAidTimeout`` [s] is ``EKF2_NOAID_TOUT`` [µs];
 * Nexus fuses the magnetometer as a heading: ``EKF2_MAG_TYPE`` 1 (magnetic
   heading at all times; PX4's default 0 switches to 3-axis field fusion in
   flight, which Nexus does not do), 5 (none) when it is off;
@@ -42,6 +42,7 @@ def ekf2_parameters(values: dict) -> dict[str, float | int]:
         if param.attr.startswith(PX4_NAMED):
             params[param.attr[len("nexus:"):]] = values[param.key]
     params["EKF2_GPS_DELAY"] = round(1000.0 * float(values["gps_delay"]), 3)
+    params["EKF2_NOAID_TOUT"] = round(1e6 * float(values["no_aid_timeout"]))
     params["EKF2_MAG_TYPE"] = MAG_TYPE_HEADING if values["fuse_mag"] else MAG_TYPE_NONE
     params["EKF2_GPS_CTRL"] = GPS_CTRL_ALL if values["fuse_gps"] else 0
     params["EKF2_BARO_CTRL"] = 1 if values["fuse_baro"] else 0

@@ -177,10 +177,13 @@ def test_the_table_has_a_row_per_figure_and_a_column_per_estimator_and_window(fl
 
 
 def test_ekf2_parameters_carry_the_tuning_over_by_name_and_translate_the_rest():
-    values = {**EKF_SPEC.defaults(), "gyro_noise": 0.02, "gps_delay": 0.11, "fuse_mag": False, "fuse_range": True}
+    values = {**EKF_SPEC.defaults(), "gyro_noise": 0.02, "gps_delay": 0.11, "fuse_mag": False, "fuse_range": True,
+              "no_aid_timeout": 2.5}
     params = ekf2_parameters(values)
     assert params["EKF2_GYR_NOISE"] == 0.02 and params["EKF2_BARO_NOISE"] == 3.5 and params["EKF2_HDG_GATE"] == 2.6
+    assert params["EKF2_NOAID_NOISE"] == 10.0
     assert params["EKF2_GPS_DELAY"] == 110.0  # ms
+    assert params["EKF2_NOAID_TOUT"] == 2_500_000  # us
     assert params["EKF2_MAG_TYPE"] == 5 and params["EKF2_RNG_CTRL"] == 2
     assert params["EKF2_GPS_CTRL"] == 7 and params["EKF2_BARO_CTRL"] == 1
     assert ekf2_parameters(EKF_SPEC.defaults())["EKF2_MAG_TYPE"] == 1  # heading fusion, as Nexus fuses
