@@ -310,7 +310,7 @@ def test_a_scenario_takes_the_declared_fault_and_checks_its_keys(tmp_path, vehic
     with pytest.raises(ScenarioError, match=r"fault\[0\]\.left: unknown key; fault\[0\] takes kind, at, when, remains$"):
         load(path)
     path = scenario_file(tmp_path, vehicle, SCENARIO.replace('"tether_cut"', '"tether_snap"'))
-    with pytest.raises(ScenarioError, match=r"'tether_snap': unknown fault; choose one of rotor, sensor, gps_denied, "
+    with pytest.raises(ScenarioError, match=r"'tether_snap': unknown fault; choose one of imu_bias, rotor, sensor, gps_denied, "
                                             r"tether_cut, link_loss \(PX4\)$"):
         load(path)
 

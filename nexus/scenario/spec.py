@@ -309,7 +309,7 @@ def fault_kinds() -> tuple[str, ...]:
     """The kinds a ``[[fault]]`` takes besides ``link_loss``, as its sentences list them: those Nexus's own parts
     declare (the rotor), the scenario's own, then those other modules declare (:mod:`nexus.vocab.faults`)."""
     declared = declared_faults.declared()
-    own = tuple(k for k, d in declared.items() if d.label.startswith("nexus."))
+    own = tuple(sorted(k for k, d in declared.items() if d.label.startswith("nexus.")))  # whatever imported first
     return (*own, *FAULT_KEYS, *(k for k in declared if k not in own))
 
 

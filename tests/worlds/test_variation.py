@@ -214,8 +214,8 @@ def test_every_parameter_is_documented():
     own = drawn_parameters(builtin_only=True)
     # 29 (with the IMU's bias_walk_scale), the air (wind_speed, wind_direction, turbulence_level), the drawn gust
     # (start, duration, amplitude, direction, probability), the pack (capacity, initial charge, resistance) and
-    # ground_effect_scale.
-    assert len(own) == 41
+    # ground_effect_scale, and the IMU's bias step (imu_bias_step_time, its 3 accelerometer and 3 gyro axes).
+    assert len(own) == 48
     for name, info in own.items():
         assert info.name == name and info.doc and info.check
     assert {n for n, i in own.items() if i.per_rotor_allowed} == {"thrust_scale", "drag_scale", "ground_effect_scale"}
