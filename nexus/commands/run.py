@@ -10,8 +10,7 @@ import click
 
 from nexus.commands.exits import exit_status, report_error, worlds_failed_status
 from nexus.commands.options import (LaterOptions, config_option, default_durations, flight_options, later, resolve,
-                                    run_config)
-from nexus.commands.shards_option import shards_option
+                                    run_config, shards_option)
 from nexus.control import registry
 from nexus.core.errors import BuildError
 from nexus.vocab.settings import help_of
