@@ -90,7 +90,8 @@ def matched_tuning(vehicle: Path | str, scene: Path | str) -> dict:
         "EKF2_HEAD_NOISE": mag.noise_sigma * TESLA_PER_GAUSS / math.hypot(field[0], field[1]),
         "baroBiasNoise": baro.drift_walk,
         "gps_drift_off": gps.horizontal_drift_sigma == 0.0 and gps.vertical_drift_sigma == 0.0,
-        "vertical_gps_noise": gps.vertical_sigma, "down_field_over_horizontal": field[2] / math.hypot(field[0], field[1]),
+        "vertical_gps_noise": gps.vertical_sigma,
+        "down_field_over_horizontal": field[2] / math.hypot(field[0], field[1]),
     }
 
 
