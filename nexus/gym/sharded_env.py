@@ -18,7 +18,7 @@ each shard also gets SIGTERM if this process dies.
 :func:`make_vector_env` (the ids' ``vector_entry_point``) picks the one-process or the sharded environment:
 ``shards=None`` takes one shard per core the process may run on when each gets at least
 :data:`MIN_SHARD_WORLDS` worlds on the CPU (fewer worlds step faster in one process than the exchange with a
-second one costs), else one process.
+second one costs, and its start), else one process.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from nexus.core.errors import BuildError, NexusError
 from nexus.gym.env import NexusVectorEnv, check_keywords, keywords_of, refuse_unknown, said
 
-#: The fewest worlds a shard must get for the default to shard: measured on the 2-core CPU (docs/learning.md,
-#: "Both cores"), two shards of 8 worlds step no faster than one process of 16, two of 16 about 1.4 times as fast.
+#: The fewest worlds a shard must get for the default to shard. Measured on the 2-core CPU (docs/learning.md,
+#: "Both cores"; wall clock, loaded machine): two shards of 8 worlds step 1.06 to 1.14 times as fast as one
+#: process of 16, two of 16 1.38 times as fast as one of 32; a shard also costs a fresh interpreter's start.
 MIN_SHARD_WORLDS = 16
 #: Seconds a shard has to exit after being told to close before it is killed.
 CLOSE_GRACE_S = 10.0
