@@ -48,10 +48,11 @@ def test_a_pid_replay_compares_all_but_the_guidance_columns_and_leaves_no_scratc
     result = replay(out)
     assert result.identical, result.first_difference
     # Open loop the recorded controls replace the controller and the guidance is dropped, so
-    # nothing writes the setpoint (position goal NED, heading) or the armed flag: exactly these
-    # five columns go uncompared, and the replay produces no column the record lacks.
+    # nothing writes the setpoint (position goal NED, heading), the armed flag or the mission's phase:
+    # exactly these six columns go uncompared, and the replay produces no column the record lacks.
     assert result.not_compared == [
         "setpoint.position[0]", "setpoint.position[1]", "setpoint.position[2]", "setpoint.yaw", "armed",
+        "mission_phase",
     ]
     assert result.not_recorded == []
     assert "controls[0]" in result.compared and "estimate.position[2]" in result.compared

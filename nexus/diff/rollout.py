@@ -342,8 +342,8 @@ class Rollout:
         return every
 
     def _tables(self) -> None:
-        """The setpoint of every tick (row k: tick k's, one per world) and the armed flag, given to the ring in
-        place of its guidance."""
+        """The setpoint of every tick (row k: tick k's, one per world), the armed flag and the mission phase (-1:
+        no mission flown), given to the ring in place of its guidance."""
         t, n, dev = self.ticks, self.worlds, self.device
         goals = []
         for k in range(t):
@@ -354,12 +354,14 @@ class Rollout:
                 goals.append(s)
         self.setpoint_table = wp.array(goals, dtype=Setpoint, device=dev).reshape((t, n))
         self.armed_table = wp.ones((t, n), dtype=wp.int32, device=dev)
+        self.phase_table = wp.full((t, n), -1, dtype=wp.int32, device=dev)
 
     def _copies(self, slots: int) -> TickCopies:
         """The ring's device stages over ``slots`` ticks of buffers, the guidance's outputs given as tables."""
         wanted = ["estimate", "controls", *((("imu", self.imu.name),) if self.imu is not None else ())]
         return TickCopies(self.loop, self.ticks, slots=slots, wanted=wanted,
-                          given={"setpoint": self.setpoint_table, "armed": self.armed_table})
+                          given={"setpoint": self.setpoint_table, "armed": self.armed_table,
+                                 "mission_phase": self.phase_table})
 
     def _allocate(self) -> None:
         """One segment's arrays (every tick's without checkpointing), the checkpoints, the trajectory's copies."""

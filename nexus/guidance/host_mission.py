@@ -7,7 +7,8 @@ the device kernel is checked against). A ring with it plans as
 and writes the setpoint through copies, one tick at a time.
 
 Its first call (start-up) plans the mission from where the vehicle rests and
-arms the motors once the estimate is ready (aligned, origin set; until then
+arms the motors once the estimate is ready (aligned, origin set, horizontal
+position valid; until then
 phase ``align``, disarmed, and the plan runs that much later). Every call
 after that looks up the plan at the tick's sim time and writes the
 ``setpoint`` (shifted by the estimator's resets) when it changes. During the
@@ -32,7 +33,8 @@ import numpy as np
 import warp as wp
 
 from nexus.core.spec import Spec
-from nexus.estimation.estimate_status import HORIZONTAL_VALID, READY, RESET_SIGNAL, STATUS_SIGNAL
+from nexus.estimation.estimate_status import HORIZONTAL_VALID, RESET_SIGNAL, STATUS_SIGNAL
+from nexus.guidance.kernels import START_STATUS
 from nexus.guidance.mission import MISSION_INPUTS, MISSION_OUTPUTS, MISSION_PARAMS
 from nexus.guidance.mission_base import MissionComponent
 from nexus.guidance.profile import PHASES, MissionPlan, MissionProfile, heading_of, wrap
@@ -83,7 +85,7 @@ class HostMissionGuidance(MissionComponent):
         if self.phase == "landed":
             return
         if not self._aligned:
-            if status & READY == READY:
+            if status & START_STATUS == START_STATUS:
                 self._aligned = True
                 if self.phase == "align":  # waited: the plan runs later, from the heading and height now
                     first = self.plan.legs[0]

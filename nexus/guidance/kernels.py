@@ -10,7 +10,8 @@ checks this bit for bit).
 
 Beside the plan, the kernel reads what the estimator says of its estimate
 (``estimate_status`` and ``estimate_reset``, :mod:`nexus.estimation.estimate_status`):
-the plan waits, disarmed, until the estimate is aligned and has its origin,
+the plan waits, disarmed, until the estimate is aligned, has its origin and
+a valid horizontal position,
 and then runs that much later (phase ``align``); a loss of the horizontal
 position in the air holds the height and heading, then descends in place
 (``position_hold``, ``position_land``); and every position goal is shifted by
@@ -31,7 +32,11 @@ TAKEOFF, HOLD, YAW, RETURN, LAND, LANDED, ALIGN, POSITION_HOLD, POSITION_LAND = 
 #: The most legs a profile makes: takeoff, hold, six yaw legs, return, land.
 MAX_LEGS = 10
 
-STATUS_READY = wp.constant(READY)
+#: What the start waits for: aligned with its origin (READY) and a horizontal position to fly on. PX4 too
+#: refuses a mission's take-off without a valid position; taking off without one would only turn at once into
+#: the position-loss landing.
+START_STATUS = READY | HORIZONTAL_VALID
+STATUS_START = wp.constant(START_STATUS)
 STATUS_HORIZONTAL = wp.constant(HORIZONTAL_VALID)
 PI = wp.constant(wp.float64(3.141592653589793))
 TWO_PI = wp.constant(wp.float64(6.283185307179586))
@@ -81,7 +86,7 @@ class MissionState:
     rest_since: wp.float64
     #: Sim time of the next landed check [s].
     next_check: wp.float64
-    #: 1 once the estimate was ready (aligned, origin set) and the plan began.
+    #: 1 once the estimate was ready (START_STATUS: aligned, origin set, position valid) and the plan began.
     aligned: wp.int32
     #: Sim time of the first call [s]: the plan's start, had the estimate been ready at once.
     first_call: wp.float64
@@ -167,13 +172,13 @@ def fly_mission(
     flags = status[world]
     moved = reset[world]
 
-    # The start waits, disarmed, until the estimate is aligned and has its origin; the plan then runs that much
-    # later, from the heading and height the estimate has then.
+    # The start waits, disarmed, until the estimate is aligned, has its origin and a valid horizontal position
+    # (START_STATUS); the plan then runs that much later, from the heading and height the estimate has then.
     if s.phase == -1:
         s.first_call = now
     if s.aligned == 0:
         first = legs[world, 0]
-        if (flags & STATUS_READY) == STATUS_READY:
+        if (flags & STATUS_START) == STATUS_START:
             s.aligned = 1
             if s.phase == ALIGN:
                 s.delay = now - s.first_call

@@ -88,7 +88,7 @@ MISSION_INPUTS = (
     Input("estimate", PoseTwist, doc="Where the vehicle is: the plan starts there, the landing checks it"),
     Input("time", wp.float64),
     Input(STATUS_SIGNAL, wp.int32, default=TRUSTED,
-          doc="The estimator's status bits: the start waits for READY, a loss of HORIZONTAL_VALID lands in place "
+          doc="The estimator's status bits: the start waits for READY and HORIZONTAL_VALID, a loss of HORIZONTAL_VALID lands in place "
               "(trusted when no estimator writes it)"),
     Input(RESET_SIGNAL, wp.vec3, default=wp.vec3(0.0, 0.0, 0.0),
           doc="Sum of the estimator's position resets [m, NED]: added to every position goal (none when unwritten)"),

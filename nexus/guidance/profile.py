@@ -24,8 +24,9 @@ The legs, in order:
 Three phases are not legs of the plan; the guidance enters them from what
 the estimator says (``estimate_status``, :mod:`nexus.estimation.estimate_status`):
 
-``align``          before the take-off, until the estimate is aligned and has
-                   its origin: disarmed, and the whole plan starts that much later;
+``align``          before the take-off, until the estimate is aligned, has its
+                   origin and a valid horizontal position: disarmed, and the
+                   whole plan starts that much later;
 ``position_hold``  the horizontal position became invalid in the air: hold the
                    height and heading for ``position_loss_hold`` seconds, the
                    horizontal goal on the estimate itself;

@@ -24,7 +24,7 @@ each step ended.
 
 What the estimator says of its estimate (``estimate_status``, ``estimate_reset``; trusted and no reset when no
 estimator writes them) is read as the timed mission reads it: the first step waits, disarmed, until the estimate
-is aligned and has its origin (``mission_phase`` ``align``; the start is the estimate then, and ``until_time``
+is aligned, has its origin and a valid horizontal position (``mission_phase`` ``align``; the start is the estimate then, and ``until_time``
 stays a time of the sim clock); a loss of the horizontal position in the air ends the steps for good: the
 height and heading are held ``POSITION_LOSS_HOLD`` seconds with the horizontal goal on the estimate, then the
 vehicle descends in place at ``POSITION_LOSS_SPEED``, lands, disarms and ends the run (``position_hold``,
@@ -41,7 +41,8 @@ import warp as wp
 
 from nexus.core import Component
 from nexus.core.spec import Output, Spec
-from nexus.estimation.estimate_status import HORIZONTAL_VALID, READY, RESET_SIGNAL, STATUS_SIGNAL
+from nexus.estimation.estimate_status import HORIZONTAL_VALID, RESET_SIGNAL, STATUS_SIGNAL
+from nexus.guidance.kernels import START_STATUS
 from nexus.guidance.mission import MISSION_INPUTS, MISSION_OUTPUTS
 from nexus.guidance.profile import PHASES, MissionProfile, heading_of, smooth_step
 from nexus.guidance.setpoint import Setpoint
@@ -101,7 +102,7 @@ class StepMission(Component):
         position = np.array([estimate.position[i] for i in range(3)], dtype=np.float64) - self.moved
         speed = float(np.linalg.norm([estimate.velocity[i] for i in range(3)]))
         if self.start is None:  # the first estimate, or the first once the estimate is ready
-            if status & READY != READY:
+            if status & START_STATUS != START_STATUS:
                 if self.phase is None:
                     self.phase = "align"
                     io["armed"].write(0)

@@ -189,3 +189,20 @@ def test_host_guidance_still_plans_a_host_stage_and_flies_the_same_bits(tmp_path
     assert device[2] == host[2] == "done"
     assert device[1] == host[1] and device[1] < 2500
     assert device[3].equals(host[3])
+
+
+def test_the_start_also_waits_for_a_valid_horizontal_position():
+    # Aligned with its origin (1 | 2 | 256) but no valid horizontal position (64): the kernel stays in align
+    # (index 6), disarmed, its goal the start; with the bit set at 0.5 s the take-off starts then.
+    profile = MissionProfile.short()
+    guidance, stage, io = guidance_at_rest(profile, position=(0.0, 0.0, 0.0), yaw=0.0)
+    for k in range(200):
+        now = k * 0.004
+        io.at(now)
+        io["estimate_status"].fill_((1 | 2 | 256 | 128) if now < 0.5 else (1 | 2 | 256 | 128 | 64))
+        stage.run(io)
+        if now < 0.5:
+            assert int(io["armed"].numpy()[0]) == 0 and int(io["mission_phase"].numpy()[0]) == 6
+            assert io["setpoint"].numpy()[0]["position"].tolist() == [0.0, 0.0, 0.0]
+    assert int(io["armed"].numpy()[0]) == 1 and guidance.phase == "takeoff"
+    assert guidance.transitions == [(0.0, "align"), (0.5, "takeoff")]
