@@ -2,9 +2,11 @@
 
 Each measure is a series over the record's rows (one per tick), computed with NumPy from the columns every
 PID flight records: the base's pose and velocity (ENU world, FLU body), the setpoint (NED), and the step
-mission's ``mission_step`` and ``mission_timeouts``, and ``contact`` (touching contact points, recorded when
-a scenario has a contact check: :mod:`nexus.plant.ground_contact`). Positions are NED from the run's NED origin
-(run.json's ``ned_origin_enu_m``), heights from where the base started (the record's first row).
+mission's ``mission_step`` and ``mission_timeouts``, ``contact`` (touching contact points, recorded when a
+scenario has a contact check: :mod:`nexus.plant.ground_contact`), and the estimator's ``estimate`` and
+``estimate_status`` (what it said; the checks of the flight itself read the truth pose). Positions are NED from
+the run's NED origin (run.json's ``ned_origin_enu_m``), heights from where the base started (the record's first
+row).
 
 A check passes when its measure stays at or under its bound (``min``: at or over it) at every row of its
 window; otherwise its result names the first row that broke the bound (sim time and tick) and the worst
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nexus.estimation.estimate_status import BARO_FAULT, HORIZONTAL_VALID, STATUS_SIGNAL
+from nexus.estimation.estimate_status import BARO_FAULT, HORIZONTAL_VALID, STATUS_SIGNAL, TRUSTED
 from nexus.scenario.px4_messages import FAILSAFE_OR_REFUSAL
 from nexus.scenario.spec import Check
 
@@ -253,7 +255,7 @@ def _status_time(check: Check, record: Record, inside: np.ndarray) -> CheckResul
     (inf: never; a run whose estimator writes no status never says it). Late (max) fails at the window's end,
     early (min) at the row it came."""
     bit, wanted = STATUS_MEASURES[check.measure]
-    status = record.status[inside] if record.status is not None else np.full(len(inside), HORIZONTAL_VALID)
+    status = record.status[inside] if record.status is not None else np.full(len(inside), TRUSTED)
     came = np.flatnonzero(((status & bit) != 0) == bool(wanted))
     when = float(record.time[inside[came[0]]]) if len(came) else math.inf
     times = record.time[inside]
