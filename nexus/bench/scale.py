@@ -214,8 +214,9 @@ def run(device: str = "cpu", worlds: tuple[int, ...] | None = None, rounds: int 
               "rows": rows, "skipped": skipped, "sharded": sharded, "targets": dict(TARGETS),
               "load_average": {"before": list(load_before), "after": list(os.getloadavg())}}
     result["targets_met"] = {**targets_met(rows), **sharded_targets_met(sharded)}
-    if os.environ.get("NEXUS_BENCH_SCALE_VECTOR", "1") != "0":  # the vector env, one process and sharded
-        result["vector_env"] = vector_env_scale.run(sizes)
+    vector_sizes = tuple(n for n in sizes if n >= vector_env_scale.MIN_WORLDS)  # the vector env, 1 and K processes
+    if vector_sizes and os.environ.get("NEXUS_BENCH_SCALE_VECTOR", "1") != "0":
+        result["vector_env"] = vector_env_scale.run(vector_sizes)
     return result
 
 

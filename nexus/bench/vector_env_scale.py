@@ -24,6 +24,8 @@ from nexus.core.warp_setup import init_warp
 from nexus.gym.sharded_env import cores, make_vector_env
 
 WORLDS = (16, 64, 1024)
+#: The scale suite measures the vector env at its world counts from this one on (fewer: a check run's sizes).
+MIN_WORLDS = 16
 ROUNDS = 3
 #: World-steps in one round (steps = this / N, at least 10): about a second of stepping on the 2-core CPU.
 ROUND_WORLD_STEPS = 20_000
