@@ -13,9 +13,11 @@ order one process writes), and written as the next part once a part's worth
 (``record_capacity`` ticks of all worlds) is ready or two seconds have passed.
 A shard that has ended holds nothing back.
 
-So the parent holds about one part per shard in memory, never the whole
-record, and a run killed at any moment leaves ``OUT/record.parquet/`` as whole
-parts of the ticks joined so far (the rest stay in each shard's own folder).
+A shard's next part is read only once every row read from it before is
+ready to write, so the parent holds at most one part per shard in memory
+(and a part's worth ready to write), never the whole record, even when one
+shard flies far ahead of another; and a run killed at any moment leaves
+``OUT/record.parquet/`` as whole parts of the ticks joined so far (the rest stay in each shard's own folder).
 """
 
 from __future__ import annotations
@@ -61,18 +63,29 @@ class RecordJoin:
         self.last_write = time.monotonic()
 
     def pull(self, ended: Sequence[bool]) -> bool:
-        """Read every new part of every shard and write what is final; True when a part was written.
+        """Read the shards' new parts and write what is final; True when a part was written.
 
-        ``ended[i]``: shard i's process has ended (read before this call, so all its parts are on disk)."""
-        for index, (folder, start) in enumerate(self.sources):
-            for path in part_paths(folder)[self.read[index]:]:
-                self._take(index, start, pq.read_table(path))
-                self.read[index] += 1
-        flying = [self.last_time[i] for i in range(len(self.sources)) if not ended[i]]
-        if any(t is None for t in flying):
-            return False  # a shard still flying has read out no tick yet: no row is final
-        limit = min(flying) if flying else np.inf
-        self._release(limit)
+        ``ended[i]``: shard i's process has ended (read before this call, so all its parts are on disk). A
+        shard's next part is read only once every row read from it before has been taken, so the parent holds
+        at most one part per shard, however far one shard flies ahead of another."""
+        while True:
+            read = False
+            for index, (folder, start) in enumerate(self.sources):
+                paths = part_paths(folder) if not self.held[index] else []
+                while not self.held[index] and self.read[index] < len(paths):  # an empty part holds nothing back
+                    self._take(index, start, pq.read_table(paths[self.read[index]]))
+                    self.read[index] += 1
+                    read = True
+            # Shards that may still write rows: flying, or with a part not read yet. Each of their later rows
+            # comes after the last row read from it.
+            open_ = [i for i in range(len(self.sources))
+                     if not ended[i] or self.read[i] < len(part_paths(self.sources[i][0]))]
+            if any(self.last_time[i] is None for i in open_):
+                break  # a shard that may still write has read out no tick yet: no row is final
+            taken = self._release(min((self.last_time[i] for i in open_), default=np.inf))
+            if not (read or taken):
+                break
+        flying = not all(ended)
         wrote = False
         while self.ready_rows >= self.part_rows:
             self._write(self.part_rows)
@@ -109,8 +122,8 @@ class RecordJoin:
             self.held[index].append(table)
             self.last_time[index] = float(table.column("time")[-1].as_py())
 
-    def _release(self, limit: float) -> None:
-        """Move every held row at or before ``limit`` [s] to ``ready``, in one process's order."""
+    def _release(self, limit: float) -> bool:
+        """Move every held row at or before ``limit`` [s] to ``ready``, in one process's order; True if any."""
         taken = []
         for index, tables in enumerate(self.held):
             kept = []
@@ -123,12 +136,13 @@ class RecordJoin:
                     kept.append(table.slice(cut))
             self.held[index] = kept
         if not taken:
-            return
+            return False
         rows = pa.concat_tables(taken)
         order = pc.sort_indices(rows, sort_keys=[("time", "ascending"), ("world", "ascending")])
         rows = rows.take(order)
         self.ready.append(rows)
         self.ready_rows += rows.num_rows
+        return True
 
     def _write(self, count: int) -> None:
         rows = pa.concat_tables(self.ready) if len(self.ready) > 1 else self.ready[0]

@@ -100,7 +100,9 @@ def test_the_join_writes_only_rows_no_flying_shard_can_precede(tmp_path):
     join = RecordJoin(tmp_path / "out", [(a, 0), (b, 2)], part_rows=8, every_s=1e9)
     _part(a, 0, _ticks(1, 1, 2).slice(0, 0))
     _part(a, 1, _ticks(1, 3, 2))
+    _part(a, 2, _ticks(4, 5, 2))  # shard a flies ahead
     assert join.pull([False, False]) is False  # shard b has drained nothing: no row is final
+    assert join.read == [2, 0] and sum(t.num_rows for t in join.held[0]) == 6  # a's part 2 stays on disk
     assert [p.name for p in part_paths(tmp_path / "out")] == ["part-000000.parquet"]  # the columns, no row
     _part(b, 0, _ticks(1, 1, 2).slice(0, 0))
     _part(b, 1, _ticks(1, 2, 2))
@@ -109,8 +111,8 @@ def test_the_join_writes_only_rows_no_flying_shard_can_precede(tmp_path):
     assert first["time"] == [0.5] * 4 + [1.0] * 4
     assert first["world"] == [0, 1, 2, 3] * 2  # shard b's worlds counted from 2
     assert join.ready_rows == 0 and sum(t.num_rows for t in join.held[0]) == 2  # a's tick 3 waits for b's
+    assert join.read == [2, 2]  # a's part 2 not read while its tick 3 is held
     _part(b, 2, _ticks(3, 5, 2))
-    _part(a, 2, _ticks(4, 5, 2))
     assert join.pull([True, False]) is True  # a ended: b's last row (tick 5) bounds; 12 rows, one full part
     assert join.ready_rows == 4 and join.written_time == 2.0
     join.finish()
