@@ -40,7 +40,7 @@ class Flight:
 
 def build_ring(profile: MissionProfile | None = None, mode: str = "captured"):
     """The default ring as assembly wires it (estimator, mission, PID), with ``profile`` flown if given."""
-    vehicle = assemble("astro_max_base", "empty")
+    vehicle = assemble("astro_max_base", "empty", estimator="truth")  # the guidance's precision: the true state
     guidance = next(c for c in vehicle.components if isinstance(c, MissionGuidance))
     components = list(vehicle.components)
     if profile is not None:

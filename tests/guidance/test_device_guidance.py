@@ -163,7 +163,7 @@ def fly_short(guidance_class, out):
     from nexus.record.writer import RecordWriter
     from nexus.runtime.startup import start
 
-    vehicle = assemble("astro_max_base", "empty", mission="short")
+    vehicle = assemble("astro_max_base", "empty", mission="short", estimator="truth")  # the bits truth flights had
     components = [
         guidance_class(c.name, MissionProfile.short()) if isinstance(c, MissionGuidance) else c
         for c in vehicle.components

@@ -126,7 +126,8 @@ class Flight:
 def fly(rows, seconds: float, profile: MissionProfile | None = None, raised: tuple[float, float] | None = None,
         guidance_class=MissionGuidance) -> Flight:
     """The default vehicle on the short mission (or ``profile``) with ``rows`` as the estimator's status."""
-    vehicle = assemble("astro_max_base", "empty", mission="short")
+    # The guidance's own behaviour on the true state; the test component plays the estimator's status.
+    vehicle = assemble("astro_max_base", "empty", mission="short", estimator="truth")
     components = []
     for c in vehicle.components:
         if isinstance(c, MissionGuidance):
