@@ -15,7 +15,8 @@ ENV_IDS = {"nexus/Hover-v0": "hover", "nexus/Waypoint-v0": "waypoint", "nexus/Tr
 
 for _id, _task in ENV_IDS.items():
     if _id not in gymnasium.registry:
-        gymnasium.register(id=_id, entry_point="nexus.gym.env:NexusEnv", vector_entry_point="nexus.gym.sharded_env:make_vector_env",
-                           kwargs={"task": _task}, disable_env_checker=True)
+        gymnasium.register(id=_id, entry_point="nexus.gym.env:NexusEnv",
+                           vector_entry_point="nexus.gym.sharded_env:make_vector_env", kwargs={"task": _task},
+                           disable_env_checker=True)
 
 __all__ = ["ENV_IDS", "TASKS"]
