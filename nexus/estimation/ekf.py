@@ -637,7 +637,10 @@ def ekf_step(
                 past_p = recall(history, history_times, world, s_gps.time - tuning.gps_delay, 0)
                 past_v = recall(history, history_times, world, s_gps.time - tuning.gps_delay, 1)
             accepted = int(0)
-            lost = now - times[world, 6] > tuning.no_aid_timeout or wp.sqrt(wp.max(P[world, 0, 0], P[world, 1, 1])) >= tuning.horizontal_limit
+            # (Invalid counts only for a GPS whose own noise is under the limit: else every sample would reset.)
+            lost = now - times[world, 6] > tuning.no_aid_timeout or (
+                wp.sqrt(wp.max(P[world, 0, 0], P[world, 1, 1])) >= tuning.horizontal_limit
+                and h_var < tuning.horizontal_limit)
             if lost:
                 # Aiding was lost: take the GPS's position and velocity as they are (a recorded reset), not a
                 # fusion the gate would refuse or a pull that spikes the velocity.
