@@ -290,7 +290,8 @@ def table(result: dict) -> list[tuple[str, str]]:
         lines += [
             (f"{name}: one process / {row['shards']} shards [drone-ticks/s]",
              f"{row['one_process_drone_ticks_per_s']:,.0f} / {row['sharded_drone_ticks_per_s']:,.0f}"),
-            (f"{name}: {row['shards']}-shard efficiency", f"{row['efficiency']:.0%}"),
+            (f"{name}: {row['shards']}-shard efficiency (wall clock; CPU time)",
+             f"{row['efficiency']:.0%}; {row['cpu_efficiency']:.0%}"),
         ]
     if not result.get("sharded"):
         lines.append(("both cores (issue 46, point 3)", "not measured (NEXUS_BENCH_SCALE_SHARDS < 2)"))

@@ -14,7 +14,10 @@ all N worlds, so both are the loop at N worlds by the same clock.
 
 * ``one_process_drone_ticks_per_s``: N × ticks / the best round's wall time, one process;
 * ``sharded_drone_ticks_per_s``: the same with the worlds over ``shards`` processes;
-* ``efficiency``: sharded / (shards × one process): 1 when each core does what one did alone.
+* ``efficiency``: sharded / (shards × one process): 1 when each core does what one did alone;
+* ``cpu_efficiency``: the CPU time a world-tick takes in one process over what it takes summed over the
+  shards (each side's least round): what sharding costs in work, which a busy machine does not hide (the
+  wall-clock figures need free cores).
 
 On a machine that other jobs share, a wall-clock figure is what is left to the suite; the suite records
 the load average (``os.getloadavg``) before and after beside it.
@@ -122,6 +125,7 @@ def timed_rounds(solver: str, worlds: int, shards: int, device: str = "cpu", rou
     best = min(range(rounds), key=walls.__getitem__)
     return {"shards": len(ranges), "ranges": ranges, "ticks": ticks, "rounds": rounds, "round_wall_s": walls,
             "best_wall_s": walls[best], "best_cpu_s": cpus[best], "build_s": max(builds),
+            "cpu_us_per_world_tick": min(sum(c) for c in cpus) / (worlds * ticks) * 1e6,
             "drone_ticks_per_s": worlds * ticks / walls[best], "wall_s": time.perf_counter() - began}
 
 
@@ -138,6 +142,7 @@ def measure(solver: str, worlds: int, device: str = "cpu", shards: int = 2, roun
         "one_process_drone_ticks_per_s": one["drone_ticks_per_s"],
         "sharded_drone_ticks_per_s": many["drone_ticks_per_s"],
         "efficiency": many["drone_ticks_per_s"] / (many["shards"] * one["drone_ticks_per_s"]),
+        "cpu_efficiency": one["cpu_us_per_world_tick"] / many["cpu_us_per_world_tick"],
         "round_ticks": one["ticks"],
         "rounds": rounds,
         "one_process": one,

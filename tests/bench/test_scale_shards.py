@@ -29,7 +29,10 @@ def test_one_process_and_two_shards_fly_the_same_worlds_and_ticks(row):
         assert side["best_wall_s"] == min(side["round_wall_s"]) > 0
         assert len(side["best_cpu_s"]) == side["shards"]
         assert side["drone_ticks_per_s"] == pytest.approx(4 * 16 / side["best_wall_s"])
+        assert side["cpu_us_per_world_tick"] > 0
     assert (row["solver"], row["worlds"], row["shards"], row["round_ticks"]) == ("freeflyer", 4, 2, 16)
+    assert row["cpu_efficiency"] == pytest.approx(
+        row["one_process"]["cpu_us_per_world_tick"] / row["sharded"]["cpu_us_per_world_tick"])
     assert row["efficiency"] == pytest.approx(
         row["sharded_drone_ticks_per_s"] / (2 * row["one_process_drone_ticks_per_s"]))
 
