@@ -26,6 +26,7 @@ from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative, positive
 from nexus.estimation.ekf_math import ACCEL_BIAS, ATT, GYRO_BIAS, N, POS, VEL, fuse_scalar, predict_covariance, vec15
 from nexus.estimation.ekf_math import ALIGNMENT_STEP, alignment_covariance, rotation_vector
+from nexus.estimation.ekf_math import attitude_variance_of, fuse_attitude_scalar
 from nexus.estimation.estimate_status import (
     BARO_AIDING, BARO_FAULT, GPS_AIDING, GPS_FAULT, HORIZONTAL_VALID, MAG_AIDING, MAG_FAULT, NO_AID_FUSION, ORIGIN_SET,
     RANGE_AIDING, RANGE_FAULT, RESET_SIGNAL, STATUS_SIGNAL, TILT_ALIGNED, VERTICAL_VALID, YAW_ALIGNED,
@@ -269,6 +270,20 @@ def heading_of(v: wp.vec3) -> float:
 
 
 @wp.func
+def heading_jacobian(f: wp.vec3) -> wp.vec3:
+    """The heading innovation's Jacobian on δθ (N, E, D) at the field ``f`` [any unit], NED.
+
+    The true field is exp(δθ)·f ≈ f + δθ × f, so ν = ψ(f + δθ × f) − ψ(f) = ∂ψ/∂f·(−[f]ₓ)·δθ with
+    ∂ψ/∂f = (−f_E, f_N, 0)/H², H² = f_N² + f_E²: (−f_N·f_D/H², −f_E·f_D/H², 1). The tilt terms are the
+    heading's turn when the field's down component tilts across; none for a horizontal field.
+    """
+    h2 = f[0] * f[0] + f[1] * f[1]
+    if h2 <= 0.0:
+        return wp.vec3(0.0, 0.0, 1.0)
+    return wp.vec3(-f[0] * f[2] / h2, -f[1] * f[2] / h2, 1.0)
+
+
+@wp.func
 def wrap_pi(angle: float) -> float:
     return wp.atan2(wp.sin(angle), wp.cos(angle))
 
@@ -307,6 +322,25 @@ def fuse(
         rejected[world, slot] = rejected[world, slot] + 1
         return 0
     inject(nominal, attitude, world, fuse_scalar(P, world, k, c, innovation, variance))
+    return 1
+
+
+@wp.func
+def fuse_attitude(
+    P: wp.array3d(dtype=wp.float32), nominal: wp.array2d(dtype=wp.vec3), attitude: wp.array2d(dtype=wp.quat),
+    world: int, h: wp.vec3, innovation: float, variance: float, gate: float, slot: int,
+    innovations: wp.array2d(dtype=wp.float32), ratios: wp.array2d(dtype=wp.float32),
+    rejected: wp.array2d(dtype=wp.int32),
+) -> int:
+    """:func:`fuse` for a scalar whose Jacobian ``h`` lies on the attitude error's three entries."""
+    S = attitude_variance_of(P, world, h, variance)
+    ratio = innovation * innovation / (gate * gate * S)
+    innovations[world, slot] = innovation
+    ratios[world, slot] = ratio
+    if ratio > 1.0:
+        rejected[world, slot] = rejected[world, slot] + 1
+        return 0
+    inject(nominal, attitude, world, fuse_attitude_scalar(P, world, h, innovation, variance))
     return 1
 
 
@@ -687,8 +721,12 @@ def ekf_step(
             times[world, 3] = s_mag.time
             field = wp.quat_rotate(attitude[world, 0], s_mag.field)
             innovation = wrap_pi(heading_of(tuning.field_ned) - heading_of(field))
-            fuse(P, nominal, attitude, world, ATT + 2, 1.0, innovation, tuning.heading_noise * tuning.heading_noise,
-                 tuning.heading_gate, HEADING, innovations, ratios, rejected)
+            # The Jacobian at the predicted field (the model's), not the measured one: the measured field's noise
+            # across the horizontal field is the innovation's noise, and a Jacobian taken from it too would
+            # correlate with the innovation and push the tilt one way sample after sample.
+            fuse_attitude(P, nominal, attitude, world, heading_jacobian(tuning.field_ned), innovation,
+                          tuning.heading_noise * tuning.heading_noise, tuning.heading_gate, HEADING, innovations,
+                          ratios, rejected)
         if fuse_rng != 0 and rng_ok != 0 and s_rng.time != times[world, 4]:
             times[world, 4] = s_rng.time
             cos_tilt = wp.quat_to_matrix(attitude[world, 0])[2, 2]

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import warp as wp
 
-from nexus.estimation.ekf import Ekf, divergence_line, ekf_step
-from nexus.estimation.ekf_math import fuse_scalar, predict_covariance, vec15
+from nexus.estimation.ekf import Ekf, divergence_line, ekf_step, heading_jacobian
+from nexus.estimation.ekf_math import fuse_attitude_scalar, fuse_scalar, predict_covariance, vec15
 from nexus.plant.plant import GeodeticOrigin
 from nexus.sensors.rangefinder import RangeSample
 from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
@@ -55,6 +55,45 @@ def test_fuse_scalar_matches_the_kalman_update_by_hand():
     assert out[2, 5] == pytest.approx(0.2, abs=1e-6) and out[5, 2] == pytest.approx(0.2, abs=1e-6)
     assert out[5, 5] == pytest.approx(3.8, abs=1e-6)
     assert out[0, 0] == pytest.approx(4.0) and out[14, 14] == pytest.approx(4.0)
+
+
+@wp.kernel
+def _heading_jacobian(f: wp.vec3, out: wp.array(dtype=wp.vec3)):
+    out[0] = heading_jacobian(f)
+
+
+@wp.kernel
+def _fuse_attitude(P: wp.array3d(dtype=wp.float32), h: wp.vec3, nu: float, r: float, dx: wp.array(dtype=vec15)):
+    dx[0] = fuse_attitude_scalar(P, 0, h, nu, r)
+
+
+def test_the_heading_jacobian_holds_the_tilt_terms_of_the_field_worked_by_hand():
+    # f = (3, 4, 10) NED: H² = 9 + 16 = 25; H = (−f_N·f_D/H², −f_E·f_D/H², 1) = (−30/25, −40/25, 1).
+    out = wp.zeros(1, dtype=wp.vec3, device="cpu")
+    wp.launch(_heading_jacobian, 1, inputs=[wp.vec3(3.0, 4.0, 10.0), out], device="cpu")
+    assert out.numpy()[0] == pytest.approx([-1.2, -1.6, 1.0], abs=1e-6)
+    # The heading of the field turned by δθ = 1 mrad about north: the down component (10) swings to −east by
+    # 0.01, so ψ = atan2(4 − 0.01, 3) − atan2(4, 3) = −0.0012 (to first order), −1.2 × 1 mrad.
+    assert math.atan2(4.0 - 0.01, 3.0) - math.atan2(4.0, 3.0) == pytest.approx(-0.0012, rel=2e-3)
+    wp.launch(_heading_jacobian, 1, inputs=[wp.vec3(2.0, 0.0, 0.0), out], device="cpu")
+    assert out.numpy()[0] == pytest.approx([0.0, 0.0, 1.0])  # a horizontal field: no tilt term
+
+
+def test_fuse_attitude_scalar_matches_the_kalman_update_by_hand():
+    # P = I, H = (−1.2, −1.6, 1) on δθ (states 6-8), R = 1, ν = 0.3: S = 1.44 + 2.56 + 1 + 1 = 6;
+    # K = H/6 = (−0.2, −0.26667, 0.16667); δθ = K·ν = (−0.06, −0.08, 0.05).
+    # P' = I − Hᵀ·H/6: P'66 = 1 − 1.44/6 = 0.76, P'77 = 1 − 2.56/6 = 0.57333, P'88 = 5/6, P'67 = −1.92/6 = −0.32,
+    # P'68 = 1.2/6 = 0.2, P'78 = 1.6/6 = 0.26667; the rest unchanged.
+    p = wp.array(np.eye(15, dtype=np.float32)[None], dtype=wp.float32, device="cpu")
+    dx = wp.zeros(1, dtype=vec15, device="cpu")
+    wp.launch(_fuse_attitude, 1, inputs=[p, wp.vec3(-1.2, -1.6, 1.0), 0.3, 1.0, dx], device="cpu")
+    out, d = p.numpy()[0], dx.numpy()[0]
+    assert d[6:9] == pytest.approx([-0.06, -0.08, 0.05], abs=1e-6)
+    assert np.count_nonzero(d) == 3
+    assert [out[6, 6], out[7, 7], out[8, 8]] == pytest.approx([0.76, 0.573333, 0.833333], abs=1e-5)
+    assert [out[6, 7], out[6, 8], out[7, 8]] == pytest.approx([-0.32, 0.2, 0.266667], abs=1e-5)
+    assert np.array_equal(out, out.T)
+    assert out[0, 0] == pytest.approx(1.0) and out[14, 14] == pytest.approx(1.0) and out[0, 6] == 0.0
 
 
 def dense_transition(T, dv, R):
