@@ -53,6 +53,7 @@ from nexus.core.arrays import ArrayDecl, NamedArrays
 from nexus.core.errors import BuildError
 from nexus.core.signals import Read
 from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative
+from nexus.estimation.estimate_status import HORIZONTAL_VALID, STATUS_SIGNAL, TRUSTED
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
 from nexus.plant.controls import CONTROLS_WIDTH
@@ -165,6 +166,9 @@ PID_SPEC = Spec(
         Input("setpoint", Setpoint, connectable=True,
               doc="The prim whose stage writes the `setpoint` signal (a guidance); needed only when several write it."),
         Input("armed", wp.int32, default=1, doc="0 cuts the motors and clears the integrators; 1 when nothing writes it"),
+        Input(STATUS_SIGNAL, wp.int32, default=TRUSTED,
+              doc="The estimator's status bits; without HORIZONTAL_VALID the horizontal loops stop and the vehicle "
+                  "flies level (PX4's flight without a position); trusted when nothing writes it"),
     ),
     outputs=(Output("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True,
                     doc="ESC commands in [0, 1], one slot per rotor in ESC channel order"),),
@@ -241,11 +245,16 @@ def rate_loop(p: PidParams, s: PidState, rates: wp.vec3, rate_goal: wp.vec3, tor
     return torque, rate_integral
 
 
+#: The status bit the horizontal loops need (a kernel constant).
+_HORIZONTAL_VALID = wp.constant(HORIZONTAL_VALID)
+
+
 @wp.kernel
 def pid_control(
     estimate: wp.array(dtype=PoseTwist),
     setpoint: wp.array(dtype=Setpoint),
     armed: wp.array(dtype=wp.int32),
+    status: wp.array(dtype=wp.int32),
     params: wp.array(dtype=PidParams),
     state_in: wp.array2d(dtype=PidState),
     dt: float,
@@ -274,15 +283,24 @@ def pid_control(
     velocity_goal = wp.cw_mul(p.position_p, goal.position - est.position) + goal_velocity
     velocity_goal = limit_speed(velocity_goal, p.max_horizontal_speed, p.max_vertical_speed)
 
+    # Without a valid horizontal position (the estimator's status) the horizontal loops stop: no horizontal
+    # acceleration is asked for and the horizontal integral holds, so the vehicle flies level, as PX4 does without
+    # a position, rather than chase a dead-reckoned estimate. ``level`` is 1 otherwise, and x * 1 is x, bit for bit.
+    level = float(1.0)
+    if (status[world] & _HORIZONTAL_VALID) == 0:
+        level = 0.0
+    horizontal = wp.vec3(level, level, 1.0)
+
     # Velocity -> acceleration goal [m/s²].
-    velocity_error = velocity_goal - est.velocity
+    velocity_error = wp.cw_mul(velocity_goal - est.velocity, horizontal)
     velocity_integral = bounded(s.velocity_integral + velocity_error * dt, p.acceleration_integral_limit, p.velocity_i) * on
     acceleration_rate = (est.velocity - s.previous_velocity) * (s.primed / dt)
-    acceleration = (
+    acceleration = wp.cw_mul(
         goal_acceleration
         + wp.cw_mul(p.velocity_p, velocity_error)
         + wp.cw_mul(p.velocity_i, velocity_integral)
-        - wp.cw_mul(p.velocity_d, acceleration_rate)
+        - wp.cw_mul(p.velocity_d, acceleration_rate),
+        horizontal,
     )
 
     # Acceleration -> thrust axis and collective thrust fraction.
@@ -482,7 +500,8 @@ class PidController(Component):
         wp.launch(
             pid_control,
             dim=self.worlds,
-            inputs=[io["estimate"], io["setpoint"], io["armed"], self._params, io.state_in["pid"], float(self.dt),
+            inputs=[io["estimate"], io["setpoint"], io["armed"], io[STATUS_SIGNAL], self._params, io.state_in["pid"],
+                    float(self.dt),
                     self.mix, io["time_ns"] if self.knows_failures else self.no_clock],
             outputs=[io.state_out["pid"], io["controls"]],
             device=io.device,

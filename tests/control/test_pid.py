@@ -25,15 +25,16 @@ def heading(yaw):
     return wp.quat(0.0, 0.0, math.sin(yaw / 2), math.cos(yaw / 2))
 
 
-def signals(position=(0, 0, 0), velocity=(0, 0, 0), rates=(0, 0, 0), yaw=0.0, goal=(0, 0, 0), yaw_goal=0.0, armed=1):
-    """The kernel's estimate, setpoint and armed buffers."""
+def signals(position=(0, 0, 0), velocity=(0, 0, 0), rates=(0, 0, 0), yaw=0.0, goal=(0, 0, 0), yaw_goal=0.0, armed=1,
+            status=451):
+    """The kernel's estimate, setpoint, armed and estimator-status buffers (451: aligned, origin, both valid)."""
     estimate = PoseTwist()
     estimate.position, estimate.velocity, estimate.rates = wp.vec3(*position), wp.vec3(*velocity), wp.vec3(*rates)
     estimate.attitude = heading(yaw)
     setpoint = Setpoint()
     setpoint.position, setpoint.yaw = wp.vec3(*goal), yaw_goal
     return [wp.array([estimate], dtype=PoseTwist, device="cpu"), wp.array([setpoint], dtype=Setpoint, device="cpu"),
-            wp.array([armed], dtype=wp.int32, device="cpu")]
+            wp.array([armed], dtype=wp.int32, device="cpu"), wp.array([status], dtype=wp.int32, device="cpu")]
 
 
 PARAMS = device_params(PidGains(hover_thrust=HOVER_COMMAND), thrust_model_factor=0.5, gravity=9.80665)
@@ -87,6 +88,19 @@ def test_goal_to_the_north_pitches_nose_down():
     # Facing north with the goal ahead: pitch down (−pitch), so the rear rotors rise.
     controls = one_step(goal=(2.0, 0, 0))
     assert controls[1] > controls[0] and controls[3] > controls[2]
+
+
+def test_without_a_valid_horizontal_position_it_flies_level_whatever_the_goal():
+    # Status 387 = 451 less HORIZONTAL_VALID (64): a goal 2 m north and 2 m east and a 1 m/s drift east ask for
+    # nothing horizontal, so the level vehicle stays level: every rotor gets the hover command, as at the goal.
+    # The vertical loop still works: 1 m below the goal, all four rise alike.
+    controls = one_step(goal=(2.0, 2.0, 0), velocity=(0, 1.0, 0), status=387)
+    np.testing.assert_allclose(controls[:4], HOVER_COMMAND, atol=1e-5)
+    climbing = one_step(goal=(2.0, 2.0, -1.0), status=387)
+    assert np.all(climbing[:4] > HOVER_COMMAND)
+    np.testing.assert_allclose(climbing[:4], climbing[0], atol=1e-6)
+    # With the bit (451) the same goal tilts it: the rotors differ.
+    assert np.ptp(one_step(goal=(2.0, 2.0, 0), velocity=(0, 1.0, 0))[:4]) > 1e-3
 
 
 def test_goal_to_the_east_rolls_right():
