@@ -63,6 +63,7 @@ from nexus.runtime.run_file import RUNNING, RunFile, final_status
 from nexus.runtime.shard_join import RecordJoin
 from nexus.runtime.shard_reports import ShardReports, run_sim_time
 from nexus.runtime.stopping import StopSignals, stop_reason
+from nexus.worlds.capacity import check_fits
 from nexus.worlds.summary import summary_counts
 
 log = logging.getLogger("nexus")
@@ -233,10 +234,13 @@ def fly_shards(options: RunConfig, out: Path, *, versions: dict, duration: float
     Returns what :class:`nexus.runtime.run.RunSummary` holds; raises :class:`ShardError` when a shard failed,
     and KeyboardInterrupt (after writing the folder) when the run was stopped by SIGINT or SIGTERM.
     """
+    device = resolve_device(options.device)
+    # Every shard's model shares this machine's memory: the whole run must fit, checked before any shard starts
+    # (else each shard would build and fail on its own share, the run ending only after them).
+    check_fits(options.worlds, device)
     handler = logging.FileHandler(out / "run.log", mode="w")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     log.addHandler(handler)
-    device = resolve_device(options.device)
     options = replace(options, device=device, duration=duration)
     root = out / SHARDS_DIR
     shutil.rmtree(root, ignore_errors=True)
