@@ -291,7 +291,7 @@ def _exported(path) -> str:
                              clip_threshold=5.0)
     agent = SimpleNamespace(_observation_preprocessor=scaler, models={"policy": SimpleNamespace(net=net)})
     env = SimpleNamespace(action_width=4, action_mode="ctbr", observation_width=12, task=task_named("hover"),
-                          policy_hz=125.0, tick_hz=250.0, agent=SimpleNamespace(hover_fraction=0.45))
+                          policy_hz=125.0, tick_hz=250.0, hover_fraction=0.45)  # the env's (one process or sharded)
     return str(export_onnx(agent, env, path, None))
 
 

@@ -128,10 +128,11 @@ def test_the_table_lines_up_its_columns():
     mass = next(line for line in lines if line.startswith("/vehicle/body/base physics:mass "))
     assert re.split(r"\s{2,}", mass) == ["/vehicle/body/base physics:mass", "mass", "kg", "> 0",
                                           "sweep, variation, gradient; drawn into nexus.plant.placement.vary_mass"]
-    # The variation reader's names: mass plus the 40 draws of the variation table (com 3, four scales, accel and
+    # The variation reader's names: mass plus the 47 draws of the variation table (com 3, four scales, accel and
     # gyro bias 3 each, the IMU's bias-walk scale, start 3, wind force 3, the air 3, a gust 5, the pack 3, ground
-    # effect 1, rotor failure 4, sensor fault 4), under the heading.
-    assert len(lines) == 1 + 1 + 40
+    # effect 1, rotor failure 4, sensor fault 4, the IMU bias-step fault 7: its time, gyro 3 and accel 3), under
+    # the heading.
+    assert len(lines) == 1 + 1 + 47
 
 
 SENTENCE = f"parameter 'mas' is unknown; did you mean 'mass'? {POINTER}"
