@@ -213,13 +213,23 @@ run_flight(RunConfig(mission="short", seed=7, duration=60.0, worlds=4, shards=2,
 """
 
 
+def _rows_said(out: Path) -> int:
+    """run.json's record_rows now (0 while it is missing or being replaced)."""
+    try:
+        return int(json.loads((out / "run.json").read_text()).get("record_rows", 0))
+    except (OSError, ValueError):
+        return 0
+
+
 def test_a_killed_run_leaves_run_json_joined_parts_and_no_shard(tmp_path, both):
     one, _ = both
     out = tmp_path / "killed"
     parent = subprocess.Popen([sys.executable, "-c", KILLED_PARENT, str(out)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 240
-    while not (out / "record.parquet" / "part-000002.parquet").exists():  # two parts of rows joined
+    # Two parts of rows joined, and run.json rewritten after at least one (the part is written first, run.json
+    # after it: a kill between the two is fair, so the test waits for both rather than race them).
+    while not ((out / "record.parquet" / "part-000002.parquet").exists() and _rows_said(out) > 0):
         assert parent.poll() is None and time.monotonic() < deadline
         time.sleep(0.05)
     parent.kill()
