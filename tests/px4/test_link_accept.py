@@ -4,7 +4,9 @@ import subprocess
 import sys
 
 WAIT_FOR_A_PX4_THAT_NEVER_COMES = """
-import _thread, threading, time
+import _thread, signal, threading, time
+# Ctrl-C's own handler, whatever disposition this process inherited (a parent that ignores SIGINT passes it on).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from nexus.px4.link import MavlinkLink
 link = MavlinkLink("127.0.0.1", 0)
 link.listen()
