@@ -139,6 +139,7 @@ def hold_finished_worlds(
     coords_per_world: wp.int32,
     dofs_per_world: wp.int32,
     bodies_per_world: wp.int32,
+    copy_kept: wp.int32,
     joint_q: wp.array(dtype=wp.float32),
     joint_qd: wp.array(dtype=wp.float32),
     body_q: wp.array(dtype=wp.transform),
@@ -152,7 +153,11 @@ def hold_finished_worlds(
 ):
     """After the step: a flying world's finite state is kept; a finished world's is put back, so it
     stays where it ended while the others fly on. A flying world whose step left a non-finite value is
-    put back to its last finite state and marked failed (done flag 2, with the tick)."""
+    put back to its last finite state and marked failed (done flag 2, with the tick).
+
+    With ``copy_kept`` 1 the kept worlds are copied to the held arrays here, element by element; with 0 only
+    the put-back worlds are touched, and four whole-array copies, live to held, follow the launch (they leave a
+    put-back world as it is and keep every other one; :data:`HOLD_BY_COPY_WORLDS`)."""
     world = wp.tid()
     finite = int(1)
     for k in range(coords_per_world):
@@ -165,54 +170,15 @@ def hold_finished_worlds(
     if running[world] != 0 and finite == 0:
         done[world] = FAILED
         failed_tick[world] = tick[world]
-    keep_or_put_back(keep, joint_q, held_joint_q, world * coords_per_world, coords_per_world)
-    keep_or_put_back(keep, joint_qd, held_joint_qd, world * dofs_per_world, dofs_per_world)
-    keep_or_put_back(keep, body_q, held_body_q, world * bodies_per_world, bodies_per_world)
-    keep_or_put_back(keep, body_qd, held_body_qd, world * bodies_per_world, bodies_per_world)
-
-
-@wp.kernel
-def put_back_finished_worlds(
-    running: wp.array(dtype=wp.int32),
-    tick: wp.array(dtype=wp.int64),
-    coords_per_world: wp.int32,
-    dofs_per_world: wp.int32,
-    bodies_per_world: wp.int32,
-    joint_q: wp.array(dtype=wp.float32),
-    joint_qd: wp.array(dtype=wp.float32),
-    body_q: wp.array(dtype=wp.transform),
-    body_qd: wp.array(dtype=wp.spatial_vector),
-    held_joint_q: wp.array(dtype=wp.float32),
-    held_joint_qd: wp.array(dtype=wp.float32),
-    held_body_q: wp.array(dtype=wp.transform),
-    held_body_qd: wp.array(dtype=wp.spatial_vector),
-    done: wp.array(dtype=wp.int32),
-    failed_tick: wp.array(dtype=wp.int64),
-):
-    """``hold_finished_worlds`` less the copy of the kept worlds: the worlds that are finished or whose step left a
-    non-finite value get their held state back (and the latter the failed flag); four whole-array copies, live
-    to held, follow it, which leave a put-back world as it is and keep every other one."""
-    world = wp.tid()
-    finite = int(1)
-    for k in range(coords_per_world):
-        if not wp.isfinite(joint_q[world * coords_per_world + k]):
-            finite = 0
-    for k in range(dofs_per_world):
-        if not wp.isfinite(joint_qd[world * dofs_per_world + k]):
-            finite = 0
-    keep = running[world] != 0 and finite != 0
-    if running[world] != 0 and finite == 0:
-        done[world] = FAILED
-        failed_tick[world] = tick[world]
-    if not keep:
+    if copy_kept != 0 or not keep:
         keep_or_put_back(keep, joint_q, held_joint_q, world * coords_per_world, coords_per_world)
         keep_or_put_back(keep, joint_qd, held_joint_qd, world * dofs_per_world, dofs_per_world)
         keep_or_put_back(keep, body_q, held_body_q, world * bodies_per_world, bodies_per_world)
         keep_or_put_back(keep, body_qd, held_body_qd, world * bodies_per_world, bodies_per_world)
 
 
-#: From this many worlds the hold runs as :func:`put_back_finished_worlds` and four array copies (5 graph nodes,
-#: the copies at memory speed) instead of one :func:`hold_finished_worlds` launch that copies element by element:
+#: From this many worlds the hold runs as :func:`hold_finished_worlds` without its copy of the kept worlds and four
+#: array copies (5 graph nodes, the copies at memory speed) instead of one launch that copies element by element:
 #: at 1,024 worlds on the CPU about 30 µs against 100 µs; at one world the one launch is cheaper. Same bits.
 HOLD_BY_COPY_WORLDS = 16
 
@@ -373,9 +339,9 @@ class Physics(Component):
         by_copy = plant.worlds >= HOLD_BY_COPY_WORLDS
         live = (state.joint_q, state.joint_qd, state.body_q, state.body_qd)
         wp.launch(
-            put_back_finished_worlds if by_copy else hold_finished_worlds, plant.worlds,
+            hold_finished_worlds, plant.worlds,
             inputs=[io["running"], io["tick"], plant.coords_per_world, plant.dofs_per_world, plant.bodies_per_world,
-                    *live, *self._held],
+                    0 if by_copy else 1, *live, *self._held],
             outputs=[io.done, self.failed_tick], device=io.device,
         )
         if by_copy:
