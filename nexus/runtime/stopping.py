@@ -53,9 +53,17 @@ class StopSignals:
     def __exit__(self, *exc) -> None:
         for number, handler in self._previous.items():
             signal.signal(number, handler)
-        self._previous.clear()
+        # Kept, not cleared: two of these exited out of order (the outer first, as generators and objects closed
+        # in the order they were opened can do) leave the outer's handler put back by the inner's exit. Once
+        # exited, a handler passes each signal on to the one it replaced, so a leaked one still stops the process
+        # the way it would have been stopped without it.
+        self.exited = True
 
-    def _handle(self, number: int, _frame) -> None:
+    exited = False
+
+    def _handle(self, number: int, frame) -> None:
+        if self.exited:
+            return _pass_on(self._previous.get(number, signal.SIG_DFL), number, frame)
         if self.depth or self.closing:
             self.held = self.held or number
             log.warning("%s received while the record is being written: finishing that first",
@@ -78,6 +86,15 @@ class StopSignals:
     def close(self) -> None:
         """From here on signals are held for good: the run is writing its last files."""
         self.closing = True
+
+
+def _pass_on(handler, number: int, frame) -> None:
+    """What ``handler`` (a disposition ``signal.signal`` returned) would have done with the signal."""
+    if callable(handler):
+        return handler(number, frame)
+    if handler == signal.SIG_IGN:
+        return None
+    raise _exception(number)  # SIG_DFL, or None (set outside Python): the stop Python's own handler gives
 
 
 def _exception(number: int) -> KeyboardInterrupt:

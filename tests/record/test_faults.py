@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import signal
+import time
 from dataclasses import replace
 
 import pyarrow.parquet as pq
@@ -139,3 +140,21 @@ def test_nexus_runs_lists_status_ticks_reason_and_size(finished_run, tmp_path):
     rows = [json.loads(line) for line in CliRunner().invoke(main, ["runs", str(root), "--json"]).output.splitlines()]
     assert [(r["status"], r["ticks"], r["bytes"]) for r in rows][:2] == [
         ("finished", 50, size["a-finished"]), ("killed", 50, size["b-killed"])]
+
+
+def test_two_stops_exited_out_of_order_still_let_ctrl_c_interrupt():
+    # The outer one exits first (objects closed in the order they were opened): the inner one's exit then puts
+    # the outer's handler back, exited. Ctrl-C must still raise KeyboardInterrupt, not be held by a dead run.
+    before = signal.getsignal(signal.SIGINT)
+    outer, inner = StopSignals(), StopSignals()
+    outer.__enter__()
+    inner.__enter__()
+    outer.close()  # the outer run was closing when it was left: a live one would hold the signal for good
+    outer.__exit__(None, None, None)
+    inner.__exit__(None, None, None)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1.0)  # the handler runs at the next bytecode; the sleep is cut short by the raise
+    finally:
+        signal.signal(signal.SIGINT, before)
