@@ -33,6 +33,9 @@ __all__ = ["load_plant", "motor_envelope", "open_stage", "prims_with", "read_ori
 
 #: The connection naming a propeller's rotor joint.
 ROTOR_INPUT = "nexus:inputs:rotor"
+#: A fixed wing's schemas (:mod:`nexus.aero`, a layer above): its wing, and the propeller that needs no rotor joint.
+FIXED_WING_API = "NexusFixedWingAeroAPI"
+FIXED_WING_PROPELLER_API = "NexusAdvanceRatioPropellerAPI"
 
 
 def prims_with(stage, api: str) -> list:
@@ -203,5 +206,11 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worl
     plant.prim_values = {str(prim.GetPath()): values for prim, values in esc_prims}
     plant.prim_values.update({str(prim.GetPath()): values for prim, values, _ in propeller_prims})
     # Rotors that can fly the vehicle: one ESC each, authority on every axis, thrust to spare (one line each).
-    check_vehicle(plant)
+    # A fixed wing without rotors flies on its wing and its propeller instead: it needs one of each.
+    wings = prims_with(vehicle_stage, FIXED_WING_API)
+    if rotors or not wings:
+        check_vehicle(plant)
+    elif not prims_with(vehicle_stage, FIXED_WING_PROPELLER_API):
+        raise BuildError(f"{vehicle_path}: fixed-wing prim {wings[0].GetPath()} ({FIXED_WING_API}) has no propeller to "
+                         f"fly it and the vehicle has no rotors; add a prim with {FIXED_WING_PROPELLER_API}")
     return plant, vehicle_stage, scene_stage

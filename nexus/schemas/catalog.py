@@ -32,7 +32,7 @@ from nexus.core.spec import Spec, input_relations
 
 #: Packages whose modules may declare components with specs.
 COMPONENT_PACKAGES = ("nexus.plant", "nexus.sensors", "nexus.estimation", "nexus.guidance", "nexus.control",
-                      "nexus.air")
+                      "nexus.air", "nexus.aero")
 INDEX_FILE = Path(__file__).with_name("components.json")
 
 

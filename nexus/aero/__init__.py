@@ -1,0 +1,1 @@
+"""Fixed wings: the aerodynamic force stage, its lift blend, control surfaces, an advance-ratio propeller, trim."""
