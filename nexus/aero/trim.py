@@ -75,7 +75,8 @@ def trim_residuals(
 
 def straight_and_level(wing: dict, propeller: dict, mass: float, gravity: float, airspeed: float) -> Trim:
     """Trim at ``airspeed`` [m/s] for a wing's and a propeller's checked prim values, ``mass`` [kg] and
-    ``gravity`` [m/s²]; a NexusError when Newton's method finds no root (too slow to fly level, too little thrust)."""
+    ``gravity`` [m/s²]; a NexusError when Newton's method finds no root with the throttle in [0, 1] (too slow to
+    fly level, too little thrust)."""
     wing_model, propeller_model_ = aero_model(wing), propeller_model(propeller)
     x = np.array([0.0, 0.0, 0.5, 0.0, 0.0, 0.0])
     candidates = wp.zeros((7, 6), dtype=wp.float32, device="cpu")
@@ -94,7 +95,10 @@ def straight_and_level(wing: dict, propeller: dict, mass: float, gravity: float,
         r, jacobian = evaluate(x)
         if np.max(np.abs(r)) < TOLERANCE:
             break
-        x = x - np.linalg.solve(jacobian, r)
+        try:
+            x = x - np.linalg.solve(jacobian, r)
+        except np.linalg.LinAlgError:  # throttle past 1 (clamped) or a stalled wing: no direction left to go
+            break
     r, _ = evaluate(x)
     worst = float(np.max(np.abs(r)))
     if worst >= TOLERANCE or not np.isfinite(worst) or not 0.0 <= x[2] <= 1.0:
