@@ -150,23 +150,59 @@ def esc_command(
     feedforward[d] = spin * torque_coefficient * lagged * lagged
 
 
+@wp.struct
+class EscGroup:
+    """What the launch that drives a plant's ESCs reads besides the controls and the lagged speeds.
+
+    One element per ESC (component order): the controls element each reads, its rotor's index, joint DOF, spin and
+    drag-torque coefficient, and its command parameters (:data:`ESC_SPEC`); then each world's factor on the time
+    constants (``esc_lag_scale``), the plant's rotors and DOFs per world and the tick [s]."""
+
+    channel: wp.array(dtype=wp.int32)
+    rotor: wp.array(dtype=wp.int32)
+    dof: wp.array(dtype=wp.int32)
+    spin: wp.array(dtype=wp.float32)
+    min_speed: wp.array(dtype=wp.float32)
+    max_speed: wp.array(dtype=wp.float32)
+    thrust_model_factor: wp.array(dtype=wp.float32)
+    tau_up: wp.array(dtype=wp.float32)
+    tau_down: wp.array(dtype=wp.float32)
+    torque_coefficient: wp.array(dtype=wp.float32)
+    lag_scale: wp.array(dtype=wp.float32)
+    rotors: wp.int32
+    dofs_per_world: wp.int32
+    dt: wp.float32
+
+
+@wp.func
+def command_group_esc(
+    group: EscGroup,
+    i: int,
+    world: int,
+    controls: wp.array2d(dtype=wp.float32),
+    speed_in: wp.array(dtype=wp.float32),
+    speed: wp.array(dtype=wp.float32),
+    target_qd: wp.array(dtype=wp.float32),
+    feedforward: wp.array(dtype=wp.float32),
+):
+    """ESC ``i`` of ``group`` in ``world``: its lagged speed, the servo's speed target and its feed-forward torque,
+    the arithmetic of ``esc_command``."""
+    r = group.rotor[i] + world * group.rotors
+    d = group.dof[i] + world * group.dofs_per_world
+    lag = group.lag_scale[world]
+    lagged = lagged_speed(
+        controls[world, group.channel[i]], speed_in[r], group.min_speed[i], group.max_speed[i],
+        group.thrust_model_factor[i], group.tau_up[i] * lag, group.tau_down[i] * lag, group.dt
+    )
+    speed[r] = lagged
+    target_qd[d] = group.spin[i] * lagged
+    feedforward[d] = group.spin[i] * group.torque_coefficient[i] * lagged * lagged
+
+
 @wp.kernel
 def esc_command_all(
     controls: wp.array2d(dtype=wp.float32),
-    channel: wp.array(dtype=wp.int32),
-    rotor: wp.array(dtype=wp.int32),
-    dof: wp.array(dtype=wp.int32),
-    spin: wp.array(dtype=wp.float32),
-    min_speed: wp.array(dtype=wp.float32),
-    max_speed: wp.array(dtype=wp.float32),
-    thrust_model_factor: wp.array(dtype=wp.float32),
-    tau_up: wp.array(dtype=wp.float32),
-    tau_down: wp.array(dtype=wp.float32),
-    torque_coefficient: wp.array(dtype=wp.float32),
-    dt: wp.float32,
-    lag_scale: wp.array(dtype=wp.float32),
-    rotors: wp.int32,
-    dofs_per_world: wp.int32,
+    group: EscGroup,
     speed_in: wp.array(dtype=wp.float32),
     speed: wp.array(dtype=wp.float32),
     target_qd: wp.array(dtype=wp.float32),
@@ -177,16 +213,7 @@ def esc_command_all(
     The lagged speed is read from ``speed_in`` and written to ``speed``: a run passes the plant's one
     array as both, a differentiable rollout one array per tick (:mod:`nexus.diff`)."""
     world, i = wp.tid()
-    r = rotor[i] + world * rotors
-    d = dof[i] + world * dofs_per_world
-    lag = lag_scale[world]
-    lagged = lagged_speed(
-        controls[world, channel[i]], speed_in[r], min_speed[i], max_speed[i], thrust_model_factor[i], tau_up[i] * lag,
-        tau_down[i] * lag, dt
-    )
-    speed[r] = lagged
-    target_qd[d] = spin[i] * lagged
-    feedforward[d] = spin[i] * torque_coefficient[i] * lagged * lagged
+    command_group_esc(group, i, world, controls, speed_in, speed, target_qd, feedforward)
 
 
 @wp.struct
@@ -244,20 +271,7 @@ def servo_effort(servo: Servo, i: int, current_pos: wp.array(dtype=wp.float32),
 @wp.kernel
 def esc_servo_all(
     controls: wp.array2d(dtype=wp.float32),
-    channel: wp.array(dtype=wp.int32),
-    rotor: wp.array(dtype=wp.int32),
-    dof: wp.array(dtype=wp.int32),
-    spin: wp.array(dtype=wp.float32),
-    min_speed: wp.array(dtype=wp.float32),
-    max_speed: wp.array(dtype=wp.float32),
-    thrust_model_factor: wp.array(dtype=wp.float32),
-    tau_up: wp.array(dtype=wp.float32),
-    tau_down: wp.array(dtype=wp.float32),
-    torque_coefficient: wp.array(dtype=wp.float32),
-    dt: wp.float32,
-    lag_scale: wp.array(dtype=wp.float32),
-    rotors: wp.int32,
-    dofs_per_world: wp.int32,
+    group: EscGroup,
     speed_in: wp.array(dtype=wp.float32),
     servo: Servo,
     joint_q: wp.array(dtype=wp.float32),
@@ -271,18 +285,9 @@ def esc_servo_all(
     """Every ESC of a plant and its servo in one launch, one thread per world: ``esc_command_all``'s arithmetic,
     then the servo's torque on each rotor joint (what the step stage's actuator would add before the solver)."""
     world = wp.tid()
-    lag = lag_scale[world]
-    for i in range(channel.shape[0]):
-        r = rotor[i] + world * rotors
-        d = dof[i] + world * dofs_per_world
-        lagged = lagged_speed(
-            controls[world, channel[i]], speed_in[r], min_speed[i], max_speed[i], thrust_model_factor[i],
-            tau_up[i] * lag, tau_down[i] * lag, dt
-        )
-        speed[r] = lagged
-        target_qd[d] = spin[i] * lagged
-        feedforward[d] = spin[i] * torque_coefficient[i] * lagged * lagged
-    for i in range(channel.shape[0]):
+    for i in range(group.channel.shape[0]):
+        command_group_esc(group, i, world, controls, speed_in, speed, target_qd, feedforward)
+    for i in range(group.channel.shape[0]):
         servo_effort(servo, servo.element[world, i], joint_q, joint_qd, joint_target_q, target_qd, feedforward,
                      joint_f)
 
@@ -368,7 +373,7 @@ class Esc(Component):
         same_source = len({c.connections.get("controls") for c in group}) == 1
         self.leader = group[0] if (Esc.fuse and len(group) > 1 and same_source) else None
         self._controls_ptr = None
-        #: The fused launch's per-ESC columns, in ``esc_command_all``'s argument order (the leader's).
+        #: The fused launch's per-ESC columns, by :class:`EscGroup` field (the leader's).
         columns: dict[str, wp.array] = {}
         if self.leader is self:
 
@@ -384,7 +389,7 @@ class Esc(Component):
                    for key in ("min_speed", "max_speed", "thrust_model_factor", "tau_up", "tau_down")},
                 "torque_coefficient": column([c.rotor.torque_coefficient for c in group], wp.float32),
             }
-        self._fused, self._fused_count = tuple(columns.values()), len(group)
+        self._columns, self._fused_count = columns, len(group)
         #: The rotors' servo when this ESC's launch runs it (the step stage then leaves it out: ``Plant.servo_ran``).
         self._servo = None
         if self.leader is self and Esc.fuse_servo:
@@ -400,6 +405,16 @@ class Esc(Component):
     #: The fused launch also runs the rotors' servo, one thread per world (False: the step stage's actuator does).
     fuse_servo = True
 
+    def _group(self) -> EscGroup:
+        """The fused launch's columns as one :class:`EscGroup`, made at each launch: a struct holds its arrays as they
+        were when set, so one made once would miss a gradient buffer given to them later (:mod:`nexus.diff`)."""
+        group = EscGroup()
+        for name, array in self._columns.items():
+            setattr(group, name, array)
+        group.lag_scale, group.rotors, group.dofs_per_world = self._strides
+        group.dt = self.dt
+        return group
+
     def _run(self, io) -> None:
         control = self.plant.control
         if self.leader is self and self._servo is not None:
@@ -407,7 +422,7 @@ class Esc(Component):
             state = self.plant.state
             wp.launch(
                 esc_servo_all, dim=self.plant.worlds,
-                inputs=[io["controls"], *self._fused, self.dt, *self._strides, self.plant.esc_speed, self._servo,
+                inputs=[io["controls"], self._group(), self.plant.esc_speed, self._servo,
                         state.joint_q, state.joint_qd, control.joint_target_q],
                 outputs=[self.plant.esc_speed_out, control.joint_target_qd, control.joint_act, control.joint_f],
                 device=io.device,
@@ -418,7 +433,7 @@ class Esc(Component):
             self._controls_ptr = io["controls"].ptr
             wp.launch(
                 esc_command_all, dim=(self.plant.worlds, self._fused_count),
-                inputs=[io["controls"], *self._fused, self.dt, *self._strides, self.plant.esc_speed],
+                inputs=[io["controls"], self._group(), self.plant.esc_speed],
                 outputs=[self.plant.esc_speed_out, control.joint_target_qd, control.joint_act],
                 device=io.device,
             )
