@@ -36,7 +36,7 @@ LOADER_KEYWORDS = {"lazy", "entry_point", "vector_entry_point"}
 #: Registries below the modules that register into them: holder -> the packages its names may come from.
 REGISTRIES = {
     # The component index: every component package's classes, found by `nexus schema --write`.
-    "nexus.schemas.catalog": {"plant", "air", "sensors", "estimation", "guidance", "control"},
+    "nexus.schemas.catalog": {"plant", "air", "aero", "sensors", "estimation", "guidance", "control"},
     # Nexus's own controllers: the control package's and PX4's.
     "nexus.control.registry": {"control", "px4"},
 }
