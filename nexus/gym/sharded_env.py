@@ -31,7 +31,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 from typing import Any
 
 import gymnasium as gym
@@ -40,6 +40,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from nexus.core.errors import BuildError, NexusError
 from nexus.gym.env import NexusVectorEnv, check_keywords, keywords_of, refuse_unknown, said
+from nexus.runtime.world_ranges import world_ranges as shard_ranges  # each shard's (first world, worlds)
 
 #: The fewest worlds a shard must get for the default to shard. Measured on the 2-core CPU (docs/learning.md,
 #: "Both cores"; wall clock, loaded machine): two shards of 8 worlds step 1.06 to 1.14 times as fast as one
@@ -74,17 +75,6 @@ def check_shards(shards, num_envs: int, label: str = "shards=") -> int:
         raise BuildError(f"{said(label, shards)}: give a whole number of processes from 1 to the {num_envs} worlds "
                          "(or leave it out: one per core when the worlds are enough to pay for it)")
     return int(shards)
-
-
-def shard_ranges(worlds: int, shards: int) -> list[tuple[int, int]]:
-    """``(first world, worlds)`` of each shard: contiguous, as even as they divide, the first ones one longer."""
-    base, extra = divmod(worlds, shards)
-    ranges, start = [], 0
-    for index in range(shards):
-        count = base + (1 if index < extra else 0)
-        ranges.append((start, count))
-        start += count
-    return ranges
 
 
 class _Shard:

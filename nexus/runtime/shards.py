@@ -63,6 +63,7 @@ from nexus.runtime.run_file import RUNNING, RunFile, final_status
 from nexus.runtime.shard_join import RecordJoin
 from nexus.runtime.shard_reports import ShardReports, run_sim_time
 from nexus.runtime.stopping import StopSignals, stop_reason
+from nexus.runtime.world_ranges import world_ranges
 from nexus.worlds.capacity import check_fits
 from nexus.worlds.summary import summary_counts
 
@@ -125,15 +126,8 @@ def shard_count(worlds: int, shards: int | str, *, ticks: int = 0, cores: int | 
 def shard_ranges(worlds: int, shards: int | str, *, ticks: int = 0,
                  cores: int | None = None) -> list[tuple[int, int]]:
     """``(start, count)`` of each shard (:func:`shard_count` of them): contiguous ranges of ``[0, worlds)``, as
-    even as they divide, the first ones one world longer."""
-    count = shard_count(worlds, shards, ticks=ticks, cores=cores)
-    base, extra = divmod(worlds, count)
-    ranges, start = [], 0
-    for index in range(count):
-        size = base + (1 if index < extra else 0)
-        ranges.append((start, size))
-        start += size
-    return ranges
+    even as they divide, the first ones one world longer (:func:`nexus.runtime.world_ranges.world_ranges`)."""
+    return world_ranges(worlds, shard_count(worlds, shards, ticks=ticks, cores=cores))
 
 
 def run_ticks(options: RunConfig) -> int:
