@@ -259,7 +259,9 @@ def check_wing(prim, values: dict, path, stage) -> None:
     """The checks a wing's prim needs beyond its spec's bounds: a one-line BuildError for a control derivative
     whose surface has no actuator, a warning for a statically unstable pitch or a negative lift slope."""
     at = where(prim, FIXED_WING_AERO_SPEC, path)
-    roles = {str(p.GetAttribute("nexus:role").Get()) for p in stage.Traverse() if p.HasAPI(CONTROL_SURFACE_SPEC.schema)}
+    unset = CONTROL_SURFACE_SPEC.param("role").default  # a surface prim without nexus:role is the spec's default
+    roles = {str(p.GetAttribute("nexus:role").Get() or unset) for p in stage.Traverse()
+             if p.HasAPI(CONTROL_SURFACE_SPEC.schema)}
     for role in SURFACE_ROLES:
         used = [p.attr for p in FIXED_WING_AERO_SPEC.params if p.key.endswith(SURFACE_SUFFIX[role]) and values[p.key] != 0]
         if used and role not in roles:
