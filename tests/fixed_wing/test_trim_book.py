@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +24,7 @@ from tests.fixed_wing import book_model
 from tests.fixed_wing.wing_stage import AEROSONDE, aerosonde_wing
 
 G = 9.81  # the book's gravity [m/s²]
+DATA = Path(__file__).resolve().parents[1] / "data" / "jsbsim"
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +62,14 @@ def test_trim_is_refused_where_the_propeller_cannot_hold_the_speed(aerosonde):
     weak = {**propeller, "voltage": 5.0}  # a 5 V pack: the propeller cannot pull 25 m/s
     with pytest.raises(NexusError, match="no straight-and-level trim at 25 m/s"):
         straight_and_level(wing, weak, mass, G, 25.0)
+
+
+def test_trim_at_25_m_s_matches_jsbsims_trim_of_the_same_coefficients(aerosonde):
+    # JSBSim 1.3.3 trimming the same Aerosonde (tools/jsbsim/aerosonde, traces committed in tests/data/jsbsim;
+    # its apparent gravity there is the book's 9.81 m/s²): alpha, elevator and throttle within the bars.
+    rows = dict(line.split(",")[:2] for line in (DATA / "trim.csv").read_text().splitlines()[1:])
+    wing, propeller, mass = aerosonde
+    nexus = straight_and_level(wing, propeller, mass, G, float(rows["Va"]))
+    assert math.degrees(abs(nexus.alpha - float(rows["alpha"]))) < 0.05
+    assert math.degrees(abs(nexus.elevator - float(rows["elevator"]))) < 0.1
+    assert abs(nexus.throttle - float(rows["throttle"])) < 0.005
