@@ -11,8 +11,8 @@ with JSBSim's own trim, then flies, stick fixed and with no autopilot:
 and ``trim.csv``: JSBSim's trim (alpha, elevator, throttle, theta, thrust) and the conditions it was taken in.
 Columns are SI: time [s], u, w [m/s] (body axes, air-relative), q [rad/s], theta [rad], h [m] above sea
 level, Va [m/s], alpha [rad], elevator [rad], and the lateral phi [rad], p, r [rad/s] (the book's Aerosonde
-has an unstable spiral mode, +0.089 1/s: the trim's small lateral residue grows in a long flight). JSBSim works in ft, slug and lbf: every conversion is below and
-in docs/fixed_wing_jsbsim.md.
+has an unstable spiral mode, +0.089 1/s: the trim's small lateral residue grows in a long flight). JSBSim
+works in ft, slug and lbf: every conversion is below and in docs/fixed_wing_jsbsim.md.
 
 JSBSim is not one of Nexus's dependencies (the tests read the committed CSVs); to regenerate::
 

@@ -57,7 +57,8 @@ def read_trace(name: str) -> dict[str, np.ndarray]:
 @pytest.fixture(scope="module")
 def jsbsim_trim() -> dict[str, float]:
     with (DATA / "trim.csv").open() as f:
-        return {row["quantity"]: float(row["value"]) for row in csv.DictReader(f) if row["quantity"] != "jsbsim_version"}
+        rows = csv.DictReader(f)
+        return {row["quantity"]: float(row["value"]) for row in rows if row["quantity"] != "jsbsim_version"}
 
 
 @pytest.fixture(scope="module")
@@ -143,8 +144,8 @@ def test_the_flown_doublet_has_the_books_short_period_and_phugoid(doublet, book)
 
 def test_the_spiral_mode_diverges_at_the_rate_mavsim_published(doublet):
     # The book's Aerosonde has an unstable spiral: mavsim's published A_lat (model_coef.py) has the real
-    # eigenvalue +0.0894 1/s (worked from its five rows). The doublet's small lateral upset (the propeller's
-    # torque changes with airspeed) grows at that rate: the reason the mode fit stops at 35 s.
+    # eigenvalue +0.0894 1/s (numpy.linalg.eigvals of its printed 5x5, done once). The doublet's small lateral
+    # upset (the propeller's torque changes with airspeed) grows at that rate: why the mode fit stops at 35 s.
     t, phi = doublet["time"], doublet["phi"]
     late = t >= 30.0
     rate = np.polyfit(t[late], np.log(np.abs(phi[late])), 1)[0]
