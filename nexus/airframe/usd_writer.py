@@ -35,6 +35,8 @@ _SENSORS = {
                 float3 nexus:mountOffset = {imu}
                 float nexus:gyroNoiseSigma = 0.0008726646
                 float nexus:accelNoiseSigma = 0.00637
+                float3 nexus:gyroBiasRandomWalk = (3.8785e-05, 3.8785e-05, 3.8785e-05)
+                float3 nexus:accelBiasRandomWalk = (0.006, 0.006, 0.006)
             }}
 ''',
     "mag": '''            def Scope "Mag" (
@@ -56,6 +58,7 @@ _SENSORS = {
                 bool nexus:noise = 1
                 float3 nexus:mountOffset = {imu}
                 float nexus:noiseSigma = 3
+                float nexus:driftRandomWalk = 0.005
             }}
 ''',
     "gps": '''            def Scope "Gps" (
@@ -288,12 +291,10 @@ def Xform "vehicle" (
     g = gains
     out.append(f'''
     def Scope "estimator" (
-        prepend apiSchemas = ["NexusTruthEstimatorAPI"]
-        doc = "Ground-truth estimator of the base body: the true state in NED/FRD, no noise."
+        prepend apiSchemas = ["NexusEkfAPI"]
+        doc = "Error-state EKF: position, velocity, attitude and IMU biases from the IMU, GPS, barometer and magnetometer (PX4 EKF2 default tuning). nexus run --estimator truth flies on the true state instead."
     )
     {{
-        float nexus:rate = 0
-        rel nexus:inputs:pose = </vehicle/body/base>
     }}
 
     def Scope "controller" (

@@ -40,7 +40,8 @@ def test_hover_in_a_steady_5_m_s_wind_settles_at_the_hand_worked_tilt():
     # along its z: T = 4 kT omega^2 = m g cos(theta) + k_z V^2 sin^2(theta), so sum(omega) = 2 sqrt(T / kT).
     # Fixed point from theta = 0: T = 56.957 N, sum(omega) = 1004.04 rad/s, rotor drag 2.498 N, body drag 3.034 N,
     # theta = asin(5.532 / 57.183) = 5.5518 deg.
-    flight = build_flight(RunConfig(vehicle=str(DRAG_VEHICLE), scene=str(WINDY_HOVER), duration=60.0, device="cpu"))
+    flight = build_flight(RunConfig(vehicle=str(DRAG_VEHICLE), scene=str(WINDY_HOVER), duration=60.0, device="cpu",
+                                  estimator="truth"))  # the physics, not the estimate: fly on the true state
     plant = flight.vehicle.plant
     start(flight.loop, plant)
     fly(flight, None, 20 * 250)  # climb to 5 m in about 5 s, then 15 s of hover

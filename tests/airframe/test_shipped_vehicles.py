@@ -18,7 +18,7 @@ from tests.airframe.test_vehicle_new import assert_flew_the_default_mission
 
 def hover_speed_in_flight(vehicle: str) -> np.ndarray:
     """Each rotor's mean speed [rad/s] over 6.0-7.5 s of the default mission: the 3 s hold at 5 m (5.0-8.0 s)."""
-    flight = assemble(vehicle, "empty", device="cpu")
+    flight = assemble(vehicle, "empty", device="cpu", estimator="truth")  # the physics: fly on the true state
     loop = Loop(flight.components, device="cpu")
     start(loop, flight.plant)
     mission = next(c for c in flight.components if getattr(c, "is_guidance", False))

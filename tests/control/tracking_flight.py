@@ -31,7 +31,9 @@ class TrackingFlight:
 
 def fly_tracking(controller: str, scene: str = "figure_eight", max_seconds: float = 40.0, **options) -> TrackingFlight:
     # As a run builds it: the record reads the setpoint (the reference's current point).
-    flight = build_flight(RunConfig(scene=scene, controller=controller, controller_options=options), "cpu")
+    # On the true state: the controller's tracking, not the estimator's errors, is measured.
+    flight = build_flight(RunConfig(scene=scene, controller=controller, controller_options=options,
+                                    estimator="truth"), "cpu")
     vehicle, loop = flight.vehicle, flight.loop
     guidance = next(c for c in vehicle.components if isinstance(c, TrackingGuidance))
     start(loop, vehicle.plant)
