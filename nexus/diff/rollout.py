@@ -24,7 +24,8 @@ hands the adjoint that reached the segment's first tick to the previous
 segment's last (``TickCopies.carried``): the same kernels on the same inputs,
 so the same gradient bit for bit on the CPU.
 
-What differs from a run: the clock and the setpoints are tables fixed before
+What differs from a run: the estimator is the truth estimator whatever the
+vehicle declares (the EKF's gates and resets are not differentiable steps); the clock and the setpoints are tables fixed before
 the tape (no parameter changes them; the reference replaces the guidance), no
 ground contact (start in the air: contact forces are not differentiated), no
 stage nothing needs (the magnetometer, barometer and GPS feed only the record),
@@ -224,7 +225,10 @@ class Rollout:
         self.window = window if self.truncate else ticks
         self.tapes: list[wp.Tape] = []
         self.ticks, self.worlds, self.loss_name, self._noise, self.device = ticks, worlds, loss, bool(noise), device
-        self.vehicle = assemble(vehicle, scene, device=device, worlds=worlds, solver="featherstone", requires_grad=True)
+        # On the truth estimator whatever the vehicle declares: the EKF's gates, fault latches and resets are steps
+        # in the state, so its gradients are not checked against central differences (docs/differentiable.md).
+        self.vehicle = assemble(vehicle, scene, device=device, worlds=worlds, solver="featherstone", requires_grad=True,
+                                estimator="truth")
         # Built (checked, allocated, prepared) but never ticked: the rollout runs its kernels itself.
         self.loop = Loop(self.vehicle.components, device=device, tick_hz=tick_hz, seed=seed, mode="eager",
                          rules=FLIGHT_RULES, worlds=worlds)
