@@ -6,7 +6,7 @@ import newton
 import numpy as np
 import pytest
 import warp as wp
-from pxr import Usd
+from pxr import Sdf, Usd
 
 from nexus.runtime.assembly import PrimContext, assemble
 from nexus.core import Loop
@@ -24,7 +24,7 @@ ROTATION_ENU = np.array([*(AXIS * math.sin(math.radians(15))), math.cos(math.rad
 
 @pytest.fixture(scope="module")
 def vehicle():
-    return assemble("astro_max_base", "empty", controller="hold")
+    return assemble("astro_max_base", "empty", controller="hold", estimator="truth")
 
 
 def without_estimator(vehicle):
@@ -113,7 +113,7 @@ def test_negative_rate_fails_naming_the_file_the_estimator_and_the_attribute(veh
     ctx = PrimContext(vehicle.plant, stage, vehicle.plant.vehicle_path, len(vehicle.plant.rotors))
     prim = stage.GetPrimAtPath("/vehicle/estimator")
     with Usd.EditContext(stage, stage.GetSessionLayer()):
-        prim.GetAttribute("nexus:rate").Set(-1.0)
+        prim.CreateAttribute("nexus:rate", Sdf.ValueTypeNames.Float).Set(-1.0)  # the shipped EKF prim has none
     with pytest.raises(BuildError) as error:
         build_component("NexusTruthEstimatorAPI", prim, ctx)
     assert str(error.value) == (f"{vehicle.plant.vehicle_path}: estimator prim /vehicle/estimator: nexus:rate is -1 Hz; "
