@@ -156,11 +156,12 @@ def test_a_non_positive_initial_covariance_is_refused(tmp_path):
 
 
 def test_two_estimators_with_no_connection_choosing_are_refused(tmp_path):
-    # The truth estimator stays active beside an EKF prim, and the controller's connection is deleted.
+    # A second EKF prim beside the shipped vehicle's own (an EKF at /vehicle/estimator), and the controller's
+    # connection deleted: the first estimator built names the other.
     path = layer(tmp_path, '    def Scope "ekf" (prepend apiSchemas = ["NexusEkfAPI"])\n    {\n    }\n'
                            '    over "controller"\n    {\n        delete rel nexus:inputs:estimate = </vehicle/estimator>\n    }')
     message = refused(path)
-    assert str(path) in message and "estimator prim /vehicle/ekf: /vehicle/estimator writes the estimate too" in message
+    assert str(path) in message and "estimator prim /vehicle/estimator: /vehicle/ekf writes the estimate too" in message
     assert "nexus:inputs:estimate" in message
     # A connection choosing one builds (the base file's, to /vehicle/estimator; its own folder: USD keeps a
     # layer it opened by path).
