@@ -20,7 +20,7 @@ from mcap.reader import make_reader
 from nexus.cli import main
 from tests.worlds.flights import fly
 
-#: Every signal of the default vehicle's record flown by the PID: one channel per signal and world.
+#: Every signal of the default vehicle's record flown by the PID on the truth estimator: a channel per signal and world.
 SIGNALS = ["body/base", "imu", "mag", "baro", "gps", "estimate", "setpoint", "armed", "mission_phase", "controls"]
 #: ... and the base's pose as Foxglove frame transforms: 10 channels per world.
 CHANNELS = [*SIGNALS, "tf"]
@@ -30,7 +30,10 @@ ROWS = 250
 
 @pytest.fixture(scope="module")
 def two_worlds(tmp_path_factory):
-    return fly(tmp_path_factory.mktemp("export") / "two", "--mission", "short", "--duration", "1.0", "--worlds", "2")
+    # The export's layout, not the estimator's: fly on the true state, whose record holds exactly SIGNALS (the EKF
+    # adds its ekf_* signals).
+    return fly(tmp_path_factory.mktemp("export") / "two", "--mission", "short", "--duration", "1.0", "--worlds", "2",
+               "--estimator", "truth")
 
 
 def export(*args) -> CliRunner:
