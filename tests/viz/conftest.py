@@ -23,13 +23,17 @@ def nexus(*args, timeout: float = 300.0) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="session")
 def short_run(tmp_path_factory) -> Path:
-    """``nexus run --mission short``: take-off to 2.4 m, a yaw sweep and a landing, about 9 s of sim time."""
+    """``nexus run --mission short --estimator truth``: take-off to 2.4 m, a yaw sweep and a landing, about 9 s of
+    sim time."""
     out = tmp_path_factory.mktemp("viz") / "short"
-    reuse = os.environ.get("NEXUS_VIZ_RUN")  # a folder from an earlier `nexus run --mission short`, to skip the flight
+    # A folder from an earlier `nexus run --mission short --estimator truth`, to skip the flight.
+    reuse = os.environ.get("NEXUS_VIZ_RUN")
     if reuse:
         shutil.copytree(reuse, out, ignore=shutil.ignore_patterns("plots", "report*", "*.png"))
         return out
-    flown = nexus("run", "--mission", "short", "--device", "cpu", "--out", out, "--quiet")
+    # The figures and sensor statistics of a truth-flown flight (the report's own layout, not the EKF's figures,
+    # which tests/viz/test_estimate_figures.py draws): fly on the true state.
+    flown = nexus("run", "--mission", "short", "--device", "cpu", "--estimator", "truth", "--out", out, "--quiet")
     assert flown.returncode == 0, flown.stderr
     print(f"\nviz artefacts (report, screenshots) in {out}")
     return out
