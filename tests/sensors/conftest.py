@@ -26,6 +26,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 VOID_SCENE = DATA / "void.usda"
 #: The Astro Max without its drag: a body in free fall here feels gravity alone.
 STILL_VEHICLE = DATA / "astro_max_still.usda"
+STEADY_VEHICLE = DATA / "astro_max_steady_sensors.usda"
 #: Standard gravity of the test scenes [m/s²].
 G = 9.80665
 #: The scenes' geodetic origin: latitude, longitude [deg], altitude MSL [m].
@@ -36,14 +37,15 @@ BASE_COM = np.array([0.0, 0.0, -0.011])
 
 @pytest.fixture(scope="session")
 def ground_vehicle() -> Vehicle:
-    """The Astro Max on the empty scene (flat ground)."""
-    return assemble("astro_max_base", "empty", controller="hold")
+    """The Astro Max on the empty scene (flat ground), its biases still (tests/data/astro_max_steady_sensors.usda)
+    and its estimator the truth (the sensors are under test; the shipped EKF would read them too)."""
+    return assemble(STEADY_VEHICLE, "empty", controller="hold", estimator="truth")
 
 
 @pytest.fixture(scope="session")
 def void_vehicle() -> Vehicle:
     """The Astro Max (without its drag) in a scene with gravity and no ground: it falls freely."""
-    return assemble(STILL_VEHICLE, VOID_SCENE, controller="hold")
+    return assemble(STILL_VEHICLE, VOID_SCENE, controller="hold", estimator="truth")
 
 
 @wp.kernel
