@@ -83,7 +83,7 @@ SCENARIO_COMPONENTS = [
 SCENARIO_PLAN = (
     "stage plan: graph(clock -> clear -> esc -> esc -> esc -> esc -> esc -> esc -> wind -> propeller -> propeller -> "
     "propeller -> propeller -> propeller -> propeller -> drag -> step -> state -> contact -> crash -> imu -> mag -> "
-    "baro -> gps -> faults -> faults -> faults -> truth_estimate) host(mission) host(fault_trigger) graph(pid) "
+    "baro -> gps -> faults -> faults -> faults -> ekf_estimate) host(mission) host(fault_trigger) graph(pid) "
     "graph(record)"
 )
 
