@@ -92,7 +92,10 @@ def evaluate(policy: Path, worlds: int = 64, seed: int = 100_000, noise: float =
     session = check_policy(policy, action, policy_hz, labels)
     name = session.get_inputs()[0].name
     task = replace(TASKS["hover"], episode_s=settle_s + hold_s + 1.0)
-    env = NexusVectorEnv(num_envs=worlds, task=task, action=action, policy_hz=policy_hz, noise=noise, vehicle=vehicle)
+    # The score reads the true position: the truth estimator writes `estimate` (the shipped vehicles declare the
+    # EKF, whose estimate carries its own errors); the policy sees that state plus the observation noise.
+    env = NexusVectorEnv(num_envs=worlds, task=task, action=action, policy_hz=policy_hz, noise=noise, vehicle=vehicle,
+                         estimator="truth")
     try:
         given = session.get_outputs()[0].shape[-1]
         if isinstance(given, int) and given != env.action_width:  # motor commands: one per rotor of the vehicle
