@@ -292,9 +292,10 @@ def Xform "vehicle" (
     out.append(f'''
     def Scope "estimator" (
         prepend apiSchemas = ["NexusEkfAPI"]
-        doc = "Error-state EKF: position, velocity, attitude and IMU biases from the IMU, GPS, barometer and magnetometer (PX4 EKF2 default tuning). nexus run --estimator truth flies on the true state instead."
+        doc = "Error-state EKF: position, velocity, attitude and IMU biases from the IMU, GPS, barometer and magnetometer (PX4 EKF2 default tuning, but the accelerometer bias process noise, which matches this IMU's bias walk: docs/estimation.md). nexus run --estimator truth flies on the true state instead."
     )
     {{
+        float nexus:EKF2_ACC_B_NOISE = 0.067
     }}
 
     def Scope "controller" (

@@ -49,7 +49,9 @@ def flown(climb):
     """Both flights, noise on: the eager ring's buffers and the rollout's arrays, tick by tick."""
     climb.noise = True
     climb.forward()
-    vehicle = assemble("astro_max_base", "empty", solver="featherstone")
+    # The rollout builds the truth estimator (an EKF's gating and resets have no useful gradient), so the eager
+    # ring it is compared with does too.
+    vehicle = assemble("astro_max_base", "empty", solver="featherstone", estimator="truth")
     guidance = next(c for c in vehicle.components if getattr(c, "is_guidance", False))
     components = [TableGuidance(guidance.name, climb.setpoint_table) if c is guidance else c
                   for c in vehicle.components]

@@ -88,7 +88,7 @@ def matched(tool):
 
 @pytest.fixture(scope="module")
 def shipped(tool):
-    """The shipped vehicle's sensors (GPS drift on, no IMU bias) and PX4's default tuning, hovering at Zurich."""
+    """The shipped vehicle's sensors (GPS drift on, IMU bias walks, no turn-on bias) and tuning, hovering at Zurich."""
     return tool.statistics(tool.fly(SHIPPED_VEHICLE, HOVER_SCENE, WORLDS, SECONDS, CONVERGE, "freeflyer", 0,
                                     estimator="ekf"))
 
@@ -128,16 +128,21 @@ def test_the_matched_filter_nis_lies_in_the_chi_square_band_and_innovations_are_
 
 def test_the_shipped_tuning_holds_its_error_bounds_and_is_not_overconfident_in_velocity_and_attitude(shipped):
     # Bounds: the GPS's drift (0.3 m settled 1σ a horizontal axis, so √2·0.3 = 0.42 m horizontal RMS; 0.5 m
-    # vertical, which the barometer pulls in) dominates the position error; attitude under 0.5°.
-    # Measured (seed 0, 2026-12-06): 0.416 m, 0.387 m, 0.161°; NEES velocity 0.218, attitude 0.057.
+    # vertical, which the barometer pulls in) dominates the position error. The accelerometer's bias walk
+    # (0.006 m/s²/√s) moves the horizontal bias by 0.006·√130 = 0.07 m/s² 1σ by the end; in a hover the filter
+    # cannot tell it from a tilt (g·δθ), so the tilt error grows to 0.07/9.81 = 0.4° an axis: under 0.6° RMS.
+    # At Zurich the field dips 63° (down 2.0 times the horizontal), so a tilt error turns the tilt-compensated
+    # heading by twice as much: yaw under 1.2°. Measured (seed 0, 2026-12-06): 0.416 m, 0.387 m, tilt 0.464°,
+    # yaw 0.717°; NEES velocity 0.406, attitude 0.213.
     assert shipped["rms"]["horizontal_m"] < 0.6
     assert shipped["rms"]["vertical_m"] < 0.6
-    assert shipped["rms"]["attitude_deg"] < 0.5
+    assert shipped["rms"]["tilt_deg"] < 0.6
+    assert shipped["rms"]["yaw_deg"] < 1.2
     for name in ("velocity", "attitude"):
         assert shipped["nees"][name]["time_average"] < 3.63, (name, shipped["nees"][name])
 
 
 @pytest.mark.xfail(strict=True, reason="PX4's default GPS noise treats the GPS's 60 s correlated drift as white: the "
-                   "position NEES is 21.9 (docs/estimation.md, Consistency)")
+                   "position NEES is 21.3 (docs/estimation.md, Consistency)")
 def test_the_shipped_tuning_is_not_overconfident_in_position(shipped):
     assert shipped["nees"]["position"]["time_average"] < 3.63

@@ -32,5 +32,10 @@ def test_the_setpoint_climbs_to_1_5_m_over_1_5_s_and_holds_there(flown):
     # No heading sweep and no horizontal move: the point stays over the start, heading east (NED yaw pi/2).
     np.testing.assert_allclose(record.loc[held, ["setpoint.position[0]", "setpoint.position[1]"]].to_numpy(), 0.0,
                                atol=1e-6)
-    np.testing.assert_allclose(record.loc[held, "setpoint.yaw"].to_numpy(), np.pi / 2, atol=1e-6)
+    # The heading held is the one the EKF aligned to at rest from one magnetometer sample: east (NED yaw pi/2) to
+    # within its heading noise (0.3 rad 1 sigma declared; the field's measured noise makes it about 2 degrees).
+    w, z_ = record.loc[0, "estimate.attitude[3]"], record.loc[0, "estimate.attitude[2]"]
+    aligned = 2.0 * np.arctan2(z_, w)  # the estimate's yaw on the first row (a level vehicle: w, z of the quaternion)
+    np.testing.assert_allclose(record.loc[held, "setpoint.yaw"].to_numpy(), aligned, atol=1e-4)  # tilt ignored
+    assert aligned == pytest.approx(np.pi / 2, abs=np.radians(3.0))
     assert flown.info["exit_reason"] == "duration"

@@ -39,7 +39,7 @@ def hover(vehicle: Path | str, altitude: float, settle_s: float, sample_s: float
 
     The mission holds (hold time 1000 s); sampling stops early when a stage ends the world (an empty pack).
     """
-    vehicle = assemble(str(vehicle), "empty", solver=solver)
+    vehicle = assemble(str(vehicle), "empty", solver=solver, estimator="truth")  # the rotors' physics: the true state
     profile = MissionProfile(altitude=altitude, climb_speed=1.0, hold_time=1000.0)
     components = [MissionGuidance(c.name, profile) if isinstance(c, MissionGuidance) else c for c in vehicle.components]
     loop = Loop(components, device="cpu", mode="captured")
