@@ -138,7 +138,8 @@ COMMANDS = {c.name: c for c in (
             "cheap"),
     Command("short_export", ("{nexus} run --mission short --out runs/short --quiet", "{nexus} export runs/short"),
             "cheap", in_out=True),
-    Command("short_seed7", ("{nexus} run --device cpu --mission short --seed 7 --duration 10 --out {out}/run",),
+    Command("short_seed7", ("{nexus} run --device cpu --mission short --seed 7 --duration 10 --estimator truth "
+                            "--out {out}/run",),
             "cheap"),
     Command("figure_eight_astro", ("{nexus} run --device cpu --scene figure_eight --duration 30 --out {out}/run",),
             "flight"),
