@@ -292,10 +292,12 @@ def Xform "vehicle" (
     out.append(f'''
     def Scope "estimator" (
         prepend apiSchemas = ["NexusEkfAPI"]
-        doc = "Error-state EKF: position, velocity, attitude and IMU biases from the IMU, GPS, barometer and magnetometer (PX4 EKF2 default tuning, but the accelerometer bias process noise, which matches this IMU's bias walk: docs/estimation.md). nexus run --estimator truth flies on the true state instead."
+        doc = "Error-state EKF: position, velocity, attitude and IMU biases from the IMU, GPS, barometer and magnetometer (PX4 EKF2 default tuning, but the accelerometer bias process noise, which matches this IMU's bias walk, and a position random walk for the GPS's drift: docs/estimation.md). nexus run --estimator truth flies on the true state instead."
     )
     {{
         float nexus:EKF2_ACC_B_NOISE = 0.067
+        float nexus:gpsDriftNoise = 0.57
+        float nexus:gpsVerticalDriftNoise = 1.05
     }}
 
     def Scope "controller" (

@@ -137,6 +137,13 @@ EKF_SPEC = Spec(
         positive("no_aid_timeout", "nexus:noAidTimeout", 5.0, "s", "With no GPS fused for this long the filter "
                  "fuses a fake position to stay bounded, and a returning GPS resets the position instead of being "
                  "fused (PX4 EKF2_NOAID_TOUT, there in microseconds, default 5 s)"),
+        non_negative("gps_drift_noise", "nexus:gpsDriftNoise", 0.0, "m/s^0.5",
+                     "Horizontal position random walk standing in for the GPS's slow correlated drift, which the "
+                     "filter does not carry as a state: it keeps the position variance from shrinking below the "
+                     "drift the filter cannot see (docs/estimation.md, Consistency); 0 (the default) is PX4's "
+                     "filter, which takes each GPS sample's error as independent"),
+        non_negative("gps_vertical_drift_noise", "nexus:gpsVerticalDriftNoise", 0.0, "m/s^0.5",
+                     "The same for the height"),
         _px4("no_aid_noise", "EKF2_NOAID_NOISE", 10.0, "m", "The fake position's noise in flight; it is fused only "
              "while the horizontal 1-sigma is above it", True),
         Param("covariance_decimation", "nexus:covarianceDecimation", "int", 2, "-",
@@ -233,6 +240,7 @@ class EkfTuning:
     repeat_check: wp.vec4i
     no_aid_timeout: wp.float64
     no_aid_noise: float
+    drift_variance_rate: wp.vec3
 
 
 @wp.func
@@ -599,6 +607,7 @@ def ekf_step(
                     q_diag[ATT + r] = (tuning.gyro_noise * T) * (tuning.gyro_noise * T)
                     q_diag[GYRO_BIAS + r] = (tuning.gyro_bias_noise * T) * (tuning.gyro_bias_noise * T)
                     q_diag[ACCEL_BIAS + r] = (tuning.accel_bias_noise * T) * (tuning.accel_bias_noise * T)
+                    q_diag[POS + r] = tuning.drift_variance_rate[r] * T  # a random walk's variance: σ²·T
                 predict_covariance(P, P, world, T, nominal[world, 4], wp.quat_to_matrix(q), q_diag)
                 nominal[world, 4] = wp.vec3(0.0)
                 times[world, 5] = wp.float64(0.0)
@@ -956,6 +965,8 @@ class Ekf(Component):
         t.repeat_check = wp.vec4i(*(int(bool(noisy)) for noisy in self.sensor_noisy))
         t.no_aid_timeout = wp.float64(v["no_aid_timeout"])
         t.no_aid_noise = float(v["no_aid_noise"])
+        h, d = float(v["gps_drift_noise"]), float(v["gps_vertical_drift_noise"])
+        t.drift_variance_rate = wp.vec3(h * h, h * h, d * d)
         self.tuning = t
         # Sensors it does not fuse: a sample that never changes, so the kernel's arguments are always arrays.
         self._idle = {signal: wp.zeros(self.worlds, dtype=dtype, device=ctx.device)

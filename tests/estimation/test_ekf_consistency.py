@@ -132,8 +132,8 @@ def test_the_shipped_tuning_holds_its_error_bounds_and_is_not_overconfident_in_v
     # (0.006 m/s²/√s) moves the horizontal bias by 0.006·√130 = 0.07 m/s² 1σ by the end; in a hover the filter
     # cannot tell it from a tilt (g·δθ), so the tilt error grows to 0.07/9.81 = 0.4° an axis: under 0.6° RMS.
     # At Zurich the field dips 63° (down 2.0 times the horizontal), so a tilt error turns the tilt-compensated
-    # heading by twice as much: yaw under 1.2°. Measured (seed 0, 2026-12-06): 0.416 m, 0.387 m, tilt 0.464°,
-    # yaw 0.717°; NEES velocity 0.406, attitude 0.213.
+    # heading by twice as much: yaw under 1.2°. Measured (seed 0, 2026-12-06): 0.420 m, 0.393 m, tilt 0.459°,
+    # yaw 0.697°; NEES velocity 0.236, attitude 0.207.
     assert shipped["rms"]["horizontal_m"] < 0.6
     assert shipped["rms"]["vertical_m"] < 0.6
     assert shipped["rms"]["tilt_deg"] < 0.6
@@ -142,7 +142,9 @@ def test_the_shipped_tuning_holds_its_error_bounds_and_is_not_overconfident_in_v
         assert shipped["nees"][name]["time_average"] < 3.63, (name, shipped["nees"][name])
 
 
-@pytest.mark.xfail(strict=True, reason="PX4's default GPS noise treats the GPS's 60 s correlated drift as white: the "
-                   "position NEES is 21.3 (docs/estimation.md, Consistency)")
 def test_the_shipped_tuning_is_not_overconfident_in_position(shipped):
+    # The GPS's drift (one slow error shared by the 600 samples of its 60 s) is no state of the filter; the shipped
+    # vehicles' position random walks (nexus:gpsDriftNoise 0.57, nexus:gpsVerticalDriftNoise 1.05 m/√s) keep the
+    # position variance at the drift's. Without them (PX4's filter) the time average is 21.3. Measured (seed 0,
+    # 2026-12-06): 3.161, inside the band at 99.2 % of the samples.
     assert shipped["nees"]["position"]["time_average"] < 3.63
