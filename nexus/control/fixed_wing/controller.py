@@ -1,0 +1,353 @@
+"""The fixed-wing controller: L1 guidance, TECS and the attitude loops as one device stage, one thread per world.
+
+Each tick it reads the ``estimate`` (:class:`~nexus.estimation.pose_twist.PoseTwist`, NED/FRD) and ``armed``
+(0 cuts the throttle, centres the surfaces and clears the integrators) and its world's
+:class:`FixedWingTask` (a device array the host sets between ticks with :meth:`FixedWingController.set_task`:
+an airspeed, a height and a straight leg or a loiter circle), and writes the ``controls`` row at the
+channels the vehicle file gives its aileron, elevator and rudder (servo commands in [−1, 1]) and its
+propeller (throttle in [0, 1]); the other slots stay 0.
+
+* :mod:`.lateral_guidance`: the leg or circle → a lateral acceleration → the bank goal ``atan(a/g)``;
+* :mod:`.tecs`: height and airspeed → the pitch goal and the throttle;
+* :mod:`.attitude_loops`: bank and pitch goals → aileron, elevator, rudder.
+
+The airspeed is the estimate's ground speed (the Aerosonde has no airspeed sensor yet; exact in still
+air) and its rate a first-order filter (time constant ``speed_filter``) of its change per tick. The
+integrators and the previous speed are one :class:`FixedWingState` per world, state the engine owns. No
+host reads, no Python branching on device values: eager and captured runs share the kernel.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import warp as wp
+
+from nexus.aero.control_surfaces import CONTROL_SURFACE_SPEC
+from nexus.aero.fixed_wing_forces import FIXED_WING_AERO_SPEC
+from nexus.aero.propeller_advance import ADVANCE_RATIO_PROPELLER_SPEC
+from nexus.aero.trim import Trim, straight_and_level
+from nexus.control.fixed_wing.attitude_loops import AttitudeGains, surface_commands
+from nexus.control.fixed_wing.lateral_guidance import line_acceleration, loiter_acceleration
+from nexus.control.fixed_wing.tecs import TecsGains, tecs_goals
+from nexus.control.registry import ControllerOptions, option, register
+from nexus.core import Component
+from nexus.core.errors import BuildError
+from nexus.core.spec import Input, Output, Spec, StateVar
+from nexus.estimation.pose_twist import PoseTwist
+from nexus.plant.controls import CONTROLS_WIDTH
+from nexus.plant.usd_checks import nexus_apis
+from nexus.schemas.reader import read_prim
+
+#: :attr:`FixedWingTask.mode` values.
+LINE, LOITER = 0, 1
+
+
+@wp.struct
+class FixedWingTask:
+    """What one world's plane is asked to fly: positions north-east [m] from the NED origin."""
+
+    airspeed: float  # [m/s]
+    height: float  # [m] above the NED origin (−down)
+    mode: wp.int32  # LINE or LOITER
+    start: wp.vec2  # LINE: a point of the leg [m]
+    end: wp.vec2  # LINE: a point farther along it [m]
+    centre: wp.vec2  # LOITER [m]
+    radius: float  # LOITER [m]
+    clockwise: float  # LOITER: +1 clockwise seen from above, −1 anticlockwise
+
+
+@wp.struct
+class FixedWingParams:
+    tecs: TecsGains
+    attitude: AttitudeGains
+    l1: float  # L1 distance [m]
+    bank_max: float  # [rad]
+    speed_filter: float  # dt / (τ + dt) of the airspeed-rate filter [-]
+    aileron_channel: wp.int32
+    elevator_channel: wp.int32
+    rudder_channel: wp.int32
+    throttle_channel: wp.int32
+
+
+@wp.struct
+class FixedWingState:
+    throttle_integral: float  # [-]
+    balance_integral: float  # [m/s]
+    roll_integral: float  # [rad]
+    pitch_integral: float  # [rad]
+    previous_airspeed: float  # [m/s]
+    acceleration: float  # filtered airspeed rate [m/s²]
+    primed: float  # 0 before the first tick: no rate yet
+
+
+def zero_fixed_wing_state(component, ctx) -> FixedWingState:
+    """A controller's state at the start of a run: empty integrators, not primed."""
+    return FixedWingState()
+
+
+FIXED_WING_STATE = StateVar("fixed_wing", FixedWingState, (1,), zero_fixed_wing_state,
+                            "TECS's and the attitude loops' integrators, the previous airspeed and its filtered rate")
+
+FIXED_WING_CONTROLLER_SPEC = Spec(
+    name="FixedWingController",
+    doc="A fixed-wing flight stack: L1 guidance for straight legs and loiter circles, TECS for airspeed and "
+        "height, attitude loops to aileron, elevator and rudder; writes `controls` at the vehicle's surface and "
+        "propeller channels.",
+    inputs=(
+        Input("estimate", PoseTwist, connectable=True, doc="The prim whose stage writes the `estimate` signal."),
+        Input("armed", wp.int32, default=1, doc="0 cuts the throttle and clears the integrators; 1 when nothing writes it"),
+    ),
+    outputs=(Output("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True,
+                    doc="Servo commands in [-1, 1] at the surfaces' channels, throttle in [0, 1] at the propeller's"),),
+    state=(FIXED_WING_STATE,),
+    stage="fixed_wing",
+    kind="control",
+    noun="controller",
+)
+
+
+@wp.func
+def roll_and_pitch(attitude: wp.quat) -> wp.vec2:
+    """(φ, θ) [rad] of a body-FRD-to-NED rotation (yaw-pitch-roll Euler angles)."""
+    r = wp.quat_to_matrix(attitude)
+    return wp.vec2(wp.atan2(r[2, 1], r[2, 2]), wp.asin(wp.clamp(-r[2, 0], -1.0, 1.0)))
+
+
+@wp.kernel
+def fixed_wing_control(
+    # In:
+    estimate: wp.array(dtype=PoseTwist),
+    armed: wp.array(dtype=wp.int32),
+    task: wp.array(dtype=FixedWingTask),
+    state_in: wp.array2d(dtype=FixedWingState),
+    # Model:
+    params: wp.array(dtype=FixedWingParams),
+    dt: float,
+    # Out:
+    state_out: wp.array2d(dtype=FixedWingState),
+    controls: wp.array2d(dtype=wp.float32),
+):
+    world = wp.tid()
+    p = params[0]
+    s = state_in[world, 0]
+    est = estimate[world]
+    goal = task[world]
+    on = float(0.0)
+    if armed[world] != 0:
+        on = 1.0
+
+    airspeed = wp.length(est.velocity)
+    rate = (airspeed - s.previous_airspeed) / dt * s.primed
+    acceleration = s.acceleration + p.speed_filter * (rate - s.acceleration) * s.primed
+    angles = roll_and_pitch(est.attitude)
+    position = wp.vec2(est.position[0], est.position[1])
+    ground_velocity = wp.vec2(est.velocity[0], est.velocity[1])
+
+    lateral = float(0.0)
+    if goal.mode == 1:
+        lateral = loiter_acceleration(position, ground_velocity, goal.centre, goal.radius, goal.clockwise, p.l1)
+    else:
+        lateral = line_acceleration(position, ground_velocity, goal.start, goal.end, p.l1)
+    bank_goal = wp.clamp(wp.atan(lateral / p.tecs.gravity), -p.bank_max, p.bank_max)
+
+    throttle, pitch_goal, throttle_integral, balance_integral = tecs_goals(
+        p.tecs, goal.height, goal.airspeed, -est.position[2], -est.velocity[2], airspeed, acceleration,
+        s.throttle_integral, s.balance_integral, dt)
+    commands, roll_integral, pitch_integral = surface_commands(
+        p.attitude, bank_goal, pitch_goal, angles[0], angles[1], est.rates, airspeed, s.roll_integral,
+        s.pitch_integral, dt)
+
+    controls[world, p.aileron_channel] = commands[0] * on
+    controls[world, p.elevator_channel] = commands[1] * on
+    controls[world, p.rudder_channel] = commands[2] * on
+    controls[world, p.throttle_channel] = throttle * on
+
+    out = FixedWingState()
+    out.throttle_integral = throttle_integral * on
+    out.balance_integral = balance_integral * on
+    out.roll_integral = roll_integral * on
+    out.pitch_integral = pitch_integral * on
+    out.previous_airspeed = airspeed
+    out.acceleration = acceleration
+    out.primed = 1.0
+    state_out[world, 0] = out
+
+
+@dataclass(frozen=True)
+class FixedWingGains:
+    """The stack's gains and limits (docs/fixed_wing.md, "Flight stack", works them out for the Aerosonde)."""
+
+    # TECS (PX4's FW_T_ALT_TC and FW_T_TAS_TC of 5 s as k_h = k_V = 1/5 s).
+    height_p: float = 0.2  # [1/s]
+    speed_p: float = 0.2  # [1/s]
+    climb_max: float = 5.0  # [m/s] (FW_T_CLMB_MAX)
+    sink_max: float = 5.0  # [m/s]
+    acceleration_max: float = 2.0  # [m/s²]
+    energy_rate_per_throttle: float = 20.7  # [m/s]: the Aerosonde's dT/dδt 89 N × 25 m/s / (11 kg × g)
+    throttle_p: float = 0.05  # [s/m]
+    throttle_i: float = 0.05  # [1/m]
+    balance_d: float = 0.3  # [-]
+    balance_i: float = 0.3  # [1/s]
+    pitch_min: float = math.radians(-15.0)  # [rad]
+    pitch_max: float = math.radians(20.0)  # [rad]
+    # Attitude (Beard and McLain's successive loop closure on the Aerosonde at 25 m/s).
+    roll_p: float = 1.1  # [-]
+    roll_rate_d: float = 0.02  # [s]
+    roll_i: float = 0.2  # [1/s]
+    pitch_p: float = 3.46  # [-]
+    pitch_rate_d: float = 0.435  # [s]
+    pitch_i: float = 1.0  # [1/s]
+    yaw_damper: float = 0.2  # [s]
+    integral_limit: float = 0.2  # [rad]
+    # Guidance.
+    l1: float = 60.0  # [m]
+    bank_max: float = math.radians(45.0)  # [rad]
+    speed_filter_time: float = 0.1  # [s]
+
+
+class FixedWingController(Component):
+    """L1 guidance, TECS and the attitude loops as one ``control`` stage writing ``controls``.
+
+    ``trim`` is the vehicle's straight-and-level trim (:func:`nexus.aero.trim.straight_and_level`): its
+    throttle, pitch and surfaces are the loops' feed-forwards. ``channels`` maps ``aileron``, ``elevator``,
+    ``rudder`` and ``throttle`` to their slots of the ``controls`` row, ``travel`` each surface to its
+    travel [rad]. The task (:meth:`set_task`) starts as level flight east at the trim's speed along the
+    north axis's line through the origin, at height 0.
+    """
+
+    spec = FIXED_WING_CONTROLLER_SPEC
+
+    def __init__(self, name: str, trim: Trim, channels: dict, travel: dict, *, gravity: float = 9.80665,
+                 gains: FixedWingGains | None = None, connections=None):
+        super().__init__(name, connections)
+        missing = [role for role in ("aileron", "elevator", "rudder", "throttle") if role not in channels]
+        if missing or any(role not in travel for role in ("aileron", "elevator", "rudder")):
+            raise BuildError(f"{name}: the fixed-wing controller needs an aileron, an elevator, a rudder and a "
+                             f"propeller; missing {', '.join(missing) or 'a surface travel'}")
+        self.trim, self.channels, self.travel = trim, dict(channels), dict(travel)
+        self.gravity = float(gravity)
+        self.gains = gains or FixedWingGains()
+        self._pending = [line_task(trim.airspeed, 0.0, (0.0, 0.0), (0.0, 1.0))]
+        self.task = None
+
+    def params(self, dt: float) -> FixedWingParams:
+        """The kernel's struct: the gains, the trim's feed-forwards and the channels."""
+        g, trim = self.gains, self.trim
+        tecs = TecsGains()
+        for name in ("height_p", "speed_p", "climb_max", "sink_max", "acceleration_max", "energy_rate_per_throttle",
+                     "throttle_p", "throttle_i", "balance_d", "balance_i", "pitch_min", "pitch_max"):
+            setattr(tecs, name, float(getattr(g, name)))
+        tecs.throttle_trim, tecs.pitch_trim, tecs.gravity = float(trim.throttle), float(trim.pitch), self.gravity
+        attitude = AttitudeGains()
+        for name in ("roll_p", "roll_rate_d", "roll_i", "pitch_p", "pitch_rate_d", "pitch_i", "yaw_damper",
+                     "integral_limit"):
+            setattr(attitude, name, float(getattr(g, name)))
+        attitude.aileron_trim, attitude.elevator_trim = float(trim.aileron), float(trim.elevator)
+        attitude.rudder_trim = float(trim.rudder)
+        attitude.aileron_travel, attitude.elevator_travel = float(self.travel["aileron"]), float(self.travel["elevator"])
+        attitude.rudder_travel, attitude.gravity = float(self.travel["rudder"]), self.gravity
+        p = FixedWingParams()
+        p.tecs, p.attitude = tecs, attitude
+        p.l1, p.bank_max = float(g.l1), float(g.bank_max)
+        p.speed_filter = float(dt) / (float(g.speed_filter_time) + float(dt))
+        p.aileron_channel, p.elevator_channel = int(self.channels["aileron"]), int(self.channels["elevator"])
+        p.rudder_channel, p.throttle_channel = int(self.channels["rudder"]), int(self.channels["throttle"])
+        return p
+
+    def set_task(self, tasks) -> None:
+        """Fly ``tasks`` (one :class:`FixedWingTask` for every world, or a list of one per world) from the next
+        tick on; a captured graph reads them on its next replay."""
+        tasks = list(tasks) if isinstance(tasks, (list, tuple)) else [tasks]
+        self._pending = tasks
+        if self.task is not None:
+            self.task.assign(self._rows(tasks))
+
+    def _rows(self, tasks) -> list:
+        worlds = self.worlds
+        if len(tasks) not in (1, worlds):
+            raise ValueError(f"{self.name} flies {worlds} worlds; got {len(tasks)} tasks")
+        return tasks * worlds if len(tasks) == 1 else tasks
+
+    def prepare(self, ctx) -> None:
+        self.dt, self.worlds = float(ctx.dt), ctx.worlds
+        self._params = wp.array([self.params(self.dt)], dtype=FixedWingParams, device=ctx.device)
+        self.task = wp.array(self._rows(self._pending), dtype=FixedWingTask, device=ctx.device)
+
+    def run(self, io) -> None:
+        wp.launch(fixed_wing_control, dim=self.worlds,
+                  inputs=[io["estimate"], io["armed"], self.task, io.state_in["fixed_wing"], self._params, self.dt],
+                  outputs=[io.state_out["fixed_wing"], io["controls"]], device=io.device)
+
+
+def line_task(airspeed: float, height: float, start, end) -> FixedWingTask:
+    """Fly the straight line from ``start`` through ``end`` (north-east [m]) at ``airspeed`` [m/s], ``height`` [m]."""
+    t = FixedWingTask()
+    t.airspeed, t.height, t.mode = float(airspeed), float(height), LINE
+    t.start, t.end = wp.vec2(*map(float, start)), wp.vec2(*map(float, end))
+    t.radius, t.clockwise = 1.0, 1.0
+    return t
+
+
+def loiter_task(airspeed: float, height: float, centre, radius: float, clockwise: bool = True) -> FixedWingTask:
+    """Loiter on the circle of ``radius`` [m] about ``centre`` (north-east [m]) at ``airspeed`` [m/s], ``height`` [m]."""
+    if not radius > 0.0:
+        raise ValueError(f"a loiter radius must be positive; got {radius} m")
+    t = FixedWingTask()
+    t.airspeed, t.height, t.mode = float(airspeed), float(height), LOITER
+    t.start, t.end = wp.vec2(0.0, 0.0), wp.vec2(1.0, 0.0)
+    t.centre, t.radius, t.clockwise = wp.vec2(*map(float, centre)), float(radius), 1.0 if clockwise else -1.0
+    return t
+
+
+@dataclass(frozen=True)
+class FixedWingOptions(ControllerOptions):
+    """``--controller fixed_wing``'s options: the loiter it flies."""
+
+    airspeed: float = option(25.0, "Airspeed to trim at and hold [m/s]")
+    height: float = option(100.0, "Height to hold above the NED origin [m]")
+    loiter_radius: float = option(150.0, "Radius of the loiter circle about the NED origin [m]")
+
+
+def _parts(stage, path) -> dict:
+    """The vehicle file's wing, propeller and surfaces, each read against its spec: {role: values}."""
+    found: dict = {"surfaces": {}}
+    for prim in stage.Traverse():
+        for api in nexus_apis(prim):
+            if api == FIXED_WING_AERO_SPEC.schema:
+                found["wing"] = read_prim(prim, FIXED_WING_AERO_SPEC, path)
+            elif api == ADVANCE_RATIO_PROPELLER_SPEC.schema:
+                found["propeller"] = read_prim(prim, ADVANCE_RATIO_PROPELLER_SPEC, path)
+            elif api == CONTROL_SURFACE_SPEC.schema:
+                values = read_prim(prim, CONTROL_SURFACE_SPEC, path)
+                found["surfaces"][values["role"]] = values
+    return found
+
+
+def _build(prim, path: str, ctx, options: FixedWingOptions) -> FixedWingController:
+    """``--controller fixed_wing``: trims the vehicle file's plane at the options' airspeed and loiters."""
+    parts = _parts(ctx.stage, ctx.path)
+    missing = [role for role in ("wing", "propeller") if role not in parts]
+    missing += [role for role in ("aileron", "elevator", "rudder") if role not in parts["surfaces"]]
+    if missing:
+        raise BuildError(f"{ctx.path}: --controller fixed_wing needs a plane: no {', '.join(missing)} (a prim with "
+                         "NexusFixedWingAeroAPI, NexusAdvanceRatioPropellerAPI, or NexusControlSurfaceAPI and that "
+                         "nexus:role)")
+    trim = straight_and_level(parts["wing"], parts["propeller"], ctx.plant.mass, ctx.plant.gravity, options.airspeed)
+    surfaces = parts["surfaces"]
+    controller = FixedWingController(
+        path, trim, {**{role: surfaces[role]["channel"] for role in ("aileron", "elevator", "rudder")},
+                     "throttle": parts["propeller"]["channel"]},
+        {role: surfaces[role]["travel"] for role in ("aileron", "elevator", "rudder")}, gravity=ctx.plant.gravity)
+    controller.set_task(loiter_task(options.airspeed, options.height, (0.0, 0.0), options.loiter_radius))
+    return controller
+
+
+register("fixed_wing", _build, help="a plane's flight stack (L1 guidance, TECS, attitude loops) loitering at a "
+         "trimmed airspeed", options=FixedWingOptions, duration_s=60.0)
+
+
+__all__ = ["FIXED_WING_CONTROLLER_SPEC", "FixedWingController", "FixedWingGains", "FixedWingOptions",
+           "FixedWingParams", "FixedWingState", "FixedWingTask", "LINE", "LOITER", "fixed_wing_control", "line_task",
+           "loiter_task"]
