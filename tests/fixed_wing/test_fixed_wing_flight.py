@@ -2,8 +2,9 @@
 
 Each flight starts as tests/fixed_wing/test_trim_flight.py starts its own: the Aerosonde assembled from its
 file (MuJoCo step, 250 Hz) in a scene with g = 9.80665 m/s² and no ground, 100 m up, flying east level at
-25 m/s, pitched to its trimmed angle of attack, surfaces at their trim, now with ``--controller fixed_wing``
-(trimmed by its builder at 25 m/s) and the truth estimator closing the loops (the file has no sensors yet).
+25 m/s, pitched to its trimmed angle of attack, surfaces at their trim, the ``hold`` controller replaced by
+the flight stack built for the file's plane (``plane_controller``, trimmed at 25 m/s) and the truth estimator
+closing the loops (the file has no sensors yet).
 Positions: world ENU, east x, north y, up z; the NED origin is the world origin, so the task's north-east
 points are (y, x) here and its heights are z.
 
@@ -14,18 +15,22 @@ laws' closed forms, worked in the comments, with room for the attitude loops' la
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import newton
 import numpy as np
 import pytest
 
 from nexus.aero.control_surfaces import ControlSurface
-from nexus.control.fixed_wing.controller import FixedWingController, line_task, loiter_task
+from nexus.control.fixed_wing.controller import line_task, loiter_task, plane_controller
 from nexus.core import Loop
 from nexus.core.errors import BuildError
 from nexus.core.ring import placed
 from nexus.estimation.truth import TruthEstimator
+from nexus.plant.assets import resolve_asset
 from nexus.plant.frames import quat_to_matrix_np
+from nexus.plant.loading import open_stage
 from nexus.runtime.assembly import assemble
 from tests.fixed_wing.wing_stage import pitched
 
@@ -38,16 +43,18 @@ G = 9.80665  # [m/s²], the scene's
 def fly(task, seconds: float) -> dict:
     """Fly ``task`` from the trimmed start for ``seconds``: every 25th tick's time [s], position [m] (ENU),
     speed [m/s] and bank [rad] (Euler roll, positive right wing down)."""
-    vehicle = assemble("aerosonde", VOID, controller="fixed_wing")
-    plant, controller = vehicle.plant, vehicle.controller
-    assert isinstance(controller, FixedWingController)
+    vehicle = assemble("aerosonde", VOID, controller="hold")
+    plant = vehicle.plant
+    path = resolve_asset("vehicle", "aerosonde")
+    controller = plane_controller(vehicle.controller.name, open_stage(path), path, plant.mass, plant.gravity, AIRSPEED)
     trim = controller.trim
     for c in vehicle.components:
         if isinstance(c, ControlSurface):
             c.initial = {"aileron": trim.aileron, "elevator": trim.elevator, "rudder": trim.rudder}[c.role]
     controller.set_task(task)
     truth = placed(TruthEstimator("/vehicle/truth", plant.ned_origin, body=plant.base_path), "part")
-    loop = Loop([*vehicle.components, truth], device="cpu", mode="captured", seed=0).build()
+    parts = [c for c in vehicle.components if c is not vehicle.controller]
+    loop = Loop([*parts, placed(controller, "controller"), truth], device="cpu", mode="captured", seed=0).build()
     plant.reset(base_position=(0.0, 0.0, HEIGHT), base_velocity=(AIRSPEED, 0.0, 0.0))
     q = plant.state.joint_q.numpy()
     q[plant.base_coord + 3 : plant.base_coord + 7] = pitched(trim.alpha)
@@ -150,5 +157,22 @@ def test_a_loiter_of_150_m_holds_its_radius_at_the_coordinated_bank(loiter):
 
 
 def test_a_vehicle_without_a_wing_is_refused_by_the_fixed_wing_controller():
+    path = resolve_asset("vehicle", "x500")
     with pytest.raises(BuildError, match="needs a plane: no wing, propeller, aileron, elevator, rudder"):
-        assemble("x500", VOID, controller="fixed_wing")
+        plane_controller("/vehicle/controller", open_stage(path), path, 2.0, G, AIRSPEED)
+
+
+def test_the_plugin_registers_fixed_wing_and_trims_the_file_s_plane():
+    # In its own process: importing the plugin adds a controller to the registry, which the registry's own
+    # tests count. The builder trims at 25 m/s: throttle 0.676768 (test_trim_flight.py's) and the file's channels.
+    script = (
+        "import nexus.control.fixed_wing.plugin\n"
+        "from nexus.runtime.assembly import assemble\n"
+        f"v = assemble('aerosonde', {VOID!r}, controller='fixed_wing')\n"
+        "c = v.controller\n"
+        "print(type(c).__name__, round(c.trim.throttle, 4), sorted(c.channels.items()))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == (
+        "FixedWingController 0.6768 [('aileron', 0), ('elevator', 1), ('rudder', 2), ('throttle', 4)]")

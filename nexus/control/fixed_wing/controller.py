@@ -15,6 +15,9 @@ The airspeed is the estimate's ground speed (the Aerosonde has no airspeed senso
 air) and its rate a first-order filter (time constant ``speed_filter``) of its change per tick. The
 integrators and the previous speed are one :class:`FixedWingState` per world, state the engine owns. No
 host reads, no Python branching on device values: eager and captured runs share the kernel.
+
+:func:`plane_controller` builds one for the plane a vehicle file declares; :mod:`.plugin` registers it as
+``--controller fixed_wing``.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ from nexus.aero.trim import Trim, straight_and_level
 from nexus.control.fixed_wing.attitude_loops import AttitudeGains, surface_commands
 from nexus.control.fixed_wing.lateral_guidance import line_acceleration, loiter_acceleration
 from nexus.control.fixed_wing.tecs import TecsGains, tecs_goals
-from nexus.control.registry import ControllerOptions, option, register
 from nexus.core import Component
 from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Output, Spec, StateVar
@@ -301,17 +303,8 @@ def loiter_task(airspeed: float, height: float, centre, radius: float, clockwise
     return t
 
 
-@dataclass(frozen=True)
-class FixedWingOptions(ControllerOptions):
-    """``--controller fixed_wing``'s options: the loiter it flies."""
-
-    airspeed: float = option(25.0, "Airspeed to trim at and hold [m/s]")
-    height: float = option(100.0, "Height to hold above the NED origin [m]")
-    loiter_radius: float = option(150.0, "Radius of the loiter circle about the NED origin [m]")
-
-
 def _parts(stage, path) -> dict:
-    """The vehicle file's wing, propeller and surfaces, each read against its spec: {role: values}."""
+    """The vehicle file's wing, propeller and surfaces, each read against its spec."""
     found: dict = {"surfaces": {}}
     for prim in stage.Traverse():
         for api in nexus_apis(prim):
@@ -325,29 +318,26 @@ def _parts(stage, path) -> dict:
     return found
 
 
-def _build(prim, path: str, ctx, options: FixedWingOptions) -> FixedWingController:
-    """``--controller fixed_wing``: trims the vehicle file's plane at the options' airspeed and loiters."""
-    parts = _parts(ctx.stage, ctx.path)
+def plane_controller(name: str, stage, path, mass: float, gravity: float, airspeed: float) -> FixedWingController:
+    """The controller for the plane a vehicle file (``stage``, opened from ``path``) declares, trimmed straight
+    and level at ``airspeed`` [m/s] for ``mass`` [kg] and ``gravity`` [m/s²]; its channels and travels come from
+    the file's surfaces and propeller. A file without a wing, a propeller, an aileron, an elevator and a rudder
+    is refused in one line naming what is missing."""
+    parts = _parts(stage, path)
     missing = [role for role in ("wing", "propeller") if role not in parts]
     missing += [role for role in ("aileron", "elevator", "rudder") if role not in parts["surfaces"]]
     if missing:
-        raise BuildError(f"{ctx.path}: --controller fixed_wing needs a plane: no {', '.join(missing)} (a prim with "
+        raise BuildError(f"{path}: the fixed-wing controller needs a plane: no {', '.join(missing)} (a prim with "
                          "NexusFixedWingAeroAPI, NexusAdvanceRatioPropellerAPI, or NexusControlSurfaceAPI and that "
                          "nexus:role)")
-    trim = straight_and_level(parts["wing"], parts["propeller"], ctx.plant.mass, ctx.plant.gravity, options.airspeed)
+    trim = straight_and_level(parts["wing"], parts["propeller"], mass, gravity, airspeed)
     surfaces = parts["surfaces"]
-    controller = FixedWingController(
-        path, trim, {**{role: surfaces[role]["channel"] for role in ("aileron", "elevator", "rudder")},
+    return FixedWingController(
+        name, trim, {**{role: surfaces[role]["channel"] for role in ("aileron", "elevator", "rudder")},
                      "throttle": parts["propeller"]["channel"]},
-        {role: surfaces[role]["travel"] for role in ("aileron", "elevator", "rudder")}, gravity=ctx.plant.gravity)
-    controller.set_task(loiter_task(options.airspeed, options.height, (0.0, 0.0), options.loiter_radius))
-    return controller
+        {role: surfaces[role]["travel"] for role in ("aileron", "elevator", "rudder")}, gravity=gravity)
 
 
-register("fixed_wing", _build, help="a plane's flight stack (L1 guidance, TECS, attitude loops) loitering at a "
-         "trimmed airspeed", options=FixedWingOptions, duration_s=60.0)
-
-
-__all__ = ["FIXED_WING_CONTROLLER_SPEC", "FixedWingController", "FixedWingGains", "FixedWingOptions",
+__all__ = ["FIXED_WING_CONTROLLER_SPEC", "FixedWingController", "FixedWingGains",
            "FixedWingParams", "FixedWingState", "FixedWingTask", "LINE", "LOITER", "fixed_wing_control", "line_task",
-           "loiter_task"]
+           "loiter_task", "plane_controller"]
