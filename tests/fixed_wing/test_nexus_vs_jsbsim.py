@@ -40,7 +40,8 @@ def jsbsim() -> dict[str, np.ndarray]:
 @pytest.fixture(scope="module")
 def jsbsim_trim() -> dict[str, float]:
     with (DATA / "trim.csv").open() as f:
-        return {row["quantity"]: float(row["value"]) for row in csv.DictReader(f) if row["quantity"] != "jsbsim_version"}
+        rows = csv.DictReader(f)
+        return {row["quantity"]: float(row["value"]) for row in rows if row["quantity"] != "jsbsim_version"}
 
 
 def jsbsim_modes(trace: dict[str, np.ndarray]) -> dict[str, tuple[float, float]]:
@@ -62,10 +63,11 @@ def test_nexus_trims_and_holds_where_jsbsim_does(flight, jsbsim, jsbsim_trim):
     assert trim.throttle == pytest.approx(jsbsim_trim["throttle"], abs=2e-5)
     # Flown: the first second, before the doublet, neither moves (Nexus: 6e-9 m/s, 0 m, 3e-7 rad/s; JSBSim:
     # 1.4e-6 m/s, 1.8e-5 m, 3e-6 rad/s); and they start from the same state (u, w to 1.1e-6 m/s, θ to 5e-8 rad).
-    before = flight.t <= 1.0
-    assert np.max(np.abs(flight.Va[before] - 25.0)) < 1e-4 and np.max(np.abs(jsbsim["Va"][jsbsim["time"] <= 1.0] - 25.0)) < 1e-4
-    assert np.max(np.abs(flight.h[before] - 100.0)) < 1e-3 and np.max(np.abs(jsbsim["h"][jsbsim["time"] <= 1.0] - 100.0)) < 1e-3
-    assert np.max(np.abs(flight.q[before])) < 1e-4 and np.max(np.abs(jsbsim["q"][jsbsim["time"] <= 1.0])) < 1e-4
+    for before in ({key: getattr(flight, key)[flight.t <= 1.0] for key in ("Va", "h", "q")},
+                   {key: jsbsim[key][jsbsim["time"] <= 1.0] for key in ("Va", "h", "q")}):
+        assert np.max(np.abs(before["Va"] - 25.0)) < 1e-4  # [m/s]
+        assert np.max(np.abs(before["h"] - 100.0)) < 1e-3  # [m]
+        assert np.max(np.abs(before["q"])) < 1e-4  # [rad/s]
     for key in ("u", "w", "theta"):
         assert getattr(flight, key)[0] == pytest.approx(jsbsim[key][0], abs=1e-5), key
 
