@@ -215,8 +215,8 @@ class FixedWingController(Component):
     ``trim`` is the vehicle's straight-and-level trim (:func:`nexus.aero.trim.straight_and_level`): its
     throttle, pitch and surfaces are the loops' feed-forwards. ``channels`` maps ``aileron``, ``elevator``,
     ``rudder`` and ``throttle`` to their slots of the ``controls`` row, ``travel`` each surface to its
-    travel [rad]. The task (:meth:`set_task`) starts as level flight east at the trim's speed along the
-    north axis's line through the origin, at height 0.
+    travel [rad]. The task (:meth:`set_task`) starts as the line due east through the NED origin, at the
+    trim's speed and height 0. The gains (:class:`FixedWingGains`) are the Aerosonde's at 25 m/s.
     """
 
     spec = FIXED_WING_CONTROLLER_SPEC
