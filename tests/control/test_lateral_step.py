@@ -34,7 +34,7 @@ class StepGoal(Component):
 
 @pytest.fixture(scope="module")
 def trace():
-    vehicle = assemble("astro_max_base", "empty")
+    vehicle = assemble("astro_max_base", "empty", estimator="truth")  # the controller's step: the true state
     ring = [c for c in vehicle.components if not getattr(c, "is_guidance", False)]
     loop = Loop([*ring, StepGoal()], device="cpu").build()
     start(loop, vehicle.plant)

@@ -84,7 +84,8 @@ def test_shipped_policy_flies_the_short_mission_to_done(capsys):
     from nexus.runtime.config import RunConfig
     from nexus.runtime.startup import start
 
-    flight = build_flight(RunConfig(controller="policy", mission="short"), "cpu")
+    # The policy's precision: fly on the true state.
+    flight = build_flight(RunConfig(controller="policy", mission="short", estimator="truth"), "cpu")
     start(flight.loop, flight.vehicle.plant)
     estimate = flight.loop.output("estimate")
     done, drift = False, 0.0

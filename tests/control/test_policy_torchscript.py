@@ -95,7 +95,8 @@ def _fly_short(model, device: str = "cpu"):
     from nexus.runtime.config import RunConfig
     from nexus.runtime.startup import start
 
-    flight = build_flight(RunConfig(controller="policy", mission="short", controller_options={"model": str(model)}), device)
+    flight = build_flight(RunConfig(controller="policy", mission="short", controller_options={"model": str(model)},
+                                    estimator="truth"), device)  # the policy's precision: the true state
     start(flight.loop, flight.vehicle.plant)
     estimate = flight.loop.output("estimate")
     done, drift = False, 0.0
