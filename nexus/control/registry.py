@@ -37,8 +37,16 @@ from nexus.vocab.types import fits_type, type_text
 #: The modules that register Nexus's own controllers, imported on the first look-up; ``--controller`` lists
 #: their controllers in this order, then those registered by other modules in the order they registered.
 BUILTIN_MODULES = ("nexus.control.pid", "nexus.px4.controller", "nexus.control.hold", "nexus.control.mpc.controller",
-                   "nexus.control.policy.controller")
+                   "nexus.control.policy.controller", "nexus.control.fixed_wing.plugin")
 DEFAULT_CONTROLLER = "pid"
+#: The kinds of vehicle a controller may fly (:func:`for_vehicle`): a vehicle file with a wing
+#: (``NexusFixedWingAeroAPI``) is a ``plane``, any other a ``multirotor``.
+VEHICLE_KINDS = ("multirotor", "plane")
+#: The controller a run of each kind flies when it names none (``--controller`` left at :data:`DEFAULT_CONTROLLER`).
+DEFAULT_FOR_KIND = {"multirotor": DEFAULT_CONTROLLER, "plane": "fixed_wing"}
+#: The kinds that built-in controllers registered without ``vehicles`` fly, by name (the rest: multirotors):
+#: ``hold`` holds a row of controls, whatever the row drives; ``fixed_wing`` flies planes.
+KINDS_BY_NAME = {"hold": VEHICLE_KINDS, "fixed_wing": ("plane",)}
 
 
 @dataclass(frozen=True)
@@ -147,6 +155,8 @@ class Controller:
     #: The table of a sweep or scenario file that sets up what it needs outside Nexus (PX4's ``[px4]``: the
     #: binary, a fleet of instances); None: it needs none, and a file with such a table flies another one.
     setup_table: str | None = None
+    #: The kinds of vehicle it flies (:data:`VEHICLE_KINDS`).
+    vehicles: tuple[str, ...] = ("multirotor",)
 
     def make_options(self, given: ControllerOptions | Mapping | None, where: str = "controller_options"):
         """``given`` as this controller's options: kept when it is, read as a table (None: the defaults)."""
@@ -165,8 +175,11 @@ _REGISTRY: dict[str, Controller] = {}
 def register(name: str, build: Builder, *, help: str, options: type[ControllerOptions] = ControllerOptions,
              reads_setpoint: bool = False, own_estimator: bool = False, single_world: str | None = None,
              duration_s: float = 60.0, gains: Sequence[str] = (), run_hooks: RunHooks | None = None,
-             setup_table: str | None = None) -> Controller:
+             setup_table: str | None = None, vehicles: Sequence[str] | None = None) -> Controller:
     """Register the controller ``name`` (what ``--controller`` takes); returns its entry.
+
+    ``vehicles`` are the kinds of vehicle it flies (:data:`VEHICLE_KINDS`); None: those :data:`KINDS_BY_NAME`
+    gives its name, else multirotors.
 
     The same builder registered again (its module imported twice) replaces its entry; another
     builder under a name that is taken is refused.
@@ -178,8 +191,13 @@ def register(name: str, build: Builder, *, help: str, options: type[ControllerOp
     if old is not None and (old.module, getattr(old.build, "__qualname__", "")) != (
             module, getattr(build, "__qualname__", "")):
         raise BuildError(f"controller {name!r} is registered twice, by {old.module} and by {module}; rename one")
+    if vehicles is None:
+        vehicles = KINDS_BY_NAME.get(name, ("multirotor",))
+    unknown = [kind for kind in vehicles if kind not in VEHICLE_KINDS]
+    if unknown or not vehicles:
+        raise TypeError(f"controller {name!r}: vehicles must be some of {', '.join(VEHICLE_KINDS)}; got {vehicles!r}")
     entry = Controller(name, build, help, options, reads_setpoint, own_estimator, single_world, float(duration_s),
-                       module, tuple(gains), run_hooks, setup_table)
+                       module, tuple(gains), run_hooks, setup_table, tuple(vehicles))
     _REGISTRY[name] = entry
     return entry
 
@@ -208,6 +226,22 @@ def get(name: str) -> Controller:
         raise BuildError(f"unknown controller '{name}'; choose one of {', '.join(names())} (a controller of "
                          "your own: import the module that registers it with --plugin MODULE)")
     return found
+
+
+def for_vehicle(name: str, kind: str, where: str) -> Controller:
+    """The controller a run asking for ``name`` flies on a vehicle of ``kind`` (``where``: its file, for errors).
+
+    :data:`DEFAULT_CONTROLLER` stands for "the default": a plane gets :data:`DEFAULT_FOR_KIND`'s. Another
+    name must fly that kind, or the run is refused in one line naming the vehicle and the choices.
+    """
+    if name == DEFAULT_CONTROLLER:
+        name = DEFAULT_FOR_KIND[kind]
+    entry = get(name)
+    if kind not in entry.vehicles:
+        choices = [c.name for c in controllers().values() if kind in c.vehicles]
+        raise BuildError(f"{where}: --controller {name} flies {' and '.join(entry.vehicles)} vehicles, and this "
+                         f"vehicle is a {kind}; choose one of {', '.join(choices)}")
+    return entry
 
 
 def scalable_gains() -> tuple[str, ...]:

@@ -79,3 +79,36 @@ def place_worlds(plant: Plant, variation: Sequence[dict]) -> None:
             q[coord + 3 : coord + 7] = turned / np.linalg.norm(turned)
     plant.state.joint_q.assign(q)
     newton.eval_fk(plant.model, plant.state.joint_q, plant.state.joint_qd, plant.state)
+
+
+def place_in_air(plant: Plant, height: float, airspeed: float, pitch: float) -> np.ndarray:
+    """Lift each world's vehicle ``height`` [m] above where it is, pitch it nose-up by ``pitch`` [rad] about its
+    own left axis, and give it ``airspeed`` [m/s] along its heading, level, no turn rate (a plane's air start:
+    :mod:`nexus.control.fixed_wing.air_start`). Returns each world's NED origin, the point below its start
+    [m, ENU], and makes it ``plant.ned_origin``. Clears the solver's warm start, as :meth:`Plant.reset` does.
+    """
+    plant.solver.reset(plant.state)
+    q = plant.state.joint_q.numpy()
+    qd = plant.state.joint_qd.numpy()
+    origins = np.zeros((plant.worlds, 3))
+    half = -0.5 * float(pitch)  # nose up is a turn about FLU +y (left) by -pitch
+    nose_up = np.array([0.0, math.sin(half), 0.0, math.cos(half)])
+    for world in range(plant.worlds):
+        coord = plant._base_coord + world * plant.coords_per_world
+        dof = plant._base_dof + world * plant.dofs_per_world
+        origins[world] = q[coord : coord + 3]
+        heading = q[coord + 3 : coord + 7].astype(np.float64)
+        x, y, z, w = heading
+        nose = np.array([1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y + w * z)])  # the body x axis, east-north
+        nose /= np.linalg.norm(nose)
+        q[coord + 2] += float(height)
+        turned = quat_multiply_np(heading, nose_up)
+        q[coord + 3 : coord + 7] = turned / np.linalg.norm(turned)
+        qd[dof : dof + 6] = 0.0
+        qd[dof : dof + 2] = float(airspeed) * nose
+    plant.state.joint_q.assign(q)
+    plant.state.joint_qd.assign(qd)
+    newton.eval_fk(plant.model, plant.state.joint_q, plant.state.joint_qd, plant.state)
+    plant.state.body_f.zero_()
+    plant.ned_origin.assign(origins.astype(np.float32))
+    return origins

@@ -19,6 +19,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nexus.control import registry
+from nexus.control.fixed_wing.air_start import required_air_start
+from nexus.control.fixed_wing.controller import FixedWingController
+from nexus.control.fixed_wing.mission import plane_mission
 from nexus.control.registry import DEFAULT_CONTROLLER, ControllerOptions
 from nexus.core import Component
 from nexus.core.errors import BuildError
@@ -38,6 +41,8 @@ log = logging.getLogger("nexus")
 #: registered beside their classes: :mod:`nexus.control.registry`.
 CONTROLLER_APIS = ("NexusPidControllerAPI",)
 MISSION_APIS = ("NexusMissionAPI",)
+#: The schema that makes a vehicle file a plane (:func:`vehicle_kind`).
+WING_API = "NexusFixedWingAeroAPI"
 #: ``--mission`` choices: the scene's own profile, or the same mission shortened to under 10 s.
 MISSIONS = ("scene", "short")
 
@@ -116,6 +121,15 @@ ESTIMATOR_APIS = ("NexusTruthEstimatorAPI", "NexusEkfAPI")
 ESTIMATORS = {"vehicle": None, "truth": "NexusTruthEstimatorAPI", "ekf": "NexusEkfAPI"}
 
 
+def vehicle_kind(stage) -> str:
+    """``plane`` for a vehicle file with a wing (a prim applying ``NexusFixedWingAeroAPI``), else ``multirotor``
+    (:data:`nexus.control.registry.VEHICLE_KINDS`)."""
+    for prim in stage.Traverse():
+        if WING_API in nexus_apis(prim):
+            return "plane"
+    return "multirotor"
+
+
 def _missions(scene, ctx: PrimContext, mission: str) -> list[Component]:
     """The scene's mission prims, then its tracking prims, as guidance components (``short``: the first
     shortened). Each is read against its class's spec with the scene file as the file errors name."""
@@ -154,14 +168,17 @@ def assemble(
     its options, typed or as a table (None: its defaults). ``estimator`` (one of :data:`ESTIMATORS`) builds
     the vehicle's estimator prims as that estimator, read against its schema (unauthored attributes: defaults).
     """
-    entry = registry.get(controller)
-    options = entry.make_options(controller_options)
+    registry.get(controller)  # an unknown name is refused before any file is read
     if estimator not in ESTIMATORS:
         raise BuildError(f"unknown estimator '{estimator}'; choose one of {', '.join(ESTIMATORS)}")
     if mission not in MISSIONS:
         raise BuildError(f"unknown mission '{mission}'; choose one of {', '.join(MISSIONS)}")
     plant, stage, scene_stage = load_plant(vehicle, scene, device, worlds=worlds, solver=solver,
                                            requires_grad=requires_grad)
+    # The controller for this kind of vehicle (the default's name on a plane: the plane's default); the
+    # options given were made for the name asked for, so a controller chosen in its place takes its defaults.
+    entry = registry.for_vehicle(controller, vehicle_kind(stage), str(plant.vehicle_path))
+    options = entry.make_options(controller_options if entry.name == controller else None)
     if decimal_year is not None:
         plant.decimal_year = float(decimal_year)
     physics = Physics(plant, substeps=substeps)
@@ -191,6 +208,10 @@ def assemble(
         components += _missions(scene_stage, ctx, mission)
     controller_path = str(controller_prim.GetPath()) if controller_prim else f"{stage.GetDefaultPrim().GetPath()}/controller"
     chosen = placed(entry.build(controller_prim, controller_path, ctx, options), "controller")
+    if isinstance(chosen, FixedWingController):  # a plane's mission writes its task (the scene's, the file's, a default)
+        mission_guidance = plane_mission(stage, scene_stage, plant.vehicle_path, plant.scene_path, chosen)
+        mission_guidance.air_start = required_air_start(stage, plant.vehicle_path, plant)
+        components.append(placed(mission_guidance, "guidance"))
     components.append(chosen)
     if skipped:
         log.warning("no component for these prims in this version of Nexus; skipped: %s", ", ".join(skipped))

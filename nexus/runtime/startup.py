@@ -10,6 +10,12 @@ sim time 0, so captured and eager runs start from the same state:
    starts its schedule), then the estimator and the guidance run once, the
    estimator first; a stage's ``start`` hook runs just before it (the device
    mission guidance plans there from the first estimate).
+
+A plane (a ring with a wing, ``NexusFixedWingAeroAPI``) is not settled: its
+file's air start (:mod:`nexus.control.fixed_wing.air_start`, carried by a
+component's ``air_start``: the plane's mission) places it in the air, trimmed,
+and fixes the NED origin below it (step 1 and 2); a plane without one would
+start at rest, below its stall speed, and is refused.
 """
 
 from __future__ import annotations
@@ -17,10 +23,13 @@ from __future__ import annotations
 import numpy as np
 
 from nexus.core import Loop
+from nexus.core.errors import BuildError
 from nexus.plant.plant import Plant
 
 #: Kinds run once before the first tick, in ring order.
 FIRST_SAMPLE_KINDS = ("state", "sensor", "estimate", "guide")
+#: The schema of a wing.
+WING_SCHEMA = "NexusFixedWingAeroAPI"
 
 
 def settle(loop: Loop, plant: Plant, seconds: float = 0.2) -> np.ndarray:
@@ -37,8 +46,23 @@ def settle(loop: Loop, plant: Plant, seconds: float = 0.2) -> np.ndarray:
     return origins[0]
 
 
+def _with_schema(loop: Loop, schema: str) -> list:
+    return [c for c in loop.components if getattr(getattr(c, "spec", None), "schema", None) == schema]
+
+
 def start(loop: Loop, plant: Plant, settle_seconds: float = 0.2) -> np.ndarray:
-    """Settle, fix the origin and take the first samples. Returns the origin [m, ENU]."""
-    origin = settle(loop, plant, settle_seconds)
+    """Settle (a plane: place it at its air start), fix the origin and take the first samples. Returns the
+    origin [m, ENU]."""
+    wings = _with_schema(loop, WING_SCHEMA)
+    air_starts = [c.air_start for c in loop.components if getattr(c, "air_start", None) is not None]
+    if air_starts:
+        loop.build()
+        origin = air_starts[0].place(plant)[0]
+    elif wings:
+        raise BuildError(f"{plant.vehicle_path}: {wings[0].name} is a wing, and a plane at rest is below its stall "
+                         "speed with no launch step; apply NexusAirStartAPI (nexus:airspeed [m/s], nexus:height [m]) "
+                         "to a prim of the file")
+    else:
+        origin = settle(loop, plant, settle_seconds)
     loop.run_kinds(FIRST_SAMPLE_KINDS, first=True)
     return origin
