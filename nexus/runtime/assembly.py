@@ -26,6 +26,7 @@ from nexus.control.registry import DEFAULT_CONTROLLER, ControllerOptions
 from nexus.core import Component
 from nexus.core.errors import BuildError
 from nexus.core.ring import compose, placed
+from nexus.estimation.truth import TruthEstimator
 from nexus.guidance import MissionGuidance, MissionProfile
 from nexus.guidance.tracking import TRACKING_APIS, FigureEightGuidance, WaypointsGuidance
 from nexus.plant.loading import load_plant
@@ -121,6 +122,11 @@ ESTIMATOR_APIS = ("NexusTruthEstimatorAPI", "NexusEkfAPI")
 ESTIMATORS = {"vehicle": None, "truth": "NexusTruthEstimatorAPI", "ekf": "NexusEkfAPI"}
 
 
+def _writes(component: Component, signal: str) -> bool:
+    spec = getattr(component, "spec", None)
+    return spec is not None and any(output.signal == signal for output in spec.all_outputs)
+
+
 def vehicle_kind(stage) -> str:
     """``plane`` for a vehicle file with a wing (a prim applying ``NexusFixedWingAeroAPI``), else ``multirotor``
     (:data:`nexus.control.registry.VEHICLE_KINDS`)."""
@@ -212,6 +218,9 @@ def assemble(
         mission_guidance = plane_mission(stage, scene_stage, plant.vehicle_path, plant.scene_path, chosen)
         mission_guidance.air_start = required_air_start(stage, plant.vehicle_path, plant)
         components.append(placed(mission_guidance, "guidance"))
+        if not any(_writes(c, "estimate") for c in components):  # a plane's file has no sensors yet: the truth
+            truth = TruthEstimator(f"{stage.GetDefaultPrim().GetPath()}/truth", plant.ned_origin, body=plant.base_path)
+            components.append(placed(truth, "part", sequence=len(components)))
     components.append(chosen)
     if skipped:
         log.warning("no component for these prims in this version of Nexus; skipped: %s", ", ".join(skipped))

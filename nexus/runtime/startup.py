@@ -57,7 +57,7 @@ def start(loop: Loop, plant: Plant, settle_seconds: float = 0.2) -> np.ndarray:
     air_starts = [c.air_start for c in loop.components if getattr(c, "air_start", None) is not None]
     if air_starts:
         loop.build()
-        origin = air_starts[0].place(plant)[0]
+        origin = air_starts[0].place(loop, plant)[0]
     elif wings:
         raise BuildError(f"{plant.vehicle_path}: {wings[0].name} is a wing, and a plane at rest is below its stall "
                          "speed with no launch step; apply NexusAirStartAPI (nexus:airspeed [m/s], nexus:height [m]) "

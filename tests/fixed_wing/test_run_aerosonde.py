@@ -56,6 +56,18 @@ def test_the_run_flies_the_plane_s_stack_and_ends_done_after_the_loiter(flown):
     assert 100.0 < t[-1] < 140.0
 
 
+def test_the_first_tick_flies_from_the_trim_100_m_up_at_25_m_s(flown):
+    # docs/fixed_wing.md's trim at 25 m/s, the book's root solve (g 9.81): α 2.87092°, δe −7.16447°, δt 0.676776;
+    # the scene's g is 9.80665 (0.04 % less weight: α and δe move by under 0.01°).
+    first = flown.record.iloc[0]
+    assert abs(first["body/base.pose[2]"] - 100.0) < 1e-3 and abs(first["body/base.velocity[0]"] - 25.0) < 1e-2
+    pitch = math.degrees(-2.0 * math.asin(first["body/base.pose[4]"]))  # a nose-up turn about FLU +y is negative
+    assert abs(pitch - 2.87092) < 0.01
+    assert abs(math.degrees(first["surface/elevator"]) - (-7.16447)) < 0.02  # at trim, not moving toward it
+    assert abs(first["controls[4]"] - 0.676776) < 1e-3  # the throttle, on the propeller's channel 4
+    assert abs(first["controls[1]"] - math.radians(-7.16447) / 0.5236) < 1e-3  # elevator servo: δe / travel
+
+
 def test_each_leg_is_tracked_after_its_turn(flown):
     t, north, east, *_, leg = columns(flown)
     # A leg begins 60 m (the acceptance radius) off the new line, abeam the corner. Linearised, L1 closes the gap as

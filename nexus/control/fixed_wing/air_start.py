@@ -7,8 +7,10 @@ of settling the vehicle on its gear, lifts every world's vehicle by the height, 
 angle of attack about its own heading (the file's, turned by any drawn ``start_yaw``), gives it the
 airspeed along that heading, and makes the point below the start each world's NED origin
 (:func:`nexus.plant.placement.place_in_air`). The surfaces start at the trim's deflections
-(:meth:`AirStart.prepare`, before the state is reset; the plane's mission carries the start into the ring); the throttle is the controller's from the first tick
-(the propeller's motor is at its steady speed each tick: docs/fixed_wing.md).
+(:meth:`AirStart.prepare`, before the state is reset; the plane's mission carries the start into the ring),
+and the trim's row (servo commands and throttle) is in ``controls`` for the first tick, so the propeller turns
+at its trim speed from the start (its motor is at its steady speed each tick: docs/fixed_wing.md); the
+controller's own rows follow from the first tick on.
 
 The trim is :func:`nexus.aero.trim.straight_and_level` at the start airspeed for the plant's mass and
 gravity. A start slower than the stall speed ``√(2mg / (ρ S C_L,max))``, with ``C_L,max = C_L_0 +
@@ -27,6 +29,7 @@ from nexus.aero.propeller_advance import ADVANCE_RATIO_PROPELLER_SPEC
 from nexus.aero.trim import Trim, straight_and_level
 from nexus.core.errors import BuildError
 from nexus.core.spec import Param, Spec
+from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.placement import place_in_air
 from nexus.plant.usd_checks import nexus_apis
 from nexus.schemas.reader import read_prim
@@ -59,8 +62,12 @@ class AirStart:
     start-up finds it (``air_start``) and :meth:`prepare` gives the surfaces their trim.
     """
 
-    def __init__(self, name: str, airspeed: float, height: float, trim: Trim):
+    def __init__(self, name: str, airspeed: float, height: float, trim: Trim, throttle_channel: int):
         self.name, self.airspeed, self.height, self.trim = name, float(airspeed), float(height), trim
+        self.throttle_channel = int(throttle_channel)
+        #: The trim's row of servo commands and throttle (:meth:`prepare` fills the surfaces' slots).
+        self.row = np.zeros(CONTROLS_WIDTH, dtype=np.float32)
+        self.row[self.throttle_channel] = trim.throttle
 
     def prepare(self, ctx) -> None:
         """Each control surface starts at the trim's deflection (called from a component's ``prepare``: the
@@ -69,9 +76,16 @@ class AirStart:
         for component in ctx.components:
             if isinstance(component, ControlSurface) and component.role in trims:
                 component.initial = float(trims[component.role])
+                self.row[component.channel] = trims[component.role] / component.travel
 
-    def place(self, plant) -> np.ndarray:
-        """Put every world's vehicle at its start (:func:`place_in_air`); returns the NED origins [m, ENU]."""
+    def place(self, loop, plant) -> np.ndarray:
+        """Put every world's vehicle at its start (:func:`place_in_air`) and the trim's row in the ``controls`` the
+        control stage writes, which the surfaces and the propeller read on the first tick (the controller runs
+        after them); returns the NED origins [m, ENU]."""
+        for stage in loop.plan.stages:
+            if stage.kind == "control":
+                controls = loop.ios[id(stage)]["controls"]
+                controls.assign(np.tile(self.row, (controls.shape[0], 1)))
         return place_in_air(plant, self.height, self.airspeed, self.trim.pitch)
 
 
@@ -103,7 +117,7 @@ def air_start(stage, path, plant) -> AirStart | None:
         raise BuildError(f"{where}: nexus:airspeed {values['airspeed']:g} m/s is below the stall speed "
                          f"{slowest:.2f} m/s ({mass:g} kg); give a faster start")
     trim = straight_and_level(wing, propeller, mass, gravity, values["airspeed"])
-    return AirStart(str(prim.GetPath()), values["airspeed"], values["height"], trim)
+    return AirStart(str(prim.GetPath()), values["airspeed"], values["height"], trim, propeller["channel"])
 
 
 def required_air_start(stage, path, plant) -> AirStart:
