@@ -14,8 +14,8 @@ sim time 0, so captured and eager runs start from the same state:
 A plane (a ring with a wing, ``NexusFixedWingAeroAPI``) is not settled: its
 file's air start (:mod:`nexus.control.fixed_wing.air_start`, carried by a
 component's ``air_start``: the plane's mission) places it in the air, trimmed,
-and fixes the NED origin below it (step 1 and 2); a plane without one would
-start at rest, below its stall speed, and is refused.
+and fixes the NED origin below it, in place of steps 1 and 2; a plane without
+one would start at rest, below its stall speed, and is refused.
 """
 
 from __future__ import annotations
@@ -59,9 +59,9 @@ def start(loop: Loop, plant: Plant, settle_seconds: float = 0.2) -> np.ndarray:
         loop.build()
         origin = air_starts[0].place(loop, plant)[0]
     elif wings:
-        raise BuildError(f"{plant.vehicle_path}: {wings[0].name} is a wing, and a plane at rest is below its stall "
-                         "speed with no launch step; apply NexusAirStartAPI (nexus:airspeed [m/s], nexus:height [m]) "
-                         "to a prim of the file")
+        raise BuildError(f"{plant.vehicle_path}: {wings[0].name} is a wing, and nothing in this ring starts the plane "
+                         "in the air (at rest it is below its stall speed, with no launch step); fly it with "
+                         "--controller fixed_wing and a NexusAirStartAPI prim in the file")
     else:
         origin = settle(loop, plant, settle_seconds)
     loop.run_kinds(FIRST_SAMPLE_KINDS, first=True)

@@ -148,3 +148,8 @@ def test_a_start_below_the_stall_speed_and_a_plane_without_an_air_start_are_refu
                                        "--vehicle", "advanced_plane", "--duration", "1"])
     assert result.exit_code != 0
     assert "advanced_plane.usda" in result.output and "apply NexusAirStartAPI" in result.output, result.output
+    # hold flies either kind, but nothing in its ring starts the plane in the air: the start-up refuses it.
+    result = CliRunner().invoke(main, ["run", "--device", "cpu", "--quiet", "--out", str(tmp_path / "hold"),
+                                       "--vehicle", "aerosonde", "--controller", "hold", "--duration", "1"])
+    assert result.exit_code != 0
+    assert "aerosonde.usda: /vehicle/body/base/Aero is a wing, and nothing in this ring starts the plane" in result.output
