@@ -1,5 +1,5 @@
-"""The hold of finished and failed worlds at many worlds (``put_back_finished_worlds`` and four array copies)
-leaves the same bits as the one launch that copies element by element, which fewer worlds fly."""
+"""The hold of finished and failed worlds at many worlds (``hold_finished_worlds`` without its copy, then four
+array copies) leaves the same bits as the one launch that copies element by element, which fewer worlds fly."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""``--controller fixed_wing``: the plane's flight stack as a registered controller, loitering at a trimmed speed.
+"""``--controller fixed_wing``: the plane's flight stack as a registered controller (a plane's default).
 
-Registered here, not among the registry's built-in modules (whose list and table the multirotor docs hold):
-a run imports it by name, ``nexus run --plugin nexus.control.fixed_wing.plugin --controller fixed_wing``.
-The run still needs a start in the air (the run places a vehicle at rest; docs/fixed_wing.md, "Not done yet").
+One of the registry's built-in modules; a vehicle with a wing flies it unless the run names another
+controller that flies planes. The run places the plane by its air start (``NexusAirStartAPI``) and a plane
+mission writes its task (docs/fixed_wing.md, "nexus run --vehicle aerosonde").
 """
 
 from __future__ import annotations
@@ -29,5 +29,6 @@ def _build(prim, path: str, ctx, options: FixedWingOptions) -> FixedWingControll
     return controller
 
 
-register("fixed_wing", _build, help="a plane's flight stack (L1 guidance, TECS, attitude loops) loitering at a "
-         "trimmed airspeed", options=FixedWingOptions, duration_s=60.0)
+# 150 s: the default plane mission (a 400 m square at 25 m/s, then 60 s of loiter) ends itself at 119.7 s.
+register("fixed_wing", _build, help="a plane's flight stack (L1 guidance, TECS, attitude loops) flying the plane "
+         "mission's legs and loiter", options=FixedWingOptions, duration_s=150.0)
