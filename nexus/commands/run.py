@@ -53,6 +53,37 @@ def _realtime_option() -> list:
                          metavar="[FACTOR]", help=help_of(realtime))]
 
 
+def _vehicle_kind(options) -> tuple[str, Path] | None:
+    """The vehicle file's kind (``plane`` or ``multirotor``) and path; None for a file that cannot be read (the
+    build's error names it)."""
+    from nexus.plant.assets import resolve_asset  # noqa: PLC0415  (reason: keeps nexus run --help fast)
+    from nexus.plant.usd_files import open_stage  # noqa: PLC0415  (reason: keeps nexus run --help fast)
+    from nexus.runtime.assembly import vehicle_kind  # noqa: PLC0415  (reason: keeps nexus run --help fast)
+
+    try:
+        path = resolve_asset("vehicle", options.vehicle)
+        return vehicle_kind(open_stage(path)), path
+    except BuildError:
+        return None
+
+
+def _controller_for_vehicle(options, named: bool) -> str:
+    """The controller the run flies. Named on the command line: as named, but ``pid`` (which a run that names
+    none stands for) on a plane is refused in one line. Not named: the default of the vehicle's kind (a plane:
+    ``fixed_wing``), so the header, the run's length and run.json say what flies."""
+    if options.controller != registry.DEFAULT_CONTROLLER:
+        return options.controller  # another controller: the build checks it flies this kind
+    found = _vehicle_kind(options)
+    if found is None:
+        return options.controller
+    kind, path = found
+    if named and kind not in registry.get(options.controller).vehicles:
+        choices = [c.name for c in registry.controllers().values() if kind in c.vehicles]
+        raise BuildError(f"{path}: --controller {options.controller} flies multirotor vehicles, and this vehicle is "
+                         f"a {kind}; choose one of {', '.join(choices)}")
+    return registry.DEFAULT_FOR_KIND[kind]
+
+
 def _controller_run_options() -> list:
     """The options each registered controller adds to ``nexus run`` (PX4's mission and instance)."""
     return [made for hook in registry.run_hooks().values() for made in hook.options()]
@@ -126,6 +157,8 @@ def run(ctx, out, overwrite, quiet, live_view, view_port, view_host, world_of, r
             options = replace(options, device=flight["device"])
     else:
         options = run_config(ctx, **flight)
+        named = ctx.get_parameter_source("controller") == click.core.ParameterSource.COMMANDLINE
+        options = replace(options, controller=_controller_for_vehicle(options, named))
         options.check()
     if realtime is not None:  # pacing only: it changes no bit, so --world-of takes it too
         from nexus.runtime.pacing import check_factor  # noqa: PLC0415  (reason: keeps nexus run --help fast)

@@ -10,6 +10,7 @@ loiters 60 s on 150 m about (200, 200) and ends the run. Figures measured 2026-1
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -130,6 +131,27 @@ def test_a_multirotor_controller_on_the_plane_and_the_plane_s_on_a_quad_are_refu
     assert quad.exit_code != 0
     line = [text for text in quad.output.splitlines() if "--controller fixed_wing" in text]
     assert len(line) == 1 and "x500.usda" in line[0] and "this vehicle is a multirotor" in line[0], quad.output
+
+
+def test_a_run_that_names_no_controller_says_fixed_wing_and_flies_its_mission_to_done(tmp_path):
+    # No --controller and no --duration: the plane's controller and its default length (150 s), which the default
+    # mission ends itself at 119.68 s (the square's 4 legs, then 60 s of loiter).
+    result = CliRunner().invoke(main, ["run", "--device", "cpu", "--out", str(tmp_path / "run"),
+                                       "--vehicle", "aerosonde"])
+    assert result.exit_code == 0, result.output
+    assert "controller fixed_wing" in result.output and "ended by done" in result.output
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["options"]["controller"] == "fixed_wing"
+    assert info["exit_reason"] == "done"
+
+
+def test_pid_named_on_the_plane_is_refused_in_one_line(tmp_path):
+    plane = CliRunner().invoke(main, ["run", "--device", "cpu", "--quiet", "--out", str(tmp_path / "a"),
+                                      "--vehicle", "aerosonde", "--controller", "pid", "--duration", "1"])
+    assert plane.exit_code != 0
+    line = [text for text in plane.output.splitlines() if "--controller pid" in text]
+    assert len(line) == 1 and "aerosonde.usda" in line[0], plane.output
+    assert "this vehicle is a plane; choose one of hold, fixed_wing" in line[0]
 
 
 def test_a_start_below_the_stall_speed_and_a_plane_without_an_air_start_are_refused(tmp_path):
