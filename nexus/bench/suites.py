@@ -22,6 +22,7 @@ SUITES: dict[str, str] = {
     "air": "nexus.bench.air",
     "estimation": "nexus.bench.estimation",
     "scale": "nexus.bench.scale",
+    "fixed_wing": "nexus.bench.fixed_wing",
 }
 
 DEFAULT_SUITE = "flight"
