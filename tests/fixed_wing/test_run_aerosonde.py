@@ -105,7 +105,10 @@ def test_world_i_of_n_is_the_world_flown_alone_bit_for_bit(tmp_path):
     batch = fly(tmp_path / "n3", "--vehicle", "aerosonde", "--duration", "20", "--worlds", "3")
     alone = fly(tmp_path / "alone2", "--world-of", f"{batch.out}:2")
     assert bits_differ(batch.world(2), alone.world(0)) == []
-    assert bits_differ(batch.world(0), batch.world(2)) == []
+    # Worlds 0 and 2 fly the same bits; only the sensors' samples differ (each world draws its own noise), and
+    # nothing flies on them (the plane flies on the truth).
+    sensors = ("imu.", "mag.", "baro.", "gps.", "airspeed.")
+    assert [c for c in bits_differ(batch.world(0), batch.world(2)) if not c.startswith(sensors)] == []
     # It flew: 20 s east along leg 0 and into leg 1's turn ((400 − 60)/25 = 13.6 s), 100 m up.
     world = batch.world(2)
     assert world.plane_leg.iloc[-1] == 1
