@@ -45,6 +45,13 @@ With an ``offboard_policy``, a host stage ``offboard`` before the exchange
 flies a CTBR policy through PX4's offboard mode (:mod:`nexus.px4.offboard`);
 the run then gets the vehicle's estimator and the scene's mission, whose
 ``estimate`` and ``setpoint`` the policy observes.
+
+A plane (a vehicle file with a wing) is flown through PX4's fixed-wing airframe: each answer's 16 values go
+through the plane's output map (:mod:`nexus.px4.plane_outputs`: the propeller's throttle, each surface's
+servo value in the file's sign) before they reach ``controls``; the plane starts at its air start, trimmed
+(:mod:`nexus.control.fixed_wing.air_start`); and PX4's HEARTBEAT must say it flies a fixed wing
+(``MAV_TYPE`` 1), else the run ends with :class:`~nexus.px4.errors.WrongAirframeError`. It needs the sensors
+PX4 reads, an airspeed sensor among them: a plane file without one is refused before any stage runs.
 """
 
 from __future__ import annotations
@@ -72,17 +79,21 @@ from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
 from nexus.px4 import ground_station, messages, obstacles, offboard
 from nexus.px4.gather import STAMPS, Px4Row, gather_px4_row
-from nexus.px4.errors import AnswerTimeoutError, BadActuatorsError, NoAnswerError, WrongStampsError
+from nexus.px4.errors import AnswerTimeoutError, BadActuatorsError, NoAnswerError, WrongAirframeError, WrongStampsError
 from nexus.px4.host_views import HostView
 from nexus.px4.link import DEFAULT_HOST, DEFAULT_PORT, MavlinkLink
 from nexus.px4.commander import LockstepCommander
 from nexus.px4.mission import DEFAULT_URL, MAV_MODE_FLAG_SAFETY_ARMED, MissionPlan
 from nexus.px4.step_mission import StepsPlan
 from nexus.px4.packer import FramePacker
+from nexus.px4.params import is_plane
+from nexus.px4.plane_outputs import MAV_TYPE_FIXED_WING, PlaneOutputs, plane_outputs
+from nexus.control.fixed_wing.air_start import air_start
 from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef
 from nexus.px4.peer_process import PeerProcess
 from nexus.px4 import run_options
 from nexus.sensors.lidar import Lidar, PointCloud
+from nexus.plant.usd_checks import nexus_apis
 
 log = logging.getLogger("nexus")
 
@@ -154,8 +165,15 @@ class Px4Controller(Component):
         offboard_arm_delay_s: float = offboard.ARM_DELAY_S,
         gcs: str | None = None,
         gcs_port: int = ground_station.PX4_GCS_PORT,
+        outputs: PlaneOutputs | None = None,
+        start=None,
     ):
         super().__init__(name)
+        #: A plane's output map (PX4's 16 values -> the controls row; None: a multirotor, the values as they come),
+        #: its air start (the start-up places the plane there, trimmed), and the MAV_TYPE PX4 last said it flies.
+        self.outputs = outputs
+        self.air_start = start
+        self.px4_mav_type: int | None = None
         #: A ground station's HOST:PORT whose traffic with PX4 goes through Nexus, each input on a tick
         #: (:mod:`nexus.px4.ground_station`; None: none), PX4's ground-station port, and the relay once built.
         self.gcs, self.gcs_port = gcs, int(gcs_port)
@@ -270,6 +288,8 @@ class Px4Controller(Component):
         ]
 
     def prepare(self, ctx) -> None:
+        if self.air_start is not None:
+            self.air_start.prepare(ctx)  # the surfaces start at the trim (before the state is reset)
         if self.link.server is None:
             self.link.listen()  # a busy port fails the build, before any stage runs
         if self.mission_options is not None and self.commander is None:
@@ -356,6 +376,7 @@ class Px4Controller(Component):
             "waiting_s": round(self.link.connect_wait_s, 3),
             "future_answers": self.future_answers, "non_finite_answers": self.bad_answers,
             "lockstep": self.lockstep, "gps_sent": self.gps_sent, "heartbeats": self.heartbeats,
+            **({"px4_mav_type": self.px4_mav_type} if self.outputs is not None else {}),
             "boot_ticks": self.boot_ticks, "first_answer_tick": self.first_answer_tick,
             "boot_wall_s": round(self.boot_wall_s, 3), "boot_waits_for_idle": self.peer_process is not None,
             **({"settle_waits": self.settle_waits, "settle_wall_s": round(self.settle_wall_s, 3)} if self.settle else {}),
@@ -631,7 +652,8 @@ class Px4Controller(Component):
         """Use an answer's controls, or keep the last ones if they are unusable (and count it)."""
         # A sum of floats is finite exactly when each is (16 float32 values cannot overflow a double).
         if len(controls) == CONTROLS_WIDTH and math.isfinite(sum(controls)):
-            self.last_controls = controls  # a tuple of Python floats, written to the float32 row each tick
+            # A tuple of Python floats, written to the float32 row each tick (a plane's through its output map).
+            self.last_controls = controls if self.outputs is None else self.outputs.row(controls)
             self.bad_answers_in_a_row = 0
             return
         row = np.asarray(controls, dtype=np.float32)
@@ -651,6 +673,12 @@ class Px4Controller(Component):
         kind = message.get_type()
         if kind == "HEARTBEAT":
             self.heartbeats += 1
+            self.px4_mav_type = int(message.type)
+            if self.outputs is not None and message.type != MAV_TYPE_FIXED_WING:
+                raise WrongAirframeError(
+                    f"PX4 says it flies MAV_TYPE {message.type}, and {self.plant.vehicle_path} is a plane "
+                    f"(MAV_TYPE {MAV_TYPE_FIXED_WING}, fixed wing): start PX4 with its fixed-wing airframe "
+                    "(PX4_SYS_AUTOSTART=1030) and the plane's parameters (nexus px4 params --vehicle ...)")
         elif kind == "COMMAND_LONG" and message.command == SET_MESSAGE_INTERVAL and int(message.param1) == TRUTH_ID:
             # PX4 asks for ground truth at an interval [µs]; 0 or less means as often as we like.
             self.truth_interval_usec = max(0, int(message.param2))
@@ -714,11 +742,35 @@ class Px4Options(ControllerOptions):
         return self.offboard_policy is not None
 
 
+#: What PX4 reads on a plane, by schema: the HIL_SENSOR and HIL_GPS groups, and the pitot's diff_pressure.
+PLANE_SENSORS = {"NexusImuAPI": "IMU", "NexusMagnetometerAPI": "magnetometer", "NexusBarometerAPI": "barometer",
+                 "NexusGpsAPI": "GPS", "NexusAirspeedAPI": "airspeed sensor"}
+
+
 def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:
-    return Px4Controller(path, ctx.plant, **options.keywords())
+    if not is_plane(ctx.stage):
+        return Px4Controller(path, ctx.plant, **options.keywords())
+    vehicle = ctx.plant.vehicle_path
+    if options.mission is not None or options.offboard_policy is not None:
+        flown = "--px4-mission flies a multirotor's takeoff, yaw sweep and landing" if options.mission is not None \
+            else "--px4-offboard-policy flies a multirotor's thrust and body rates"
+        raise BuildError(f"{vehicle}: {flown}, and this vehicle is a plane; a plane's PX4 mission (launch, waypoints, "
+                         "landing) is not built yet: drop the option (PX4 then flies the plane in the mode it starts in)")
+    applied = {api for p in ctx.stage.Traverse() for api in nexus_apis(p)}
+    missing = [f"{what} ({schema})" for schema, what in PLANE_SENSORS.items() if schema not in applied]
+    if missing:
+        raise BuildError(f"{vehicle}: PX4 flies a plane on its own sensors, and this plane has no {', no '.join(missing)}; "
+                         "add them under the base body (vehicles/aerosonde.usda's Imu, Mag, Baro, Gps and Pitot prims "
+                         "show how: PX4's fixed-wing controllers fly airspeed, from HIL_SENSOR's diff_pressure)")
+    start = air_start(ctx.stage, vehicle, ctx.plant)
+    if start is None:
+        raise BuildError(f"{vehicle}: a plane flown by PX4 starts in the air (no launch yet), and the file has no "
+                         "air start; add a prim with NexusAirStartAPI (nexus:airspeed [m/s], nexus:height [m])")
+    return Px4Controller(path, ctx.plant, outputs=plane_outputs(ctx.stage, vehicle), start=start, **options.keywords())
 
 
-register("px4", _build, help="PX4 SITL in lockstep over a MAVLink TCP link (its own estimator)", options=Px4Options,
+register("px4", _build, help="PX4 SITL in lockstep over a MAVLink TCP link (its own estimator); multirotors, and "
+         "planes through PX4's fixed-wing airframe", options=Px4Options, vehicles=("multirotor", "plane"),
          own_estimator=True, duration_s=300.0,
          single_world="one PX4 SITL instance flies one vehicle (several PX4 instances come with PX4 fleets)",
          run_hooks=RunHooks(run_options.options, run_options.NAMES, run_options.check, run_options.start),

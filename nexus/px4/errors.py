@@ -68,3 +68,9 @@ class CommandUnacknowledgedError(RunError):
     """PX4 never confirmed or never acknowledged a mission command."""
 
     reason = "px4-command-unacknowledged"
+
+
+class WrongAirframeError(LinkError):
+    """PX4 runs an airframe of another kind than the vehicle (a multirotor's flying a plane)."""
+
+    reason = "px4-wrong-airframe"

@@ -30,6 +30,8 @@ from nexus.core.errors import BuildError
 from nexus.plant.hover import hover_speed
 from nexus.plant.plant import Plant
 from nexus.plant.rotor_geometry import centre_of_mass, inertia_about, rotor_geometry, to_body_matrix
+from nexus.plant.usd_checks import nexus_apis
+from nexus.px4.plane_params import plane_parameters
 
 #: PX4's actuator outputs for motors; a quad uses the first four.
 MAX_ROTORS = 12
@@ -53,7 +55,10 @@ PX4_RATE_GAINS = {"ROLL": (0.15, 0.2), "PITCH": (0.15, 0.2), "YAW": (0.2, 0.1)}
 
 
 def px4_parameters(plant: Plant) -> dict[str, float | int]:
-    """``{NAME: value}`` for PX4 from the vehicle's rotors, ESCs and mass."""
+    """``{NAME: value}`` for PX4 from the vehicle's rotors, ESCs and mass (a plane's: :mod:`nexus.px4.plane_params`)."""
+    stage = Usd.Stage.Open(str(plant.vehicle_path))
+    if is_plane(stage):
+        return {**plane_parameters(plant, stage), **pinned_parameters(plant.vehicle_path)}
     rotors = sorted(plant.rotors, key=lambda r: r.esc["channel"])
     if len(rotors) > MAX_ROTORS:
         raise BuildError(f"PX4 mixes at most {MAX_ROTORS} rotors; {plant.vehicle_path} has {len(rotors)}")
@@ -84,6 +89,15 @@ def px4_parameters(plant: Plant) -> dict[str, float | int]:
     params.update(rate_gains(plant, rotors, geometry))
     params.update(pinned_parameters(plant.vehicle_path))
     return params
+
+
+#: The schema that makes a vehicle file a plane: a wing.
+WING_SCHEMA = "NexusFixedWingAeroAPI"
+
+
+def is_plane(stage) -> bool:
+    """Whether the vehicle file ``stage`` is a plane (a prim applies :data:`WING_SCHEMA`)."""
+    return any(WING_SCHEMA in nexus_apis(prim) for prim in stage.Traverse())
 
 
 #: The root prim's customData key holding the PX4 parameters an airframe file pins.

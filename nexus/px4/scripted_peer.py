@@ -13,6 +13,7 @@ message's time_usec) into the answer's time_usec (PX4 echoes the time), and
 API stream on the peer's clock: it hears of each sensor message before the
 answer goes out. ``gcs`` (a :class:`nexus.px4.scripted_gcs.ScriptedGcsLink`)
 plays PX4's ground-station link the same way, and hears of each ground truth.
+``mav_type`` is the MAV_TYPE its HEARTBEAT says (2, a quadrotor, as ``none_iris``; 1 for a fixed wing).
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ class ScriptedPx4(threading.Thread):
     def __init__(self, port: int, script: Callable[[int], object], *, connect_after: float = 0.0,
                  disconnect_after: int | None = None, garbage_at: int | None = None,
                  stamp: Callable[[int, int], int] | None = None, noise: Callable[[int], bytes] | None = None,
-                 api=None, gcs=None):
+                 api=None, gcs=None, mav_type: int = 2):
         super().__init__(daemon=True)
+        self.mav_type = int(mav_type)
         self.port, self.script = port, script
         self.connect_after = connect_after
         self.disconnect_after = disconnect_after
@@ -86,7 +88,7 @@ class ScriptedPx4(threading.Thread):
         self.sock.settimeout(0.2)
         # What PX4 sends on connecting: a request for ground truth every 5 ms, and a heartbeat.
         self.sock.sendall(self.mav.command_long_encode(0, 0, 511, 0, 115, 5000, 0, 0, 0, 0, 0).pack(self.mav))
-        self.sock.sendall(self.mav.heartbeat_encode(2, 12, 0, 0, 3).pack(self.mav))
+        self.sock.sendall(self.mav.heartbeat_encode(self.mav_type, 12, 0, 0, 3).pack(self.mav))
         try:
             self._serve()
         finally:

@@ -128,7 +128,7 @@ def test_a_multirotor_controller_on_the_plane_and_the_plane_s_on_a_quad_are_refu
     assert plane.exit_code != 0
     line = [text for text in plane.output.splitlines() if "--controller mpc" in text]
     assert len(line) == 1 and "aerosonde.usda" in line[0], plane.output
-    assert "this vehicle is a plane; choose one of hold, fixed_wing" in line[0]
+    assert "this vehicle is a plane; choose one of px4, hold, fixed_wing" in line[0]
     quad = CliRunner().invoke(main, ["run", "--device", "cpu", "--quiet", "--out", str(tmp_path / "b"),
                                      "--vehicle", "x500", "--controller", "fixed_wing", "--duration", "1"])
     assert quad.exit_code != 0
@@ -154,7 +154,7 @@ def test_pid_named_on_the_plane_is_refused_in_one_line(tmp_path):
     assert plane.exit_code != 0
     line = [text for text in plane.output.splitlines() if "--controller pid" in text]
     assert len(line) == 1 and "aerosonde.usda" in line[0], plane.output
-    assert "this vehicle is a plane; choose one of hold, fixed_wing" in line[0]
+    assert "this vehicle is a plane; choose one of px4, hold, fixed_wing" in line[0]
 
 
 def test_a_start_below_the_stall_speed_and_a_plane_without_an_air_start_are_refused(tmp_path):

@@ -83,8 +83,9 @@ class AirStart:
         control stage writes, which the surfaces and the propeller read on the first tick (the controller runs
         after them); returns the NED origins [m, ENU]."""
         for stage in loop.plan.stages:
-            if stage.kind == "control":
+            if stage.kind == "control" and "controls" in loop.ios[id(stage)]:  # PX4's row gatherer writes none
                 controls = loop.ios[id(stage)]["controls"]
+                controls = getattr(controls, "array", controls)  # a host stage's port holds the device array
                 controls.assign(np.tile(self.row, (controls.shape[0], 1)))
         return place_in_air(plant, self.height, self.airspeed, self.trim.pitch)
 
