@@ -105,6 +105,7 @@ def _replicated(builder: newton.ModelBuilder, worlds: int) -> newton.ModelBuilde
     world's coordinates and change its bits, and world ``i`` must fly as it would alone.
     """
     many = newton.ModelBuilder(up_axis=builder.up_axis, gravity=builder.gravity)
+    newton.solvers.SolverMuJoCo.register_custom_attributes(many)
     many.replicate(builder, worlds, spacing=(0.0, 0.0, 0.0))
     return many
 
@@ -133,6 +134,10 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worl
     propeller_prims = _read_propellers(vehicle_stage, vehicle_path)
 
     builder = newton.ModelBuilder()
+    # MuJoCo's own shape attributes (mjc:priority, mjc:solref, mjc:condim ...) are read from the files: a plane's
+    # wheels take their friction from their own material over the ground's. Their defaults are MuJoCo's, so a file
+    # that authors none flies the same bits.
+    newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
     try:
         with newton_messages_to_nexus(str(scene_path)):
             builder.add_usd(str(scene_path))

@@ -58,6 +58,12 @@ class FixedWingTask:
     centre: wp.vec2  # LOITER [m]
     radius: float  # LOITER [m]
     clockwise: float  # LOITER: +1 clockwise seen from above, −1 anticlockwise
+    throttle_min: float  # the throttle's floor [0, 1]: 1 in a launch's climb-out
+    throttle_max: float  # the throttle's ceiling [0, 1]: 0 in a flare and on the ground
+    bank_max: float  # the bank's limit [rad] below the controller's own (a launch's and a flare's wings level)
+    climb_rate: float  # [m/s] (negative: sinking): a feed-forward on the height loop; with ``flare``, the rate flown
+    flare: wp.int32  # 1: fly ``climb_rate`` alone at the speed the plane has (no height or speed demand); 2: on the
+    # ground (rolling out): surfaces centred, throttle 0
 
 
 @wp.struct
@@ -152,14 +158,40 @@ def fixed_wing_control(
         lateral = loiter_acceleration(position, ground_velocity, goal.centre, goal.radius, goal.clockwise, p.l1)
     else:
         lateral = line_acceleration(position, ground_velocity, goal.start, goal.end, p.l1)
-    bank_goal = wp.clamp(wp.atan(lateral / p.tecs.gravity), -p.bank_max, p.bank_max)
+    bank_limit = wp.min(p.bank_max, goal.bank_max)
+    bank_goal = wp.clamp(wp.atan(lateral / p.tecs.gravity), -bank_limit, bank_limit)
 
+    # The climb rate is a feed-forward on the height loop (a glide slope's sink: the goal offset by rate / k_h, so
+    # the loop flies the rate with no lag behind the moving height). A flare flies the rate alone: the height goal
+    # at that offset from the height flown, and no speed demand (the speed the plane has, its rate left out), so
+    # the whole energy balance, and so the pitch, goes to the sink rate.
+    height = -est.position[2]
+    height_goal = goal.height + goal.climb_rate / p.tecs.height_p
+    speed_goal = goal.airspeed
+    speed_rate = acceleration
+    if goal.flare != 0:
+        height_goal = height + goal.climb_rate / p.tecs.height_p
+        speed_goal = airspeed
+        speed_rate = 0.0
     throttle, pitch_goal, throttle_integral, balance_integral = tecs_goals(
-        p.tecs, goal.height, goal.airspeed, -est.position[2], -est.velocity[2], airspeed, acceleration,
+        p.tecs, height_goal, speed_goal, height, -est.velocity[2], airspeed, speed_rate,
         s.throttle_integral, s.balance_integral, dt)
+    # A launch's full throttle and a flare's idle override TECS; its throttle integrator holds meanwhile.
+    limited = wp.clamp(throttle, goal.throttle_min, goal.throttle_max)
+    if limited != throttle:
+        throttle = limited
+        throttle_integral = s.throttle_integral
     commands, roll_integral, pitch_integral = surface_commands(
         p.attitude, bank_goal, pitch_goal, angles[0], angles[1], est.rates, airspeed, s.roll_integral,
         s.pitch_integral, dt)
+
+    if goal.flare == 2:  # on the ground: surfaces centred, no throttle, the integrators held
+        commands = wp.vec3(0.0, 0.0, 0.0)
+        throttle = 0.0
+        throttle_integral = s.throttle_integral
+        balance_integral = s.balance_integral
+        roll_integral = s.roll_integral
+        pitch_integral = s.pitch_integral
 
     controls[world, p.aileron_channel] = commands[0] * on
     controls[world, p.elevator_channel] = commands[1] * on
@@ -283,9 +315,17 @@ class FixedWingController(Component):
                   outputs=[io.state_out["fixed_wing"], io["controls"]], device=io.device)
 
 
+def free_task() -> FixedWingTask:
+    """A task with no launch, flare or bank limit: the throttle free in [0, 1], the controller's bank limit."""
+    t = FixedWingTask()
+    t.throttle_min, t.throttle_max, t.bank_max = 0.0, 1.0, math.pi
+    t.climb_rate, t.flare = 0.0, 0
+    return t
+
+
 def line_task(airspeed: float, height: float, start, end) -> FixedWingTask:
     """Fly the straight line from ``start`` through ``end`` (north-east [m]) at ``airspeed`` [m/s], ``height`` [m]."""
-    t = FixedWingTask()
+    t = free_task()
     t.airspeed, t.height, t.mode = float(airspeed), float(height), LINE
     t.start, t.end = wp.vec2(*map(float, start)), wp.vec2(*map(float, end))
     t.radius, t.clockwise = 1.0, 1.0
@@ -296,7 +336,7 @@ def loiter_task(airspeed: float, height: float, centre, radius: float, clockwise
     """Loiter on the circle of ``radius`` [m] about ``centre`` (north-east [m]) at ``airspeed`` [m/s], ``height`` [m]."""
     if not radius > 0.0:
         raise ValueError(f"a loiter radius must be positive; got {radius} m")
-    t = FixedWingTask()
+    t = free_task()
     t.airspeed, t.height, t.mode = float(airspeed), float(height), LOITER
     t.start, t.end = wp.vec2(0.0, 0.0), wp.vec2(1.0, 0.0)
     t.centre, t.radius, t.clockwise = wp.vec2(*map(float, centre)), float(radius), 1.0 if clockwise else -1.0
@@ -338,6 +378,6 @@ def plane_controller(name: str, stage, path, mass: float, gravity: float, airspe
         {role: surfaces[role]["travel"] for role in ("aileron", "elevator", "rudder")}, gravity=gravity)
 
 
-__all__ = ["FIXED_WING_CONTROLLER_SPEC", "FixedWingController", "FixedWingGains",
-           "FixedWingParams", "FixedWingState", "FixedWingTask", "LINE", "LOITER", "fixed_wing_control", "line_task",
+__all__ = ["FIXED_WING_CONTROLLER_SPEC", "FixedWingController", "FixedWingGains", "FixedWingParams",
+           "FixedWingState", "FixedWingTask", "LINE", "LOITER", "fixed_wing_control", "free_task", "line_task",
            "loiter_task", "plane_controller"]
