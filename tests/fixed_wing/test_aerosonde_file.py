@@ -50,10 +50,10 @@ def test_newton_loads_the_books_mass_and_inertia(plane):
     np.testing.assert_allclose(inertia, [[0.8244, 0.0, 0.1204], [0.0, 1.135, 0.0], [0.1204, 0.0, 1.759]], atol=2e-6)
 
 
-def test_the_plane_is_built_from_its_wing_propeller_and_three_surfaces(plane):
+def test_the_plane_is_built_from_its_wing_propeller_three_surfaces_and_its_sensors(plane):
     kinds = sorted(type(c).__name__ for c in plane.components)
-    assert kinds == ["AdvanceRatioPropeller", "ControlSurface", "ControlSurface", "ControlSurface", "FixedWingAero",
-                     "HoldControls", "Physics"]
+    assert kinds == ["AdvanceRatioPropeller", "Airspeed", "Barometer", "ControlSurface", "ControlSurface",
+                     "ControlSurface", "FixedWingAero", "Gps", "HoldControls", "Imu", "Magnetometer", "Physics"]
     assert plane.plant.rotors == []
 
 
