@@ -332,7 +332,7 @@ def fusable_servo(plant: Plant, dofs: list[int], substeps: int) -> Servo | None:
 
 
 @drawn.draws(drawn.Drawn("esc_lag_scale", "-", "multiplies the ESC speed time constants", "> 0",
-                         accepts=drawn.positive))
+                         accepts=drawn.positive, on_rotors=True))
 class Esc(Component):
     """One ESC, one command stage. Reads the leading ``rotor_count`` of the ``controls`` row.
 

@@ -75,7 +75,8 @@ def ground_effect_ratio(height: wp.float32, radius: wp.float32) -> wp.float32:
 #: Each world's drawn strength of the ground effect (docs/ground_effect.md).
 GROUND_EFFECT_DRAWS = (
     drawn.Drawn("ground_effect_scale", "-", "multiplies each rotor's extra thrust in ground effect, ratio - 1 "
-                "(0: none, 1: Cheeseman and Bennett)", ">= 0", per_rotor_allowed=True, accepts=drawn.non_negative),
+                "(0: none, 1: Cheeseman and Bennett)", ">= 0", per_rotor_allowed=True, accepts=drawn.non_negative,
+                on_rotors=True),
 )
 
 

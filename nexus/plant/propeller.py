@@ -184,17 +184,17 @@ def rotor_variation(ctx, rotors: int) -> RotorVariation:
 #: Each world's drawn factors on the rotors' coefficients and its rotor failure (read by :func:`rotor_variation`).
 ROTOR_DRAWS = (
     drawn.Drawn("thrust_scale", "-", "multiplies each rotor's thrust coefficient", "> 0", per_rotor_allowed=True,
-                accepts=drawn.positive),
+                accepts=drawn.positive, on_rotors=True),
     drawn.Drawn("drag_scale", "-", "multiplies each rotor's drag-torque coefficient", ">= 0",
-                per_rotor_allowed=True, accepts=drawn.non_negative),
+                per_rotor_allowed=True, accepts=drawn.non_negative, on_rotors=True),
     drawn.Drawn("rotor_fail_time", "s", "sim time a rotor fails (inf: no failure in this world)", ">= 0",
-                allow_inf=True, accepts=drawn.non_negative),
+                allow_inf=True, accepts=drawn.non_negative, on_rotors=True),
     drawn.Drawn("rotor_fail_index", "-", "which rotor fails (0-based); default 0", "an integer in 0..rotors-1",
-                kind="int"),
+                kind="int", on_rotors=True),
     drawn.Drawn("rotor_fail_fraction", "-", "the failed rotor's thrust that remains; default 0", "in [0, 1]",
-                accepts=drawn.unit_interval),
+                accepts=drawn.unit_interval, on_rotors=True),
     drawn.Drawn("rotor_fail_probability", "-", "chance a world gets the rotor failure at all; default 1",
-                "in [0, 1]", accepts=drawn.unit_interval),
+                "in [0, 1]", accepts=drawn.unit_interval, on_rotors=True),
 )
 #: A world gets the rotor failure with its drawn probability (stream ``vary/rotor_fail_occurs/<world>``).
 ROTOR_FAILURE = drawn.Occurrence("rotor_fail_time", "rotor_fail_probability", "rotor_fail_occurs",

@@ -92,6 +92,8 @@ class Drawn:
     at_most_run: bool = False
     #: Names it went by before: a file that still gives one is told this name (:func:`renamed`).
     formerly: tuple[str, ...] = ()
+    #: It acts on the vehicle's rotors: a variation for a vehicle with none (a plane) refuses it in one line.
+    on_rotors: bool = False
 
     def problem(self, value, rotors: int) -> str | None:
         """Why one value fails this parameter's check (a phrase after "it"), or None."""

@@ -223,6 +223,8 @@ def world_values_problem(values: dict, rotors: int) -> str | None:
         info = known.get(name)
         if info is None:
             return f"{name!r} is not a variation parameter; valid parameters: {', '.join(known)}"
+        if info.on_rotors and rotors == 0:
+            return f"{name} acts on the vehicle's rotors, and this vehicle has none"
         if info.per_rotor_allowed and isinstance(value, (list, tuple)):
             if len(value) != rotors:
                 return f"{name} has {len(value)} values, but the vehicle has {rotors} rotors"
@@ -241,6 +243,9 @@ def load_variation(path: str | Path, *, rotors: int, sensors: Sequence[str],
                    names: VariationNames | None = None, run_s: float | None = None) -> Variation:
     """Parse and validate a variation file for a vehicle with ``rotors`` rotors and these sensor names.
 
+    A vehicle with no rotors (a plane) takes every parameter but those that act on rotors
+    (:attr:`~nexus.vocab.drawn.Drawn.on_rotors`), each refused in one line naming it.
+
     ``run_s``, the run's length [s], bounds the parameters whose values must be no longer than the run
     (``gust_duration``) in the same check, distribution by distribution (None: left to each world's values).
 
@@ -250,8 +255,8 @@ def load_variation(path: str | Path, *, rotors: int, sensors: Sequence[str],
     refused with the one "unknown name" sentence every reader of parameter names gives.
     """
     path = Path(path)
-    if not isinstance(rotors, numbers.Integral) or isinstance(rotors, bool) or rotors < 1:
-        raise BuildError(f"{path}: a variation needs the vehicle's rotor count (an integer >= 1), got {rotors!r}")
+    if not isinstance(rotors, numbers.Integral) or isinstance(rotors, bool) or rotors < 0:
+        raise BuildError(f"{path}: a variation needs the vehicle's rotor count (an integer >= 0), got {rotors!r}")
     rotors = int(rotors)
     sensors = tuple(str(name) for name in sensors)
     text = _read(path)
@@ -413,6 +418,9 @@ def _parse_entry(path: Path, line: int | None, name: str, value, rotors: int,
                  sensors: tuple[str, ...], run_s: float | None = None) -> VariationEntry:
     info = _within_run(drawn_parameters()[name], run_s)
     context = f"{_where(path, line)}: parameter {name!r}"
+    if info.on_rotors and rotors == 0:
+        raise BuildError(f"{context} acts on the vehicle's rotors, and this vehicle has none (a plane's propeller "
+                         "is not a rotor); remove it")
     if isinstance(value, dict):
         dist, per_rotor = _parse_table(context, info, value)
     elif _is_number(value) or isinstance(value, str):
