@@ -27,12 +27,18 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def ctrl_c_as_it_was(request):
-    """Each test starts and ends with Ctrl-C's disposition as it found it.
+    """Each test starts with Python's own Ctrl-C handler and ends with the disposition it started with.
 
-    A test that leaves SIGINT ignored or held (a handler it did not put back) would make every later Ctrl-C test
-    in its worker, and every child it starts, deaf to the interrupt; the full suite met that (issue 45's closing
-    note). The leak is put back here and named in a warning, so the test that leaks it can be found.
+    A suite started as a background job of a non-interactive shell (``make test &``, ``nohup``) inherits SIGINT
+    ignored, and Python then installs no handler: every Ctrl-C test would be deaf to its own interrupt (met on
+    2026-12-06: two Ctrl-C tests failed in a CI started that way). Such a test gets ``default_int_handler``, as an
+    interactive ``python`` has. A test that leaves SIGINT ignored or held (a handler it did not put back) would
+    make every later Ctrl-C test in its worker, and every child it starts, deaf to the interrupt; the full suite
+    met that (issue 45's closing note). The leak is put back here and named in a warning, so the test that leaks
+    it can be found.
     """
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     before = signal.getsignal(signal.SIGINT)
     yield
     after = signal.getsignal(signal.SIGINT)
