@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from nexus.runtime.run_folder import world_count
-from nexus.viz import estimate_figures
+from nexus.viz import estimate_figures, plane_figures
 from nexus.viz.report_page import Report, controller_block, figures_html, notes_html, page, sensor_table, summary_rows
 from nexus.viz.report_page import draw as _draw  # one flight's figures, called below by this module's names
 from nexus.viz.report_page import frame_figures as _frame_figures
@@ -47,6 +47,10 @@ def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None
     plots.mkdir(parents=True, exist_ok=True)
     drawn = _draw(series, px4)
     drawn.update(estimate_figures.draw(run, series))  # none for a run without the EKF
+    plane = plane_figures.draw(run, series)  # none for a run without a plane mission
+    if plane:
+        drawn.pop("motors", None)  # a plane's controls are its surfaces and throttle, drawn by phase instead
+        drawn.update(plane)
     frame_drawn, frame_notes = _frame_figures(run, 0)
     drawn.update(frame_drawn)
     paths: dict[str, Path] = {}

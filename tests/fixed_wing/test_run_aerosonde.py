@@ -256,9 +256,14 @@ def test_a_start_below_the_stall_speed_and_a_plane_without_an_air_start_are_refu
                                        "--vehicle", str(slow), "--duration", "1"])
     assert result.exit_code != 0
     assert "slow_aerosonde.usda: /vehicle/start: nexus:airspeed 10 m/s is below the stall speed 10.39 m/s" in result.output
-    # The small electric plane declares no air start: at rest it would be below its stall speed.
+    # The small electric plane without its air start: at rest it would be below its stall speed.
+    (tmp_path / "plane").mkdir()
+    resting = tmp_path / "plane" / "advanced_plane.usda"
+    resting.write_text(resolve_asset("vehicle", "advanced_plane").read_text().replace(
+        'prepend apiSchemas = ["NexusAirStartAPI"]', "").replace(
+        "float nexus:airspeed = 10\n        float nexus:height = 1.5", ""))
     result = CliRunner().invoke(main, ["run", "--device", "cpu", "--quiet", "--out", str(tmp_path / "rest"),
-                                       "--vehicle", "advanced_plane", "--duration", "1"])
+                                       "--vehicle", str(resting), "--duration", "1"])
     assert result.exit_code != 0
     assert "advanced_plane.usda" in result.output and "apply NexusAirStartAPI" in result.output, result.output
     # hold flies either kind, but nothing in its ring starts the plane in the air: the start-up refuses it.
@@ -266,3 +271,19 @@ def test_a_start_below_the_stall_speed_and_a_plane_without_an_air_start_are_refu
                                        "--vehicle", "aerosonde", "--controller", "hold", "--duration", "1"])
     assert result.exit_code != 0
     assert "aerosonde.usda: /vehicle/body/base/Aero is a wing, and nothing in this ring starts the plane" in result.output
+
+
+def test_nexus_plot_draws_the_plane_by_phase_and_its_track(flown, tmp_path):
+    from nexus.viz.plane_figures import phase_spans, throttle_channel
+    from nexus.viz.report import write_report
+    from nexus.viz.run_data import load_run
+
+    report = write_report(flown.out, out=tmp_path / "report")
+    names = {path.name for path in report.figures.values()}
+    # A plane's controls are servo commands and a throttle: its own figure replaces the rotors' one.
+    assert {"plane.png", "track.png"} <= names and "motors.png" not in names
+    run = load_run(flown.out)
+    spans = phase_spans(run.time, run.columns["plane_phase"])
+    assert [span[0] for span in spans] == list(range(8))  # each phase once, in order
+    assert spans[0][1] == run.time[0] and spans[-1][2] == run.time[-1]
+    assert throttle_channel(run) == 4  # the Aerosonde's propeller's nexus:channel
