@@ -29,6 +29,14 @@ The kernel
 4. turns the force and moment back from FRD to FLU and into the world, and adds them to
    the base's applied wrench at its centre of mass (as :mod:`nexus.air.drag` does).
 
+The derivatives are about their reference point (``nexus:referencePoint`` [m, body FLU], measured
+from the centre of mass the vehicle file gives the base; default: that centre of mass). When the
+base's centre of mass is elsewhere (a drawn ``com_x``, ``com_y``, ``com_z``), with ``r`` the arm
+from the centre of mass to the reference point, the air is taken at the reference point
+(``v_r + ω × r``, which moves the rate derivatives) and the moment about the centre of mass is
+``M_cg = M_ref + r × F``. With the two points the same (every file that does not declare one, with
+no drawn offset) the stage adds nothing and flies the same bits.
+
 Deflections ``δa, δe, δr, δf`` [rad] are the book's signs (a positive elevator is
 trailing edge down, pitching the nose down when Cm_δe < 0) and come from the control
 surfaces' signals (:mod:`nexus.aero.control_surfaces`); a file whose derivatives use a
@@ -121,6 +129,9 @@ FIXED_WING_AERO_SPEC = Spec(
         non_negative("sharpness", "nexus:stallSharpness", 50.0, "-", "Sharpness M of the stall blend"),
         Param("stall_angle", "nexus:stallAngle", "float", 0.47, "rad", "Stall angle alpha0 of the blend",
               low=0.0, high=math.pi / 2, open_low=True),
+        Param("reference_point", "nexus:referencePoint", "float3", (0.0, 0.0, 0.0), "m",
+              "Point the stability and control derivatives are about, body FLU, measured from the centre of mass the "
+              "file gives the base (0: that centre of mass); a drawn centre of mass moves the moments by r x F"),
         *COEFFICIENTS,
     ),
     inputs=(
@@ -236,10 +247,12 @@ def add_aero_wrench(
     flap: wp.array(dtype=wp.float32),
     body_q: wp.array(dtype=wp.transform),
     body_qd: wp.array(dtype=wp.spatial_vector),
+    body_com: wp.array(dtype=wp.vec3),
     # Model:
     base: wp.int32,
     bodies_per_world: wp.int32,
     model: AeroModel,
+    reference: wp.vec3,
     # Out:
     body_f: wp.array(dtype=wp.spatial_vector),
 ):
@@ -248,10 +261,18 @@ def add_aero_wrench(
     rotation = wp.transform_get_rotation(body_q[b])
     relative = wp.quat_rotate_inv(rotation, wp.spatial_top(body_qd[b]) - wind[world])  # FLU
     rates = wp.quat_rotate_inv(rotation, wp.spatial_bottom(body_qd[b]))  # FLU
+    arm = reference - body_com[b]  # [m, FLU] from the centre of mass to the derivatives' reference point
+    moved = wp.length_sq(arm) > 0.0
+    if moved:
+        relative = relative + wp.cross(rates, arm)  # the air at the reference point
     wrench = aero_wrench_frd(frd(relative), frd(rates),
                              wp.vec4(aileron[world], elevator[world], rudder[world], flap[world]), model)
-    force = wp.quat_rotate(rotation, frd(wp.spatial_top(wrench)))
-    moment = wp.quat_rotate(rotation, frd(wp.spatial_bottom(wrench)))
+    force_body = frd(wp.spatial_top(wrench))
+    moment_body = frd(wp.spatial_bottom(wrench))
+    if moved:
+        moment_body = moment_body + wp.cross(arm, force_body)  # M_cg = M_ref + (r_ref − r_cg) × F
+    force = wp.quat_rotate(rotation, force_body)
+    moment = wp.quat_rotate(rotation, moment_body)
     body_f[b] = body_f[b] + wp.spatial_vector(force, moment)
 
 
@@ -286,6 +307,10 @@ class FixedWingAero(Component):
         self.plant = plant
         self.values = {**self.spec.defaults(), **params}
         self.model = aero_model(self.values)
+        # The reference point in the base's frame [m, FLU]: the file's centre of mass (read before any draw moves
+        # it) plus the declared offset.
+        com = plant.model.body_com.numpy()[plant.base]
+        self.reference = wp.vec3(*(float(c) + float(r) for c, r in zip(com, self.values["reference_point"])))
 
     @classmethod
     def from_prim(cls, prim, values, ctx) -> FixedWingAero:
@@ -296,5 +321,6 @@ class FixedWingAero(Component):
         plant = self.plant
         wp.launch(add_aero_wrench, plant.worlds,
                   inputs=[io["wind"], *(io[f"surface/{r}"] for r in SURFACE_ROLES), plant.state.body_q,
-                          plant.state.body_qd, plant.base, plant.bodies_per_world, self.model],
+                          plant.state.body_qd, plant.model.body_com, plant.base, plant.bodies_per_world,
+                          self.model, self.reference],
                   outputs=[plant.state.body_f], device=io.device)
