@@ -23,8 +23,6 @@ host reads, no Python branching on device values: eager and captured runs share 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 import warp as wp
 
 from nexus.aero.control_surfaces import CONTROL_SURFACE_SPEC
@@ -32,6 +30,7 @@ from nexus.aero.fixed_wing_forces import FIXED_WING_AERO_SPEC
 from nexus.aero.propeller_advance import ADVANCE_RATIO_PROPELLER_SPEC
 from nexus.aero.trim import Trim, straight_and_level
 from nexus.control.fixed_wing.attitude_loops import AttitudeGains, surface_commands
+from nexus.control.fixed_wing.gains import FixedWingGains, vehicle_gains
 from nexus.control.fixed_wing.lateral_guidance import line_acceleration, loiter_acceleration
 from nexus.control.fixed_wing.tecs import TecsGains, tecs_goals
 from nexus.core import Component
@@ -209,38 +208,6 @@ def fixed_wing_control(
     state_out[world, 0] = out
 
 
-@dataclass(frozen=True)
-class FixedWingGains:
-    """The stack's gains and limits (docs/fixed_wing.md, "Flight stack", works them out for the Aerosonde)."""
-
-    # TECS (PX4's FW_T_ALT_TC and FW_T_TAS_TC of 5 s as k_h = k_V = 1/5 s).
-    height_p: float = 0.2  # [1/s]
-    speed_p: float = 0.2  # [1/s]
-    climb_max: float = 5.0  # [m/s] (FW_T_CLMB_MAX)
-    sink_max: float = 5.0  # [m/s]
-    acceleration_max: float = 2.0  # [m/s²]
-    energy_rate_per_throttle: float = 20.7  # [m/s]: the Aerosonde's dT/dδt 89 N × 25 m/s / (11 kg × g)
-    throttle_p: float = 0.05  # [s/m]
-    throttle_i: float = 0.05  # [1/m]
-    balance_d: float = 0.3  # [-]
-    balance_i: float = 0.3  # [1/s]
-    pitch_min: float = math.radians(-15.0)  # [rad]
-    pitch_max: float = math.radians(20.0)  # [rad]
-    # Attitude (Beard and McLain's successive loop closure on the Aerosonde at 25 m/s).
-    roll_p: float = 1.1  # [-]
-    roll_rate_d: float = 0.02  # [s]
-    roll_i: float = 0.2  # [1/s]
-    pitch_p: float = 3.46  # [-]
-    pitch_rate_d: float = 0.435  # [s]
-    pitch_i: float = 1.0  # [1/s]
-    yaw_damper: float = 0.2  # [s]
-    integral_limit: float = 0.2  # [rad]
-    # Guidance.
-    l1: float = 60.0  # [m]
-    bank_max: float = math.radians(45.0)  # [rad]
-    speed_filter_time: float = 0.1  # [s]
-
-
 class FixedWingController(Component):
     """L1 guidance, TECS and the attitude loops as one ``control`` stage writing ``controls``.
 
@@ -248,7 +215,8 @@ class FixedWingController(Component):
     throttle, pitch and surfaces are the loops' feed-forwards. ``channels`` maps ``aileron``, ``elevator``,
     ``rudder`` and ``throttle`` to their slots of the ``controls`` row, ``travel`` each surface to its
     travel [rad]. The task (:meth:`set_task`) starts as the line due east through the NED origin, at the
-    trim's speed and height 0. The gains (:class:`FixedWingGains`) are the Aerosonde's at 25 m/s.
+    trim's speed and height 0. The gains (:class:`~.gains.FixedWingGains`) default to the Aerosonde's at 25 m/s;
+    :func:`plane_controller` reads a vehicle file's own (:func:`~.gains.vehicle_gains`).
     """
 
     spec = FIXED_WING_CONTROLLER_SPEC
@@ -358,11 +326,15 @@ def _parts(stage, path) -> dict:
     return found
 
 
-def plane_controller(name: str, stage, path, mass: float, gravity: float, airspeed: float) -> FixedWingController:
-    """The controller for the plane a vehicle file (``stage``, opened from ``path``) declares, trimmed straight
-    and level at ``airspeed`` [m/s] for ``mass`` [kg] and ``gravity`` [m/s²]; its channels and travels come from
-    the file's surfaces and propeller. A file without a wing, a propeller, an aileron, an elevator and a rudder
-    is refused in one line naming what is missing."""
+def plane_controller(name: str, stage, path, mass: float, gravity: float,
+                     airspeed: float | None = None) -> FixedWingController:
+    """The controller for the plane a vehicle file (``stage``, opened from ``path``) declares, with the file's gains
+    (its ``NexusFixedWingGainsAPI`` prim, else the Aerosonde's), trimmed straight and level at ``airspeed`` [m/s]
+    (None or 0: the gains' trim airspeed) for ``mass`` [kg] and ``gravity`` [m/s²]; its channels and travels come
+    from the file's surfaces and propeller. A file without a wing, a propeller, an aileron, an elevator and a
+    rudder, or with a gain out of its bounds, is refused in one line naming what is wrong."""
+    gains = vehicle_gains(stage, path)
+    airspeed = airspeed or gains.trim_airspeed
     parts = _parts(stage, path)
     missing = [role for role in ("wing", "propeller") if role not in parts]
     missing += [role for role in ("aileron", "elevator", "rudder") if role not in parts["surfaces"]]
@@ -375,7 +347,7 @@ def plane_controller(name: str, stage, path, mass: float, gravity: float, airspe
     return FixedWingController(
         name, trim, {**{role: surfaces[role]["channel"] for role in ("aileron", "elevator", "rudder")},
                      "throttle": parts["propeller"]["channel"]},
-        {role: surfaces[role]["travel"] for role in ("aileron", "elevator", "rudder")}, gravity=gravity)
+        {role: surfaces[role]["travel"] for role in ("aileron", "elevator", "rudder")}, gravity=gravity, gains=gains)
 
 
 __all__ = ["FIXED_WING_CONTROLLER_SPEC", "FixedWingController", "FixedWingGains", "FixedWingParams",

@@ -17,15 +17,17 @@ from nexus.control.registry import ControllerOptions, option, register
 class FixedWingOptions(ControllerOptions):
     """``--controller fixed_wing``'s options: the loiter it flies."""
 
-    airspeed: float = option(25.0, "Airspeed to trim at and hold [m/s]")
+    airspeed: float = option(0.0, "Airspeed to trim at and hold [m/s]; 0: the vehicle's trim airspeed "
+                             "(its NexusFixedWingGainsAPI's nexus:trimAirspeed, 25 m/s without one)")
     height: float = option(100.0, "Height to hold above the NED origin [m]")
     loiter_radius: float = option(150.0, "Radius of the loiter circle about the NED origin [m]")
 
 
 def _build(prim, path: str, ctx, options: FixedWingOptions) -> FixedWingController:
-    """Trims the vehicle file's plane at the options' airspeed; loiters about the NED origin."""
+    """Trims the vehicle file's plane at the options' airspeed (or its own trim airspeed) with its own gains;
+    loiters about the NED origin until a plane mission sets its task."""
     controller = plane_controller(path, ctx.stage, ctx.path, ctx.plant.mass, ctx.plant.gravity, options.airspeed)
-    controller.set_task(loiter_task(options.airspeed, options.height, (0.0, 0.0), options.loiter_radius))
+    controller.set_task(loiter_task(controller.trim.airspeed, options.height, (0.0, 0.0), options.loiter_radius))
     return controller
 
 
