@@ -49,8 +49,9 @@ the run then gets the vehicle's estimator and the scene's mission, whose
 A plane (a vehicle file with a wing) is flown through PX4's fixed-wing airframe: each answer's 16 values go
 through the plane's output map (:mod:`nexus.px4.plane_outputs`: the propeller's throttle, each surface's
 servo value in the file's sign) before they reach ``controls``; the plane starts at its air start, trimmed
-(:mod:`nexus.control.fixed_wing.air_start`); and PX4's HEARTBEAT must say it flies a fixed wing
-(``MAV_TYPE`` 1), else the run ends with :class:`~nexus.px4.errors.WrongAirframeError`. It needs the sensors
+(:mod:`nexus.control.fixed_wing.air_start`); and a HEARTBEAT that says another vehicle than a fixed wing
+(``MAV_TYPE`` neither 1 nor 0, the generic type PX4's simulator link sends) ends the run with
+:class:`~nexus.px4.errors.WrongAirframeError`. It needs the sensors
 PX4 reads, an airspeed sensor among them: a plane file without one is refused before any stage runs.
 """
 
@@ -87,7 +88,7 @@ from nexus.px4.mission import DEFAULT_URL, MAV_MODE_FLAG_SAFETY_ARMED, MissionPl
 from nexus.px4.step_mission import StepsPlan
 from nexus.px4.packer import FramePacker
 from nexus.px4.params import is_plane
-from nexus.px4.plane_outputs import MAV_TYPE_FIXED_WING, PlaneOutputs, plane_outputs
+from nexus.px4.plane_outputs import MAV_TYPE_FIXED_WING, MAV_TYPE_GENERIC, PlaneOutputs, plane_outputs
 from nexus.control.fixed_wing.air_start import air_start
 from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef
 from nexus.px4.peer_process import PeerProcess
@@ -674,7 +675,7 @@ class Px4Controller(Component):
         if kind == "HEARTBEAT":
             self.heartbeats += 1
             self.px4_mav_type = int(message.type)
-            if self.outputs is not None and message.type != MAV_TYPE_FIXED_WING:
+            if self.outputs is not None and message.type not in (MAV_TYPE_GENERIC, MAV_TYPE_FIXED_WING):
                 raise WrongAirframeError(
                     f"PX4 says it flies MAV_TYPE {message.type}, and {self.plant.vehicle_path} is a plane "
                     f"(MAV_TYPE {MAV_TYPE_FIXED_WING}, fixed wing): start PX4 with its fixed-wing airframe "

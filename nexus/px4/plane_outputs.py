@@ -36,8 +36,10 @@ from nexus.schemas.reader import read_prim
 
 #: PX4's output functions (its ``output_functions.yaml``): Motor1, and Servo1 (Servo n is 200 + n).
 MOTOR1, SERVO1 = 101, 201
-#: MAVLink's MAV_TYPE_FIXED_WING: what PX4's HEARTBEAT says when it runs a fixed-wing airframe.
-MAV_TYPE_FIXED_WING = 1
+#: MAVLink's MAV_TYPE_FIXED_WING: what PX4's HEARTBEAT says when it runs a fixed-wing airframe (its MAV_TYPE
+#: parameter, on its MAVLink links). On the simulator link PX4's HEARTBEAT leaves the type at MAV_TYPE_GENERIC (0:
+#: ``SimulatorMavlink::send_heartbeat`` fills only the autopilot and the armed flag), which says nothing either way.
+MAV_TYPE_GENERIC, MAV_TYPE_FIXED_WING = 0, 1
 
 
 @dataclass(frozen=True)
@@ -143,4 +145,4 @@ def _claim(taken: dict[int, str], channel: int, where: str, attribute: str) -> N
     taken[channel] = where.rpartition(": ")[2]
 
 
-__all__ = ["MAV_TYPE_FIXED_WING", "MOTOR1", "SERVO1", "SURFACE_KINDS", "PlaneOutputs", "Surface", "plane_outputs"]
+__all__ = ["MAV_TYPE_FIXED_WING", "MAV_TYPE_GENERIC", "MOTOR1", "SERVO1", "SURFACE_KINDS", "PlaneOutputs", "Surface", "plane_outputs"]

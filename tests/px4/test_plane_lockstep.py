@@ -62,7 +62,9 @@ over "vehicle"
         }}
     }}
 
-    over "start"
+    def Scope "start" (
+        prepend apiSchemas = ["NexusAirStartAPI"]
+    )
     {{
         float nexus:airspeed = 25
         float nexus:height = 100
@@ -189,6 +191,12 @@ def test_one_servo_output_moves_only_its_surface_with_its_sign(role, quiet, trim
     axis, direction = {"aileron": (0, +1.0), "elevator": (1, -1.0), "rudder": (2, -1.0)}[role]
     omega = column(table, f"body/base.angular_velocity[{axis}]")
     assert direction * omega[-1] > 1e-2
+
+
+def test_the_generic_type_of_px4_s_simulator_link_heartbeat_is_accepted(quiet, tmp_path):
+    # Real PX4 sends MAV_TYPE 0 on the simulator link (SimulatorMavlink::send_heartbeat sets no type): no refusal.
+    _, summary, _, flight = fly(quiet, tmp_path / "run", lambda n: TRIM_ROW, 0.1, mav_type=0)
+    assert summary.exit_reason == "duration" and flight.vehicle.controller.px4_mav_type == 0
 
 
 def test_a_multirotor_heartbeat_ends_the_plane_s_run_in_one_line(quiet, tmp_path):
