@@ -18,8 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from nexus.air.downwash import Downwash
 from nexus.control import registry
 from nexus.control.fixed_wing.air_start import required_air_start
+from nexus.control.fixed_wing.catapult import check_one_start, has_catapult
 from nexus.control.fixed_wing.controller import FixedWingController
 from nexus.control.fixed_wing.mission import plane_mission
 from nexus.control.registry import DEFAULT_CONTROLLER, ControllerOptions
@@ -210,13 +212,18 @@ def assemble(
                 continue
             if component is not None:
                 components.append(placed(component, "part", sequence=len(components)))  # its place in the file
+    downwash = Downwash.from_scene(scene_stage, stage, plant)  # None without a NexusDownwashSourceAPI prim
+    if downwash is not None:  # after the vehicle's parts: its force adds to the propellers'
+        components.append(placed(downwash, "part", sequence=len(components)))
     if entry.reads_setpoint or options.reads_guidance():
         components += _missions(scene_stage, ctx, mission)
     controller_path = str(controller_prim.GetPath()) if controller_prim else f"{stage.GetDefaultPrim().GetPath()}/controller"
     chosen = placed(entry.build(controller_prim, controller_path, ctx, options), "controller")
     if isinstance(chosen, FixedWingController):  # a plane's mission writes its task (the scene's, the file's, a default)
         mission_guidance = plane_mission(stage, scene_stage, plant.vehicle_path, plant.scene_path, chosen)
-        mission_guidance.air_start = required_air_start(stage, plant.vehicle_path, plant)
+        check_one_start(stage, plant.vehicle_path)
+        if not has_catapult(stage):  # a catapult is one of the file's parts; the start-up settles the plane
+            mission_guidance.air_start = required_air_start(stage, plant.vehicle_path, plant)
         components.append(placed(mission_guidance, "guidance"))
         if not any(_writes(c, "estimate") for c in components):  # a plane's file has no sensors yet: the truth
             truth = TruthEstimator(f"{stage.GetDefaultPrim().GetPath()}/truth", plant.ned_origin, body=plant.base_path)

@@ -14,8 +14,10 @@ sim time 0, so captured and eager runs start from the same state:
 A plane (a ring with a wing, ``NexusFixedWingAeroAPI``) is not settled: its
 file's air start (:mod:`nexus.control.fixed_wing.air_start`, carried by a
 component's ``air_start``: the plane's mission) places it in the air, trimmed,
-and fixes the NED origin below it, in place of steps 1 and 2; a plane without
-one would start at rest, below its stall speed, and is refused.
+and fixes the NED origin below it, in place of steps 1 and 2. A plane with a
+catapult (:mod:`nexus.control.fixed_wing.catapult`) is settled on its wheels as
+above; a plane with neither would start at rest, below its stall speed, with
+nothing to launch it, and is refused.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from nexus.plant.plant import Plant
 
 #: Kinds run once before the first tick, in ring order.
 FIRST_SAMPLE_KINDS = ("state", "sensor", "estimate", "guide")
-#: The schema of a wing.
-WING_SCHEMA = "NexusFixedWingAeroAPI"
+#: The schema of a wing, and of the launcher that starts a plane from rest (settled like a multirotor).
+WING_SCHEMA, CATAPULT_SCHEMA = "NexusFixedWingAeroAPI", "NexusCatapultAPI"
 
 
 def settle(loop: Loop, plant: Plant, seconds: float = 0.2) -> np.ndarray:
@@ -58,10 +60,10 @@ def start(loop: Loop, plant: Plant, settle_seconds: float = 0.2) -> np.ndarray:
     if air_starts:
         loop.build()
         origin = air_starts[0].place(loop, plant)[0]
-    elif wings:
+    elif wings and not _with_schema(loop, CATAPULT_SCHEMA):
         raise BuildError(f"{plant.vehicle_path}: {wings[0].name} is a wing, and nothing in this ring starts the plane "
                          "in the air (at rest it is below its stall speed, with no launch step); fly it with "
-                         "--controller fixed_wing and a NexusAirStartAPI prim in the file")
+                         "--controller fixed_wing and a NexusAirStartAPI or NexusCatapultAPI prim in the file")
     else:
         origin = settle(loop, plant, settle_seconds)
     loop.run_kinds(FIRST_SAMPLE_KINDS, first=True)

@@ -14,7 +14,9 @@ is the ``controls`` slot of the vehicle file's propeller (``NexusAdvanceRatioPro
 from __future__ import annotations
 
 import numpy as np
+from pxr import Usd
 
+from nexus import schemas
 from nexus.viz.figures import DEGREES, TRUTH, _figure
 from nexus.viz.run_data import RunData
 from nexus.viz.series import FlightSeries
@@ -57,10 +59,6 @@ def throttle_channel(run: RunData) -> int | None:
     path = run.vehicle_path()
     if not path.is_file():
         return None
-    from pxr import Usd  # noqa: PLC0415  (reason: USD loads only to read a plane's file)
-
-    from nexus import schemas  # noqa: PLC0415
-
     schemas.register()
     stage = Usd.Stage.Open(str(path))
     for prim in stage.Traverse():

@@ -5,8 +5,10 @@ A device stage of kind ``guide`` (one thread per world) that writes, each tick, 
 controller's own device array; the stage runs before the control stage in the same tick). Its phases,
 recorded as ``plane_phase``:
 
-0. **launch**: from the start (a catapult's release, :mod:`.air_start`) along leg 0 at full throttle, the
-   bank held within 10° (PX4 keeps the wings level until its clearance), until ``climb_out_height``;
+0. **launch**: from the start (a release in the air, :mod:`.air_start`, or a catapult's push from rest,
+   :mod:`.catapult`: the throttle off and the surfaces centred until the plane moves faster than
+   :data:`LAUNCH_DETECT_SPEED`) along leg 0 at full throttle, the bank held within 10° (PX4 keeps the wings level
+   until its clearance), until ``climb_out_height``;
 1. **route**: leg ``i`` runs from waypoint ``i − 1`` (the NED origin for the first) to waypoint ``i``; the next
    leg begins within the acceptance radius of the waypoint or past the line through it square to the leg;
 2. **loiter** on the circle about the loiter centre for ``loiter_time``; without ``land`` the run then ends;
@@ -98,6 +100,10 @@ PLANE_MISSION_SPEC = Spec(
 TOUCHDOWN_HEIGHT = 0.1
 #: Ground speed [m/s] under which a plane rolling out has stopped: the run ends ``done``.
 STOPPED_SPEED = 1.0
+#: Speed [m/s] from which a plane in its launch phase counts as launched: below it (at rest before a catapult's
+#: push, :mod:`.catapult`) the throttle stays off and the surfaces centred; above it, full throttle (PX4 starts the
+#: motor once its detector sees the push).
+LAUNCH_DETECT_SPEED = 5.0
 #: The approach circle hands over to the final within this many radii of the entry, heading within 10° of the
 #: course (cos 10° = 0.98481): 26 m of arc before the entry on a 150 m circle.
 ROLL_OUT_OF_CIRCLE, ALIGNED = 0.3, 0.98480775
@@ -242,6 +248,8 @@ def fly_plane_mission(
         if state.phase == LAUNCH:
             t.throttle_min = 1.0
             t.bank_max = CLIMB_OUT_BANK
+            if wp.length(wp.vec3(est.velocity[0], est.velocity[1], est.velocity[2])) < LAUNCH_DETECT_SPEED:
+                t.flare = 2  # at rest before a catapult's push: on the ground, throttle off, surfaces centred
     elif state.phase == DESCENT or state.phase == APPROACH:
         t.centre = landing.circle
         t.radius = landing.radius
