@@ -765,8 +765,9 @@ def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:
                          "show how: PX4's fixed-wing controllers fly airspeed, from HIL_SENSOR's diff_pressure)")
     start = air_start(ctx.stage, vehicle, ctx.plant)
     if start is None:
-        raise BuildError(f"{vehicle}: a plane flown by PX4 starts in the air (no launch yet), and the file has no "
-                         "air start; add a prim with NexusAirStartAPI (nexus:airspeed [m/s], nexus:height [m])")
+        raise BuildError(f"{vehicle}: a plane flown by PX4 starts from its air start (a catapult or runway launch "
+                         "under PX4 is not wired yet), and the file has none; add a prim with NexusAirStartAPI "
+                         "(nexus:airspeed [m/s], nexus:height [m])")
     return Px4Controller(path, ctx.plant, outputs=plane_outputs(ctx.stage, vehicle), start=start, **options.keywords())
 
 
