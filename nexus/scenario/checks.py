@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nexus.estimation.estimate_status import BARO_FAULT, HORIZONTAL_VALID, STATUS_SIGNAL, TRUSTED
+from nexus.scenario.plane_checks import PLANE_MEASURES, PlaneRecord
 from nexus.scenario.px4_messages import FAILSAFE_OR_REFUSAL
 from nexus.scenario.spec import Check
 
@@ -87,6 +88,8 @@ class Record:
             return table.column(name).to_numpy().astype(np.float64)
 
         self.time = col("time")
+        self._table = table
+        self._plane: PlaneRecord | None = None
         self.tick_s = run_tick_s(info)
         origin = np.asarray(info.get("ned_origin_enu_m") or [0.0, 0.0, 0.0], dtype=np.float64)
         pose = [col(f"body/base.pose[{i}]") for i in range(7)]
@@ -109,6 +112,13 @@ class Record:
         # A run whose estimator writes no status (the truth estimator) never says invalid or faulted.
         self.status = (table.column(STATUS_SIGNAL).to_numpy().astype(np.int64) if STATUS_SIGNAL in names
                        else None)
+
+    @property
+    def plane(self) -> PlaneRecord:
+        """A plane's series (:mod:`nexus.scenario.plane_checks`), built on first use."""
+        if self._plane is None:
+            self._plane = PlaneRecord(self, self._table, self.info)
+        return self._plane
 
     def ticks(self, rows: np.ndarray) -> np.ndarray:
         return np.rint(self.time[rows] / self.tick_s).astype(np.int64)
@@ -139,6 +149,8 @@ class Record:
             if check.measure == "estimate_error_vertical":
                 return np.abs(error[:, 2])
             return np.hypot(error[:, 0], error[:, 1])
+        if check.measure in PLANE_MEASURES:
+            return self.plane.series(check.measure)
         raise KeyError(check.measure)
 
 
@@ -153,6 +165,14 @@ def evaluate(check: Check, record: Record) -> CheckResult:
         goal = check.point if check.point is not None else (record.ned[0, 0], record.ned[0, 1])
         value = math.hypot(north - goal[0], east - goal[1])
         return _single(check, record, value, len(record.time) - 1)
+    if check.measure == "touchdown_point":
+        row = record.plane.touchdown_row()
+        return _either(check, record, record.plane.touchdown_point(), len(record.time) - 1 if row is None else row)
+    if check.measure == "touchdown_sink":
+        sink, tick = record.plane.touchdown_sink()
+        row = len(record.time) - 1 if tick is None else int(np.clip(np.searchsorted(
+            record.time, tick * record.tick_s - 1e-9), 0, len(record.time) - 1))
+        return _either(check, record, sink, row)
     if check.measure == "ended":
         ended = record.info.get("exit_reason") == "done" and float(record.info.get("sim_time_s") or 0.0) <= end + 1e-9
         return _single(check, record, 0.0 if ended else 1.0, inside[-1] if len(inside) else len(record.time) - 1)
@@ -171,6 +191,8 @@ def evaluate(check: Check, record: Record) -> CheckResult:
             refused = sum(1 for c in mission.get("commands", []) if c.get("result") not in (0, None))
             refused += 0 if mission.get("landed_disarmed") else 1
         return _single(check, record, refused, len(record.time) - 1)
+    if check.phases:
+        inside = record.plane.in_phases(inside, check.phases)
     values = record.series(check)[inside]
     times = record.time[inside]
     if len(values) == 0 or not np.isfinite(values).any():

@@ -32,6 +32,7 @@ from nexus.plant.usd_files import open_stage
 from nexus.px4.step_mission import PX4_STEPS
 from nexus.runtime.config import RunConfig
 from nexus.runtime.fault_trigger import CONDITIONS, PENDING_S
+from nexus.scenario.plane_checks import PHASE_NAMES, PLANE_MEASURES
 from nexus.control.registry import DEFAULT_CONTROLLER, scalable_gains
 from nexus.sweep.spec import resolve_path
 from nexus.vocab import data_file
@@ -69,9 +70,14 @@ MEASURES = {
                                        "position is invalid (status bit cleared; never: inf; min: not before)"),
     "baro_fault": ("s", "max", "sim time the estimate first flagged, within the window, the barometer as stopped or "
                                "frozen (status bit set; never: inf; min: not before)"),
+    **PLANE_MEASURES,
 }
+#: Measures that are a series over the record's rows (a plane's phases may narrow their window).
+SERIES_MEASURES = ("position_error", "altitude_error", "tilt", "speed", "height", "battery",
+                   "estimate_error_horizontal", "estimate_error_vertical", "airspeed", "altitude", "cross_track",
+                   "stall_margin")
 #: Measures that take a max or a min bound (a time that must come by, or not before; a distance reached or kept).
-EITHER_SIDE = ("drift", "horizontal_invalid", "baro_fault")
+EITHER_SIDE = ("drift", "horizontal_invalid", "baro_fault", "airspeed", "altitude")
 #: Measures whose bound is fixed at 0 (a count of things that must not happen).
 FIXED_BOUND = ("ended", "px4_mission", "contact", "px4_failsafe")
 #: A matrix of more points than this needs ``--yes``.
@@ -204,6 +210,8 @@ class _Check(_Table):
     step: Any = None  # the index of a step, checked against the steps there are
     point: Annotated[Annotated[list[Number], msgspec.Meta(min_length=2, max_length=2)] | None,
                      fix("give [north, east] [m] from the NED origin")] = None
+    phases: Annotated[Annotated[list[Literal[PHASE_NAMES]], msgspec.Meta(min_length=1)] | None,
+                      fix(f"give a plane's mission phases, some of {', '.join(PHASE_NAMES)}")] = None
 
 
 _Names = Annotated[list[str], msgspec.Meta(min_length=1)]
@@ -396,6 +404,8 @@ class Check:
     point: tuple[float, float] | None = None
     #: ``reach`` of a PX4 step: the (north, east, height, tolerance) [m] of each takeoff and goto up to it.
     goals: tuple | None = None
+    #: A plane's mission phases (names of ``plane_phase``) the window is narrowed to; None: every row.
+    phases: tuple[str, ...] | None = None
 
     @property
     def unit(self) -> str:
@@ -408,11 +418,13 @@ class Check:
         if self.measure == "contact" and self.step is not None:
             return f"{self.measure} {op} {self.bound:g} over [{self.window[0]:g} s, start of step {self.step}]"
         what = f"{self.measure}(step {self.step})" if self.step is not None else self.measure
-        return f"{what} {op} {self.bound:g}{unit} over [{self.window[0]:g}, {self.window[1]:g}] s"
+        phases = f" in {', '.join(self.phases)}" if self.phases else ""
+        return f"{what} {op} {self.bound:g}{unit} over [{self.window[0]:g}, {self.window[1]:g}] s{phases}"
 
     def as_dict(self) -> dict:
         return {"name": self.name, "measure": self.measure, "bound": self.bound, "side": self.side,
-                "window": list(self.window), "step": self.step, "point": list(self.point) if self.point else None}
+                "window": list(self.window), "step": self.step, "point": list(self.point) if self.point else None,
+                **({"phases": list(self.phases)} if self.phases else {})}
 
 
 @dataclass
@@ -826,13 +838,19 @@ def _check(path: Path, key: str, check: dict, duration: float, steps: int, land:
         step = land  # the window ends where the last land step begins
     elif "step" in check:
         raise _fail(path, f"{key}.step", f"only measure = \"reach\" takes a step; remove it from {measure}")
+    phases = None
+    if "phases" in check:
+        if measure not in SERIES_MEASURES:
+            raise _fail(path, f"{key}.phases", f"{measure} is one value per run, not a series; only "
+                                               f"{', '.join(SERIES_MEASURES)} take phases")
+        phases = tuple(dict.fromkeys(check["phases"]))
     point = None
     if "point" in check:
         if measure != "landing":
             raise _fail(path, f"{key}.point", "only measure = \"landing\" takes a point")
         point = tuple(float(v) for v in check["point"])
     name = check.get("name", f"reach_step_{step}" if measure == "reach" else measure)
-    return Check(name, measure, bound, side, (start, end), step, point, reached)
+    return Check(name, measure, bound, side, (start, end), step, point, reached, phases)
 
 
 def _matrix(path: Path, table: dict) -> dict:
