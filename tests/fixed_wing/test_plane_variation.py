@@ -1,9 +1,8 @@
 """A variation file draws for a plane: each world of ``nexus run --vehicle aerosonde --worlds N --vary FILE`` flies
 its own mass, wind and turbulence, and world i of N is that world flown alone (``--world-of``).
 
-The hand figure: in the level stretch of leg 2 (40 to 45 s, the stack at 100 m holding 25 m/s of ground speed,
-which is what it flies as airspeed), each world's angle of attack is the book's trim angle at that world's drawn
-mass and at the airspeed it flies through its drawn wind (``tests/fixed_wing/book_model.py``'s root solve, no
+The hand figure: in the last 4 s of leg 2 (level at 100 m, 8 s and more after the turn), each world's angle of
+attack is the book's trim angle at that world's drawn mass and at the airspeed it flies through its drawn wind (``tests/fixed_wing/book_model.py``'s root solve, no
 Nexus code). Figures measured 2026-12-06: docs/fixed_wing.md, "Planes in worlds, variation and scenarios".
 """
 
@@ -32,7 +31,7 @@ def batch(tmp_path_factory):
     root = tmp_path_factory.mktemp("plane_variation")
     vary = root / "vary.toml"
     vary.write_text(VARIATION)
-    return fly(root / "n4", "--vehicle", "aerosonde", "--worlds", "4", "--vary", str(vary), "--duration", "45")
+    return fly(root / "n4", "--vehicle", "aerosonde", "--worlds", "4", "--vary", str(vary), "--duration", "50")
 
 
 def body_air(world):
@@ -60,8 +59,10 @@ def test_each_world_flies_the_trim_of_its_own_mass_and_wind(batch):
     for index, drawn in enumerate(values):
         world = batch.world(index)
         t, relative, wind = body_air(world)
-        on = (t > 40.0) & (t <= 45.0)
-        assert set(world.plane_leg.to_numpy()[on].tolist()) == {2}
+        leg = world.plane_leg.to_numpy()
+        end = t[leg == 2][-1]
+        on = (t > end - 4.0) & (t <= end)
+        assert t[leg == 2][0] < end - 12.0 and leg[-1] == 3
         # The wind is the drawn one at the base's height: the power law from 10 m, blowing from the drawn bearing.
         height = world["body/base.pose[2]"].to_numpy().astype(float)
         law = drawn["wind_speed"] * (height / REFERENCE_HEIGHT) ** SHEAR
@@ -74,7 +75,9 @@ def test_each_world_flies_the_trim_of_its_own_mass_and_wind(batch):
         airspeed = float(np.mean(np.linalg.norm(relative[on], axis=1)))
         alpha = float(np.mean(np.degrees(np.arctan2(-relative[on, 2], relative[on, 0]))))  # FRD w = −z
         book = math.degrees(trim(airspeed, p=Aerosonde(g=G, mass=drawn["mass"])).alpha)
-        assert abs(alpha - book) < 0.05, (index, drawn, airspeed, alpha, book)
+        # Not quite steady (a tail wind shortens the leg: 0.04° in world 1), hence 0.1°; the wing without the
+        # wind misses by 0.94° (docs/fixed_wing.md).
+        assert abs(alpha - book) < 0.1, (index, drawn, airspeed, alpha, book)
         alphas.append(alpha)
     # The four worlds fly four different planes: α spans more than a degree.
     assert max(alphas) - min(alphas) > 1.0
