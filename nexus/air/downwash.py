@@ -37,8 +37,9 @@ This is Nexus's own closure, not a published fit.
 the axial inflow ``w`` is the jet's velocity along the rotor's -axis, averaged
 over the rotor's disc with Radon's 7-point rule (the centre, weight 1/4,
 and six points at ``√(2/3)·R``, weight 1/8 each: exact for polynomials of
-degree 5 over a disc, Abramowitz and Stegun 25.4.61), and the rotor's thrust
-follows :mod:`nexus.plant.rotor_inflow`: this stage adds ``T(w) - kT·ω²``
+degree 5 over a disc: Abramowitz and Stegun §25.4, the circle's 7-point
+formula), and the rotor's thrust follows :mod:`nexus.plant.rotor_inflow`:
+this stage adds ``T(w) - kT·ω²``
 along its axis, on its own body, so a vehicle partly under a jet feels a
 moment too. Nothing here divides by a distance that can be zero: ``R > 0``,
 ``max(Δz, B·d) > 0``; a source of thrust 0 blows nothing.

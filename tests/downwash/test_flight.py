@@ -124,3 +124,28 @@ def test_a_negative_source_thrust_is_refused_in_one_line(tmp_path):
         hover(source_scene(tmp_path, z=1.3, thrust=-1.0), settle_s=0.1, sample_s=0.1)
     message = str(error.value)
     assert "\n" not in message and "nexus:downwash:thrust" in message and "/scene/upper" in message
+
+
+def test_each_world_of_three_flies_the_one_world_runs_physics(tmp_path):
+    # The short mission climbs through a source 1 m up (the jet at every Δz, then above it). Each world of 3 flies
+    # world 0's bodies and rotors bit for bit; only the sensors' noise (each world's own stream) differs.
+    import pyarrow.parquet as pq
+
+    from nexus.runtime.config import RunConfig
+    from nexus.runtime.flight import build_flight
+    from nexus.runtime.run import run_flight
+
+    scene = source_scene(tmp_path, z=1.0)
+    tables = {}
+    for worlds in (1, 3):
+        config = RunConfig(vehicle=str(STIFF), scene=str(scene), mission="short", device="cpu", duration=3.0,
+                           estimator="truth", worlds=worlds)
+        out = tmp_path / f"worlds{worlds}"
+        run_flight(config, out, progress=False, flight=build_flight(config, "cpu"))
+        tables[worlds] = pq.read_table(out / "record.parquet").to_pandas()
+    one, three = tables[1], tables[3]
+    physics = [c for c in one.columns if not c.startswith(("imu.", "mag.", "baro.", "gps."))]
+    assert any(c.startswith("body/") for c in physics) and len(one) == 750
+    for world in range(3):
+        rows = three[three.world == world].reset_index(drop=True)
+        assert rows[physics].equals(one[physics]), world
