@@ -77,7 +77,8 @@ def fly_from_stall(speed: float, seconds: float) -> dict:
     vehicle = assemble("aerosonde", VOID, controller="hold")
     plant = vehicle.plant
     path = resolve_asset("vehicle", "aerosonde")
-    controller = plane_controller(vehicle.controller.name, open_stage(path), path, plant.mass, plant.gravity, AIRSPEED)
+    controller = plane_controller(vehicle.controller.name, open_stage(path), path, plant.mass, plant.gravity, AIRSPEED,
+                                  origin_altitude=float(plant.origin.altitude))
     trim = controller.trim
     for c in vehicle.components:
         if isinstance(c, ControlSurface):

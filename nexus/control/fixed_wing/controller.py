@@ -11,8 +11,14 @@ propeller (throttle in [0, 1]); the other slots stay 0.
 * :mod:`.tecs`: height and airspeed → the pitch goal and the throttle;
 * :mod:`.attitude_loops`: bank and pitch goals → aileron, elevator, rudder.
 
-The airspeed is the estimate's ground speed (the Aerosonde has no airspeed sensor yet; exact in still
-air) and its rate a first-order filter (time constant ``speed_filter``) of its change per tick. The
+The airspeed is the pitot's (``airspeed``, :mod:`nexus.sensors.airspeed`: ``√(2q/ρ)``) where the vehicle has one and
+it reads; a pitot that repeats its pressure exactly three new samples in a row (frozen: its noise is above zero) or
+gives no new sample for 0.5 s (dropped out) has failed for the rest of the flight, and the stack then flies
+airspeed-less as PX4 does: no speed demand, the throttle from the trim and the energy rate, the pitch for height.
+Without a pitot the airspeed is the estimate's ground speed (exact in still air). ``plane_airspeed`` and
+``airspeed_source`` record which. The speed's rate is a first-order filter (time constant ``speed_filter``) of the
+acceleration along the nose with a pitot (in a steady wind the airspeed's rate, turns included), else of the
+ground speed's change per tick. The
 integrators and the previous speed are one :class:`FixedWingState` per world, state the engine owns. No
 host reads, no Python branching on device values: eager and captured runs share the kernel.
 
@@ -40,9 +46,13 @@ from nexus.estimation.pose_twist import PoseTwist
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.usd_checks import nexus_apis
 from nexus.schemas.reader import read_prim
+from nexus.sensors.airspeed import AIRSPEED_SPEC, AirspeedSample
 
 #: :attr:`FixedWingTask.mode` values.
 LINE, LOITER = 0, 1
+#: New pitot samples in a row equal to the one before that make it frozen (its noise is above zero: a live pitot
+#: never repeats a float32 reading), and the time [s] without a new sample that makes it dropped out.
+FROZEN_SAMPLES, PITOT_TIMEOUT = 3.0, 0.5
 
 
 @wp.struct
@@ -76,6 +86,9 @@ class FixedWingParams:
     elevator_channel: wp.int32
     rudder_channel: wp.int32
     throttle_channel: wp.int32
+    pitot: wp.int32  # 1: the vehicle has an airspeed sensor, and the stack flies its reading while it is good
+    air_density: float  # ρ that turns the pitot's pressure into a speed: ISA at the scene's origin [kg/m³]
+    pitot_timeout: float  # [s] with no new pitot sample the sensor has failed (dropped out)
 
 
 @wp.struct
@@ -84,14 +97,21 @@ class FixedWingState:
     balance_integral: float  # [m/s]
     roll_integral: float  # [rad]
     pitch_integral: float  # [rad]
-    previous_airspeed: float  # [m/s]
+    previous_airspeed: float  # the previous tick's ground speed [m/s]
+    previous_velocity: wp.vec3  # the previous tick's velocity [m/s, NED]
     acceleration: float  # filtered airspeed rate [m/s²]
     primed: float  # 0 before the first tick: no rate yet
+    pitot_pressure: float  # the last new pitot sample's pressure [Pa]
+    pitot_time: wp.float64  # its time [s]; -1 before the first
+    pitot_repeats: float  # new samples in a row equal to the one before
+    pitot_failed: float  # 1 once the pitot froze or dropped out: latched for the flight
 
 
 def zero_fixed_wing_state(component, ctx) -> FixedWingState:
-    """A controller's state at the start of a run: empty integrators, not primed."""
-    return FixedWingState()
+    """A controller's state at the start of a run: empty integrators, not primed, no pitot sample yet."""
+    state = FixedWingState()
+    state.pitot_time = wp.float64(-1.0)
+    return state
 
 
 FIXED_WING_STATE = StateVar("fixed_wing", FixedWingState, (1,), zero_fixed_wing_state,
@@ -105,9 +125,15 @@ FIXED_WING_CONTROLLER_SPEC = Spec(
     inputs=(
         Input("estimate", PoseTwist, connectable=True, doc="The prim whose stage writes the `estimate` signal."),
         Input("armed", wp.int32, default=1, doc="0 cuts the throttle and clears the integrators; 1 when nothing writes it"),
+        Input("airspeed", AirspeedSample, default=AirspeedSample(),
+              doc="The pitot's reading (nexus/sensors/airspeed.py); read only when the vehicle has one"),
     ),
     outputs=(Output("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True,
-                    doc="Servo commands in [-1, 1] at the surfaces' channels, throttle in [0, 1] at the propeller's"),),
+                    doc="Servo commands in [-1, 1] at the surfaces' channels, throttle in [0, 1] at the propeller's"),
+             Output("plane_airspeed", wp.float32, recorded=True, default=0.0,
+                    doc="The airspeed the stack flew this tick [m/s]: the pitot's, else the speed over the ground"),
+             Output("airspeed_source", wp.int32, recorded=True, default=0,
+                    doc="0 the speed over the ground (no pitot), 1 the pitot, 2 none: the pitot failed (airspeed-less)")),
     state=(FIXED_WING_STATE,),
     stage="fixed_wing",
     kind="control",
@@ -127,6 +153,7 @@ def fixed_wing_control(
     # In:
     estimate: wp.array(dtype=PoseTwist),
     armed: wp.array(dtype=wp.int32),
+    pitot: wp.array(dtype=AirspeedSample),
     task: wp.array(dtype=FixedWingTask),
     state_in: wp.array2d(dtype=FixedWingState),
     # Model:
@@ -135,6 +162,8 @@ def fixed_wing_control(
     # Out:
     state_out: wp.array2d(dtype=FixedWingState),
     controls: wp.array2d(dtype=wp.float32),
+    airspeed_flown: wp.array(dtype=wp.float32),
+    airspeed_source: wp.array(dtype=wp.int32),
 ):
     world = wp.tid()
     p = params[0]
@@ -145,9 +174,38 @@ def fixed_wing_control(
     if armed[world] != 0:
         on = 1.0
 
-    airspeed = wp.length(est.velocity)
-    rate = (airspeed - s.previous_airspeed) / dt * s.primed
+    # The speed flown is the pitot's while it reads, else the speed over the ground (no pitot: still air assumed).
+    # Its rate: with a pitot, the acceleration along the nose (the air's direction but for α and β: what an
+    # accelerometer gives, and what in a steady wind is the airspeed's rate, turns included); without one, the
+    # ground speed's change. Both smooth, then filtered (time constant speed_filter).
+    ground_speed = wp.length(est.velocity)
+    rate = (ground_speed - s.previous_airspeed) / dt * s.primed
+    if p.pitot == 1:
+        nose = wp.quat_rotate(est.attitude, wp.vec3(1.0, 0.0, 0.0))
+        rate = wp.dot(est.velocity - s.previous_velocity, nose) / dt * s.primed
     acceleration = s.acceleration + p.speed_filter * (rate - s.acceleration) * s.primed
+    airspeed = ground_speed
+    source = wp.int32(0)
+    sample = pitot[world]
+    pressure = s.pitot_pressure
+    sampled = s.pitot_time
+    repeats = s.pitot_repeats
+    failed = s.pitot_failed
+    if p.pitot == 1:
+        if sample.time > sampled:  # a new sample: a frozen pitot repeats its pressure exactly, a live one never
+            if sampled >= wp.float64(0.0) and sample.differential_pressure == pressure:
+                repeats = repeats + 1.0
+            else:
+                repeats = 0.0
+            pressure = sample.differential_pressure
+            sampled = sample.time
+        if repeats >= FROZEN_SAMPLES or (sampled >= wp.float64(0.0) and est.time - sampled > wp.float64(p.pitot_timeout)):
+            failed = 1.0
+        if failed == 0.0:
+            airspeed = wp.sqrt(2.0 * wp.max(pressure, 0.0) / p.air_density)
+            source = wp.int32(1)
+        else:
+            source = wp.int32(2)
     angles = roll_and_pitch(est.attitude)
     position = wp.vec2(est.position[0], est.position[1])
     ground_velocity = wp.vec2(est.velocity[0], est.velocity[1])
@@ -168,7 +226,7 @@ def fixed_wing_control(
     height_goal = goal.height + goal.climb_rate / p.tecs.height_p
     speed_goal = goal.airspeed
     speed_rate = acceleration
-    if goal.flare != 0:
+    if goal.flare != 0 or source == 2:  # a flare, or no airspeed: no speed demand (PX4's airspeed-less TECS)
         height_goal = height + goal.climb_rate / p.tecs.height_p
         speed_goal = airspeed
         speed_rate = 0.0
@@ -202,10 +260,17 @@ def fixed_wing_control(
     out.balance_integral = balance_integral * on
     out.roll_integral = roll_integral * on
     out.pitch_integral = pitch_integral * on
-    out.previous_airspeed = airspeed
+    out.previous_airspeed = ground_speed
+    out.previous_velocity = est.velocity
     out.acceleration = acceleration
     out.primed = 1.0
+    out.pitot_pressure = pressure
+    out.pitot_time = sampled
+    out.pitot_repeats = repeats
+    out.pitot_failed = failed
     state_out[world, 0] = out
+    airspeed_flown[world] = airspeed
+    airspeed_source[world] = source
 
 
 class FixedWingController(Component):
@@ -233,6 +298,9 @@ class FixedWingController(Component):
         self.gains = gains or FixedWingGains()
         self._pending = [line_task(trim.airspeed, 0.0, (0.0, 0.0), (0.0, 1.0))]
         self.task = None
+        #: Whether the stack flies the vehicle's pitot (``airspeed`` signal), and the density that turns its pressure
+        #: into a speed [kg/m³] (:func:`plane_controller` sets both from the file and the scene's origin).
+        self.pitot, self.air_density = False, 1.225
 
     def params(self, dt: float) -> FixedWingParams:
         """The kernel's struct: the gains, the trim's feed-forwards and the channels."""
@@ -256,6 +324,7 @@ class FixedWingController(Component):
         p.speed_filter = float(dt) / (float(g.speed_filter_time) + float(dt))
         p.aileron_channel, p.elevator_channel = int(self.channels["aileron"]), int(self.channels["elevator"])
         p.rudder_channel, p.throttle_channel = int(self.channels["rudder"]), int(self.channels["throttle"])
+        p.pitot, p.air_density, p.pitot_timeout = int(self.pitot), float(self.air_density), PITOT_TIMEOUT
         return p
 
     def set_task(self, tasks) -> None:
@@ -279,8 +348,10 @@ class FixedWingController(Component):
 
     def run(self, io) -> None:
         wp.launch(fixed_wing_control, dim=self.worlds,
-                  inputs=[io["estimate"], io["armed"], self.task, io.state_in["fixed_wing"], self._params, self.dt],
-                  outputs=[io.state_out["fixed_wing"], io["controls"]], device=io.device)
+                  inputs=[io["estimate"], io["armed"], io["airspeed"], self.task, io.state_in["fixed_wing"],
+                          self._params, self.dt],
+                  outputs=[io.state_out["fixed_wing"], io["controls"], io["plane_airspeed"], io["airspeed_source"]],
+                  device=io.device)
 
 
 def free_task() -> FixedWingTask:
@@ -327,12 +398,14 @@ def _parts(stage, path) -> dict:
 
 
 def plane_controller(name: str, stage, path, mass: float, gravity: float,
-                     airspeed: float | None = None) -> FixedWingController:
+                     airspeed: float | None = None, origin_altitude: float = 0.0) -> FixedWingController:
     """The controller for the plane a vehicle file (``stage``, opened from ``path``) declares, with the file's gains
     (its ``NexusFixedWingGainsAPI`` prim, else the Aerosonde's), trimmed straight and level at ``airspeed`` [m/s]
     (None or 0: the gains' trim airspeed) for ``mass`` [kg] and ``gravity`` [m/s²]; its channels and travels come
-    from the file's surfaces and propeller. A file without a wing, a propeller, an aileron, an elevator and a
-    rudder, or with a gain out of its bounds, is refused in one line naming what is wrong."""
+    from the file's surfaces and propeller. A file with an airspeed sensor (``NexusAirspeedAPI``) is flown on its
+    reading, turned into a speed with the ISA density at ``origin_altitude`` [m] (the scene's origin). A file
+    without a wing, a propeller, an aileron, an elevator and a rudder, or with a gain out of its bounds, is refused
+    in one line naming what is wrong."""
     gains = vehicle_gains(stage, path)
     airspeed = airspeed or gains.trim_airspeed
     parts = _parts(stage, path)
@@ -344,10 +417,21 @@ def plane_controller(name: str, stage, path, mass: float, gravity: float,
                          "nexus:role)")
     trim = straight_and_level(parts["wing"], parts["propeller"], mass, gravity, airspeed)
     surfaces = parts["surfaces"]
-    return FixedWingController(
+    controller = FixedWingController(
         name, trim, {**{role: surfaces[role]["channel"] for role in ("aileron", "elevator", "rudder")},
                      "throttle": parts["propeller"]["channel"]},
         {role: surfaces[role]["travel"] for role in ("aileron", "elevator", "rudder")}, gravity=gravity, gains=gains)
+    controller.pitot = any(AIRSPEED_SPEC.schema in nexus_apis(prim) for prim in stage.Traverse())
+    controller.air_density = isa_density(origin_altitude)
+    return controller
+
+
+def isa_density(altitude: float) -> float:
+    """The ISA troposphere's density [kg/m³] at ``altitude`` [m]: what the pitot's pressure is turned into a speed
+    with (nexus/sensors/barometer.py's model; 1.225 at sea level)."""
+    temperature = 288.15 - 0.0065 * altitude
+    pressure = 101325.0 * (temperature / 288.15) ** 5.255877
+    return pressure / (287.05287 * temperature)
 
 
 __all__ = ["FIXED_WING_CONTROLLER_SPEC", "FixedWingController", "FixedWingGains", "FixedWingParams",

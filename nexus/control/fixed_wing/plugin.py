@@ -26,7 +26,8 @@ class FixedWingOptions(ControllerOptions):
 def _build(prim, path: str, ctx, options: FixedWingOptions) -> FixedWingController:
     """Trims the vehicle file's plane at the options' airspeed (or its own trim airspeed) with its own gains;
     loiters about the NED origin until a plane mission sets its task."""
-    controller = plane_controller(path, ctx.stage, ctx.path, ctx.plant.mass, ctx.plant.gravity, options.airspeed)
+    controller = plane_controller(path, ctx.stage, ctx.path, ctx.plant.mass, ctx.plant.gravity, options.airspeed,
+                                  origin_altitude=float(ctx.plant.origin.altitude))
     controller.set_task(loiter_task(controller.trim.airspeed, options.height, (0.0, 0.0), options.loiter_radius))
     return controller
 
