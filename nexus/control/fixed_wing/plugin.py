@@ -33,6 +33,6 @@ def _build(prim, path: str, ctx, options: FixedWingOptions) -> FixedWingControll
 
 
 # 300 s: the default plane mission (a catapult launch, a 400 m square at 25 m/s, 60 s of loiter, the descent, the
-# approach and the landing) ends itself, stopped on the ground, at 226.4 s.
+# approach and the landing) ends itself, stopped on the ground, at 228.2 s.
 register("fixed_wing", _build, help="a plane's flight stack (L1 guidance, TECS, attitude loops) flying the plane "
          "mission: climb-out, legs, loiter, approach, flare and landing", options=FixedWingOptions, duration_s=300.0)
