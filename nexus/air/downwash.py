@@ -44,12 +44,15 @@ along its axis, on its own body, so a vehicle partly under a jet feels a
 moment too. Nothing here divides by a distance that can be zero: ``R > 0``,
 ``max(Δz, B·d) > 0``; a source of thrust 0 blows nothing.
 
-The vehicle's own motion is not an inflow here (a climbing rotor's loss),
-nor is the jet's push on the body (its drag): docs/downwash.md.
+A propeller with ``nexus:inflow:vehicleMotion`` counts its own velocity
+along its axis too, ``w += v·axis`` (a climbing rotor loses thrust; the
+same closed form). The jet's push on the body (its drag) is not modelled:
+docs/downwash.md.
 
-It is in the ring only when the scene has a source; a vehicle under one must
-apply ``NexusRotorInflowAPI`` on every propeller (refused otherwise, in one
-line). Without a source, nothing changes: the ring keeps its bits.
+It is in the ring only when the scene has a source or a propeller counts its
+own motion; a vehicle under a source must apply ``NexusRotorInflowAPI`` on
+every propeller (refused otherwise, in one line). Without either, nothing
+changes: the ring keeps its bits.
 """
 
 from __future__ import annotations
@@ -153,6 +156,7 @@ def add_downwash(
     radius: wp.array(dtype=wp.float32),
     lift_slope_solidity: wp.array(dtype=wp.float32),
     pitch: wp.array(dtype=wp.float32),
+    vehicle_motion: wp.array(dtype=wp.int32),
     dofs_per_world: wp.int32,
     bodies_per_world: wp.int32,
     variation: RotorVariation,
@@ -163,6 +167,7 @@ def add_downwash(
     # Data in:
     joint_qd: wp.array(dtype=wp.float32),
     body_q: wp.array(dtype=wp.transform),
+    body_qd: wp.array(dtype=wp.spatial_vector),
     time_ns: wp.array(dtype=wp.int64),
     # Data out:
     body_f: wp.array(dtype=wp.spatial_vector),
@@ -174,6 +179,8 @@ def add_downwash(
     axis = wp.quat_rotate(wp.transform_get_rotation(pose), wp.vec3(0.0, 0.0, 1.0))
     w = disc_inflow(wp.transform_get_translation(pose), axis, radius[i], disc_position, disc_thrust, disc_radius,
                     density)
+    if vehicle_motion[i] != 0:  # the rotor's own climb: the air flows down through its disc at v·axis
+        w = w + wp.dot(wp.spatial_top(body_qd[b]), axis)
     factor = rotor_factor(variation.thrust_scale, world, rotor[i], time_ns[world], variation.fail_ns,
                           variation.fail_rotor, variation.fail_fraction)
     change = factor * thrust_change(joint_qd[dof[i] + world * dofs_per_world], w, radius[i],
@@ -192,14 +199,17 @@ def source_discs(position, values: dict) -> list[tuple[tuple[float, float, float
     return discs
 
 
-def _rotor_inflows(plant: Plant, vehicle_stage, scene_path: Path, first_source: str) -> list[tuple]:
-    """Each rotor's (rotor, radius, σ·a), from the vehicle's propeller prims applying NexusRotorInflowAPI."""
+def _rotor_inflows(plant: Plant, vehicle_stage, scene_path: Path, first_source: str | None) -> list[tuple]:
+    """Each rotor's (rotor, radius, σ·a, counts its own motion), from the vehicle's propeller prims applying
+    NexusRotorInflowAPI (``first_source``: the scene's first source, which needs them on every propeller)."""
     by_body = {}
     for path, values in plant.prim_values.items():
         prim = vehicle_stage.GetPrimAtPath(path)
         if not (prim and prim.HasAPI("NexusPropellerAPI")):
             continue
         if not prim.HasAPI(ROTOR_INFLOW_SPEC.schema):
+            if first_source is None:
+                continue
             raise BuildError(f"{scene_path}: {first_source} applies NexusDownwashSourceAPI, but propeller prim {path} "
                              f"of {plant.vehicle_path} has no NexusRotorInflowAPI; apply it on every propeller with "
                              "nexus:inflow:rotorRadius (docs/downwash.md)")
@@ -209,12 +219,13 @@ def _rotor_inflows(plant: Plant, vehicle_stage, scene_path: Path, first_source: 
             raise BuildError(f"{here}: nexus:inflow:rotorRadius is not authored; give the rotor radius [m], e.g. "
                              "float nexus:inflow:rotorRadius = 0.023")
         inflow = read_prim(prim, ROTOR_INFLOW_SPEC, plant.vehicle_path)
-        by_body[values["body"]] = (inflow["rotor_radius"], inflow["solidity"] * inflow["lift_slope"])
+        by_body[values["body"]] = (inflow["rotor_radius"], inflow["solidity"] * inflow["lift_slope"],
+                                   bool(inflow["vehicle_motion"]))
     return [(rotor, *by_body[rotor.body_path]) for rotor in plant.rotors if rotor.body_path in by_body]
 
 
 class Downwash(Component):
-    """The scene's downwash sources acting on every rotor of the vehicle: one force stage, one launch."""
+    """The scene's downwash sources (and the rotors' own climb) acting on the vehicle's rotors: one force stage."""
 
     spec = DOWNWASH_SOURCE_SPEC
 
@@ -229,11 +240,13 @@ class Downwash(Component):
 
     @classmethod
     def from_scene(cls, scene_stage, vehicle_stage, plant: Plant) -> Downwash | None:
-        """The scene's sources acting on the vehicle; None when the scene has none (the ring keeps its bits)."""
+        """The scene's sources acting on the vehicle; None when the scene has none and no propeller counts its own
+        motion (the ring keeps its bits)."""
         scene_path = Path(plant.scene_path)
         prims = [p for p in scene_stage.Traverse() if p.HasAPI(DOWNWASH_SOURCE_SPEC.schema)]
         if not prims:
-            return None
+            rotors = [r for r in _rotor_inflows(plant, vehicle_stage, scene_path, None) if r[3]]
+            return cls(f"{plant.vehicle_path}:rotorInflow", plant, [], rotors) if rotors else None
         cache = UsdGeom.XformCache()
         discs = []
         for prim in prims:
@@ -255,19 +268,22 @@ class Downwash(Component):
         def column(values, dtype=wp.float32):
             return wp.array(values, dtype=dtype, device=device)
 
-        rotors = [r for r, _, _ in self.rotors]
+        rotors = [r[0] for r in self.rotors]
         self._args = [
             column([r.index for r in rotors], wp.int32), column([r.dof for r in rotors], wp.int32),
-            column([r.body for r in rotors], wp.int32), column([radius for _, radius, _ in self.rotors]),
-            column([s for _, _, s in self.rotors]),
-            column([blade_pitch(r.thrust_coefficient, radius, s) for r, radius, s in self.rotors]),
+            column([r.body for r in rotors], wp.int32), column([r[1] for r in self.rotors]),
+            column([r[2] for r in self.rotors]),
+            column([blade_pitch(r.thrust_coefficient, radius, s) for r, radius, s, _ in self.rotors]),
+            column([int(r[3]) for r in self.rotors], wp.int32),
             plant.dofs_per_world, plant.bodies_per_world, rotor_variation(ctx, len(plant.rotors)),
-            wp.array(np.asarray([d[0] for d in self.discs], dtype=np.float32), dtype=wp.vec3, device=device),
+            wp.array(np.asarray([d[0] for d in self.discs], dtype=np.float32).reshape(-1, 3), dtype=wp.vec3,
+                     device=device),
             column([d[1] for d in self.discs]), column([d[2] for d in self.discs]), AIR_DENSITY,
         ]
 
     def _run(self, io) -> None:
         state = self.plant.state
         wp.launch(add_downwash, dim=(self.plant.worlds, len(self.rotors)),
-                  inputs=[*self._args, state.joint_qd, state.body_q, io["time_ns"]], outputs=[state.body_f],
+                  inputs=[*self._args, state.joint_qd, state.body_q, state.body_qd, io["time_ns"]],
+                  outputs=[state.body_f],
                   device=io.device)

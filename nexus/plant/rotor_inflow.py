@@ -71,8 +71,9 @@ ROTOR_INFLOW_SPEC = Spec(
     schema="NexusRotorInflowAPI",
     noun="rotor inflow",
     doc="Opt-in: this propeller's thrust follows blade-element momentum theory when air flows axially through "
-        "its disc (a downwash source of the scene: NexusDownwashSourceAPI), exactly kT w^2 in still air. Apply "
-        "it on a prim that applies NexusPropellerAPI and author nexus:inflow:rotorRadius.",
+        "its disc (a downwash source of the scene: NexusDownwashSourceAPI; with nexus:inflow:vehicleMotion, its own "
+        "climb too), exactly kT w^2 in still air. Apply it on a prim that applies NexusPropellerAPI and author "
+        "nexus:inflow:rotorRadius.",
     params=(
         positive("rotor_radius", "nexus:inflow:rotorRadius", 0.0254, "m",
                  "Rotor radius R, hub centre to blade tip; must be authored where the schema is applied"),
@@ -81,6 +82,9 @@ ROTOR_INFLOW_SPEC = Spec(
         Param("lift_slope", "nexus:inflow:liftSlope", "float", LIFT_SLOPE, "1/rad",
               "The blade section's lift slope a (2 pi for a thin aerofoil)", low=0.0, high=2.0 * math.pi,
               open_low=True),
+        Param("vehicle_motion", "nexus:inflow:vehicleMotion", "bool", False, "-",
+              "Count the rotor's own velocity along its axis as inflow too: a climbing rotor loses thrust (a "
+              "descending one keeps its still-air thrust, the vortex ring state not being modelled)"),
     ),
 )
 
