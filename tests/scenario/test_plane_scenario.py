@@ -145,3 +145,22 @@ def test_phases_on_a_one_value_measure_is_refused_in_one_line(tmp_path):
         load(bad)
     assert str(error.value).count("\n") == 0
     assert "check[0].phases" in str(error.value) and "touchdown_sink is one value per run" in str(error.value)
+
+
+def test_a_matrix_variation_flies_a_heavier_nose_heavy_plane_in_a_tail_wind(tmp_path, ray_cpus):
+    # 13 kg, the centre of mass 3 cm forward, 3 m/s of wind from the west (behind the plane on its final): the
+    # stall speed at 13 kg is 10.3874·√(13/11) = 11.2923 m/s, and the stall margin reads it from the drawn mass.
+    (tmp_path / "heavy.toml").write_text("mass = 13.0\ncom_x = 0.03\nwind_speed = 3.0\nwind_direction = 270.0\n")
+    text = SCENARIO.read_text().replace('name = "aerosonde_landing"', 'name = "heavy"')
+    (tmp_path / "heavy_scenario.toml").write_text(text + '\n[matrix]\nvary = ["heavy.toml"]\n')
+    result, rows, out = nexus_test(tmp_path, tmp_path / "heavy_scenario.toml")
+    (row,) = rows
+    assert result.exit_code == 1 and row["verdict"] == "failed", result.output
+    checks = by_name(row)
+    info = json.loads((out / "runs" / row["point"] / "run.json").read_text())
+    assert info["world_values"] == [{"mass": 13.0, "com_x": 0.03, "wind_speed": 3.0, "wind_direction": 270.0}]
+    assert abs(checks["stall_margin"]["worst"] - checks["airspeed_floor"]["worst"] / (STALL * math.sqrt(13.0 / 11.0))) \
+        < 1e-4
+    # It lands hard and long: the touchdown checks fail; the route and the loiter hold.
+    assert not checks["touchdown_sink"]["passed"] and not checks["touchdown_point"]["passed"]
+    assert checks["cross_track_loiter"]["passed"] and checks["altitude_ceiling"]["passed"]
