@@ -24,6 +24,10 @@ import math
 import numpy as np
 import pytest
 
+from nexus.aero.fixed_wing_forces import FIXED_WING_AERO_SPEC
+from nexus.plant.assets import resolve_asset
+from nexus.plant.loading import open_stage
+from nexus.schemas.reader import read_prim
 from tests.fixed_wing.book_model import Aerosonde, trim
 from tests.fixed_wing.wing_stage import aerosonde_wing, pitched, wing_wrench
 from tests.worlds.flights import fly
@@ -105,3 +109,34 @@ def test_a_drawn_centre_of_mass_flies_the_trim_of_the_moved_derivatives(moved):
     unmoved = math.degrees(trim(airspeed, p=book).elevator)
     assert abs(elevator - expected) < 0.05, (elevator, expected)
     assert expected - unmoved < -8.0  # the check can tell: 8.1° more nose-up elevator than about the reference
+
+
+def test_the_advanced_plane_s_avl_numbers_about_their_own_point_match_its_file_moved_by_hand():
+    # vehicles/advanced_plane.usda holds AVL's derivatives moved by hand, to first order, from AVL's point 0.12 m
+    # behind the centre of mass (docs/fixed_wing.md, "The reference point"). The same wing given AVL's numbers as
+    # printed and nexus:referencePoint = (−0.12, 0, 0): at the 15 m/s trim (α 0.9636°, δe −1.9490°, no rate) the
+    # force is the same bits, and the pitching moment differs by what the hand move leaves out,
+    # (d/c)·(CL_lin − CN): the file moves the linear lift (CL0 + CLα·α + CLδe·δe = 0.215375), the stage the
+    # normal force of the blended lift and the drag, CL·cos α + CD·sin α = (0.233248 − 0.020847)·0.999859 +
+    # 0.031283·0.016818 = 0.212897 (σ 0.012623): 0.545455 × 0.002479 = +0.001352. A yaw rate moves the
+    # reference point's sideslip, which the hand move took exactly (linear in β and r): the same to 1e-6.
+    path = resolve_asset("vehicle", "advanced_plane")
+    stage = open_stage(path)
+    moved = read_prim(stage.GetPrimAtPath("/vehicle/body/base/Aero"), FIXED_WING_AERO_SPEC, path)
+    per_degree = 57.29578
+    avl = {**moved, "C_L_q": 7.971792, "C_m_0": 0.075, "C_m_alpha": -0.463966, "C_m_q": -12.14014,
+           "C_m_delta_e": -0.025798 * per_degree, "C_Y_r": 0.230299, "C_ell_r": 0.078165, "C_n_beta": 0.100826,
+           "C_n_p": -0.040416, "C_n_r": -0.089947, "C_n_delta_a": 0.006532, "C_n_delta_r": -0.092418}
+    speed, chord, span = 15.0, 0.22, 1.486607
+    qbar_s = 0.5 * 1.2041 * speed * speed * 0.34
+    state = {"velocity": (speed, 0.0, 0.0), "rotation": pitched(math.radians(0.9636)),
+             "surfaces": (0.0, math.radians(-1.9490), 0.0, 0.0)}
+    f_hand, m_hand = wing_wrench(moved, **state)
+    f_avl, m_avl = wing_wrench(avl, **state, reference=(-0.12, 0.0, 0.0))
+    assert np.array_equal(f_hand, f_avl)
+    assert abs(pitching(m_hand)) / (qbar_s * chord) < 1e-5  # the file's trim
+    assert abs((pitching(m_avl) - pitching(m_hand)) / (qbar_s * chord) - 0.001352) < 2e-5
+    f_hand, m_hand = wing_wrench(moved, **state, angular_velocity=(0.0, 0.0, 0.3))
+    f_avl, m_avl = wing_wrench(avl, **state, angular_velocity=(0.0, 0.0, 0.3), reference=(-0.12, 0.0, 0.0))
+    assert abs(f_avl[1] - f_hand[1]) / qbar_s < 1e-6
+    assert abs(m_avl[0] - m_hand[0]) / (qbar_s * span) < 1e-6 and abs(m_avl[2] - m_hand[2]) / (qbar_s * span) < 1e-6
