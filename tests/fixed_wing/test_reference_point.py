@@ -12,8 +12,8 @@ centre of mass d = 0.05 m ahead of the reference point (d/c = 0.263241):
 * a pitch rate q turns the air at a reference point d behind the centre of mass by q·d/V: the lift grows by
   q̄S·CLα·q·d/V (q = 0.5 rad/s: 0.001 rad of α, 1.222822 N).
 
-Flown (``nexus run --vehicle aerosonde --vary`` with ``com_x = 0.05``): in the level stretch of leg 2 the elevator
-holds the book's trim with the moved derivatives (Cm0 − (d/c)·CL0, Cmα − (d/c)·CLα, Cmδe − (d/c)·CLδe), 8.1° more
+Flown (``nexus run --vehicle aerosonde --vary`` with ``com_x = 0.05``): in the last 4 s of leg 2 the elevator
+holds the book's trim with the moved derivatives (Cm0 − (d/c)·CL0, Cmα − (d/c)·CLα, Cmδe − (d/c)·CLδe), 8.3° more
 nose-up than the unmoved trim.
 """
 
@@ -89,15 +89,17 @@ def moved(tmp_path_factory):
     root = tmp_path_factory.mktemp("cg")
     vary = root / "cg.toml"
     vary.write_text(f"com_x = {D}\n")
-    return fly(root / "run", "--vehicle", "aerosonde", "--vary", str(vary), "--duration", "45")
+    return fly(root / "run", "--vehicle", "aerosonde", "--vary", str(vary), "--duration", "50")
 
 
 def test_a_drawn_centre_of_mass_flies_the_trim_of_the_moved_derivatives(moved):
     r = moved.record
     assert abs(r["body/base.com[0]"].iloc[0] - D) < 1e-7
     t = r.time.to_numpy()
-    on = (t > 40.0) & (t <= 45.0)
-    assert set(r.plane_leg.to_numpy()[on].tolist()) == {2}
+    leg = r.plane_leg.to_numpy()
+    end = t[leg == 2][-1]
+    on = (t > end - 4.0) & (t <= end)  # the last 4 s of leg 2, level at 100 m
+    assert t[leg == 2][0] < end - 12.0 and leg[-1] == 3
     v = np.stack([r[f"body/base.velocity[{i}]"].to_numpy() for i in range(3)], 1).astype(float)
     airspeed = float(np.mean(np.linalg.norm(v[on], axis=1)))  # still air
     book = Aerosonde(g=9.80665)
@@ -107,8 +109,9 @@ def test_a_drawn_centre_of_mass_flies_the_trim_of_the_moved_derivatives(moved):
     elevator = math.degrees(float(np.mean(r["surface/elevator"].to_numpy()[on])))
     expected = math.degrees(trim(airspeed, p=shifted).elevator)
     unmoved = math.degrees(trim(airspeed, p=book).elevator)
-    assert abs(elevator - expected) < 0.05, (elevator, expected)
-    assert expected - unmoved < -8.0  # the check can tell: 8.1° more nose-up elevator than about the reference
+    # 0.1°: the book's first-order move (0.014°) and the airspeed loop's last unsteadiness (0.047° flown).
+    assert abs(elevator - expected) < 0.1, (elevator, expected)
+    assert expected - unmoved < -8.0  # the check can tell: 8.3° more nose-up elevator than about the reference
 
 
 def test_the_advanced_plane_s_avl_numbers_about_their_own_point_match_its_file_moved_by_hand():
