@@ -76,7 +76,7 @@ def test_each_world_flies_the_trim_of_its_own_mass_and_wind(batch):
         alpha = float(np.mean(np.degrees(np.arctan2(-relative[on, 2], relative[on, 0]))))  # FRD w = −z
         book = math.degrees(trim(airspeed, p=Aerosonde(g=G, mass=drawn["mass"])).alpha)
         # Not quite steady (a tail wind shortens the leg: 0.04° in world 1), hence 0.1°; the wing without the
-        # wind misses by 0.94° (docs/fixed_wing.md).
+        # wind misses world 0 by 1.15° (docs/fixed_wing.md).
         assert abs(alpha - book) < 0.1, (index, drawn, airspeed, alpha, book)
         alphas.append(alpha)
     # The four worlds fly four different planes: α spans more than a degree.
