@@ -105,7 +105,7 @@ def test_a_frozen_pitot_is_caught_within_three_samples_and_the_plane_flies_on_ai
     assert np.all(source[t >= FAULT_AT + 0.1] == 2)  # latched
     # Airspeed-less: no speed demand, the throttle from the trim and the energy rate. With the wind behind it the
     # plane keeps flying well clear of the stall (1.3 × 10.39 = 13.5 m/s) and under 35 m/s, and holds its height
-    # (flown: 25.12 to 27.93 m/s through the air, 97.83 to 100.22 m).
+    # (flown: 25.17 to 28.02 m/s through the air, 98.49 to 101.08 m).
     after = t >= FAULT_AT
     air = true_airspeed(r)[after]
     assert np.min(air) > 1.3 * STALL and np.max(air) < 35.0

@@ -189,7 +189,7 @@ def test_the_roll_out_slows_at_the_wheels_rolling_resistance(flown):
 
 
 def test_world_i_of_n_is_the_world_flown_alone_bit_for_bit(tmp_path):
-    # Three worlds (no variation: a plane cannot draw one yet, docs/fixed_wing.md), each placed at its release
+    # Three worlds (no variation file: tests/fixed_wing/test_plane_variation.py draws planes), each placed at its release
     # by the start-up; world 2 flown alone (--world-of) flies the same bits, and so does world 0.
     batch = fly(tmp_path / "n3", "--vehicle", "aerosonde", "--duration", "20", "--worlds", "3")
     alone = fly(tmp_path / "alone2", "--world-of", f"{batch.out}:2")

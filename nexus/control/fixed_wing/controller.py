@@ -226,8 +226,11 @@ def fixed_wing_control(
     height_goal = goal.height + goal.climb_rate / p.tecs.height_p
     speed_goal = goal.airspeed
     speed_rate = acceleration
-    if goal.flare != 0 or source == 2:  # a flare, or no airspeed: no speed demand (PX4's airspeed-less TECS)
+    if goal.flare != 0:
         height_goal = height + goal.climb_rate / p.tecs.height_p
+        speed_goal = airspeed
+        speed_rate = 0.0
+    if source == 2:  # no airspeed: no speed demand, the height flown as asked (PX4's airspeed-less TECS)
         speed_goal = airspeed
         speed_rate = 0.0
     throttle, pitch_goal, throttle_integral, balance_integral = tecs_goals(
