@@ -679,7 +679,7 @@ class Px4Controller(Component):
                 raise WrongAirframeError(
                     f"PX4 says it flies MAV_TYPE {message.type}, and {self.plant.vehicle_path} is a plane "
                     f"(MAV_TYPE {MAV_TYPE_FIXED_WING}, fixed wing): start PX4 with its fixed-wing airframe "
-                    "(PX4_SYS_AUTOSTART=1030) and the plane's parameters (nexus px4 params --vehicle ...)")
+                    "(PX4_SYS_AUTOSTART=1030) and the parameters `nexus px4 params` derives for this vehicle")
         elif kind == "COMMAND_LONG" and message.command == SET_MESSAGE_INTERVAL and int(message.param1) == TRUTH_ID:
             # PX4 asks for ground truth at an interval [µs]; 0 or less means as often as we like.
             self.truth_interval_usec = max(0, int(message.param2))
