@@ -8,18 +8,18 @@ release, the touchdown and the stop marked). Any other run gets none (:func:`dra
 
 The airspeed is the truth's speed through the air (|v − wind| where the record has the wind, else the speed over
 the ground: still air); the height is above the NED origin, the plane's resting place on its wheels. The throttle
-is the ``controls`` slot of the vehicle file's propeller (``NexusAdvanceRatioPropellerAPI``'s ``nexus:channel``).
+is the ``controls`` slot of the vehicle file's propeller (``NexusAdvanceRatioPropellerAPI``'s ``nexus:channel``, as
+:func:`nexus.viz.vehicle_file.read_vehicle_file` reads it with the file's sensors).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from pxr import Usd
 
-from nexus import schemas
 from nexus.viz.figures import DEGREES, TRUTH, _figure
 from nexus.viz.run_data import RunData
 from nexus.viz.series import FlightSeries
+from nexus.viz.vehicle_file import VehicleFile
 
 #: The mission's phases in ``plane_phase`` order (nexus/control/fixed_wing/mission.py's PHASE_NAMES).
 PHASES = ("launch", "route", "loiter", "descent", "approach", "final", "flare", "roll-out")
@@ -29,11 +29,12 @@ PHASE_COLOURS = ("tab:red", "tab:blue", "tab:purple", "tab:brown", "tab:olive", 
 SURFACES = ("aileron", "elevator", "rudder")
 
 
-def draw(run: RunData, series: FlightSeries) -> dict[str, tuple[str, object]]:
+def draw(run: RunData, series: FlightSeries, vehicle: VehicleFile) -> dict[str, tuple[str, object]]:
     """name -> (title, figure) for a plane's run; empty for any other."""
     if not run.has("plane_phase"):
         return {}
-    return {"plane": ("Airspeed, height, surfaces and throttle by phase", flight(run, series)),
+    return {"plane": ("Airspeed, height, surfaces and throttle by phase",
+                      flight(run, series, vehicle.throttle_channel)),
             "track": ("Track from above by phase", track(run, series))}
 
 
@@ -54,26 +55,12 @@ def airspeed(run: RunData, series: FlightSeries) -> np.ndarray:
     return np.linalg.norm(run.vector("body/base.velocity", 3), axis=1)
 
 
-def throttle_channel(run: RunData) -> int | None:
-    """The propeller's slot of ``controls`` in the vehicle file the run flew; None when it cannot be read."""
-    path = run.vehicle_path()
-    if not path.is_file():
-        return None
-    schemas.register()
-    stage = Usd.Stage.Open(str(path))
-    for prim in stage.Traverse():
-        if "NexusAdvanceRatioPropellerAPI" in prim.GetAppliedSchemas():
-            channel = prim.GetAttribute("nexus:channel").Get()
-            return None if channel is None else int(channel)
-    return None
-
-
 def _shade(ax, spans) -> None:
     for phase, start, stop in spans:
         ax.axvspan(start, stop, color=PHASE_COLOURS[phase % len(PHASE_COLOURS)], alpha=0.08, lw=0)
 
 
-def flight(run: RunData, series: FlightSeries):
+def flight(run: RunData, series: FlightSeries, channel: int | None):
     spans = phase_spans(series.time, run.columns["plane_phase"])
     figure, axes = _figure(4, height=2.0)
     axes[0, 0].plot(series.time, airspeed(run, series), color=TRUTH, lw=1.2)
@@ -86,7 +73,6 @@ def flight(run: RunData, series: FlightSeries):
             axes[2, 0].plot(series.time, run.scalar(column) * DEGREES, lw=1.0, label=name)
     axes[2, 0].set_ylabel("deflection [deg]")
     axes[2, 0].legend(loc="best", fontsize=8, ncol=3)
-    channel = throttle_channel(run)
     if channel is not None and run.has(f"controls[{channel}]"):
         axes[3, 0].plot(series.time, run.scalar(f"controls[{channel}]"), color=TRUTH, lw=1.0)
     axes[3, 0].set_ylabel("throttle [0..1]")
@@ -125,4 +111,4 @@ def track(run: RunData, series: FlightSeries):
     return figure
 
 
-__all__ = ["PHASES", "airspeed", "draw", "flight", "phase_spans", "throttle_channel", "track"]
+__all__ = ["PHASES", "airspeed", "draw", "flight", "phase_spans", "track"]

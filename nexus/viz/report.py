@@ -47,7 +47,7 @@ def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None
     plots.mkdir(parents=True, exist_ok=True)
     drawn = _draw(series, px4)
     drawn.update(estimate_figures.draw(run, series))  # none for a run without the EKF
-    plane = plane_figures.draw(run, series)  # none for a run without a plane mission
+    plane = plane_figures.draw(run, series, vehicle)  # none for a run without a plane mission
     if plane:
         drawn.pop("motors", None)  # a plane's controls are its surfaces and throttle, drawn by phase instead
         drawn.update(plane)

@@ -49,6 +49,8 @@ class VehicleFile:
     #: Record signal -> every prim of that kind, in file order.
     sensors: dict[str, list[SensorPrim]] = field(default_factory=dict)
     escs: list[dict] = field(default_factory=list)
+    #: A plane's throttle: its propeller's (``NexusAdvanceRatioPropellerAPI``) slot of ``controls``; None: none.
+    throttle_channel: int | None = None
     #: A sentence for the report when something could not be read (or None).
     note: str | None = None
 
@@ -93,6 +95,8 @@ def read_vehicle_file(path: Path, sha256: str | None) -> VehicleFile:
                 found.sensors.setdefault(signal, []).append(SensorPrim(str(prim.GetPath()), mount, noise, sigma))
         if prim.HasAPI("NexusEscAPI"):
             found.escs.append({key: float(_value(prim, name, 0.0)) for key, name in ESC_ATTRIBUTES.items()})
+        if prim.HasAPI("NexusAdvanceRatioPropellerAPI") and found.throttle_channel is None:
+            found.throttle_channel = int(_value(prim, "nexus:channel", 4))
     return found
 
 

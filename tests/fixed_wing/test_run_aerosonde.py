@@ -277,9 +277,10 @@ def test_a_start_below_the_stall_speed_and_a_plane_without_an_air_start_are_refu
 
 
 def test_nexus_plot_draws_the_plane_by_phase_and_its_track(flown, tmp_path):
-    from nexus.viz.plane_figures import phase_spans, throttle_channel
+    from nexus.viz.plane_figures import phase_spans
     from nexus.viz.report import write_report
     from nexus.viz.run_data import load_run
+    from nexus.viz.vehicle_file import read_vehicle_file
 
     report = write_report(flown.out, out=tmp_path / "report")
     names = {path.name for path in report.figures.values()}
@@ -289,4 +290,4 @@ def test_nexus_plot_draws_the_plane_by_phase_and_its_track(flown, tmp_path):
     spans = phase_spans(run.time, run.columns["plane_phase"])
     assert [span[0] for span in spans] == list(range(8))  # each phase once, in order
     assert spans[0][1] == run.time[0] and spans[-1][2] == run.time[-1]
-    assert throttle_channel(run) == 4  # the Aerosonde's propeller's nexus:channel
+    assert read_vehicle_file(run.vehicle_path(), None).throttle_channel == 4  # the Aerosonde's propeller's channel

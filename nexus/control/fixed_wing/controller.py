@@ -47,6 +47,7 @@ from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.usd_checks import nexus_apis
 from nexus.schemas.reader import read_prim
 from nexus.sensors.airspeed import AIRSPEED_SPEC, AirspeedSample
+from nexus.sensors.barometer import isa_density
 
 #: :attr:`FixedWingTask.mode` values.
 LINE, LOITER = 0, 1
@@ -97,8 +98,7 @@ class FixedWingState:
     balance_integral: float  # [m/s]
     roll_integral: float  # [rad]
     pitch_integral: float  # [rad]
-    previous_airspeed: float  # the previous tick's ground speed [m/s]
-    previous_velocity: wp.vec3  # the previous tick's velocity [m/s, NED]
+    previous_velocity: wp.vec3  # the previous tick's velocity [m/s, NED] (its length: the previous ground speed)
     acceleration: float  # filtered airspeed rate [m/s²]
     primed: float  # 0 before the first tick: no rate yet
     pitot_pressure: float  # the last new pitot sample's pressure [Pa]
@@ -115,7 +115,8 @@ def zero_fixed_wing_state(component, ctx) -> FixedWingState:
 
 
 FIXED_WING_STATE = StateVar("fixed_wing", FixedWingState, (1,), zero_fixed_wing_state,
-                            "TECS's and the attitude loops' integrators, the previous airspeed and its filtered rate")
+                            "TECS's and the attitude loops' integrators, the previous velocity, the speed's filtered "
+                            "rate and the pitot's last sample")
 
 FIXED_WING_CONTROLLER_SPEC = Spec(
     name="FixedWingController",
@@ -179,7 +180,7 @@ def fixed_wing_control(
     # accelerometer gives, and what in a steady wind is the airspeed's rate, turns included); without one, the
     # ground speed's change. Both smooth, then filtered (time constant speed_filter).
     ground_speed = wp.length(est.velocity)
-    rate = (ground_speed - s.previous_airspeed) / dt * s.primed
+    rate = (ground_speed - wp.length(s.previous_velocity)) / dt * s.primed
     if p.pitot == 1:
         nose = wp.quat_rotate(est.attitude, wp.vec3(1.0, 0.0, 0.0))
         rate = wp.dot(est.velocity - s.previous_velocity, nose) / dt * s.primed
@@ -263,7 +264,6 @@ def fixed_wing_control(
     out.balance_integral = balance_integral * on
     out.roll_integral = roll_integral * on
     out.pitch_integral = pitch_integral * on
-    out.previous_airspeed = ground_speed
     out.previous_velocity = est.velocity
     out.acceleration = acceleration
     out.primed = 1.0
@@ -425,16 +425,9 @@ def plane_controller(name: str, stage, path, mass: float, gravity: float,
                      "throttle": parts["propeller"]["channel"]},
         {role: surfaces[role]["travel"] for role in ("aileron", "elevator", "rudder")}, gravity=gravity, gains=gains)
     controller.pitot = any(AIRSPEED_SPEC.schema in nexus_apis(prim) for prim in stage.Traverse())
-    controller.air_density = isa_density(origin_altitude)
+    controller.air_density = float(isa_density(wp.float64(origin_altitude)))  # the barometer's and pitot's ISA
     return controller
 
-
-def isa_density(altitude: float) -> float:
-    """The ISA troposphere's density [kg/m³] at ``altitude`` [m]: what the pitot's pressure is turned into a speed
-    with (nexus/sensors/barometer.py's model; 1.225 at sea level)."""
-    temperature = 288.15 - 0.0065 * altitude
-    pressure = 101325.0 * (temperature / 288.15) ** 5.255877
-    return pressure / (287.05287 * temperature)
 
 
 __all__ = ["FIXED_WING_CONTROLLER_SPEC", "FixedWingController", "FixedWingGains", "FixedWingParams",
