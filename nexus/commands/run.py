@@ -130,9 +130,10 @@ class _RunCommand(LaterOptions):
               help="With --view: TCP port of the live view (0: any free port).")
 @click.option("--view-host", default="127.0.0.1", show_default=True,
               help="With --view: address to listen on; the default keeps the flight on this machine.")
-@click.option("--world-of", "world_of", default=None, metavar="RUN:I",
+@click.option("--world-of", "world_of", default=None, metavar="RUN:I[:K]",
               help="Fly world I of the run in folder RUN alone, with its seed branch and drawn values (its other "
-                   "settings come from RUN/run.json); its record matches that world's rows bit for bit on a CPU.")
+                   "settings come from RUN/run.json); its record matches that world's rows bit for bit on a CPU. "
+                   "RUN:I:K flies vehicle K of world I alone (a fleet flown --no-vehicle-contact: the same bits).")
 @click.pass_context
 def run(ctx, out, overwrite, quiet, live_view, view_port, view_host, world_of, realtime, **flight):
     """Fly a vehicle in a scene and record the flight (or many: --worlds N)."""

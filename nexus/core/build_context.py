@@ -31,18 +31,25 @@ class BuildContext:
     stage_ios: tuple[tuple["Stage", "StageIO"], ...] = field(default=())
     #: The engine's store of every component's declared state.
     states: "StateStore | None" = None
-    #: Worlds of the run: the leading axis of every device signal and state array.
+    #: Vehicle slots of the run: the leading axis of every device signal and state array. With several
+    #: vehicles in a world (``vehicles`` > 1) slot ``s`` is vehicle ``s % vehicles`` of world ``s // vehicles``.
     worlds: int = 1
     #: The run-wide index of this ring's world 0 (``nexus run --world-of RUN:i`` flies world i alone).
     first_world: int = 0
     #: Each world's drawn values (``--vary``): parameter name -> value, one dict per world.
     variation: Sequence[dict] = field(default=())
+    #: Vehicles in each world (1: the axis is the worlds themselves).
+    vehicles: int = 1
+    #: The index of this ring's vehicle 0 within its world (a vehicle flown alone keeps its index's random tree).
+    first_vehicle: int = 0
     #: The world a per-world context stands for (:meth:`for_world`); None for the whole ring.
     world: int | None = None
 
     def world_rng(self, world: int) -> RngTree:
-        """The random tree of this ring's world ``world`` (its run-wide index decides it)."""
-        return self.rng.world(self.first_world + int(world))
+        """The random tree of this ring's slot ``world``: its world's run-wide index and its vehicle's index decide
+        it (:meth:`RngTree.vehicle`), so vehicle ``k`` of a world draws what a one-vehicle run of it draws."""
+        world, vehicle = divmod(int(world), self.vehicles)
+        return self.rng.world(self.first_world + world).vehicle(self.first_vehicle + vehicle)
 
     def values_of(self, world: int) -> dict:
         """World ``world``'s drawn values (empty without a variation file)."""

@@ -87,6 +87,8 @@ class Loop:
         worlds: int = 1,
         first_world: int = 0,
         variation: Sequence[dict] = (),
+        vehicles: int = 1,
+        first_vehicle: int = 0,
     ):
         if mode not in EXECUTORS:
             raise BuildError(f"unknown execution mode '{mode}': choose one of {', '.join(MODES)}")
@@ -100,6 +102,12 @@ class Loop:
         self.worlds = int(worlds)
         #: The run-wide index of world 0 of this ring (a world flown alone keeps its index's random tree).
         self.first_world = int(first_world)
+        if isinstance(vehicles, bool) or not isinstance(vehicles, int) or vehicles < 1 or self.worlds % vehicles:
+            raise BuildError(f"{worlds} slots do not hold {vehicles!r} vehicles a world; give a divisor of the slots")
+        #: Vehicles in each world: slot ``s`` is vehicle ``s % vehicles`` of world ``s // vehicles``.
+        self.vehicles = int(vehicles)
+        #: The index of this ring's vehicle 0 within its world (a vehicle flown alone keeps its random tree).
+        self.first_vehicle = int(first_vehicle)
         if variation and len(variation) != self.worlds:
             raise BuildError(f"the variation holds {len(variation)} worlds' values for a ring of {self.worlds} worlds")
         self.variation = tuple(dict(v) for v in variation)
@@ -190,6 +198,7 @@ class Loop:
             device=self.device, dt_ns=self.dt_ns, rng=self.rng, components=tuple(self.components),
             stage_ios=tuple((stage, self.ios[id(stage)]) for stage in stages), states=self.states,
             worlds=self.worlds, first_world=self.first_world, variation=self.variation,
+            vehicles=self.vehicles, first_vehicle=self.first_vehicle,
         )
         self._context = context
         for component in self.components:

@@ -43,6 +43,17 @@ class RngTree:
             raise ValueError(f"a world index is 0 or more, got {index}")
         return self if index == 0 else self.child(f"world/{index}")
 
+    def vehicle(self, index: int) -> RngTree:
+        """The branch vehicle ``index`` of a world draws from (several vehicles in one world).
+
+        Vehicle 0 is the world's tree itself, so a one-vehicle run keeps its bits; vehicle ``k`` > 0 is the
+        sub-tree ``vehicle/<k>``, which depends on ``k`` alone, never on how many vehicles fly.
+        """
+        index = int(index)
+        if index < 0:
+            raise ValueError(f"a vehicle index is 0 or more, got {index}")
+        return self if index == 0 else self.child(f"vehicle/{index}")
+
     def _digest(self) -> bytes:
         text = f"nexus-rng/{self.seed}/{self.path}".encode()
         return hashlib.blake2b(text, digest_size=16).digest()

@@ -22,6 +22,7 @@ from newton.actuators import ClampingDCMotor, DrivePD
 from nexus.core.errors import BuildError
 from nexus.plant.assets import resolve_asset
 from nexus.plant.esc import ESC_SPEC
+from nexus.plant.fleet import FleetLayout, place_fleet
 from nexus.plant.newton_messages import newton_messages_to_nexus
 from nexus.plant.rotor_geometry import check_vehicle
 from nexus.plant.plant import GEODETIC_ORIGIN_SPEC, GeodeticOrigin, Plant, Rotor
@@ -111,7 +112,7 @@ def _replicated(builder: newton.ModelBuilder, worlds: int) -> newton.ModelBuilde
 
 
 def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worlds: int = 1, solver: str = "mujoco",
-               requires_grad: bool = False):
+               requires_grad: bool = False, fleet: FleetLayout | None = None):
     """Resolve, check and load a vehicle into a scene. Returns ``(plant, vehicle_stage, scene_stage)``.
 
     With ``worlds`` > 1 the model holds that many copies of scene and vehicle, one Newton
@@ -119,7 +120,18 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worl
     ``w``'s is it plus ``w`` times the per-world count (``Plant.bodies_per_world`` ...).
     ``solver`` is ``mujoco`` or ``featherstone`` (:mod:`nexus.plant.solvers`); ``requires_grad`` gives the
     model's arrays gradients (a differentiable rollout, :mod:`nexus.diff`).
+
+    ``fleet`` puts several copies of the vehicle in every world (:mod:`nexus.plant.fleet`): the plant then has
+    ``worlds x vehicles`` slots, world after world, and slot ``s`` (vehicle ``s % vehicles`` of world
+    ``s // vehicles``) has the index spaces a world of one vehicle has, so every stage serves slots as it serves
+    worlds. With its ``contact`` the vehicles of a world share one Newton world and collide; without it each
+    flies in a Newton world of its own (they cannot meet, and each computes the bits it would alone).
     """
+    fleet = fleet or FleetLayout()
+    vehicles, shared = fleet.vehicles, fleet.shared
+    if shared and solver == "freeflyer":
+        raise BuildError(f"--solver freeflyer --vehicles {vehicles}: the free-flyer solver has no contact between "
+                         "vehicles; fly --solver mujoco, or --no-vehicle-contact")
     vehicle_path = resolve_asset("vehicle", vehicle)
     scene_path = resolve_asset("scene", scene)
     vehicle_stage = open_stage(vehicle_path)
@@ -141,8 +153,12 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worl
     try:
         with newton_messages_to_nexus(str(scene_path)):
             builder.add_usd(str(scene_path))
+        scene_bodies, scene_joints = builder.body_count, builder.joint_count
         with newton_messages_to_nexus(str(vehicle_path)):
             imported = builder.add_usd(str(vehicle_path))
+            per_vehicle = (builder.body_count, builder.joint_count, builder.joint_dof_count, builder.joint_coord_count)
+            for _ in range(1, vehicles if shared else 1):  # the other vehicles of a shared world, after the first
+                builder.add_usd(str(vehicle_path))
     except Exception as error:
         raise BuildError(f"Newton could not import {vehicle_path} into {scene_path}: {error}") from error
     body_index = dict(imported["path_body_map"])
@@ -193,9 +209,20 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worl
             DrivePD, index=rotor.dof, kp=0.0, kd=rotor.esc["speed_gain"],
             clamping=[(ClampingDCMotor, motor_envelope(rotor.esc))],
         )
-    per_world = (builder.body_count, builder.joint_count, builder.joint_dof_count, builder.joint_coord_count)
-    if worlds > 1:
-        builder = _replicated(builder, worlds)
+    if vehicles > 1 and (scene_bodies or scene_joints):
+        raise BuildError(f"{scene_path}: the scene has {scene_bodies} rigid bodies and {scene_joints} joints of its "
+                         f"own; several vehicles in a world (--vehicles {vehicles}) need a scene of static shapes only")
+    if shared:  # the copies of a shared world share the first one's actuators' layout, one after the other
+        for k in range(1, vehicles):
+            for rotor in rotors:
+                builder.add_actuator(
+                    DrivePD, index=rotor.dof + k * per_vehicle[2], kp=0.0, kd=rotor.esc["speed_gain"],
+                    clamping=[(ClampingDCMotor, motor_envelope(rotor.esc))],
+                )
+    per_world = per_vehicle
+    copies = worlds if shared else worlds * vehicles  # Newton worlds
+    if copies > 1:
+        builder = _replicated(builder, copies)
     try:
         with newton_messages_to_nexus(str(vehicle_path)):
             model = builder.finalize(device=device, requires_grad=requires_grad)
@@ -205,9 +232,10 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worl
     plant = Plant(
         model, vehicle_path=vehicle_path, scene_path=scene_path, body_index=body_index,
         joint_index=joint_index, rotors=rotors, base_path=base_path, origin=origin, gravity=gravity,
-        worlds=worlds, per_world=per_world, solver=solver,
+        worlds=worlds * vehicles, per_world=per_world, solver=solver, vehicles=vehicles, shared_worlds=shared,
     )
     # The ESC and propeller prims were read (and checked) once, here; their components reuse the values.
+    place_fleet(plant, fleet, str(vehicle_path))
     plant.prim_values = {str(prim.GetPath()): values for prim, values in esc_prims}
     plant.prim_values.update({str(prim.GetPath()): values for prim, values, _ in propeller_prims})
     # Rotors that can fly the vehicle: one ESC each, authority on every axis, thrust to spare (one line each).

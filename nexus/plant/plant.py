@@ -113,10 +113,17 @@ class Plant:
         worlds: int = 1,
         per_world: tuple[int, int, int, int] | None = None,
         solver: str = DEFAULT_SOLVER,
+        vehicles: int = 1,
+        shared_worlds: bool = False,
     ):
         self.model = model
-        #: Copies of the vehicle, one Newton world each (see :func:`nexus.plant.loading.load_plant`).
+        #: Copies of the vehicle (see :func:`nexus.plant.loading.load_plant`): one Newton world each, or with
+        #: several vehicles in a world, its slots (vehicle ``s % vehicles`` of world ``s // vehicles``).
         self.worlds = int(worlds)
+        #: Vehicles in each world; slot ``s``'s indices are world ``s``'s of a run of one vehicle a world.
+        self.vehicles = int(vehicles)
+        #: Whether the vehicles of a world share one Newton world (they collide) or each has its own.
+        self.shared_worlds = bool(shared_worlds)
         bodies, joints, dofs, coords = per_world or (model.body_count, model.joint_count, model.joint_dof_count,
                                                      model.joint_coord_count)
         #: What one world adds to each of Newton's index spaces: world ``w``'s body ``b`` is
@@ -157,7 +164,8 @@ class Plant:
         #: The date the magnetic field model is evaluated for [decimal year].
         self.decimal_year = DEFAULT_DECIMAL_YEAR
         #: Contact points one world can have (None: MuJoCo Warp's own estimate), see :func:`contacts_per_world`.
-        self.contact_capacity = contacts_per_world(model, self.bodies_per_world)
+        # Vehicles sharing a world touch each other too: no bound is known for those contacts.
+        self.contact_capacity = None if shared_worlds else contacts_per_world(model, self.bodies_per_world)
         #: ``--solver``: ``mujoco`` or ``featherstone`` (:mod:`nexus.plant.solvers`).
         self.solver_name = check_solver(solver)
         self.solver = make_solver(solver, model, vehicle_path, self.contact_capacity)

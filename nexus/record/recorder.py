@@ -158,6 +158,8 @@ class Recorder(Component):
         self.every = int(every)
         self.table_bytes = int(table_bytes)
         self.worlds = 1
+        #: Vehicles in each world: with more than one, ``world`` and ``vehicle`` columns name each row's slot.
+        self.vehicles = 1
         self._ticks = None
         taps = [t if isinstance(t, Tap) else Tap(*t) for t in taps]
         self.taps: list[Tap] = [Tap("time", wp.float64, (1,)), *[t for t in taps if t.signal != "time"]]
@@ -178,9 +180,12 @@ class Recorder(Component):
     @property
     def columns(self) -> list[str]:
         """The prefix of each tap's columns, in row order (``time``, ``imu/Imu``, ``controls``, ...); with
-        many worlds (known once prepared) ``world`` follows ``time``, as in :meth:`drain`'s columns."""
+        many worlds (known once prepared) ``world`` follows ``time``, and ``vehicle`` follows it with several
+        vehicles a world, as in :meth:`drain`'s columns."""
         names = [layout.name for layout in self.layouts]
-        return [names[0], "world", *names[1:]] if self.worlds > 1 else names
+        if self.worlds == 1:
+            return names
+        return [names[0], "world", *(["vehicle"] if self.vehicles > 1 else []), *names[1:]]
 
     def stages(self) -> list[Stage]:
         reads = [Read("tick", wp.int64, (1,)), Read("running", wp.int32, (1,), default=1)]
@@ -200,6 +205,7 @@ class Recorder(Component):
 
     def prepare(self, ctx) -> None:
         self.worlds = ctx.worlds
+        self.vehicles = int(getattr(ctx, "vehicles", 1))
         if self.worlds > 1:  # one slot holds every world's row: keep the table's memory bounded
             self.capacity = max(1, min(self.capacity, self.table_bytes // (4 * self.width * self.worlds)))
         self.table = wp.zeros((self.capacity, self.width * self.worlds), dtype=wp.uint32, device=ctx.device)
@@ -266,11 +272,16 @@ class Recorder(Component):
             columns.update(found if found is not None else layout.columns(table))
         if self.worlds == 1:
             return columns
-        world = np.tile(np.arange(self.worlds, dtype=np.int32), rows)
-        columns = {"time": columns.pop("time"), "world": world, **columns}
+        world = np.tile(np.arange(self.worlds, dtype=np.int32), rows)  # the slot: a world, or a world's vehicle
+        slot = world
+        if self.vehicles > 1:
+            world, vehicle = np.divmod(slot, np.int32(self.vehicles))
+            columns = {"time": columns.pop("time"), "world": world, "vehicle": vehicle, **columns}
+        else:
+            columns = {"time": columns.pop("time"), "world": world, **columns}
         if first_tick is not None:
             slot_tick = (first_tick // self.every + 1 + np.repeat(np.arange(rows), self.worlds)) * self.every
-            keep = slot_tick <= self._ticks.numpy()[world]
+            keep = slot_tick <= self._ticks.numpy()[slot]
             if not keep.all():
                 columns = {name: values[keep] for name, values in columns.items()}
         return columns

@@ -43,6 +43,7 @@ class Unit:
 UNITS: dict[tuple[str, str], Unit] = {
     ("time", ""): Unit("s", "sim time of the tick"),
     ("world", ""): Unit("-", "world index within the run"),
+    ("vehicle", ""): Unit("-", "vehicle index within its world (with --vehicles)"),
     ("body", "pose"): Unit("m, -", "ENU position [m] (0..2), then the body (FLU) to ENU rotation as a quaternion "
                                    "x, y, z, w [-] (3..6)", ("m",) * 3 + ("-",) * 4),
     ("body", "velocity"): Unit("m/s", "centre-of-mass velocity, world ENU"),

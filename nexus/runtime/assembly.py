@@ -31,6 +31,7 @@ from nexus.core.ring import compose, placed
 from nexus.estimation.truth import TruthEstimator
 from nexus.guidance import MissionGuidance, MissionProfile
 from nexus.guidance.tracking import TRACKING_APIS, FigureEightGuidance, WaypointsGuidance
+from nexus.plant.fleet import FleetLayout
 from nexus.plant.loading import load_plant
 from nexus.plant.physics import Physics
 from nexus.plant.plant import Plant
@@ -169,6 +170,7 @@ def assemble(
     solver: str = "mujoco",
     requires_grad: bool = False,
     estimator: str = "vehicle",
+    fleet: FleetLayout | None = None,
 ) -> Vehicle:
     """Load the files, then build every component the vehicle's prims declare (``worlds`` copies of the plant).
 
@@ -182,7 +184,7 @@ def assemble(
     if mission not in MISSIONS:
         raise BuildError(f"unknown mission '{mission}'; choose one of {', '.join(MISSIONS)}")
     plant, stage, scene_stage = load_plant(vehicle, scene, device, worlds=worlds, solver=solver,
-                                           requires_grad=requires_grad)
+                                           requires_grad=requires_grad, fleet=fleet)
     # The controller for this kind of vehicle (the default's name on a plane: the plane's default); the
     # options given were made for the name asked for, so a controller chosen in its place takes its defaults.
     entry = registry.for_vehicle(controller, vehicle_kind(stage), str(plant.vehicle_path))

@@ -22,6 +22,7 @@ from nexus.control.registry import ControllerOptions
 from nexus.core.device import DEVICE_CHOICES
 from nexus.core.errors import BuildError
 from nexus.core.loop import DEFAULT_TICK_HZ, tick_ns
+from nexus.plant.fleet import DEFAULT_SPACING, FleetLayout
 from nexus.plant.solvers import DEFAULT_SOLVER, SOLVERS, check_solver
 from nexus.runtime.assembly import DEFAULT_CONTROLLER, MISSIONS
 from nexus.runtime.pacing import check_factor
@@ -39,11 +40,20 @@ RECORD_MODES = ("full", "summary")
 #: RunConfig fields a run.json from before them lacks, with the value such a run flew with.
 ADDED_LATER = {"worlds": 1, "vary": None, "record_every": 1, "record_mode": "full", "first_world": 0,
                "render": "auto", "solver": "mujoco", "plugins": [], "wind": None, "turbulence": None, "scenario": None,
-               "realtime": None, "estimator": "vehicle", "shards": 1}
+               "realtime": None, "estimator": "vehicle", "shards": 1, "vehicles": 1, "spacing": DEFAULT_SPACING,
+               "vehicle_contact": True, "first_vehicle": 0}
+#: Fields a run writes to run.json only when they differ from their default (a run without them writes what it
+#: wrote before them, and keeps its sweep point id).
+OMITTED_AT_DEFAULT = ("vehicles", "spacing", "vehicle_contact", "first_vehicle")
 
 
 #: ``--render``: where the ray-traced sensors render (``auto``: a peer process on the CPU, inline on a GPU).
 RENDER_MODES = ("auto", "peer", "inline")
+
+
+def single_world_controller(name: str) -> str | None:
+    """Why controller ``name`` flies one vehicle only (None: it serves every slot at once)."""
+    return registry.get(name).single_world
 
 
 class ConfigError(BuildError):
@@ -88,6 +98,16 @@ class RunConfig:
     #: Ticks per graph replay; None lets the loop choose (a hidden knob for tests, not a CLI option).
     ticks_per_replay: int | None = None
     worlds: int = setting(1, "Vehicles flown at once, one Newton world each, in one graph (docs/worlds.md)")
+    vehicles: int = setting(1, "Vehicles in each world, in a line --spacing apart (vehicle k starts k x spacing "
+                            "east of the file's place), each flying its own mission from where it starts "
+                            "(docs/fleets.md)", minimum=1, maximum=64)
+    spacing: float = setting(DEFAULT_SPACING, "With --vehicles: the distance between neighbours in the line",
+                             unit="m", minimum=0.0, min_open=True)
+    vehicle_contact: bool = setting(True, "With --vehicles: the vehicles of a world collide (one Newton world); "
+                                    "--no-vehicle-contact gives each its own, so vehicle k flies the bits a "
+                                    "one-vehicle run of it flies", flag="--vehicle-contact/--no-vehicle-contact")
+    #: The index of this run's vehicle 0 in its world (``--vehicle-of``: vehicle k of a fleet flown alone).
+    first_vehicle: int = 0
     #: A variation file (TOML) drawing each world's values; None: every world is the vehicle as its file says.
     vary: str | None = setting(None, "Variation file (TOML): each world's mass, rotors, sensors, start, wind and "
                                "faults, drawn from the seed (docs/worlds.md lists every parameter)", path=True)
@@ -158,6 +178,16 @@ class RunConfig:
             return float(self.duration)
         return registry.get(self.controller).duration_s
 
+    @property
+    def fleet(self) -> FleetLayout:
+        """The vehicles of each world and their line (checked)."""
+        return FleetLayout(self.vehicles, float(self.spacing), bool(self.vehicle_contact), self.first_vehicle)
+
+    @property
+    def slots(self) -> int:
+        """Vehicles flown in all: worlds x vehicles, the leading axis of every device signal."""
+        return self.worlds * self.vehicles
+
     def check(self) -> None:
         """Refuse settings that cannot fly together, before anything is built (one-line errors)."""
         if isinstance(self.worlds, bool) or not isinstance(self.worlds, int) or self.worlds < 1:
@@ -168,6 +198,11 @@ class RunConfig:
                                            or self.shards < 0):
             raise BuildError(f"--shards {self.shards}: give a whole number of processes, 1 or more (0: one per core)")
         check_solver(self.solver)
+        self.fleet  # noqa: B018  (its checks: a whole number of vehicles, a spacing above 0)
+        if self.vehicles > 1 and single_world_controller(self.controller):
+            raise BuildError(f"--controller {self.controller} --vehicles {self.vehicles}: "
+                             f"{single_world_controller(self.controller)}; fly --vehicles 1, or a controller that "
+                             "serves every vehicle at once")
         if self.wind is not None:
             parse_wind(self.wind)  # SPEED@FROM, before anything is built (a sweep's points too)
         if self.realtime is not None:
@@ -176,7 +211,7 @@ class RunConfig:
             raise BuildError(f"--render {self.render}: choose one of {', '.join(RENDER_MODES)}")
         if self.record_mode not in RECORD_MODES:
             raise BuildError(f"--record {self.record_mode}: choose one of {', '.join(RECORD_MODES)}")
-        single_world = registry.get(self.controller).single_world
+        single_world = single_world_controller(self.controller)
         if self.worlds > 1 and single_world:
             many = [c.name for c in registry.controllers().values() if c.reads_setpoint and not c.single_world]
             raise BuildError(f"--controller {self.controller} --worlds {self.worlds}: "
@@ -190,6 +225,9 @@ class RunConfig:
         # A run without them writes what it wrote before them (and keeps its sweep point id).
         for name in ("plugins", "wind", "turbulence", "scenario", "realtime"):
             if not values[name]:
+                del values[name]
+        for name in OMITTED_AT_DEFAULT:
+            if values[name] == ADDED_LATER[name]:
                 del values[name]
         if values["shards"] in (1, AUTO_SHARDS):  # read back as 1: a replay or a sweep's point flies in one process
             del values["shards"]

@@ -66,20 +66,22 @@ def build_flight(
     """
     options.check()
     device = device or resolve_device(options.device)
-    worlds = options.worlds
+    worlds = options.slots  # every vehicle of every world: the leading axis of the ring's signals
     if worlds > 1:
         check_fits(worlds, device)
     vehicle = assemble(
         options.vehicle, options.scene, device=device, controller=options.controller,
         substeps=options.substeps, decimal_year=options.decimal_year,
-        controller_options=options.controller_options, mission=options.mission, worlds=worlds,
-        solver=options.solver, estimator=options.estimator,
+        controller_options=options.controller_options, mission=options.mission, worlds=options.worlds,
+        solver=options.solver, estimator=options.estimator, fleet=options.fleet,
     )
     plant = vehicle.plant
     if options.scenario is not None and variation is None:  # its faults and start, over any drawn values
         variation = scenario_variation(options, plant, vehicle.components)
     names = variation_names(options.vehicle)  # the vehicle's other names of a draw, for the worlds' checks
     variation = world_values(options, plant, vehicle.components, variation, names=names)  # drawn or given, checked
+    # The vehicles of a world share its drawn values (its air, its faults, its start offset, every mass).
+    slot_values = [dict(values) for values in variation for _ in range(options.vehicles)]
     components = list(vehicle.components)
     if replace_controller is not None:
         replace_controller.name = vehicle.controller.name  # the ESCs connect to the controller prim
@@ -89,7 +91,7 @@ def build_flight(
     # A caller's components that declare no place of their own join after the controller, in the order given.
     components += [extra if extra.place is not None else placed(extra, "extra", sequence=at)
                    for at, extra in enumerate(extra_components)]
-    air = WindField.from_scene(plant, options.wind, options.turbulence, options.duration_s, variation)
+    air = WindField.from_scene(plant, options.wind, options.turbulence, options.duration_s, slot_values)
     if options.scenario is not None:  # its steps, drag, faults, contact count, gain factors and gusts
         parts = scenario_parts(options.scenario, plant, components, vehicle.controller, options.controller)
         if parts.replaces_guidance:
@@ -99,7 +101,7 @@ def build_flight(
     if air is not None:  # its place: before every force stage that reads it
         components.append(placed(air, "air"))
     components = compose(components)
-    drawn = take_draws(plant, components, variation)  # each draw to the part that declares it
+    drawn = take_draws(plant, components, slot_values)  # each draw to the part that declares it
     components += [placed(part, "draw", sequence=at) for at, part in enumerate(drawn)]
     crash = None
     if detect_crash and CrashDetector.fits(plant):
@@ -120,7 +122,7 @@ def build_flight(
         compose([*components, *([placed(recorder, "record")] if recorder is not None else [])]), device=device,
         tick_hz=options.tick_hz, seed=options.seed, mode="eager" if options.eager else "captured",
         ticks_per_replay=ticks_per_replay, rules=FLIGHT_RULES, worlds=worlds, first_world=options.first_world,
-        variation=variation if any(variation) else (),
+        variation=slot_values if any(variation) else (), vehicles=options.vehicles, first_vehicle=options.first_vehicle,
     )
     hub = _render_hub(options, plant, components, device, worlds)
     try:

@@ -333,7 +333,8 @@ def _fly_and_write(options, out, duration, total_ticks, dt_ns, signals, *, progr
     def planned(flight: Flight) -> None:  # after the build: what will fly
         plant = flight.vehicle.plant
         info.update({
-            "worlds": flight.loop.worlds, "first_world": options.first_world, "record_every": options.record_every,
+            "worlds": options.worlds, "first_world": options.first_world, "record_every": options.record_every,
+            **({"vehicles": options.vehicles} if options.vehicles > 1 else {}),
             "record_mode": options.record_mode, "world_values": json_values(flight.variation),
         })
         info.update({

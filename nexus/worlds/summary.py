@@ -139,7 +139,8 @@ def summary_columns(flight) -> dict[str, np.ndarray]:
     module doc for what each holds)."""
     loop, plant, variation = flight.loop, flight.vehicle.plant, flight.variation
     seed, first_world = flight.options.seed, flight.options.first_world
-    worlds = loop.worlds
+    worlds, vehicles = loop.worlds, loop.vehicles  # slots: with several vehicles a world, one row per vehicle
+    variation = [values for values in variation for _ in range(vehicles)]  # a world's vehicles share its values
     done = loop.world_done()
     ticks = loop.world_ticks()
     dt = loop.dt_ns * 1e-9
@@ -153,7 +154,8 @@ def summary_columns(flight) -> dict[str, np.ndarray]:
     landing_error = np.linalg.norm(final_ned - (landing if landing is not None else 0.0), axis=1)
     landing_error = np.where(done == BATTERY_EMPTY, np.nan, landing_error)  # it did not land (module doc)
     columns: dict[str, np.ndarray] = {
-        "world": np.arange(first_world, first_world + worlds, dtype=np.int32),
+        "world": first_world + np.arange(worlds, dtype=np.int32) // vehicles,
+        **({"vehicle": np.arange(worlds, dtype=np.int32) % vehicles} if vehicles > 1 else {}),
         "seed": np.full(worlds, seed, dtype=np.int64),
         "exit_reason": np.array([EXITS.get(int(flag), "failed") for flag in done], dtype=object),
         "done_time": np.where(done == DONE, ticks * dt, np.nan),
