@@ -28,7 +28,7 @@ from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
 
 #: Phase indices, in :data:`nexus.guidance.profile.PHASES` order.
-TAKEOFF, HOLD, YAW, RETURN, LAND, LANDED, ALIGN, POSITION_HOLD, POSITION_LAND = 0, 1, 2, 3, 4, 5, 6, 7, 8
+TAKEOFF, HOLD, YAW, RETURN, LAND, LANDED, ALIGN, POSITION_HOLD, POSITION_LAND, GOTO = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
 #: The most legs a profile makes: takeoff, hold, six yaw legs, return, land.
 MAX_LEGS = 10
 

@@ -162,7 +162,7 @@ class MissionGuidance(MissionComponent):
             first, now = estimates[world], float(times[world])
             position = first["position"]
             start = np.array([position[0], position[1], position[2]], dtype=np.float64)
-            plan = MissionPlan(self.profile, start, heading_of(first["attitude"]), start_time=now)
+            plan = self.plan_for(world, start, heading_of(first["attitude"]), now)
             if len(plan.legs) > MAX_LEGS:
                 raise BuildError(f"{self.name}: the mission has {len(plan.legs)} legs, more than the {MAX_LEGS} the device table holds")
             legs = []
@@ -201,6 +201,11 @@ class MissionGuidance(MissionComponent):
         first_state.assign(wp.array(states, dtype=MissionState, device=device).reshape(first_state.shape))
         io.state_in["entered"].fill_(-1.0)
         self.plan = self.plans[0]
+
+    def plan_for(self, world: int, start: np.ndarray, start_yaw: float, now: float) -> MissionPlan:
+        """The plan world (slot) ``world`` flies from ``start`` [m, NED] and ``start_yaw`` [rad] from ``now`` [s]:
+        the profile's, the same for every world (a fleet's guidance gives each vehicle its own)."""
+        return MissionPlan(self.profile, start, start_yaw, start_time=now)
 
     # -- the stage (device) -------------------------------------------------------------
 

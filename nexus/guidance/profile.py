@@ -33,7 +33,8 @@ the estimator says (``estimate_status``, :mod:`nexus.estimation.estimate_status`
 ``position_land``  then descend in place at ``land_speed``, land, disarm and end
                    the run. The mission never resumes.
 
-They come after ``landed`` in :data:`PHASES`, so the older indices keep their meaning.
+They come after ``landed`` in :data:`PHASES`, so the older indices keep their meaning; so does ``goto``, the
+leg of a fleet's waypoint plan (:mod:`nexus.guidance.waypoint_plan`).
 
 Every leg but the landing moves its goal along a minimum-jerk curve (speed
 and acceleration zero at both ends), which the controller can follow closely.
@@ -46,7 +47,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-PHASES = ("takeoff", "hold", "yaw", "return", "land", "landed", "align", "position_hold", "position_land")
+PHASES = ("takeoff", "hold", "yaw", "return", "land", "landed", "align", "position_hold", "position_land", "goto")
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ UNITS: dict[tuple[str, str], Unit] = {
     ("setpoint", "yaw"): Unit("rad", "heading goal (0 north, +pi/2 east)"),
     ("armed", ""): Unit("-", "1 armed, 0 once landed or disarmed"),
     ("mission_phase", ""): Unit("-", "index into nexus.guidance.profile.PHASES (takeoff 0 ... landed 5, align 6, "
-                                     "position_hold 7, position_land 8); -1 before the first"),
+                                     "position_hold 7, position_land 8, goto 9); -1 before the first"),
     ("controls", ""): Unit("-", "ESC command in [0, 1], one slot per rotor in ESC channel order"),
     ("wind", ""): Unit("m/s", "the air's velocity at the vehicle's base, world ENU"),
     ("battery", "voltage"): Unit("V", "terminal voltage"),

@@ -93,7 +93,8 @@ def build_flight(
                    for at, extra in enumerate(extra_components)]
     air = WindField.from_scene(plant, options.wind, options.turbulence, options.duration_s, slot_values)
     if options.scenario is not None:  # its steps, drag, faults, contact count, gain factors and gusts
-        parts = scenario_parts(options.scenario, plant, components, vehicle.controller, options.controller)
+        parts = scenario_parts(options.scenario, plant, components, vehicle.controller, options.controller,
+                               options.fleet)
         if parts.replaces_guidance:
             components = [c for c in components if not getattr(c, "is_guidance", False)]
         components += parts.components

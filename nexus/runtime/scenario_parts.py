@@ -19,7 +19,9 @@ from nexus.control import registry
 from nexus.core import Component
 from nexus.core.errors import BuildError
 from nexus.core.ring import placed
+from nexus.guidance.fleet_mission import FleetMission, Route
 from nexus.guidance.steps import StepMission
+from nexus.plant.fleet import FleetLayout
 from nexus.plant.ground_contact import GroundContact
 from nexus.runtime.fault_trigger import FaultTrigger
 from nexus.runtime.params import variation_names
@@ -35,15 +37,23 @@ class ScenarioParts:
     replaces_guidance: bool = False
 
 
-def scenario_parts(ring: dict, plant, components: list, controller: Component, controller_name: str
-                   ) -> ScenarioParts:
+def scenario_parts(ring: dict, plant, components: list, controller: Component, controller_name: str,
+                   fleet: FleetLayout | None = None) -> ScenarioParts:
     """Its steps (in place of the scene's guidance), drag for a vehicle without its own, a stage for each sensor
     fault past the first, the stage that fires ``when`` faults and the contact count a ``contact`` check
     reads; scales the controller's gains (``controller_name``: its registered name) when it is in
-    ``components`` (a replay's recorded controls have none to scale)."""
+    ``components`` (a replay's recorded controls have none to scale). A fleet's routes (``routes``, one per
+    vehicle, flown with ``fleet``'s line) take the guidance's place as the steps do."""
     parts = ScenarioParts()
     steps = ring.get("steps") or []
-    if steps:
+    routes = ring.get("routes") or []
+    if routes:
+        parts.replaces_guidance = True
+        made = [Route(tuple(tuple(float(v) for v in point) for point in route["waypoints"]),
+                      **{k: route[k] for k in ("speed", "hold", "leg_time") if k in route}) for route in routes]
+        parts.components.append(placed(FleetMission(made, fleet or FleetLayout(), where=ring.get("name", "scenario")),
+                                       "guidance"))
+    elif steps:
         parts.replaces_guidance = True
         parts.components.append(placed(StepMission(steps), "guidance"))
     if ring.get("gain_scale") and controller in components:

@@ -134,7 +134,7 @@ def test_a_rollout_with_a_fresh_state_out_keeps_each_ticks_state():
     assert io.state_in["entered"].numpy().tobytes() == given["entered"].numpy().tobytes()
     out = io.state_out["mission"].numpy()[0, 0]
     assert (out["planned"], out["phase"]) == (1, 0)
-    assert io.state_out["entered"].numpy()[0].tolist() == [now] + [-1.0] * 8
+    assert io.state_out["entered"].numpy()[0].tolist() == [now] + [-1.0] * 9
     # Before the start hook (not planned) the kernel returns early, but still carries the state through.
     idle = MissionGuidance("/scene/mission", profile)
     idle_io = prepared(idle)
