@@ -140,7 +140,7 @@ def test_a_rollout_with_a_fresh_state_out_keeps_each_ticks_state():
     idle_io = prepared(idle)
     idle_io.state_out = {name: wp.zeros_like(array) for name, array in idle_io.state_in.items()}
     idle.stages()[0].run(idle_io)
-    assert idle_io.state_out["entered"].numpy()[0].tolist() == [-1.0] * 9
+    assert idle_io.state_out["entered"].numpy()[0].tolist() == [-1.0] * 10
 
 
 def test_without_start_up_the_kernel_writes_nothing():
