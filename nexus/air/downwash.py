@@ -57,6 +57,7 @@ changes: the ring keeps its bits.
 
 from __future__ import annotations
 
+import logging
 import math
 from pathlib import Path
 
@@ -71,6 +72,8 @@ from nexus.plant.plant import Plant
 from nexus.plant.propeller import RotorVariation, rotor_factor, rotor_variation
 from nexus.plant.rotor_inflow import AIR_DENSITY, ROTOR_INFLOW_SPEC, blade_pitch, thrust_change
 from nexus.schemas.reader import read_prim, where
+
+log = logging.getLogger(__name__)
 
 #: The round jet's centreline decay constant B and spreading rate S (Hussein, Capp and George 1994).
 JET_DECAY = 5.8
@@ -113,37 +116,89 @@ def jet_speed(thrust: wp.float32, radius: wp.float32, below: wp.float32, off_axi
     return centre * wp.exp(-wp.float32(LN2) * off_axis * off_axis / (half * half))
 
 
+@wp.struct
+class Fleet:
+    """The other vehicles of a world as downwash sources: each rotor of each, at its hub, blowing its thrust."""
+
+    #: Vehicles in each world (1: none but the vehicle itself, nothing to add).
+    vehicles: wp.int32
+    #: Every rotor of a vehicle (slot 0's indices): its body, its DOF, kT [N/(rad/s)^2] and disc radius [m].
+    body: wp.array(dtype=wp.int32)
+    dof: wp.array(dtype=wp.int32)
+    thrust_coefficient: wp.array(dtype=wp.float32)
+    radius: wp.array(dtype=wp.float32)
+    bodies_per_world: wp.int32
+    dofs_per_world: wp.int32
+
+
+def fleet_of(vehicles: int, rotors: list, radii: list[float], bodies_per_world: int, dofs_per_world: int,
+             device: str) -> Fleet:
+    """A :class:`Fleet` of ``vehicles`` a world, each with ``rotors`` (:class:`~nexus.plant.plant.Rotor`, slot 0's
+    indices) of disc radius ``radii`` [m]."""
+    fleet = Fleet()
+    fleet.vehicles = int(vehicles)
+    fleet.body = wp.array([r.body for r in rotors], dtype=wp.int32, device=device)
+    fleet.dof = wp.array([r.dof for r in rotors], dtype=wp.int32, device=device)
+    fleet.thrust_coefficient = wp.array([r.thrust_coefficient for r in rotors], dtype=wp.float32, device=device)
+    fleet.radius = wp.array(radii, dtype=wp.float32, device=device)
+    fleet.bodies_per_world, fleet.dofs_per_world = int(bodies_per_world), int(dofs_per_world)
+    return fleet
+
+
+def no_fleet(device: str) -> Fleet:
+    """One vehicle a world: no other vehicle blows on it."""
+    return fleet_of(1, [], [], 0, 0, device)
+
+
 @wp.func
 def air_speed_at(point: wp.vec3, disc_position: wp.array(dtype=wp.vec3), disc_thrust: wp.array(dtype=wp.float32),
-                 disc_radius: wp.array(dtype=wp.float32), density: wp.float32) -> wp.float32:
-    """The downward air speed [m/s] at ``point`` (world) from every disc, their momentum fluxes added."""
+                 disc_radius: wp.array(dtype=wp.float32), density: wp.float32, fleet: Fleet, world: wp.int32,
+                 own: wp.int32, body_q: wp.array(dtype=wp.transform), joint_qd: wp.array(dtype=wp.float32)
+                 ) -> wp.float32:
+    """The downward air speed [m/s] at ``point`` (world) from every disc, their momentum fluxes added: the scene's
+    sources, then each rotor of every other vehicle of world ``world`` (``own`` is the vehicle asking) as a disc
+    blowing its still-air thrust kT·ω² straight down from its hub."""
     square = wp.float32(0.0)
     for k in range(disc_position.shape[0]):
         d = disc_position[k] - point
         u = jet_speed(disc_thrust[k], disc_radius[k], d[2], wp.sqrt(d[0] * d[0] + d[1] * d[1]), density)
         square += u * u
+    for j in range(fleet.vehicles):
+        if j != own:
+            slot = world * fleet.vehicles + j
+            for r in range(fleet.body.shape[0]):
+                hub = wp.transform_get_translation(body_q[fleet.body[r] + slot * fleet.bodies_per_world])
+                omega = joint_qd[fleet.dof[r] + slot * fleet.dofs_per_world]
+                d = hub - point
+                u = jet_speed(fleet.thrust_coefficient[r] * omega * omega, fleet.radius[r], d[2],
+                              wp.sqrt(d[0] * d[0] + d[1] * d[1]), density)
+                square += u * u
     return wp.sqrt(square)
 
 
 @wp.func
 def disc_inflow(hub: wp.vec3, axis: wp.vec3, radius: wp.float32, disc_position: wp.array(dtype=wp.vec3),
                 disc_thrust: wp.array(dtype=wp.float32), disc_radius: wp.array(dtype=wp.float32),
-                density: wp.float32) -> wp.float32:
+                density: wp.float32, fleet: Fleet, world: wp.int32, own: wp.int32,
+                body_q: wp.array(dtype=wp.transform), joint_qd: wp.array(dtype=wp.float32)) -> wp.float32:
     """The axial inflow w [m/s] (down through the disc positive) over a rotor disc at ``hub`` with spin axis
-    ``axis`` (unit, world), averaged by Radon's 7-point rule. The ring's points are laid out from the axis and
-    the world's x (or y) axis, not the spinning blades, so the average does not turn with the rotor."""
+    ``axis`` (unit, world), averaged by Radon's 7-point rule, from the scene's sources and the other vehicles of
+    world ``world`` (:class:`Fleet`). The ring's points are laid out from the axis and the world's x (or y)
+    axis, not the spinning blades, so the average does not turn with the rotor."""
     reference = wp.vec3(1.0, 0.0, 0.0)
     if wp.abs(axis[0]) > 0.9:
         reference = wp.vec3(0.0, 1.0, 0.0)
     e1 = wp.normalize(reference - wp.dot(reference, axis) * axis)
     e2 = wp.cross(axis, e1)
-    # The jet blows along world -z: its velocity along the rotor's -axis is u·axis_z.
-    total = wp.float32(CENTRE_WEIGHT) * air_speed_at(hub, disc_position, disc_thrust, disc_radius, density)
+    # The jets blow along world -z: their velocity along the rotor's -axis is u·axis_z.
+    total = wp.float32(CENTRE_WEIGHT) * air_speed_at(hub, disc_position, disc_thrust, disc_radius, density, fleet,
+                                                     world, own, body_q, joint_qd)
     ring = wp.float32(RING_RADIUS) * radius
     for j in range(6):
         angle = wp.float32(j) * wp.float32(math.pi / 3.0)
         point = hub + ring * (wp.cos(angle) * e1 + wp.sin(angle) * e2)
-        total += wp.float32(RING_WEIGHT) * air_speed_at(point, disc_position, disc_thrust, disc_radius, density)
+        total += wp.float32(RING_WEIGHT) * air_speed_at(point, disc_position, disc_thrust, disc_radius, density,
+                                                        fleet, world, own, body_q, joint_qd)
     return total * axis[2]
 
 
@@ -164,6 +219,7 @@ def add_downwash(
     disc_thrust: wp.array(dtype=wp.float32),
     disc_radius: wp.array(dtype=wp.float32),
     density: wp.float32,
+    fleet: Fleet,
     # Data in:
     joint_qd: wp.array(dtype=wp.float32),
     body_q: wp.array(dtype=wp.transform),
@@ -172,13 +228,14 @@ def add_downwash(
     # Data out:
     body_f: wp.array(dtype=wp.spatial_vector),
 ):
-    """Each rotor's thrust change in the sources' downwash, one thread per world and rotor (each its own body)."""
+    """Each rotor's thrust change in the sources' downwash, one thread per slot (a world's vehicle) and rotor (each
+    its own body)."""
     world, i = wp.tid()
     b = body[i] + world * bodies_per_world
     pose = body_q[b]
     axis = wp.quat_rotate(wp.transform_get_rotation(pose), wp.vec3(0.0, 0.0, 1.0))
     w = disc_inflow(wp.transform_get_translation(pose), axis, radius[i], disc_position, disc_thrust, disc_radius,
-                    density)
+                    density, fleet, world / fleet.vehicles, world % fleet.vehicles, body_q, joint_qd)
     if vehicle_motion[i] != 0:  # the rotor's own climb: the air flows down through its disc at v·axis
         w = w + wp.dot(wp.spatial_top(body_qd[b]), axis)
     factor = rotor_factor(variation.thrust_scale, world, rotor[i], time_ns[world], variation.fail_ns,
@@ -224,14 +281,31 @@ def _rotor_inflows(plant: Plant, vehicle_stage, scene_path: Path, first_source: 
     return [(rotor, *by_body[rotor.body_path]) for rotor in plant.rotors if rotor.body_path in by_body]
 
 
+def _fleet_downwash(plant: Plant, vehicle_stage) -> bool:
+    """Whether the vehicles of a world blow on each other: several share a world and every propeller says its
+    disc (NexusRotorInflowAPI). Without the discs they fly without it, and the log says so."""
+    if plant.vehicles < 2 or not plant.shared_worlds:
+        return False
+    propellers = [path for path in plant.prim_values if vehicle_stage.GetPrimAtPath(path).HasAPI("NexusPropellerAPI")]
+    bare = [path for path in propellers if not vehicle_stage.GetPrimAtPath(path).HasAPI(ROTOR_INFLOW_SPEC.schema)]
+    if bare:
+        log.warning("%s: the %d vehicles of a world fly without each other's downwash: propeller prim %s has no "
+                    "NexusRotorInflowAPI (apply it on every propeller with nexus:inflow:rotorRadius, "
+                    "docs/downwash.md)", plant.vehicle_path, plant.vehicles, bare[0])
+        return False
+    return True
+
+
 class Downwash(Component):
     """The scene's downwash sources (and the rotors' own climb) acting on the vehicle's rotors: one force stage."""
 
     spec = DOWNWASH_SOURCE_SPEC
 
-    def __init__(self, name: str, plant: Plant, discs: list[tuple], rotors: list[tuple]):
+    def __init__(self, name: str, plant: Plant, discs: list[tuple], rotors: list[tuple], fleet: bool = False):
         super().__init__(name)
         self.plant, self.discs, self.rotors = plant, discs, rotors
+        #: The other vehicles of each world blow on this one's rotors too (several vehicles sharing a world).
+        self.fleet = bool(fleet)
 
     @classmethod
     def from_prim(cls, prim, values, ctx):
@@ -244,8 +318,12 @@ class Downwash(Component):
         motion (the ring keeps its bits)."""
         scene_path = Path(plant.scene_path)
         prims = [p for p in scene_stage.Traverse() if p.HasAPI(DOWNWASH_SOURCE_SPEC.schema)]
+        fleet = _fleet_downwash(plant, vehicle_stage)
         if not prims:
-            rotors = [r for r in _rotor_inflows(plant, vehicle_stage, scene_path, None) if r[3]]
+            rotors = _rotor_inflows(plant, vehicle_stage, scene_path, None)
+            if fleet:
+                return cls(f"{plant.vehicle_path}:fleetDownwash", plant, [], rotors, fleet=True)
+            rotors = [r for r in rotors if r[3]]
             return cls(f"{plant.vehicle_path}:rotorInflow", plant, [], rotors) if rotors else None
         cache = UsdGeom.XformCache()
         discs = []
@@ -256,7 +334,7 @@ class Downwash(Component):
         if not rotors:
             raise BuildError(f"{scene_path}: {prims[0].GetPath()} applies NexusDownwashSourceAPI, but "
                              f"{plant.vehicle_path} has no propeller (NexusPropellerAPI) for its downwash to act on")
-        return cls(str(prims[0].GetPath()), plant, discs, rotors)
+        return cls(str(prims[0].GetPath()), plant, discs, rotors, fleet=fleet)
 
     def stages(self) -> list[Stage]:
         # The clock, for a rotor that fails at a drawn time (the propeller's factors, applied here too).
@@ -279,7 +357,15 @@ class Downwash(Component):
             wp.array(np.asarray([d[0] for d in self.discs], dtype=np.float32).reshape(-1, 3), dtype=wp.vec3,
                      device=device),
             column([d[1] for d in self.discs]), column([d[2] for d in self.discs]), AIR_DENSITY,
+            self._fleet(device),
         ]
+
+    def _fleet(self, device: str) -> Fleet:
+        """Every rotor of a vehicle as a source for the others of its world (none without a fleet)."""
+        if not self.fleet:
+            return no_fleet(device)
+        return fleet_of(self.plant.vehicles, [r[0] for r in self.rotors], [r[1] for r in self.rotors],
+                        self.plant.bodies_per_world, self.plant.dofs_per_world, device)
 
     def _run(self, io) -> None:
         state = self.plant.state

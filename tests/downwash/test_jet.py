@@ -25,11 +25,13 @@ import numpy as np
 import pytest
 import warp as wp
 
-from nexus.air.downwash import air_speed_at, disc_inflow, jet_speed, source_discs
+from nexus.air.downwash import Fleet, air_speed_at, disc_inflow, jet_speed, no_fleet, source_discs
 from nexus.plant.rotor_inflow import blade_pitch, thrust_change
 
 ARM = 0.02809335  # the Crazyflie's rotor offsets along x and y [m]
 HOVER_OMEGA = math.sqrt(2298487.1)
+#: One vehicle a world: no other vehicle's rotors, and no state to read them from.
+ALONE = (no_fleet("cpu"), wp.zeros(0, dtype=wp.transform), wp.zeros(0, dtype=wp.float32))
 
 
 @wp.kernel
@@ -67,10 +69,11 @@ def test_no_nan_anywhere_and_nothing_from_a_source_of_no_thrust():
 
 @wp.kernel
 def merged(points: wp.array(dtype=wp.vec3), disc_position: wp.array(dtype=wp.vec3),
-           disc_thrust: wp.array(dtype=wp.float32), disc_radius: wp.array(dtype=wp.float32),
-           out: wp.array(dtype=wp.float32)):
+           disc_thrust: wp.array(dtype=wp.float32), disc_radius: wp.array(dtype=wp.float32), fleet: Fleet,
+           body_q: wp.array(dtype=wp.transform), joint_qd: wp.array(dtype=wp.float32), out: wp.array(dtype=wp.float32)):
     i = wp.tid()
-    out[i] = air_speed_at(points[i], disc_position, disc_thrust, disc_radius, wp.float32(1.225))
+    out[i] = air_speed_at(points[i], disc_position, disc_thrust, disc_radius, wp.float32(1.225), fleet, i, 0, body_q,
+                          joint_qd)
 
 
 def air_speed(points, discs):
@@ -78,7 +81,8 @@ def air_speed(points, discs):
     wp.launch(merged, len(points), inputs=[wp.array(np.asarray(points, np.float32), dtype=wp.vec3),
                                            wp.array(np.asarray([d[0] for d in discs], np.float32), dtype=wp.vec3),
                                            wp.array([d[1] for d in discs], dtype=wp.float32),
-                                           wp.array([d[2] for d in discs], dtype=wp.float32), out], device="cpu")
+                                           wp.array([d[2] for d in discs], dtype=wp.float32), *ALONE, out],
+              device="cpu")
     return out.numpy()
 
 
@@ -101,11 +105,12 @@ def test_the_source_discs_sit_where_the_crazyflies_rotors_do():
 @wp.kernel
 def rotor_changes(hubs: wp.array(dtype=wp.vec3), disc_position: wp.array(dtype=wp.vec3),
                   disc_thrust: wp.array(dtype=wp.float32), disc_radius: wp.array(dtype=wp.float32),
-                  omega: wp.float32, pitch: wp.float32, inflow: wp.array(dtype=wp.float32),
+                  omega: wp.float32, pitch: wp.float32, fleet: Fleet, body_q: wp.array(dtype=wp.transform),
+                  joint_qd: wp.array(dtype=wp.float32), inflow: wp.array(dtype=wp.float32),
                   change: wp.array(dtype=wp.float32)):
     i = wp.tid()
     w = disc_inflow(hubs[i], wp.vec3(0.0, 0.0, 1.0), wp.float32(0.023), disc_position, disc_thrust, disc_radius,
-                    wp.float32(1.225))
+                    wp.float32(1.225), fleet, i, 0, body_q, joint_qd)
     inflow[i] = w
     change[i] = thrust_change(omega, w, wp.float32(0.023), wp.float32(0.573), pitch, wp.float32(1.225))
 
@@ -122,7 +127,7 @@ def under_the_source(dx: float, below: float = 0.3):
                                         wp.array(np.asarray([d[0] for d in discs], np.float32), dtype=wp.vec3),
                                         wp.array([d[1] for d in discs], dtype=wp.float32),
                                         wp.array([d[2] for d in discs], dtype=wp.float32), HOVER_OMEGA,
-                                        blade_pitch(2.879933e-8, 0.023, 0.573), inflow, change], device="cpu")
+                                        blade_pitch(2.879933e-8, 0.023, 0.573), *ALONE, inflow, change], device="cpu")
     return inflow.numpy(), change.numpy()
 
 
