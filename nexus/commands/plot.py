@@ -19,7 +19,10 @@ import click
 @click.option("--world", type=int, default=None, metavar="I",
               help="With a run of several worlds (`nexus run --worlds N`): the world highlighted and drawn in "
                    "detail. Default: 0.")
-def plot(run_folder: Path, out: Path | None, ulog: Path | None, world: int | None) -> None:
+@click.option("--vehicle", type=int, default=None, metavar="K",
+              help="With a run of several vehicles a world (`nexus run --vehicles K`): the vehicle drawn in detail "
+                   "(every vehicle of the world is one line of the paths figure). Default: 0.")
+def plot(run_folder: Path, out: Path | None, ulog: Path | None, world: int | None, vehicle: int | None) -> None:
     """Write a report of the flight in RUN (or of the sweep in a `nexus sweep` folder): PNG figures and report.html."""
     from nexus.viz import report as run_report, sweep_report  # noqa: PLC0415  (reason: `nexus plot --help` loads no Warp)
 
@@ -27,7 +30,7 @@ def plot(run_folder: Path, out: Path | None, ulog: Path | None, world: int | Non
         report = sweep_report.write_sweep_report(run_folder, out=out)
     else:
         report = run_report.write_report(run_folder, out=out, ulog=ulog or sweep_report.px4_ulog(run_folder),
-                                         world=world)
+                                         world=world, vehicle=vehicle)
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
     click.echo(f"figures: {', '.join(str(p) for p in report.figures.values())}")

@@ -11,6 +11,10 @@ row).
 A check passes when its measure stays at or under its bound (``min``: at or over it) at every row of its
 window; otherwise its result names the first row that broke the bound (sim time and tick) and the worst
 excess. The verdict depends only on the record's values, which a CPU run repeats bit for bit.
+
+A record of several vehicles a world (:mod:`nexus.scenario.fleet_checks`) is judged vehicle by vehicle: each
+measure of one vehicle on each vehicle's rows, the result that of the vehicle that broke it first (else the
+worst), named in its message; ``min_separation`` on every vehicle of a world at once.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nexus.estimation.estimate_status import BARO_FAULT, HORIZONTAL_VALID, STATUS_SIGNAL, TRUSTED
+from nexus.scenario.fleet_checks import Separation, is_fleet, separations, vehicle_rows
 from nexus.scenario.plane_checks import PLANE_MEASURES, PlaneRecord
 from nexus.scenario.px4_messages import FAILSAFE_OR_REFUSAL
 from nexus.scenario.spec import Check
@@ -59,7 +64,7 @@ class CheckResult:
     def message(self) -> str:
         """``altitude_error <= 0.15 m over [2.5, 4] s: first broken at 2.712 s (tick 678), worst 0.41 (0.26 over)``."""
         if self.passed:
-            return f"{self.check.describe()}: worst {_show(self.worst)}"
+            return f"{self.check.describe()}: worst {_show(self.worst)}{f'; {self.detail}' if self.detail else ''}"
         over = "over" if self.check.side == "max" else "under"
         by = f"worst {_show(self.worst)} ({_show(self.excess)} {over})" if math.isfinite(self.excess) else (
             "never reached" if self.check.measure == "reach" else "never said" if self.check.measure in STATUS_MEASURES
@@ -184,6 +189,9 @@ def evaluate(check: Check, record: Record) -> CheckResult:
         return _drift(check, record, inside)
     if check.measure in STATUS_MEASURES:
         return _status_time(check, record, inside)
+    if check.measure == "min_separation":  # a fleet's record is judged by evaluate_run; this one has one vehicle
+        return CheckResult(check, False, math.nan, start, int(round(start / record.tick_s)), math.inf,
+                           detail="the run flew one vehicle a world: no two to be apart")
     if check.measure == "px4_mission":
         mission = (record.info.get("controller_stats") or {}).get("mission") or record.info.get("mission_file")
         refused = math.nan
@@ -341,10 +349,64 @@ def _reached_goals(goals: tuple, record: Record) -> float:
     return float(record.time[row])
 
 
+def _min_separation(check: Check, worlds: list[Separation], tick_s: float) -> CheckResult:
+    """The smallest distance between two vehicles of one world in the window against a min bound; the result
+    is the world that broke it first (else the one whose vehicles came closest), and its detail names the two
+    vehicles that came closest, when and how close."""
+    start, end = check.window
+    results = []
+    for world in worlds:
+        inside = np.flatnonzero((world.time >= start - 1e-9) & (world.time <= end + 1e-9))
+        times, values = world.time[inside], world.distance[inside]
+        if not len(values) or not np.isfinite(values).any():
+            results.append(CheckResult(check, False, math.nan, start, int(round(start / tick_s)), math.inf,
+                                       (times, values), tick_s, f"world {world.world} has no two vehicles"))
+            continue
+        closest = int(inside[np.nanargmin(values)])
+        detail = (f"closest: vehicles {world.first[closest]} and {world.second[closest]} of world {world.world}, "
+                  f"{world.distance[closest]:.4g} m apart at {world.time[closest]:.3f} s")
+        worst = float(world.distance[closest])
+        bad = np.flatnonzero(~(values >= check.bound))  # NaN breaks it too
+        if not len(bad):
+            results.append(CheckResult(check, True, worst, series=(times, values), tick_s=tick_s, detail=detail))
+            continue
+        first = float(times[bad[0]])
+        results.append(CheckResult(check, False, worst, first, int(round(first / tick_s)), check.bound - worst,
+                                   (times, values), tick_s, detail))
+    return _first_broken(results, check.side)
+
+
+def _first_broken(results: list[CheckResult], side: str) -> CheckResult:
+    """Of one check's results on several vehicles (or worlds): the one that broke it first, else the worst."""
+    broken = [r for r in results if not r.passed]
+    if broken:
+        return min(broken, key=lambda r: math.inf if r.first_time is None else r.first_time)
+    return max(results, key=lambda r: r.worst if side == "max" else -r.worst)
+
+
+def _each_vehicle(check: Check, records: list, labels: list[str]) -> CheckResult:
+    """A measure of one vehicle on every vehicle of a fleet: the first to break it, else the worst, named."""
+    results = []
+    for record, label in zip(records, labels, strict=True):
+        result = evaluate(check, record)
+        result.detail = f"{label}; {result.detail}" if result.detail else label
+        results.append(result)
+    return _first_broken(results, check.side)
+
+
 def evaluate_run(checks, table, info: dict) -> list[CheckResult]:
     """Every check's result on one run's record (a pyarrow table) and its run.json."""
-    record = Record(table, info)
-    results = [evaluate(check, record) for check in checks]
+    if is_fleet(table):
+        vehicles = vehicle_rows(table, info)
+        records = [Record(v.table, v.info) for v in vehicles]
+        tick_s, labels = run_tick_s(info), [v.label for v in vehicles]
+        apart = separations(table) if any(c.measure == "min_separation" for c in checks) else []
+        results = [_min_separation(c, apart, tick_s) if c.measure == "min_separation"
+                   else _each_vehicle(c, records, labels) for c in checks]
+    else:
+        record = Record(table, info)
+        tick_s = record.tick_s
+        results = [evaluate(check, record) for check in checks]
     for result in results:
-        result.tick_s = record.tick_s
+        result.tick_s = tick_s
     return results

@@ -70,6 +70,8 @@ MEASURES = {
                                        "position is invalid (status bit cleared; never: inf; min: not before)"),
     "baro_fault": ("s", "max", "sim time the estimate first flagged, within the window, the barometer as stopped or "
                                "frozen (status bit set; never: inf; min: not before)"),
+    "min_separation": ("m", "min", "the smallest distance between the base origins of two vehicles of one world (a "
+                                   "fleet: [fleet] vehicles = 2 or more)"),
     **PLANE_MEASURES,
 }
 #: Measures that are a series over the record's rows (a plane's phases may narrow their window).
@@ -224,6 +226,14 @@ class _Matrix(_Table):
     vary: Annotated[_Names | None, fix("give a list of names or paths")] = None
 
 
+class _Fleet(_Table):
+    vehicles: Annotated[int, msgspec.Meta(ge=1, le=64), fix("give the vehicles in the world, a whole number from 1 "
+                                                            "to 64, as nexus run --vehicles")] = 1
+    spacing: Annotated[Positive | None, fix("give the distance between neighbours of the line [m], above 0, as "
+                                            "nexus run --spacing")] = None
+    contact: Annotated[bool, fix("takes true (the vehicles collide) or false (as --no-vehicle-contact)")] = True
+
+
 class _Baseline(_Table):
     tolerance: Annotated[dict[str, NonNegative],
                          fix("give a table of check name = tolerance, e.g. {landing = 0.05}")] = {}
@@ -260,6 +270,7 @@ class ScenarioFile(_Table, kw_only=True):
     matrix: _Matrix = msgspec.field(default_factory=_Matrix)
     baseline: _Baseline = msgspec.field(default_factory=_Baseline)
     px4: _Px4 | None = None
+    fleet: _Fleet = msgspec.field(default_factory=_Fleet)
 
 
 #: Top-level keys and tables of a scenario file.
@@ -281,6 +292,8 @@ STEP_KEYS = {cls.__struct_config__.tag: data_file.fields_of(cls)
              for cls in (_Takeoff, _Goto, _Hold, _Turn, _Land, _Wait)}
 CHECK_KEYS = data_file.fields_of(_Check)
 MATRIX_KEYS = data_file.fields_of(_Matrix)
+#: Keys of ``[fleet]``: several vehicles in the world, in a line (``nexus run --vehicles``, docs/fleets.md).
+FLEET_KEYS = data_file.fields_of(_Fleet)
 BASELINE_KEYS = data_file.fields_of(_Baseline)
 PX4_KEYS = data_file.fields_of(_Px4)
 
@@ -518,6 +531,7 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
         if key in start:
             values[drawn] = float(start[key])
     _environment(path, data.get("environment", {}), duration, run, ring)
+    _fleet(path, data.get("fleet", {}), run)
     triggers: list[dict] = []
     sensor_faults: list[dict] = []
     for index, fault in enumerate(data.get("fault", [])):
@@ -549,6 +563,11 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
               for i, c in enumerate(data.get("check", []))]
     if any(c.measure == "contact" for c in checks):
         ring["contact"] = True
+    apart = next((i for i, c in enumerate(checks) if c.measure == "min_separation"), None)
+    if apart is not None and run.get("vehicles", 1) < 2:
+        raise _fail(path, f"check[{apart}].measure", "min_separation is the distance between the vehicles of one "
+                                                    "world, and the scenario flies one; set [fleet] vehicles = 2 or "
+                                                    "more, or remove the check")
     if not checks:
         raise _fail(path, "check", "a scenario without [[check]]s cannot fail; add one, e.g. "
                                    "[[check]] measure = \"ended\"")
@@ -644,6 +663,22 @@ def _environment(path: Path, table: dict, duration: float, run: dict, ring: dict
                       "direction": float(gust["direction"])})
     if gusts:
         ring["gusts"] = gusts
+
+
+def _fleet(path: Path, table: dict, run: dict) -> None:
+    """``[fleet]``: the RunConfig fields of several vehicles in the world (``--vehicles``, ``--spacing``,
+    ``--no-vehicle-contact``); one vehicle sets none, so its run is the run it was."""
+    if table.get("vehicles", 1) == 1:
+        for key in ("spacing", "contact"):
+            if key in table:
+                raise _fail(path, f"fleet.{key}", "a fleet of one vehicle has no line; set fleet.vehicles = 2 or "
+                                                  f"more, or remove {key}")
+        return
+    run["vehicles"] = int(table["vehicles"])
+    if "spacing" in table:
+        run["spacing"] = float(table["spacing"])
+    if "contact" in table:
+        run["vehicle_contact"] = bool(table["contact"])
 
 
 def _px4_steps(path: Path, steps: list[dict], px4: dict) -> None:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from nexus.runtime.run_folder import world_count
 from nexus.viz import estimate_figures, plane_figures
+from nexus.viz.fleet import check_vehicle, is_fleet
+from nexus.viz.fleet_report import write_fleet_report
 from nexus.viz.report_page import Report, controller_block, figures_html, notes_html, page, sensor_table, summary_rows
 from nexus.viz.report_page import draw as _draw  # one flight's figures, called below by this module's names
 from nexus.viz.report_page import frame_figures as _frame_figures
@@ -24,13 +26,20 @@ from nexus.viz.worlds import check_world, is_many_worlds
 from nexus.viz.worlds_report import write_worlds_report
 
 
-def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None, world: int | None = None) -> Report:
+def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None, world: int | None = None,
+                 vehicle: int | None = None) -> Report:
     """Check RUN (and the ULog), draw the figures into ``out/plots/`` and write ``out/report.html``.
 
-    A run of several worlds gets the worlds report (:mod:`nexus.viz.worlds_report`), ``world`` highlighted
-    (default 0); a one-world run accepts only ``world`` 0.
+    A run of several vehicles a world gets the fleet report (:mod:`nexus.viz.fleet_report`): world ``world``'s
+    vehicles, ``vehicle`` in detail (default 0 each). A run of several worlds gets the worlds report
+    (:mod:`nexus.viz.worlds_report`), ``world`` highlighted (default 0); a one-world run accepts only ``world``
+    0, and a run of one vehicle a world only ``vehicle`` 0.
     """
 
+    if is_fleet(folder):
+        return write_fleet_report(folder, out=out, world=world, vehicle=vehicle, ulog=ulog)
+    if vehicle is not None:
+        check_vehicle(Path(folder), vehicle, 1)
     if is_many_worlds(folder):
         return write_worlds_report(folder, out=out, world=world, ulog=ulog)
     run = load_run(folder)

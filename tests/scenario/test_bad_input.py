@@ -148,7 +148,8 @@ def test_nexus_test_exits_2_with_one_line_and_flies_nothing(tmp_path):
     assert result.exit_code == 2, result.output
     assert result.output.strip().splitlines() == [
         f"error: {path}: colour: unknown key; a scenario holds name, description, duration, tick_hz, vehicle, scene, "
-        "seed, estimator, controller, start, environment, fault, step, check, matrix, baseline, px4 (docs/testing.md)"]
+        "seed, estimator, controller, start, environment, fault, step, check, matrix, baseline, px4, fleet "
+        "(docs/testing.md)"]
     assert not (tmp_path / "out").exists()
 
 
