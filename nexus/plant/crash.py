@@ -1,13 +1,13 @@
 """A crash ends a world's run: ground contact at more than :data:`CRASH_SPEED` of vertical speed.
 
 A world crashes on the first tick whose physics step found the vehicle touching something (a contact
-point MuJoCo Warp found at distance 0 or less, as :mod:`nexus.plant.ground_contact` counts them: the
-ground, or an obstacle of the scene) while the base came down faster than :data:`CRASH_SPEED` [m/s]
-into that step. The speed is the base's downward speed at the end of the tick before: MuJoCo's
-collision test sees the state the step starts from, so the contact began within that step, at the
-speed the vehicle brought into it. A world that crashed gets the done flag :data:`CRASHED`; its
-clock stops after the tick (as for a battery that ran out), so the run's exit reason is ``crashed``,
-with the tick and the impact speed in run.json's ``crash`` and in run.log.
+point MuJoCo Warp found at distance 0 or less, counted for the vehicle whose geom it touches by
+:mod:`nexus.plant.contact_slots`: the ground, an obstacle of the scene, or another vehicle of its world)
+while the base came down faster than :data:`CRASH_SPEED` [m/s] into that step. The speed is the base's
+downward speed at the end of the tick before: MuJoCo's collision test sees the state the step starts from,
+so the contact began within that step, at the speed the vehicle brought into it. A world that crashed
+gets the done flag :data:`CRASHED`; its clock stops after the tick (as for a battery that ran out), so the
+run's exit reason is ``crashed``, with the tick and the impact speed in run.json's ``crash`` and in run.log.
 
 The limit is the speed of a fall from 0.46 m (v² = 2·g·h): 3 m/s, three to four times the
 landings Nexus ships (its missions and PX4 land at 0.7 m/s; the hardest touchdown of every shipped
@@ -30,7 +30,7 @@ import warp as wp
 from nexus.core import Component, Read, Stage
 from nexus.core.spec import Spec, StateVar
 from nexus.plant.body_state import BodyState
-from nexus.plant.ground_contact import count_touching
+from nexus.plant.contact_slots import count_touching, geom_slots
 
 #: Vertical speed [m/s] above which touching the ground (or an obstacle) is a crash.
 CRASH_SPEED = 3.0
@@ -108,6 +108,7 @@ class CrashDetector(Component):
         self._store = None
         self._first_world = 0
         self._touching = None
+        self._geom_slot = None
 
     @staticmethod
     def fits(plant) -> bool:
@@ -123,10 +124,12 @@ class CrashDetector(Component):
         self._store = ctx.states
         self._first_world = int(getattr(ctx, "first_world", 0) or 0)
         self._touching = wp.zeros(self.plant.worlds, dtype=wp.int32, device=ctx.device)
+        self._geom_slot = geom_slots(self.plant)  # each contact counts for the vehicles it touches
 
     def _run(self, io) -> None:
         data = self.plant.solver.mjw_data
-        wp.launch(count_touching, data.naconmax, inputs=[data.nacon, data.contact.worldid, data.contact.dist],
+        wp.launch(count_touching, data.naconmax,
+                  inputs=[data.nacon, data.contact.worldid, data.contact.geom, data.contact.dist, self._geom_slot],
                   outputs=[self._touching], device=io.device)
         wp.launch(
             check_crash, self.plant.worlds,

@@ -4,7 +4,9 @@ MuJoCo Warp keeps the contacts it found in its last step (``mjw_data.contact``: 
 distance, ``nacon`` of them over all worlds). A contact point touches when its distance is 0 or less
 (the shapes meet or interpenetrate); MuJoCo also lists points within a geom's margin that do not touch
 yet, and those are left out. Every shape of the vehicle collides with the ground and the scene's other
-shapes, so a touching point is the vehicle on the ground or against an obstacle.
+shapes, so a touching point is the vehicle on the ground or against an obstacle (or, with several vehicles
+in a world, against another vehicle). Each point counts for the vehicles its geoms belong to
+(:mod:`nexus.plant.contact_slots`), not for the MuJoCo world it was found in.
 
 Only a scenario with a ``contact`` check adds this stage (``nexus/runtime/scenario_parts.py``): other flights keep
 their ring and their bits. It writes and reads nothing the physics uses.
@@ -17,6 +19,7 @@ import warp as wp
 from nexus.core import Component
 from nexus.core.errors import BuildError
 from nexus.core.spec import Output, Spec
+from nexus.plant.contact_slots import count_touching, geom_slots
 
 GROUND_CONTACT_SPEC = Spec(
     name="GroundContact",
@@ -34,15 +37,6 @@ def clear_counts(count: wp.array(dtype=wp.int32)):
     count[wp.tid()] = 0
 
 
-@wp.kernel
-def count_touching(nacon: wp.array(dtype=wp.int32), world_of: wp.array(dtype=wp.int32),
-                   dist: wp.array(dtype=wp.float32), count: wp.array(dtype=wp.int32)):
-    """One thread per contact slot: a found contact with distance <= 0 adds one to its world's count."""
-    i = wp.tid()
-    if i < nacon[0] and dist[i] <= 0.0:
-        wp.atomic_add(count, world_of[i], 1)
-
-
 class GroundContact(Component):
     """Writes ``contact`` (touching contact points per world) from MuJoCo Warp's contacts of the last step."""
 
@@ -55,10 +49,15 @@ class GroundContact(Component):
         if data is None:
             raise BuildError(f"{plant.vehicle_path}: the scenario's contact check reads MuJoCo's contacts; fly it "
                              "with the mujoco solver (the default) or remove the check")
+        self._geom_slot = None
+
+    def prepare(self, ctx) -> None:
+        self._geom_slot = geom_slots(self.plant)
 
     def run(self, io) -> None:
         data = self.plant.solver.mjw_data
         count = io["contact"]
         wp.launch(clear_counts, self.plant.worlds, outputs=[count], device=io.device)
-        wp.launch(count_touching, data.naconmax, inputs=[data.nacon, data.contact.worldid, data.contact.dist],
+        wp.launch(count_touching, data.naconmax,
+                  inputs=[data.nacon, data.contact.worldid, data.contact.geom, data.contact.dist, self._geom_slot],
                   outputs=[count], device=io.device)

@@ -41,10 +41,10 @@ RECORD_MODES = ("full", "summary")
 ADDED_LATER = {"worlds": 1, "vary": None, "record_every": 1, "record_mode": "full", "first_world": 0,
                "render": "auto", "solver": "mujoco", "plugins": [], "wind": None, "turbulence": None, "scenario": None,
                "realtime": None, "estimator": "vehicle", "shards": 1, "vehicles": 1, "spacing": DEFAULT_SPACING,
-               "vehicle_contact": True, "first_vehicle": 0}
+               "vehicle_contact": True, "first_vehicle": 0, "end_on_collision": False}
 #: Fields a run writes to run.json only when they differ from their default (a run without them writes what it
 #: wrote before them, and keeps its sweep point id).
-OMITTED_AT_DEFAULT = ("vehicles", "spacing", "vehicle_contact", "first_vehicle")
+OMITTED_AT_DEFAULT = ("vehicles", "spacing", "vehicle_contact", "first_vehicle", "end_on_collision")
 
 
 #: ``--render``: where the ray-traced sensors render (``auto``: a peer process on the CPU, inline on a GPU).
@@ -106,6 +106,9 @@ class RunConfig:
     vehicle_contact: bool = setting(True, "With --vehicles: the vehicles of a world collide (one Newton world); "
                                     "--no-vehicle-contact gives each its own, so vehicle k flies the bits a "
                                     "one-vehicle run of it flies", flag="--vehicle-contact/--no-vehicle-contact")
+    end_on_collision: bool = setting(False, "With --vehicles and their contact: a collision between two vehicles "
+                                     "ends their world's flight (every vehicle of it), exit reason collision "
+                                     "(docs/fleets.md)")
     #: The index of this run's vehicle 0 in its world (``--vehicle-of``: vehicle k of a fleet flown alone).
     first_vehicle: int = 0
     #: A variation file (TOML) drawing each world's values; None: every world is the vehicle as its file says.

@@ -13,6 +13,7 @@ from nexus.core.device import resolve_device
 from nexus.core.loop import DEFAULT_TICKS_PER_REPLAY
 from nexus.core.ring import compose, placed
 from nexus.plant.crash import CrashDetector
+from nexus.plant.vehicle_collision import VehicleCollision
 from nexus.record.recorder import Recorder
 from nexus.render.hub import RenderHub
 from nexus.runtime.assembly import Vehicle, assemble
@@ -41,6 +42,8 @@ class Flight:
     render: Any = None
     #: The crash detector (:mod:`nexus.plant.crash`; None when not built in).
     crash: Any = None
+    #: The contact between the vehicles of a world (:mod:`nexus.plant.vehicle_collision`; None unless they share it).
+    collisions: Any = None
 
 
 def build_flight(
@@ -108,9 +111,15 @@ def build_flight(
     if detect_crash and CrashDetector.fits(plant):
         crash = placed(CrashDetector(plant), "monitor")
         components.append(crash)
+    collisions = None
+    if VehicleCollision.fits(plant):  # vehicles sharing a world: a ring of one vehicle a world keeps its ring
+        collisions = placed(VehicleCollision(plant, options.end_on_collision), "monitor",
+                            after=(crash.name,) if crash is not None else ())
+        components.append(collisions)
+    monitors = tuple(c.name for c in (crash, collisions) if c is not None)
     summary = None
     if worlds > 1 or options.record_mode == "summary":  # a one-world run keeps its ring (and files) as they were
-        summary = placed(WorldSummary(plant), "monitor", after=(crash.name,) if crash is not None else ())
+        summary = placed(WorldSummary(plant), "monitor", after=monitors)
         components.append(summary)
     components = compose(components)
     recorder = None
@@ -134,7 +143,7 @@ def build_flight(
         if hub is not None:
             hub.close()
         raise
-    return Flight(options, vehicle, loop, recorder, device, variation, summary, hub, crash)
+    return Flight(options, vehicle, loop, recorder, device, variation, summary, hub, crash, collisions)
 
 
 def _render_hub(options: RunConfig, plant, components: Sequence[Component], device: str, worlds: int):

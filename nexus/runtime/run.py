@@ -45,6 +45,7 @@ from nexus.runtime.run_file import RUNNING, RunFile, final_status
 from nexus.runtime.stopping import StopSignals, stop_reason
 from nexus.worlds.summary import run_end_reason, summary_columns, summary_counts
 from nexus.plant.crash import crash_line
+from nexus.plant.vehicle_collision import collision_line
 
 log = logging.getLogger("nexus")
 
@@ -419,6 +420,10 @@ def _fly_and_write(options, out, duration, total_ticks, dt_ns, signals, *, progr
             if flight.crash is not None:  # the crash's tick and speed, and the hardest touchdown (nexus.plant.crash)
                 info["crash"] = flight.crash.report(dt_ns * 1e-9)
                 if (line := crash_line(info["crash"])) is not None:
+                    log.warning("%s", line)
+            if flight.collisions is not None:  # the collisions between vehicles (nexus.plant.vehicle_collision)
+                info["collisions"] = flight.collisions.report(dt_ns * 1e-9)
+                if (line := collision_line(info["collisions"])) is not None:
                     log.warning("%s", line)
             for component in flight.vehicle.components:  # a component's own end-of-run lines (a diverged EKF's)
                 end_lines = getattr(component, "end_lines", None)

@@ -21,7 +21,7 @@ from nexus.record.durable import failure, write_atomic
 RUNNING = "running"
 #: ``status`` once the run ended, by its ``exit_reason``.
 ENDED = {"duration": "finished", "done": "finished", "battery-empty": "finished", "crashed": "finished",
-         "interrupted": "interrupted", "terminated": "terminated"}
+         "collision": "finished", "interrupted": "interrupted", "terminated": "terminated"}
 #: Exit reasons of a run whose record stopped short of the ticks it flew (the disk refused a part).
 WRITE_FAILURES = ("disk-full", "write-failed")
 

@@ -380,6 +380,13 @@ def _join(options: RunConfig, out: Path, shards: list[_Shard], run_file: RunFile
                                   "crashed_worlds": [c for crash in crashes for c in crash.get("crashed_worlds", [])],
                                   "hardest_touchdowns_m_s": [v for crash in crashes
                                                              for v in crash.get("hardest_touchdowns_m_s", [])]}
+    collisions = [(info or {}).get("collisions") for info in infos]
+    if all(collisions):  # the vehicles' collisions (nexus.plant.vehicle_collision): every shard's, in one log
+        events = sorted((e for c in collisions for e in c["events"]),
+                        key=lambda e: (e["tick"], e["world"], e["vehicles"]))
+        run_file.info["collisions"] = {"count": sum(c["count"] for c in collisions),
+                                       "kept": sum(c["kept"] for c in collisions),
+                                       "end_on_collision": collisions[0]["end_on_collision"], "events": events}
     rows, parts = 0, 0
     if join is not None:
         join.finish()

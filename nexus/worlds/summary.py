@@ -32,6 +32,7 @@ from nexus.plant.body_state import BodyState
 from nexus.plant.frames import enu_to_ned
 from nexus.plant.battery import BATTERY_EMPTY, BATTERY_EMPTY_REASON
 from nexus.plant.crash import CRASHED, CRASHED_REASON
+from nexus.plant.vehicle_collision import COLLIDED, COLLIDED_REASON
 from nexus.estimation.ekf import DIVERGED, DIVERGED_REASON
 from nexus.plant.physics import FAILED
 
@@ -41,14 +42,15 @@ KEY_FIGURES = ("done_time", "max_altitude_error", "max_yaw_error", "landing_erro
 DONE = 1
 #: How a world ended, by its done flag (see ``nexus.core.loop``): flying at the end means the duration ran out.
 EXITS = {0: "duration", DONE: "done", FAILED: "failed", BATTERY_EMPTY: BATTERY_EMPTY_REASON, CRASHED: CRASHED_REASON,
-         DIVERGED: DIVERGED_REASON}
+         DIVERGED: DIVERGED_REASON, COLLIDED: COLLIDED_REASON}
 
 
 def run_end_reason(done: np.ndarray) -> str:
     """The exit reason of a run whose every world has ended: ``battery-empty`` when each world's pack ran
-    out, ``crashed`` when each crashed (nexus.plant.crash), else ``done`` (each world's own reason is in the
-    summary)."""
-    for flag, reason in ((BATTERY_EMPTY, BATTERY_EMPTY_REASON), (CRASHED, CRASHED_REASON), (DIVERGED, DIVERGED_REASON)):
+    out, ``crashed`` when each crashed (nexus.plant.crash), ``collision`` when a collision ended each
+    (nexus.plant.vehicle_collision), else ``done`` (each world's own reason is in the summary)."""
+    for flag, reason in ((BATTERY_EMPTY, BATTERY_EMPTY_REASON), (CRASHED, CRASHED_REASON), (DIVERGED, DIVERGED_REASON),
+                         (COLLIDED, COLLIDED_REASON)):
         if done.size and bool((done == flag).all()):
             return reason
     return "done"
