@@ -32,6 +32,8 @@ class Route:
     hold: float = 0.0
     #: Every goto leg's duration [s] (None: distance / speed).
     leg_time: float | None = None
+    #: The take-off's duration [s] (None: its height / speed).
+    takeoff_time: float | None = None
 
 
 class FleetMission(MissionGuidance):
@@ -61,4 +63,4 @@ class FleetMission(MissionGuidance):
         east = float(self.layout.offset(vehicle)[0])  # the line runs east (ENU x)
         local = [(n, e - east, h) for n, e, h in route.waypoints]
         return WaypointPlan(self.profile, start, start_yaw, local, speed=route.speed, hold=route.hold,
-                            leg_time=route.leg_time, start_time=now)
+                            leg_time=route.leg_time, takeoff_time=route.takeoff_time, start_time=now)

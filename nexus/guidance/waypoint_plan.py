@@ -4,7 +4,8 @@ The plan a fleet's guidance (:mod:`nexus.guidance.fleet_mission`) gives each veh
 mission kernel flies (:func:`nexus.guidance.kernels.fly_mission`), so every vehicle of every world flies its
 own list in one launch:
 
-``takeoff``  straight up over the start to the first waypoint's height, at ``speed`` on average;
+``takeoff``  straight up over the start to the first waypoint's height, over ``takeoff_time`` seconds when
+             given (vehicles climbing to different heights then start their legs together), else at ``speed``;
 ``goto``     to each waypoint in turn along a minimum-jerk curve, over ``leg_time`` seconds when given (so that
              vehicles with legs of different lengths arrive together, as a swap through a common point needs),
              else over distance / ``speed`` (at least :data:`MIN_LEG_TIME`);
@@ -31,7 +32,8 @@ class WaypointPlan(MissionPlan):
     """The legs of one vehicle's waypoint list from ``start`` [m, NED] and ``start_yaw`` [rad] at ``start_time``."""
 
     def __init__(self, profile: MissionProfile, start, start_yaw: float, waypoints: Sequence[Sequence[float]], *,
-                 speed: float, hold: float = 0.0, leg_time: float | None = None, start_time: float = 0.0):
+                 speed: float, hold: float = 0.0, leg_time: float | None = None,
+                 takeoff_time: float | None = None, start_time: float = 0.0):
         profile.check()
         if not waypoints:
             raise ValueError("a waypoint plan needs at least one waypoint")
@@ -48,7 +50,8 @@ class WaypointPlan(MissionPlan):
             clock += duration
 
         up = np.array([self.start[0], self.start[1], goals[0][2]])
-        add("takeoff", max(abs(up[2] - self.start[2]) / speed, MIN_LEG_TIME), self.start, up)
+        climb = float(takeoff_time) if takeoff_time is not None else max(abs(up[2] - self.start[2]) / speed, MIN_LEG_TIME)
+        add("takeoff", climb, self.start, up)
         here = up
         for goal in goals:
             length = float(np.linalg.norm(goal - here))

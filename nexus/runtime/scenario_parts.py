@@ -50,7 +50,8 @@ def scenario_parts(ring: dict, plant, components: list, controller: Component, c
     if routes:
         parts.replaces_guidance = True
         made = [Route(tuple(tuple(float(v) for v in point) for point in route["waypoints"]),
-                      **{k: route[k] for k in ("speed", "hold", "leg_time") if k in route}) for route in routes]
+                      **{k: route[k] for k in ("speed", "hold", "leg_time", "takeoff_time")
+                         if route.get(k) is not None}) for route in routes]
         parts.components.append(placed(FleetMission(made, fleet or FleetLayout(), where=ring.get("name", "scenario")),
                                        "guidance"))
     elif steps:

@@ -189,6 +189,9 @@ def evaluate(check: Check, record: Record) -> CheckResult:
         return _drift(check, record, inside)
     if check.measure in STATUS_MEASURES:
         return _status_time(check, record, inside)
+    if check.measure == "collisions":  # a fleet's run is judged by evaluate_run; this one has one vehicle
+        return CheckResult(check, False, math.nan, start, int(round(start / record.tick_s)), math.inf,
+                           detail="the run flew one vehicle a world: none to collide with")
     if check.measure == "min_separation":  # a fleet's record is judged by evaluate_run; this one has one vehicle
         return CheckResult(check, False, math.nan, start, int(round(start / record.tick_s)), math.inf,
                            detail="the run flew one vehicle a world: no two to be apart")
@@ -376,6 +379,28 @@ def _min_separation(check: Check, worlds: list[Separation], tick_s: float) -> Ch
     return _first_broken(results, check.side)
 
 
+def _collisions(check: Check, info: dict, tick_s: float) -> CheckResult:
+    """The collisions that began in the window (run.json's ``collisions``, nexus.plant.vehicle_collision) against
+    a max bound; the detail names the first: its tick, world, the two vehicles and its impulse."""
+    start, end = check.window
+    log = info.get("collisions")
+    if log is None:  # the monitor was not in the ring: nothing says whether they touched
+        return CheckResult(check, False, math.nan, start, int(round(start / tick_s)), math.inf, tick_s=tick_s,
+                           detail="the run kept no collision log (its vehicles did not share their worlds)")
+    events = sorted((e for e in log.get("events", []) if start - 1e-9 <= e["time_s"] <= end + 1e-9),
+                    key=lambda e: e["tick"])
+    count = len(events)
+    times = np.array([e["time_s"] for e in events], dtype=np.float64)
+    series = (times, np.arange(1, count + 1, dtype=np.float64))
+    if count <= check.bound:
+        return CheckResult(check, True, float(count), series=series, tick_s=tick_s)
+    first = events[int(check.bound)]  # the one past the bound
+    detail = (f"first: vehicles {first['vehicles'][0]} and {first['vehicles'][1]} of world {first['world']} at "
+              f"{first['time_s']:.3f} s, {first['impulse_n_s']:.3g} N·s")
+    return CheckResult(check, False, float(count), float(first["time_s"]), int(first["tick"]), count - check.bound,
+                       series, tick_s, detail)
+
+
 def _first_broken(results: list[CheckResult], side: str) -> CheckResult:
     """Of one check's results on several vehicles (or worlds): the one that broke it first, else the worst."""
     broken = [r for r in results if not r.passed]
@@ -402,6 +427,7 @@ def evaluate_run(checks, table, info: dict) -> list[CheckResult]:
         tick_s, labels = run_tick_s(info), [v.label for v in vehicles]
         apart = separations(table) if any(c.measure == "min_separation" for c in checks) else []
         results = [_min_separation(c, apart, tick_s) if c.measure == "min_separation"
+                   else _collisions(c, info, tick_s) if c.measure == "collisions"
                    else _each_vehicle(c, records, labels) for c in checks]
     else:
         record = Record(table, info)

@@ -72,6 +72,8 @@ MEASURES = {
                                "frozen (status bit set; never: inf; min: not before)"),
     "min_separation": ("m", "min", "the smallest distance between the base origins of two vehicles of one world (a "
                                    "fleet: [fleet] vehicles = 2 or more)"),
+    "collisions": ("-", "max", "collisions between two vehicles of one world that began within the window (a fleet "
+                               "whose vehicles touch: run.json's collisions)"),
     **PLANE_MEASURES,
 }
 #: Measures that are a series over the record's rows (a plane's phases may narrow their window).
@@ -226,12 +228,24 @@ class _Matrix(_Table):
     vary: Annotated[_Names | None, fix("give a list of names or paths")] = None
 
 
+class _Route(_Table):
+    waypoints: Annotated[list[Annotated[list[Number], msgspec.Meta(min_length=3, max_length=3)]],
+                         msgspec.Meta(min_length=1, max_length=8),
+                         fix("give 1 to 8 points [north, east, height] [m] from where vehicle 0 starts, e.g. "
+                             "[[0, 0, 2], [0, 6, 2]]")]
+    speed: Annotated[Positive, fix("give the average speed of the take-off and of each leg [m/s], above 0")] = 1.0
+    hold: Annotated[NonNegative, fix("give the pause at each waypoint [s], 0 or more")] = 0.0
+    leg_time: Annotated[Positive | None, fix("give how long each leg to a waypoint takes [s], above 0")] = None
+    takeoff_time: Annotated[Positive | None, fix("give how long the take-off takes [s], above 0")] = None
+
+
 class _Fleet(_Table):
     vehicles: Annotated[int, msgspec.Meta(ge=1, le=64), fix("give the vehicles in the world, a whole number from 1 "
                                                             "to 64, as nexus run --vehicles")] = 1
     spacing: Annotated[Positive | None, fix("give the distance between neighbours of the line [m], above 0, as "
                                             "nexus run --spacing")] = None
     contact: Annotated[bool, fix("takes true (the vehicles collide) or false (as --no-vehicle-contact)")] = True
+    route: list[_Route] = []
 
 
 class _Baseline(_Table):
@@ -531,7 +545,7 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
         if key in start:
             values[drawn] = float(start[key])
     _environment(path, data.get("environment", {}), duration, run, ring)
-    _fleet(path, data.get("fleet", {}), run)
+    _fleet(path, data.get("fleet", {}), run, ring)
     triggers: list[dict] = []
     sensor_faults: list[dict] = []
     for index, fault in enumerate(data.get("fault", [])):
@@ -547,6 +561,8 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
         _px4_steps(path, steps, px4)
         goals = _px4_goals(steps)  # reach: where PX4 must fly, measured on the record
         steps = []  # PX4 flies them itself: no Nexus guidance stage
+    if steps and ring.get("routes"):
+        raise _fail(path, "fleet.route", "the fleet's routes fly in place of the [[step]]s; give one or the other")
     ring["steps"] = steps
     for trigger in triggers:
         if "step" in trigger["when"] and trigger["when"]["step"] >= len(steps):
@@ -568,6 +584,12 @@ def load(path: str | Path, px4_binary: str | None = None) -> Scenario:
         raise _fail(path, f"check[{apart}].measure", "min_separation is the distance between the vehicles of one "
                                                     "world, and the scenario flies one; set [fleet] vehicles = 2 or "
                                                     "more, or remove the check")
+    touch = next((i for i, c in enumerate(checks) if c.measure == "collisions"), None)
+    if touch is not None and (run.get("vehicles", 1) < 2 or run.get("vehicle_contact") is False):
+        raise _fail(path, f"check[{touch}].measure", "collisions are between the vehicles of one world that can "
+                                                    "touch, and the scenario flies one, or none that touch; set "
+                                                    "[fleet] vehicles = 2 or more with contact = true, or remove "
+                                                    "the check")
     if not checks:
         raise _fail(path, "check", "a scenario without [[check]]s cannot fail; add one, e.g. "
                                    "[[check]] measure = \"ended\"")
@@ -665,9 +687,17 @@ def _environment(path: Path, table: dict, duration: float, run: dict, ring: dict
         ring["gusts"] = gusts
 
 
-def _fleet(path: Path, table: dict, run: dict) -> None:
+def _fleet(path: Path, table: dict, run: dict, ring: dict) -> None:
     """``[fleet]``: the RunConfig fields of several vehicles in the world (``--vehicles``, ``--spacing``,
-    ``--no-vehicle-contact``); one vehicle sets none, so its run is the run it was."""
+    ``--no-vehicle-contact``); one vehicle sets none, so its run is the run it was. Its ``[[fleet.route]]``s,
+    one per vehicle, are the vehicles' own waypoints (nexus.guidance.fleet_mission), in place of the guidance."""
+    routes = table.get("route", [])
+    if routes:
+        vehicles = int(table.get("vehicles", 1))
+        if len(routes) != vehicles:
+            raise _fail(path, "fleet.route", f"{len(routes)} [[fleet.route]]s for {vehicles} vehicle"
+                                             f"{'s' * (vehicles != 1)}; give one route per vehicle, vehicle 0's first")
+        ring["routes"] = [{key: value for key, value in route.items()} for route in routes]
     if table.get("vehicles", 1) == 1:
         for key in ("spacing", "contact"):
             if key in table:
