@@ -215,7 +215,9 @@ def run(ctx, out, overwrite, quiet, live_view, view_port, view_host, world_of, r
         if watch is not None and (cost := watch.close()):
             click.echo(cost, err=True)
     if summary.worlds > 1:
-        click.echo(f"worlds: {summary.worlds}, {summary.worlds_failed} failed; "
+        flown = (f"vehicles: {summary.worlds} ({options.worlds} world{'s' * (options.worlds != 1)} x {options.vehicles})"
+                 if options.vehicles > 1 else f"worlds: {summary.worlds}")  # the slots of a fleet: its vehicles
+        click.echo(f"{flown}, {summary.worlds_failed} failed; "
                    f"{summary.drone_steps_per_s:,.0f} drone-steps/s; across the worlds:")
         for line in summary.distribution:
             click.echo(line)
@@ -226,7 +228,8 @@ def run(ctx, out, overwrite, quiet, live_view, view_port, view_host, world_of, r
     if summary.paced:
         click.echo(summary.paced)
     if summary.worlds_failed:
-        click.echo(f"{summary.worlds_failed} of {summary.worlds} worlds failed (non-finite state); see "
+        click.echo(f"{summary.worlds_failed} of {summary.worlds} {'vehicles' if options.vehicles > 1 else 'worlds'} "
+                   "failed (non-finite state); see "
                    f"{out / 'summary.parquet'}", err=True)
         ctx.exit(worlds_failed_status(summary.worlds_failed))
 

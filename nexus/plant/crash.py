@@ -157,7 +157,9 @@ class CrashDetector(Component):
         out["hardest_touchdown_tick"] = int(touchdown[0, 1]) if touchdown[0, 0] > 0 else None
         if self.plant.worlds > 1:
             out["worlds"] = int(self.plant.worlds)
-            out["crashed_worlds"] = [{"world": self._first_world + w, **crash_of(w)}
+            vehicles = self.plant.vehicles  # several a world: a slot is vehicle s % K of world s // K
+            out["crashed_worlds"] = [{"world": self._first_world + w // vehicles,
+                                      **({"vehicle": w % vehicles} if vehicles > 1 else {}), **crash_of(w)}
                                      for w in np.flatnonzero(crash[:, 0] >= 0).tolist()]
             out["hardest_touchdowns_m_s"] = [round(float(v), 3) for v in touchdown[:, 0]]
         return out
@@ -170,7 +172,11 @@ def crash_line(report: dict) -> str | None:
     limit = report["limit_m_s"]
     crashed = report.get("crashed_worlds")
     if crashed:
-        first = min(crashed, key=lambda c: (c["tick"], c["world"]))
+        first = min(crashed, key=lambda c: (c["tick"], c["world"], c.get("vehicle", 0)))
+        if "vehicle" in first:  # a fleet: 'worlds' counts its vehicles
+            return (f"{len(crashed)} of {report['worlds']} vehicles crashed, the first (vehicle {first['vehicle']} of "
+                    f"world {first['world']}) at tick {first['tick']} ({first['time_s']:.3f} s): it touched down at "
+                    f"{first['speed_m_s']:.2f} m/s, over the {limit:g} m/s a crash is")
         return (f"{len(crashed)} of {report['worlds']} worlds crashed, the first (world {first['world']}) at tick "
                 f"{first['tick']} ({first['time_s']:.3f} s): it touched down at {first['speed_m_s']:.2f} m/s, over the "
                 f"{limit:g} m/s a crash is")

@@ -153,7 +153,7 @@ def test_ground_contact_counts_for_the_vehicle_that_lands_not_its_worlds_first(t
 
     summary, info, _ = fly(tmp_path, heights, seconds=1.0)
     crash = info["crash"]
-    assert crash["crashed_worlds"] == [{"world": 1, "tick": 161, "time_s": pytest.approx(0.644),
+    assert crash["crashed_worlds"] == [{"world": 0, "vehicle": 1, "tick": 161, "time_s": pytest.approx(0.644),
                                         "speed_m_s": pytest.approx(6.2763, abs=1e-3)}]
     assert crash["hardest_touchdowns_m_s"] == [0.0, pytest.approx(6.2763, abs=1e-3)]
     assert exits(tmp_path) == ["duration", "crashed"]
