@@ -71,7 +71,7 @@ def default_out(run: Path, fmt: str, world: int | None) -> Path:
 @click.command()
 @click.argument("run_folder", metavar="RUN", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default=None,
-              help="mcap: one channel per signal and world, JSON with a schema (Foxglove, PlotJuggler); csv: one "
+              help="mcap: one channel per signal and world (and vehicle, with --vehicles), JSON with a schema (Foxglove, PlotJuggler); csv: one "
                    "table with units in the header. Default: from --out's suffix, else mcap.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The file to write. Default: RUN/record.mcap (or .csv; record.worldK.* with --world K).")
@@ -108,6 +108,7 @@ def export(run_folder: Path, fmt: str | None, out: Path | None, world: int | Non
         click.echo(f"note: {note}", err=True)
     worlds = len(result.worlds)
     of_worlds = f" of world {result.worlds[0]}" if world is not None else (f" of {worlds} worlds" if worlds > 1 else "")
+    of_worlds += f" ({result.vehicles} vehicles a world, a channel set each)" if result.vehicles > 1 else ""
     size = out.stat().st_size
     if fmt == "mcap":
         click.echo(f"exported {out}: {len(result.counts)} channels{of_worlds}, {result.messages:,} messages, "

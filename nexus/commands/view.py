@@ -30,8 +30,9 @@ def view(ctx: click.Context, run_folder: Path, port: int, host: str, world: int 
     replay = open_replay(run_folder, host, port, world)
     for note in replay.notes:
         click.echo(f"note: {note}", err=True)
-    worlds = getattr(replay, "worlds", 1)
-    click.echo(f"nexus view: {run_folder} ({len(replay.time)} ticks{f' of {worlds} worlds' if worlds > 1 else ''}, "
+    worlds, vehicles = getattr(replay, "worlds", 1), getattr(replay, "vehicles", 1)
+    of = (f" of {worlds} worlds" if worlds > 1 else "") + (f", {vehicles} vehicles a world" if vehicles > 1 else "")
+    click.echo(f"nexus view: {run_folder} ({len(replay.time)} ticks{of}, "
                f"{replay.t1:.2f} s) at {replay.view.url}  (Ctrl-C to stop)", err=True)
     click.echo(replay.view.url)
     try:

@@ -6,14 +6,19 @@ messages are JSON with a JSON Schema naming each field and its unit
 (:mod:`nexus.record.signal_channels`): one message per record row, its log
 and publish time the tick's sim time [ns]. ``/world<K>/tf`` holds the
 recorded bodies' poses as ``foxglove.FrameTransforms``
-(:mod:`nexus.record.transforms`), for Foxglove's 3D panel. A run with camera frames adds
+(:mod:`nexus.record.transforms`), for Foxglove's 3D panel. A run of several
+vehicles a world (``nexus run --vehicles K``) has a channel set per vehicle,
+``/world<K>/vehicle<J>/<signal>`` and ``/world<K>/vehicle<J>/tf`` (child
+frames ``world<K>/vehicle<J>/<label>``), from its record's ``vehicle`` column;
+a run of one vehicle a world keeps the topics above. A run with camera frames adds
 ``foxglove.RawImage`` channels (:mod:`nexus.export.frame_messages`). Messages
 are written in time order, the record a part file at a time, into
 zstd-compressed chunks with the MCAP index, so a reader seeks by time.
 
 The file also carries two metadata records: ``nexus.run`` (the run folder,
-vehicle, scene, seed, worlds, tick rate) and ``nexus.export`` (the worlds
-exported and ``complete``: ``false`` in a file an interrupt cut short).
+vehicle, scene, seed, worlds, vehicles a world when several, tick rate) and
+``nexus.export`` (the worlds exported and ``complete``: ``false`` in a file an
+interrupt cut short).
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ class Exported:
     #: False when an interrupt stopped the export (the file holds what was written before).
     complete: bool = True
     notes: list[str] = field(default_factory=list)
+    #: Vehicles a world, each with a channel set of its own (1: a run of one vehicle a world).
+    vehicles: int = 1
 
     @property
     def messages(self) -> int:
@@ -66,6 +73,22 @@ def chosen_worlds(run_worlds: int, world: int | None) -> list[int]:
         raise ExportError(f"--world {world}: the run has {run_worlds} world{'s' if run_worlds > 1 else ''} "
                           f"({last}); give one of those, or leave --world out for every world")
     return [world]
+
+
+def record_vehicles(folder, names) -> list[int | None]:
+    """The vehicle indices whose channel sets an export writes in each world: ``[None]`` for a record without a
+    ``vehicle`` column (one vehicle a world, topics ``/world<K>/...``), else ``0 .. K-1`` (run.json's ``vehicles``).
+    """
+    if "vehicle" not in names:
+        return [None]
+    try:
+        vehicles = int(folder.info.get("vehicles") or 1)
+    except (TypeError, ValueError):
+        vehicles = 0
+    if vehicles < 1:
+        raise ExportError(f"{folder.info_path}: 'vehicles' is {folder.info.get('vehicles')!r}, not a number of "
+                          "vehicles a world; the record has a vehicle column, so the run flew several: fly it again")
+    return list(range(vehicles))
 
 
 def run_folder(run):
@@ -108,6 +131,7 @@ def export_mcap(run, out: Path, *, world: int | None = None, frames: bool = True
     types = {name: tables[0].schema.field(name).type for name in tables[0].column_names}
     if "time" not in types:
         raise folder.lacks(["time"])
+    vehicles = record_vehicles(folder, types)
     channels = signal_channels(types)
     transforms = transform_channel(list(types))
     if transforms is not None:
@@ -115,7 +139,7 @@ def export_mcap(run, out: Path, *, world: int | None = None, frames: bool = True
     notes: list[str] = []
     streams = frame_streams(folder.path, folder.info, notes) if frames else []
     end_s = max((float(t.column("time").to_numpy()[-1]) for t in tables if t.num_rows), default=0.0)
-    result = Exported(Path(out), {}, worlds, 0.0, notes=notes)
+    result = Exported(Path(out), {}, worlds, 0.0, notes=notes, vehicles=len(vehicles))
 
     with target as stream:
         writer = Writer(stream, chunk_size=CHUNK_BYTES, compression=CompressionType.ZSTD)
@@ -125,8 +149,10 @@ def export_mcap(run, out: Path, *, world: int | None = None, frames: bool = True
         for channel in channels:
             schema = writer.register_schema(channel.schema_name, "jsonschema", json.dumps(channel.schema).encode())
             for w in worlds:
-                ids[(w, channel.signal)] = writer.register_channel(channel.topic(w), "json", schema,
-                                                                   {"world": str(w), "signal": channel.signal})
+                for v in vehicles:  # [None]: one vehicle a world, its channels as they always were
+                    place = {"world": str(w), **({} if v is None else {"vehicle": str(v)})}
+                    ids[((w, v), channel.signal)] = writer.register_channel(
+                        channel.topic(w, v), "json", schema, {**place, "signal": channel.signal})
         if streams:
             image = writer.register_schema(RAW_IMAGE, "jsonschema", json.dumps(raw_image_schema()).encode())
             for frame_stream in streams:
@@ -141,6 +167,8 @@ def export_mcap(run, out: Path, *, world: int | None = None, frames: bool = True
             merged = heapq.merge(record, *(_frame_messages(s, worlds) for s in streams), key=lambda item: item[0])
             last_report = -1.0
             for (time_ns, _), key, data in merged:
+                if key not in ids:
+                    raise _stray_row(folder, key, vehicles)
                 writer.add_message(ids[key], time_ns, data, time_ns, counts[key])
                 counts[key] += 1
                 result.last_time = time_ns * 1e-9
@@ -156,8 +184,9 @@ def export_mcap(run, out: Path, *, world: int | None = None, frames: bool = True
             result.counts = {_topic(key, channels, streams): count for key, count in counts.items()}
             with hold() if hold is not None else nullcontext():
                 writer.add_metadata("nexus.export", {
-                    "worlds": ",".join(map(str, worlds)), "complete": "true" if result.complete else "false",
-                    "last_time_s": repr(result.last_time)})
+                    "worlds": ",".join(map(str, worlds)),
+                    **({"vehicles": str(len(vehicles))} if vehicles != [None] else {}),
+                    "complete": "true" if result.complete else "false", "last_time_s": repr(result.last_time)})
                 writer.finish()
     if on_progress is not None:
         on_progress(result.last_time, end_s)
@@ -172,23 +201,35 @@ def _frame_messages(stream, worlds):
 
 
 def _record_messages(tables, channels, worlds):
-    """((log time [ns], 0), (world, signal), JSON bytes) for every channel of every row, in row order."""
+    """((log time [ns], 0), ((world, vehicle), signal), JSON bytes) for every channel of every row, in row order
+    (vehicle None in a record without a ``vehicle`` column)."""
     for table in tables:
         if not table.num_rows:
             continue
         times = np.rint(table.column("time").to_numpy() * 1e9).astype(np.int64).tolist()
         world_of = (table.column("world").to_numpy().tolist() if "world" in table.column_names
                     else [worlds[0]] * table.num_rows)
+        vehicle_of = (table.column("vehicle").to_numpy().tolist() if "vehicle" in table.column_names
+                      else [None] * table.num_rows)
         texts = [(channel.signal, channel.messages(table)) for channel in channels]
         for row, time_ns in enumerate(times):
-            w = world_of[row]
+            place = (world_of[row], vehicle_of[row])
             for signal, messages in texts:
-                yield (time_ns, 0), (w, signal), messages[row].encode()
+                yield (time_ns, 0), (place, signal), messages[row].encode()
+
+
+def _stray_row(folder, key: tuple, vehicles: list) -> ExportError:
+    """The error for a record row of a vehicle run.json does not count (a record from another run)."""
+    (world, vehicle), _ = key
+    return ExportError(f"{folder.record_path} has rows of vehicle {vehicle} of world {world}, but run.json says "
+                       f"the run flew {len(vehicles)} vehicle{'s' if len(vehicles) != 1 else ''} a world; the "
+                       "record is from another run")
 
 
 def _topic(key: tuple, channels, streams) -> str:
     if len(key) == 2:
-        return next(c for c in channels if c.signal == key[1]).topic(key[0])
+        (world, vehicle), signal = key
+        return next(c for c in channels if c.signal == signal).topic(world, vehicle)
     return next(s for s in streams if s.prim == key[1]).topic(key[0], key[2])
 
 
@@ -200,6 +241,7 @@ def _run_metadata(folder) -> dict[str, str]:
     scene = (info.get("scene") or {}).get("name") or options.get("scene")
     found = {"run": str(folder.path.resolve()), "vehicle": vehicle, "scene": scene,
              "controller": options.get("controller"), "seed": options.get("seed"), "worlds": folder.worlds, "first_world": folder.first_world,
+             "vehicles": info.get("vehicles"),
              "tick_hz": info.get("tick_hz"), "status": info.get("status"), "exit_reason": info.get("exit_reason")}
     return {key: str(value) for key, value in found.items() if value is not None}
 

@@ -27,8 +27,9 @@ import pyarrow as pa
 
 from nexus.record.units import column_fields, unit_of
 
-#: The columns that are not signals: the tick's time (each message's log time) and the world's index.
-NOT_SIGNALS = ("time", "world")
+#: The columns that are not signals: the tick's time (each message's log time), the world's index and, in a run
+#: of several vehicles a world, the vehicle's index in its world.
+NOT_SIGNALS = ("time", "world", "vehicle")
 #: The key a one-value signal's value sits under.
 VALUE = "value"
 
@@ -50,9 +51,9 @@ class SignalChannel:
     template: str
     schema: dict = field(repr=False)
 
-    def topic(self, world: int) -> str:
-        """``/world0/imu``, ``/world3/body/base``."""
-        return re.sub("/+", "/", f"/world{world}/{self.signal}")
+    def topic(self, world: int, vehicle: int | None = None) -> str:
+        """``/world0/imu``, ``/world3/body/base``; with a ``vehicle`` (a fleet's) ``/world0/vehicle1/imu``."""
+        return re.sub("/+", "/", f"{place_prefix(world, vehicle)}/{self.signal}")
 
     @property
     def schema_name(self) -> str:
@@ -64,6 +65,12 @@ class SignalChannel:
         texts = [number_texts(table.column(name).to_numpy()) for name in self.columns]
         template = self.template
         return [template % row for row in zip(*texts)]
+
+
+def place_prefix(world: int, vehicle: int | None = None) -> str:
+    """The topic prefix of one vehicle's channels: ``/world0``, or ``/world0/vehicle1`` in a run of several a
+    world (``vehicle`` None: a run of one vehicle a world, whose topics stay as they were)."""
+    return f"/world{world}" if vehicle is None else f"/world{world}/vehicle{vehicle}"
 
 
 def number_texts(values: np.ndarray) -> list[str]:

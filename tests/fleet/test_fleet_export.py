@@ -1,0 +1,116 @@
+"""``nexus export`` of a fleet run (``--vehicles 2``): one MCAP channel set per vehicle, each vehicle's own frames.
+
+One flight shared by every test here: two vehicles in one world, 2.0 m apart (vehicle 1 starts 2.0 m east of
+vehicle 0), flown 5 s on the true state: 1,250 ticks at 250 Hz, so 1,250 record rows per vehicle.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from mcap.reader import make_reader
+
+from nexus.cli import main
+from tests.worlds.flights import fly
+
+#: 5 s at 250 Hz: rows per vehicle.
+ROWS = 1250
+#: The line's spacing [m]: vehicle 1 starts this far east of vehicle 0.
+SPACING = 2.0
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    return fly(tmp_path_factory.mktemp("fleet_export") / "two", "--vehicles", "2", "--spacing", "2.0",
+               "--duration", "5", "--estimator", "truth")
+
+
+def export(*args):
+    return CliRunner().invoke(main, ["export", "--quiet", *map(str, args)])
+
+
+@pytest.fixture(scope="module")
+def fleet_mcap(fleet, tmp_path_factory):
+    out = tmp_path_factory.mktemp("fleet_export") / "two.mcap"
+    result = export(fleet.out, "--out", out)
+    assert result.exit_code == 0, result.output
+    with open(out, "rb") as stream:
+        reader = make_reader(stream)
+        summary = reader.get_summary()
+        channels = {c.topic: c for c in summary.channels.values()}
+        messages: dict[str, list] = {}
+        for _, channel, message in reader.iter_messages(log_time_order=False):
+            messages.setdefault(channel.topic, []).append((message.log_time, json.loads(message.data)))
+        metadata = {m.name: m.metadata for m in reader.iter_metadata()}
+    return channels, messages, metadata, result.output
+
+
+def test_each_vehicle_has_a_channel_set_of_its_own_under_world0_vehicleK(fleet_mcap):
+    channels, messages, metadata, output = fleet_mcap
+    sets = {}
+    for topic in channels:
+        assert topic.startswith(("/world0/vehicle0/", "/world0/vehicle1/")), topic  # no topic outside a vehicle's
+        sets.setdefault(topic.split("/")[2], set()).add(topic.split("/", 3)[3])
+    assert set(sets) == {"vehicle0", "vehicle1"} and sets["vehicle0"] == sets["vehicle1"]
+    assert {"body/base", "imu", "setpoint", "controls", "tf"} <= sets["vehicle0"]
+    assert "vehicle" not in sets["vehicle0"]  # the index column names the channel; it is no signal
+    assert channels["/world0/vehicle1/imu"].metadata == {"world": "0", "vehicle": "1", "signal": "imu"}
+    # Every message of a vehicle's channel is one of its own record rows: 1,250 each.
+    assert all(len(messages[topic]) == ROWS for topic in channels)
+    assert metadata["nexus.run"]["vehicles"] == "2" and metadata["nexus.export"]["vehicles"] == "2"
+    assert f"{len(channels)} channels (2 vehicles a world, a channel set each)" in output
+
+
+def test_the_vehicles_first_poses_are_the_spacing_apart_east(fleet_mcap):
+    _, messages, _, _ = fleet_mcap
+    first = {}
+    for k in (0, 1):
+        time_ns, tf = messages[f"/world0/vehicle{k}/tf"][0]
+        assert time_ns == 4_000_000  # tick 1 ends 4 ms in (250 Hz)
+        (transform,) = tf["transforms"]
+        assert transform["parent_frame_id"] == "world" and transform["child_frame_id"] == f"world0/vehicle{k}/base"
+        first[k] = np.array([transform["translation"][a] for a in "xyz"])
+        pose = messages[f"/world0/vehicle{k}/body/base"][0][1]["pose"]
+        assert np.array_equal(np.float32(pose[:3]), np.float32(first[k]))  # the tf is the pose, exactly
+    # Vehicle 0 stands where the file puts it (the origin), vehicle 1 2.0 m east (+x, ENU), both at rest on their
+    # legs at the same height.
+    assert abs(first[0][0]) < 1e-6 and abs(first[0][1]) < 1e-6
+    assert first[1][0] - first[0][0] == pytest.approx(SPACING, abs=1e-5)
+    assert first[1][1] - first[0][1] == pytest.approx(0.0, abs=1e-5)
+    assert first[1][2] == pytest.approx(first[0][2], abs=1e-5)
+
+
+def test_each_vehicles_messages_hold_its_own_record_rows_bit_for_bit(fleet, fleet_mcap):
+    _, messages, _, _ = fleet_mcap
+    for k in (0, 1):
+        rows = fleet.record[fleet.record.vehicle == k]
+        assert len(rows) == ROWS
+        body = messages[f"/world0/vehicle{k}/body/base"]
+        assert [t for t, _ in body] == list(np.rint(rows["time"].to_numpy() * 1e9).astype(np.int64))
+        for axis in range(3):
+            assert np.array_equal(np.array([m["pose"][axis] for _, m in body], dtype=np.float32),
+                                  rows[f"body/base.pose[{axis}]"].to_numpy())
+        accel = np.array([m["accel"][2] for _, m in messages[f"/world0/vehicle{k}/imu"]], dtype=np.float32)
+        assert np.array_equal(accel, rows["imu.accel[2]"].to_numpy())
+    # The two vehicles' paths differ (each flies its own mission from its own place): not one path copied twice.
+    east = [np.array([m["pose"][0] for _, m in messages[f"/world0/vehicle{k}/body/base"]]) for k in (0, 1)]
+    assert np.min(east[1] - east[0]) > 1.0
+
+
+def test_a_record_with_more_vehicles_than_run_json_says_is_refused_and_writes_nothing(fleet, tmp_path):
+    import shutil
+
+    run = tmp_path / "cut"
+    shutil.copytree(fleet.out, run)
+    info = json.loads((run / "run.json").read_text())
+    del info["vehicles"]  # as if the run had flown one vehicle a world
+    (run / "run.json").write_text(json.dumps(info))
+    out = tmp_path / "cut.mcap"
+    result = export(run, "--out", out)
+    assert result.exit_code == 2, result.output
+    assert "has rows of vehicle 1 of world 0, but run.json says the run flew 1 vehicle a world" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert not out.exists() and not list(tmp_path.glob(".cut.mcap*"))
