@@ -100,7 +100,7 @@ def resolve(device: str, verbose: bool) -> str:
 #: The RunConfig fields ``run`` and ``plan`` take as options, in the order their ``--help`` lists them; None
 #: stands for the options of Nexus's own controllers (from the controller registry).
 FLIGHT_FIELDS = ("vehicle", "scene", "device", "controller", "seed", "tick_hz", "substeps", "solver", "estimator", "eager",
-                 "mission", None, "worlds", "vehicles", "spacing", "vehicle_contact", "end_on_collision", "vary", "record_every", "record_mode", "render", "wind", "turbulence",
+                 "mission", None, "worlds", "vehicles", "spacing", "offsets", "vehicle_contact", "end_on_collision", "vary", "record_every", "record_mode", "render", "wind", "turbulence",
                  "plugins")
 
 

@@ -1,9 +1,9 @@
 """A fleet's guidance: every vehicle of every world flies its own waypoint list, in one device launch.
 
-The routes are given in the fleet's frame: [north, east, height] [m] from where vehicle 0 rests at the start
-(the vehicle file's place), so that a swap or a formation is written as one picture. Each vehicle flies from
-its own NED origin (where it settled, :mod:`nexus.plant.fleet`), so its route is moved by its place in the line:
-vehicle ``k`` starts ``k x spacing`` east of vehicle 0. The legs are :class:`~nexus.guidance.waypoint_plan.
+The routes are given in the fleet's frame: [north, east, height] [m] from the vehicle file's place (where
+vehicle 0 starts in a line), so that a swap or a formation is written as one picture. Each vehicle flies from
+its own NED origin (where it settled, :mod:`nexus.plant.fleet`), so its route is moved by its place: in the line,
+vehicle ``k`` starts ``k x spacing`` east of vehicle 0's place; with offsets, at its own. The legs are :class:`~nexus.guidance.waypoint_plan.
 WaypointPlan`'s, flown by the device mission kernel: no Python runs per vehicle or per tick.
 """
 
@@ -60,7 +60,7 @@ class FleetMission(MissionGuidance):
         """Slot ``world``'s vehicle's route, moved from the fleet's frame into its own (its start's)."""
         vehicle = self.layout.first_vehicle + world % self.vehicles
         route = self.routes[vehicle]
-        east = float(self.layout.offset(vehicle)[0])  # the line runs east (ENU x)
-        local = [(n, e - east, h) for n, e, h in route.waypoints]
+        east, north = (float(v) for v in self.layout.offset(vehicle)[:2])  # ENU
+        local = [(n - north, e - east, h) for n, e, h in route.waypoints]
         return WaypointPlan(self.profile, start, start_yaw, local, speed=route.speed, hold=route.hold,
                             leg_time=route.leg_time, takeoff_time=route.takeoff_time, start_time=now)

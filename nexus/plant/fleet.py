@@ -9,7 +9,8 @@ it serves worlds, in one launch, and one vehicle per world is the run it was.
 The formation is a line: vehicle ``k`` starts ``k x spacing`` east of where the
 file puts the vehicle [m, ENU], so vehicle ``k``'s place depends on ``k`` alone
 (a one-vehicle run of it, ``first_vehicle = k``, starts where it starts in the
-fleet). Each vehicle's NED origin is where it settles, as PX4 takes its local
+fleet). A list of offsets ([north, east] [m] from the file's place, one per
+vehicle: ``nexus run --offset N,E`` once per vehicle) takes the line's place. Each vehicle's NED origin is where it settles, as PX4 takes its local
 origin where it starts: a mission flown from its own origin flies the leader's
 path plus the vehicle's offset.
 """
@@ -40,6 +41,8 @@ class FleetLayout:
     contact: bool = True
     #: The index of this run's vehicle 0 in its world (a vehicle of a fleet flown alone keeps its place).
     first_vehicle: int = 0
+    #: Each vehicle's start [north, east] [m] from the file's place, in the line's stead (None: the line).
+    offsets: tuple[tuple[float, float], ...] | None = None
 
     def __post_init__(self):
         if isinstance(self.vehicles, bool) or not isinstance(self.vehicles, int) or self.vehicles < 1:
@@ -49,6 +52,10 @@ class FleetLayout:
                              "above 0")
         if isinstance(self.first_vehicle, bool) or not isinstance(self.first_vehicle, int) or self.first_vehicle < 0:
             raise BuildError(f"first_vehicle {self.first_vehicle}: a vehicle index is a whole number, 0 or more")
+        if self.offsets is not None and len(self.offsets) < self.first_vehicle + self.vehicles:
+            raise BuildError(f"--offset: {len(self.offsets)} offset{'s' * (len(self.offsets) != 1)} for "
+                             f"{self.first_vehicle + self.vehicles} vehicles a world; give one --offset NORTH,EAST "
+                             "per vehicle, vehicle 0's first")
 
     @property
     def shared(self) -> bool:
@@ -57,6 +64,9 @@ class FleetLayout:
 
     def offset(self, vehicle: int) -> np.ndarray:
         """Where vehicle ``vehicle`` (its index in the world) starts from the file's place [m, ENU]."""
+        if self.offsets is not None:
+            north, east = self.offsets[vehicle]
+            return np.array([float(east), float(north), 0.0])
         return np.array([float(vehicle) * self.spacing, 0.0, 0.0])
 
     def slot_offsets(self, slots: int) -> np.ndarray:
@@ -88,6 +98,18 @@ def _rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     return v + 2.0 * np.cross(u, np.cross(u, v) + w * v)
 
 
+def _refuse_overlap(layout: FleetLayout, radius: float, path: str) -> None:
+    """Refuse offsets that put two vehicles' shapes (each reaching ``radius`` [m]) over each other at the start."""
+    first = layout.first_vehicle
+    for a in range(first, first + layout.vehicles):
+        for b in range(a + 1, first + layout.vehicles):
+            apart = float(np.linalg.norm(layout.offset(a)[:2] - layout.offset(b)[:2]))
+            if apart <= 2.0 * radius:
+                raise BuildError(f"{path}: --offset puts vehicles {a} and {b} {apart:.3f} m apart at the start, "
+                                 f"overlapping: the vehicle's shapes reach {radius:.3f} m from its base; move them "
+                                 f"more than {2.0 * radius:.3f} m apart")
+
+
 def place_fleet(plant, layout: FleetLayout, path: str) -> None:
     """Move every slot's vehicle to its place in the line (model and state), refusing vehicles that overlap.
 
@@ -99,10 +121,12 @@ def place_fleet(plant, layout: FleetLayout, path: str) -> None:
     if layout.vehicles > 1:
         body_q = plant.state.body_q.numpy()
         radius = vehicle_radius(plant.model, body_q, plant.bodies_per_world, plant.base)
-        if layout.spacing <= 2.0 * radius:
+        if layout.offsets is None and layout.spacing <= 2.0 * radius:
             raise BuildError(f"{path}: --spacing {layout.spacing:g} m puts the {layout.vehicles} vehicles of a world "
                              f"overlapping at the start: the vehicle's shapes reach {radius:.3f} m from its base; "
                              f"give a spacing above {2.0 * radius:.3f} m")
+        if layout.offsets is not None:
+            _refuse_overlap(layout, radius, path)
     for q in (plant.model.joint_q, plant.state.joint_q):
         values = q.numpy()
         for slot, offset in enumerate(offsets):

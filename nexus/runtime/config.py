@@ -10,6 +10,7 @@ readers of a configuration need not load the flight's builder.
 
 from __future__ import annotations
 
+import math
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -41,14 +42,30 @@ RECORD_MODES = ("full", "summary")
 ADDED_LATER = {"worlds": 1, "vary": None, "record_every": 1, "record_mode": "full", "first_world": 0,
                "render": "auto", "solver": "mujoco", "plugins": [], "wind": None, "turbulence": None, "scenario": None,
                "realtime": None, "estimator": "vehicle", "shards": 1, "vehicles": 1, "spacing": DEFAULT_SPACING,
-               "vehicle_contact": True, "first_vehicle": 0, "end_on_collision": False}
+               "vehicle_contact": True, "first_vehicle": 0, "offsets": [], "end_on_collision": False}
 #: Fields a run writes to run.json only when they differ from their default (a run without them writes what it
 #: wrote before them, and keeps its sweep point id).
-OMITTED_AT_DEFAULT = ("vehicles", "spacing", "vehicle_contact", "first_vehicle", "end_on_collision")
+OMITTED_AT_DEFAULT = ("vehicles", "spacing", "vehicle_contact", "first_vehicle", "offsets", "end_on_collision")
 
 
 #: ``--render``: where the ray-traced sensors render (``auto``: a peer process on the CPU, inline on a GPU).
 RENDER_MODES = ("auto", "peer", "inline")
+
+
+def parse_offsets(texts: list[str]) -> tuple[tuple[float, float], ...]:
+    """``--offset`` values ("NORTH,EAST" [m]) as (north, east) pairs; a one-line error names a bad one."""
+    pairs = []
+    for text in texts:
+        parts = str(text).split(",")
+        try:
+            north, east = (float(p) for p in parts)
+        except ValueError:
+            raise BuildError(f"--offset {text}: give NORTH,EAST in metres from the vehicle file's place, e.g. "
+                             "--offset 0,3") from None
+        if not (math.isfinite(north) and math.isfinite(east)):
+            raise BuildError(f"--offset {text}: give finite numbers")
+        pairs.append((north, east))
+    return tuple(pairs)
 
 
 def single_world_controller(name: str) -> str | None:
@@ -109,7 +126,11 @@ class RunConfig:
     end_on_collision: bool = setting(False, "With --vehicles and their contact: a collision between two vehicles "
                                      "ends their world's flight (every vehicle of it), exit reason collision "
                                      "(docs/fleets.md)")
-    #: The index of this run's vehicle 0 in its world (``--vehicle-of``: vehicle k of a fleet flown alone).
+    #: Each vehicle's start as "NORTH,EAST" [m] from the file's place, one per vehicle, in the line's stead.
+    offsets: list[str] = setting(help="With --vehicles: where a vehicle starts, NORTH,EAST [m] from the vehicle file's "
+                                      "place, in the line's stead; once per vehicle, vehicle 0's first",
+                                 default_factory=list, flag="--offset", metavar="NORTH,EAST")
+    #: The index of this run's vehicle 0 in its world (``--world-of RUN:I:K``: vehicle k of a fleet flown alone).
     first_vehicle: int = 0
     #: A variation file (TOML) drawing each world's values; None: every world is the vehicle as its file says.
     vary: str | None = setting(None, "Variation file (TOML): each world's mass, rotors, sensors, start, wind and "
@@ -161,6 +182,7 @@ class RunConfig:
 
     def __post_init__(self):
         self.plugins = list(self.plugins)
+        self.offsets = list(self.offsets)
         registry.import_plugins(self.plugins, "plugins")
         self.controller_options = registry.get(self.controller).make_options(self.controller_options)
 
@@ -184,7 +206,8 @@ class RunConfig:
     @property
     def fleet(self) -> FleetLayout:
         """The vehicles of each world and their line (checked)."""
-        return FleetLayout(self.vehicles, float(self.spacing), bool(self.vehicle_contact), self.first_vehicle)
+        return FleetLayout(self.vehicles, float(self.spacing), bool(self.vehicle_contact), self.first_vehicle,
+                           parse_offsets(self.offsets) if self.offsets else None)
 
     @property
     def slots(self) -> int:
@@ -229,6 +252,7 @@ class RunConfig:
         for name in ("plugins", "wind", "turbulence", "scenario", "realtime"):
             if not values[name]:
                 del values[name]
+        values["offsets"] = list(self.offsets)
         for name in OMITTED_AT_DEFAULT:
             if values[name] == ADDED_LATER[name]:
                 del values[name]

@@ -245,6 +245,9 @@ class _Fleet(_Table):
     spacing: Annotated[Positive | None, fix("give the distance between neighbours of the line [m], above 0, as "
                                             "nexus run --spacing")] = None
     contact: Annotated[bool, fix("takes true (the vehicles collide) or false (as --no-vehicle-contact)")] = True
+    offsets: Annotated[list[Annotated[list[Number], msgspec.Meta(min_length=2, max_length=2)]] | None,
+                       fix("give one [north, east] [m] from the vehicle file's place per vehicle, e.g. "
+                           "[[0, 0], [0, 3]]")] = None
     route: list[_Route] = []
 
 
@@ -699,12 +702,19 @@ def _fleet(path: Path, table: dict, run: dict, ring: dict) -> None:
                                              f"{'s' * (vehicles != 1)}; give one route per vehicle, vehicle 0's first")
         ring["routes"] = [{key: value for key, value in route.items()} for route in routes]
     if table.get("vehicles", 1) == 1:
-        for key in ("spacing", "contact"):
+        for key in ("spacing", "contact", "offsets"):
             if key in table:
                 raise _fail(path, f"fleet.{key}", "a fleet of one vehicle has no line; set fleet.vehicles = 2 or "
                                                   f"more, or remove {key}")
         return
     run["vehicles"] = int(table["vehicles"])
+    if table.get("offsets") is not None:
+        if len(table["offsets"]) != run["vehicles"]:
+            raise _fail(path, "fleet.offsets", f"{len(table['offsets'])} offsets for {run['vehicles']} vehicles; give "
+                                               "one [north, east] per vehicle, vehicle 0's first")
+        if "spacing" in table:
+            raise _fail(path, "fleet.spacing", "the offsets place every vehicle; remove spacing (it spaces a line)")
+        run["offsets"] = [f"{float(n)!r},{float(e)!r}" for n, e in table["offsets"]]
     if "spacing" in table:
         run["spacing"] = float(table["spacing"])
     if "contact" in table:

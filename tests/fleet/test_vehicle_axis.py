@@ -90,3 +90,34 @@ def test_vehicle_0_is_the_world_s_own_tree_and_vehicle_k_a_branch_of_it():
     assert world.vehicle(2).seed32 != world.vehicle(1).seed32 != world.seed32
     with pytest.raises(ValueError, match="a vehicle index is 0 or more"):
         world.vehicle(-1)
+
+
+def test_offsets_place_each_vehicle_where_they_say(tmp_path):
+    flown = fly(tmp_path / "offsets", "--vehicles", "3", "--offset", "0,0", "--offset", "3,0", "--offset", "0,-3",
+                "--duration", "0.2")
+    origins = np.asarray(flown.info["ned_origins_enu_m"])  # ENU: east, north
+    assert origins[:, :2].ravel() == pytest.approx([0.0, 0.0, 0.0, 3.0, -3.0, 0.0], abs=1e-6)
+    assert flown.info["options"]["offsets"] == ["0,0", "3,0", "0,-3"]
+
+
+def test_offsets_too_few_too_close_or_unreadable_are_refused(tmp_path):
+    out = str(tmp_path / "no")
+    assert ("--offset: 2 offsets for 3 vehicles a world; give one --offset NORTH,EAST per vehicle, vehicle 0's first"
+            in refused("--out", out, "--vehicles", "3", "--offset", "0,0", "--offset", "4,0", "--duration", "1"))
+    assert ("--offset puts vehicles 0 and 1 0.500 m apart at the start, overlapping: the vehicle's shapes reach "
+            "0.445 m from its base; move them more than 0.890 m apart"
+            in refused("--out", out, "--vehicles", "2", "--offset", "0,0", "--offset", "0.5,0", "--duration", "1"))
+    assert "--offset 0,x: give NORTH,EAST in metres" in refused(
+        "--out", out, "--vehicles", "2", "--offset", "0,x", "--offset", "4,0", "--duration", "1")
+
+
+def test_a_scenario_gives_one_offset_per_vehicle(tmp_path):
+    from nexus.scenario.spec import ScenarioError, load
+
+    path = tmp_path / "pair.toml"
+    body = 'duration = 2.0\n[fleet]\nvehicles = 2\noffsets = [[0.0, 0.0]{more}]\n[[check]]\nmeasure = "ended"\n'
+    path.write_text(body.format(more=", [0.0, 3.0]"))
+    assert load(path).run["offsets"] == ["0.0,0.0", "0.0,3.0"]
+    path.write_text(body.format(more=""))
+    with pytest.raises(ScenarioError, match=r"fleet\.offsets.*1 offsets for 2 vehicles"):
+        load(path)
