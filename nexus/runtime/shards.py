@@ -107,27 +107,28 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def shard_count(worlds: int, shards: int | str, *, ticks: int = 0, cores: int | None = None) -> int:
+def shard_count(worlds: int, shards: int | str, *, ticks: int = 0, cores: int | None = None, vehicles: int = 1) -> int:
     """How many processes ``shards`` means for ``worlds`` flown ``ticks`` ticks on ``cores`` (None:
     :func:`usable_cores`).
 
     A count is itself; 0 is one per core; ``auto`` is one per :data:`AUTO_SHARD_WORLD_TICKS` world-ticks
     (``worlds x ticks``), at most one per core and at least one: each process builds its own model, which only a
     long enough flight pays back. Never more than ``worlds // 2``: a shard of one world would write a record
-    without its ``world`` column."""
+    without its ``world`` column (with several ``vehicles`` a world it has one: then ``worlds``). The world-ticks
+    count every vehicle."""
     cores = usable_cores() if cores is None else cores
     if shards == AUTO_SHARDS:
-        wanted = min(cores, worlds * ticks // AUTO_SHARD_WORLD_TICKS)
+        wanted = min(cores, worlds * vehicles * ticks // AUTO_SHARD_WORLD_TICKS)
     else:
         wanted = shards if shards > 0 else cores
-    return max(1, min(wanted, worlds // 2))
+    return max(1, min(wanted, worlds if vehicles > 1 else worlds // 2))
 
 
 def shard_ranges(worlds: int, shards: int | str, *, ticks: int = 0,
-                 cores: int | None = None) -> list[tuple[int, int]]:
+                 cores: int | None = None, vehicles: int = 1) -> list[tuple[int, int]]:
     """``(start, count)`` of each shard (:func:`shard_count` of them): contiguous ranges of ``[0, worlds)``, as
     even as they divide, the first ones one world longer (:func:`nexus.runtime.world_ranges.world_ranges`)."""
-    return world_ranges(worlds, shard_count(worlds, shards, ticks=ticks, cores=cores))
+    return world_ranges(worlds, shard_count(worlds, shards, ticks=ticks, cores=cores, vehicles=vehicles))
 
 
 def run_ticks(options: RunConfig) -> int:
@@ -137,7 +138,7 @@ def run_ticks(options: RunConfig) -> int:
 
 def sharded(options: RunConfig) -> bool:
     """Whether ``options`` flies in more than one process."""
-    return shard_count(options.worlds, options.shards, ticks=run_ticks(options)) > 1
+    return shard_count(options.worlds, options.shards, ticks=run_ticks(options), vehicles=options.vehicles) > 1
 
 
 class _Shard:
@@ -231,25 +232,26 @@ def fly_shards(options: RunConfig, out: Path, *, versions: dict, duration: float
     device = resolve_device(options.device)
     # Every shard's model shares this machine's memory: the whole run must fit, checked before any shard starts
     # (else each shard would build and fail on its own share, the run ending only after them).
-    check_fits(options.worlds, device)
+    check_fits(options.slots, device)
     handler = logging.FileHandler(out / "run.log", mode="w")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     log.addHandler(handler)
     options = replace(options, device=device, duration=duration)
     root = out / SHARDS_DIR
     shutil.rmtree(root, ignore_errors=True)
-    ranges = shard_ranges(options.worlds, options.shards, ticks=run_ticks(options))
+    ranges = shard_ranges(options.worlds, options.shards, ticks=run_ticks(options), vehicles=options.vehicles)
     shards = [_Shard(i, start, count, root) for i, (start, count) in enumerate(ranges)]
     run_file = RunFile(out, {
         "status": RUNNING, "pid": os.getpid(), "options": options.as_dict(), "device": device, "versions": versions,
         "duration_requested_s": duration, "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "record_columns": [], "ticks": 0, "record_rows": 0, "sim_time_s": 0.0,
         "worlds": options.worlds, "first_world": options.first_world,
+        **({"vehicles": options.vehicles} if options.vehicles > 1 else {}),
     })
     join = None
     if options.record_mode == "full":
         join = RecordJoin(out / RECORD, [(shard.record, shard.start) for shard in shards],
-                          part_rows=options.record_capacity * options.worlds, shield=signals.held_back)
+                          part_rows=options.record_capacity * options.slots, shield=signals.held_back)
     started = time.perf_counter()
     failed: _Shard | None = None
     stopped: BaseException | None = None
@@ -376,7 +378,7 @@ def _join(options: RunConfig, out: Path, shards: list[_Shard], run_file: RunFile
     run_file.info["warnings"] = list(dict.fromkeys(warnings))
     crashes = [(info or {}).get("crash") for info in infos]
     if all(crashes):  # world 0's from shard 0, every world's from its shard
-        run_file.info["crash"] = {**crashes[0], "worlds": options.worlds,
+        run_file.info["crash"] = {**crashes[0], "worlds": options.slots,
                                   "crashed_worlds": [c for crash in crashes for c in crash.get("crashed_worlds", [])],
                                   "hardest_touchdowns_m_s": [v for crash in crashes
                                                              for v in crash.get("hardest_touchdowns_m_s", [])]}
@@ -422,7 +424,7 @@ def _join(options: RunConfig, out: Path, shards: list[_Shard], run_file: RunFile
     if message is not None:
         raise ShardError(message)
     return {"ticks": ticks, "sim_time": sim_time, "wall_time": flying, "exit_reason": reason,
-            "worlds": options.worlds, "worlds_failed": counts.get("worlds_failed", 0), "distribution": distribution}
+            "worlds": options.slots, "worlds_failed": counts.get("worlds_failed", 0), "distribution": distribution}
 
 
 def _join_frames(out: Path, shards: list[_Shard]) -> None:

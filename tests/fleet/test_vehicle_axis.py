@@ -121,3 +121,13 @@ def test_a_scenario_gives_one_offset_per_vehicle(tmp_path):
     path.write_text(body.format(more=""))
     with pytest.raises(ScenarioError, match=r"fleet\.offsets.*1 offsets for 2 vehicles"):
         load(path)
+
+
+def test_a_fleet_split_over_two_processes_is_the_same_dataset(fleet, tmp_path):
+    split = fly(tmp_path / "split", "--vehicles", "3", "--worlds", "2", "--spacing", "2.5", "--no-vehicle-contact",
+                "--duration", "4", "--shards", "2")
+    assert split.info["worlds"] == 2 and split.info["vehicles"] == 3 and len(split.info["shards"]) == 2
+    order = ["time", "world", "vehicle"]
+    one = fleet.record.sort_values(order).reset_index(drop=True)
+    two = split.record.sort_values(order).reset_index(drop=True)
+    assert bits_differ(one, two) == []
