@@ -23,6 +23,7 @@ SUITES: dict[str, str] = {
     "estimation": "nexus.bench.estimation",
     "scale": "nexus.bench.scale",
     "fixed_wing": "nexus.bench.fixed_wing",
+    "swarm": "nexus.bench.swarm",
 }
 
 DEFAULT_SUITE = "flight"
