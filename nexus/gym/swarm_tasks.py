@@ -3,7 +3,7 @@
 One table per task (:class:`SwarmTask`), read by the kernels of :mod:`nexus.gym.swarm_agent` as a device
 struct. The swap (the only task so far): the K vehicles of a world start hovering in their line (vehicle k
 ``height`` above where it settled, ``k x spacing`` east of vehicle 0) and vehicle k's goal is the start of
-vehicle K-1-k, so the two ends cross the middle together and must pass each other. docs/fleets_learning.md
+vehicle K-1-k, so the two ends cross the middle together and must pass each other. docs/fleets.md
 writes the reward terms and the termination rules out.
 """
 
