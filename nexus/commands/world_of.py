@@ -56,10 +56,15 @@ def world_of_run(text: str) -> tuple[RunConfig, list[dict]]:
     if len(values) != worlds:
         raise WorldOfError(f"{path}: world_values holds {len(values)} worlds, but the run flew {worlds}")
     alone = replace(options, worlds=1, first_world=index, record_mode="full", vary=None)
+    vehicles = int(info.get("vehicles", options.vehicles))
+    slots = values_from_json(info.get("vehicle_values") or []) if vehicles > 1 else []
+    if vehicle is None and slots:  # a fleet's world: each of its vehicles with its own values
+        return alone, slots[(index - first) * vehicles : (index - first + 1) * vehicles]
     if vehicle is not None:
-        vehicles = int(info.get("vehicles", options.vehicles))
         if not 0 <= vehicle < vehicles:
             raise WorldOfError(f"--world-of {text}: {folder} flew {vehicles} vehicle{'s' * (vehicles != 1)} a world "
                                f"(0..{vehicles - 1}); choose one of them")
         alone = replace(alone, vehicles=1, first_vehicle=options.first_vehicle + vehicle)
+        if slots:
+            return alone, [slots[(index - first) * vehicles + vehicle]]
     return alone, [values[index - first]]

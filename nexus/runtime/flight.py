@@ -24,7 +24,8 @@ from nexus.runtime.roles import FLIGHT_RULES
 from nexus.runtime.scenario_parts import scenario_parts, scenario_variation, with_gusts
 from nexus.sensors.render_sensor import RenderSensor
 from nexus.worlds.capacity import check_fits
-from nexus.worlds.drawn import take_draws, world_values
+from nexus.worlds.drawn import take_draws, variation_file, world_values
+from nexus.worlds.vehicle_draws import slot_values as fleet_values
 from nexus.worlds.summary import WorldSummary
 
 @dataclass
@@ -44,6 +45,9 @@ class Flight:
     crash: Any = None
     #: The contact between the vehicles of a world (:mod:`nexus.plant.vehicle_collision`; None unless they share it).
     collisions: Any = None
+    #: Each slot's values: a fleet's vehicles draw their own (:mod:`nexus.worlds.vehicle_draws`); the worlds' own
+    #: with one vehicle a world.
+    slot_values: list[dict] = field(default_factory=list)
 
 
 def build_flight(
@@ -82,9 +86,15 @@ def build_flight(
     if options.scenario is not None and variation is None:  # its faults and start, over any drawn values
         variation = scenario_variation(options, plant, vehicle.components)
     names = variation_names(options.vehicle)  # the vehicle's other names of a draw, for the worlds' checks
+    given_slots = None
+    if variation is not None and options.vehicles > 1 and len(variation) == options.slots:  # a fleet's own values
+        given_slots = [dict(values) for values in variation]
+        variation = given_slots[::options.vehicles]  # vehicle 0's are its world's
     variation = world_values(options, plant, vehicle.components, variation, names=names)  # drawn or given, checked
-    # The vehicles of a world share its drawn values (its air, its faults, its start offset, every mass).
-    slot_values = [dict(values) for values in variation for _ in range(options.vehicles)]
+    # Each vehicle of a world draws its own values, but the world's air and place (nexus.worlds.vehicle_draws).
+    slot_values = given_slots or fleet_values(
+        variation, options.vehicles, variation=variation_file(options, plant, vehicle.components, names=names),
+        seed=options.seed, first_world=options.first_world, first_vehicle=options.first_vehicle)
     components = list(vehicle.components)
     if replace_controller is not None:
         replace_controller.name = vehicle.controller.name  # the ESCs connect to the controller prim
@@ -143,7 +153,7 @@ def build_flight(
         if hub is not None:
             hub.close()
         raise
-    return Flight(options, vehicle, loop, recorder, device, variation, summary, hub, crash, collisions)
+    return Flight(options, vehicle, loop, recorder, device, variation, summary, hub, crash, collisions, slot_values)
 
 
 def _render_hub(options: RunConfig, plant, components: Sequence[Component], device: str, worlds: int):

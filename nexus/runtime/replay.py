@@ -93,7 +93,7 @@ def check_run(out: Path, info: dict, columns: dict[str, np.ndarray]) -> int:
     if int(info.get("record_every", 1)) != 1:
         raise ReplayError(f"{out} recorded every {info['record_every']}th tick; an open-loop replay needs every "
                           "tick's controls: replay a run flown with `nexus run --record-every 1`")
-    if int(info.get("worlds", 1)) > 1:
+    if int(info.get("worlds", 1)) * int(info.get("vehicles", 1)) > 1:
         if not ticks or rows != recorded:
             raise ReplayError(
                 f"{out / 'record.parquet'} holds {rows} rows but {out / 'run.json'} says the run recorded {recorded} "
@@ -149,13 +149,22 @@ def recorded_controls(columns: dict[str, np.ndarray], out: Path, worlds: int = 1
         return rows
     table = np.zeros((ticks, worlds, len(names)), dtype=np.float32)
     tick = row_ticks(columns, dt_ns)
-    world = columns["world"].astype(np.int64)
+    world = slot_of(columns)
     table[tick - 1, world] = rows
     for w in range(worlds):  # after its end a world flies on in the replay (nothing stops it): hold its last row
         last = int(tick[world == w].max()) if np.any(world == w) else 0
         if 0 < last < ticks:
             table[last:, w] = table[last - 1, w]
     return table
+
+
+def slot_of(columns: dict[str, np.ndarray]) -> np.ndarray:
+    """Each row's slot: its world, or with several vehicles a world (a ``vehicle`` column) world x K + vehicle."""
+    world = columns["world"].astype(np.int64)
+    if "vehicle" not in columns:
+        return world
+    vehicle = columns["vehicle"].astype(np.int64)
+    return world * (int(vehicle.max()) + 1) + vehicle
 
 
 def row_ticks(columns: dict[str, np.ndarray], dt_ns: int) -> np.ndarray:
@@ -166,10 +175,10 @@ def row_ticks(columns: dict[str, np.ndarray], dt_ns: int) -> np.ndarray:
 def _same_rows(original: dict[str, np.ndarray], replayed: dict[str, np.ndarray], dt_ns: int) -> dict[str, np.ndarray]:
     """The replay's rows of the (tick, world) pairs the record holds: a world the run ended is not compared
     after its end (open loop, nothing ends it in the replay)."""
-    worlds = int(original["world"].max()) + 1
-    last = np.zeros(worlds, dtype=np.int64)
-    np.maximum.at(last, original["world"].astype(np.int64), row_ticks(original, dt_ns))
-    keep = row_ticks(replayed, dt_ns) <= last[replayed["world"].astype(np.int64)]
+    slots = slot_of(original)
+    last = np.zeros(int(slots.max()) + 1, dtype=np.int64)
+    np.maximum.at(last, slots, row_ticks(original, dt_ns))
+    keep = row_ticks(replayed, dt_ns) <= last[slot_of(replayed)]
     return {name: values[keep] for name, values in replayed.items()}
 
 
@@ -247,7 +256,7 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
         saved = RunConfig.from_dict(info.get("options"), source=str(out / "run.json"))
     except ConfigError as error:
         raise ReplayError(str(error)) from None
-    worlds = int(info.get("worlds", 1))
+    worlds = int(info.get("worlds", 1)) * int(info.get("vehicles", 1))  # slots: a fleet's every vehicle
     controls = recorded_controls(columns, out, worlds, saved.dt_ns, ticks)
     options = replace(
         saved,
@@ -264,7 +273,8 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
     target = prepare_out(Path(keep), option="--keep", overwrite_option=None) if keep else Path(
         tempfile.mkdtemp(prefix="nexus-replay-"))
     try:
-        variation = values_from_json(info["world_values"]) if info.get("world_values") else None
+        given = info.get("vehicle_values") or info.get("world_values")  # a fleet's: each vehicle's own
+        variation = values_from_json(given) if given else None
         run_flight(options, target, progress=progress, controller=ReplayControls(controls), variation=variation)
         _, replayed = load_run(target)
         frames, frame_difference = compare_frames(out / "frames", target / "frames")

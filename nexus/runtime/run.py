@@ -335,7 +335,8 @@ def _fly_and_write(options, out, duration, total_ticks, dt_ns, signals, *, progr
         plant = flight.vehicle.plant
         info.update({
             "worlds": options.worlds, "first_world": options.first_world, "record_every": options.record_every,
-            **({"vehicles": options.vehicles} if options.vehicles > 1 else {}),
+            **({"vehicles": options.vehicles, "vehicle_values": json_values(flight.slot_values)}
+               if options.vehicles > 1 else {}),
             "record_mode": options.record_mode, "world_values": json_values(flight.variation),
         })
         info.update({

@@ -325,12 +325,15 @@ def _planned(options: RunConfig, run_file: RunFile, shards: list[_Shard]) -> lis
     infos = [shard.info() for shard in shards]
     first = next((info for info in infos if info is not None), {})
     run_file.info.update({key: first[key] for key in PLANNED if key in first})
-    values, origins = [], []
+    values, origins, slots = [], [], []
     for shard, info in zip(shards, infos):
         info = info or {}
         values += info.get("world_values") or [None] * shard.count
-        origins += info.get("ned_origins_enu_m") or [None] * shard.count
+        origins += info.get("ned_origins_enu_m") or [None] * (shard.count * options.vehicles)
+        slots += info.get("vehicle_values") or [None] * (shard.count * options.vehicles)
     run_file.info.update(world_values=values, ned_origins_enu_m=origins)
+    if options.vehicles > 1:  # each vehicle's own values, slot after slot
+        run_file.info["vehicle_values"] = slots
     plan, own = run_file.info.get("stage_plan"), f", {shards[0].count} worlds"
     if isinstance(plan, str) and plan.endswith(own):  # the plan of every shard; the run flies all of them
         run_file.info["stage_plan"] = plan[:-len(own)] + f", {options.worlds} worlds"

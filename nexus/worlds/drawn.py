@@ -55,11 +55,18 @@ def world_values(options, plant, components: Sequence, given: Sequence[dict] | N
     return variation
 
 
+def variation_file(options, plant, components: Sequence, *, names: VariationNames | None = None):
+    """``options.vary`` loaded and checked against this plant's rotors and sensors (None without one)."""
+    if not options.vary:
+        return None
+    sensors = [sensor_label(c) for c in components if isinstance(c, Sensor)]
+    return load_variation(options.vary, rotors=len(plant.rotors), sensors=sensors, names=names,
+                          run_s=options.duration_s)
+
+
 def draw_values(options, plant, components: Sequence, *, names: VariationNames | None = None) -> list[dict]:
     """World ``first_world + i``'s values, drawn from ``options.vary`` with the run's seed."""
-    sensors = [sensor_label(c) for c in components if isinstance(c, Sensor)]
-    variation = load_variation(options.vary, rotors=len(plant.rotors), sensors=sensors, names=names,
-                               run_s=options.duration_s)
+    variation = variation_file(options, plant, components, names=names)
     return variation.draw(RngTree(options.seed), options.first_world + options.worlds)[options.first_world:]
 
 

@@ -142,7 +142,8 @@ def summary_columns(flight) -> dict[str, np.ndarray]:
     loop, plant, variation = flight.loop, flight.vehicle.plant, flight.variation
     seed, first_world = flight.options.seed, flight.options.first_world
     worlds, vehicles = loop.worlds, loop.vehicles  # slots: with several vehicles a world, one row per vehicle
-    variation = [values for values in variation for _ in range(vehicles)]  # a world's vehicles share its values
+    if vehicles > 1:  # each vehicle's own values (nexus.worlds.vehicle_draws)
+        variation = flight.slot_values or [values for values in variation for _ in range(vehicles)]
     done = loop.world_done()
     ticks = loop.world_ticks()
     dt = loop.dt_ns * 1e-9
