@@ -29,7 +29,7 @@ from nexus.estimation.ekf import Ekf
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.gym.tasks import HOVER, TRACK, WAYPOINT, Task, TaskParams
 from nexus.plant.controls import CONTROLS_WIDTH
-from nexus.plant.frames import ned_to_enu
+from nexus.plant.frames import attitude_ned_frd, ned_to_enu
 from nexus.plant.hover import command_for_speed
 from nexus.plant.physics import Physics
 from nexus.plant.usd_checks import nexus_apis
@@ -182,28 +182,22 @@ TARGET_YAW = wp.constant(0.5 * math.pi)
 
 
 @wp.func
-def respawn(w: int, task: TaskParams, layout: Layout, seed: int, episode: int, ned_origin: wp.array(dtype=wp.vec3),
-            joint_q: wp.array(dtype=wp.float32), joint_qd: wp.array(dtype=wp.float32),
-            esc_speed: wp.array(dtype=wp.float32), rotor_dof: wp.array(dtype=wp.int32),
-            rotor_spin: wp.array(dtype=wp.float32), fk_mask: wp.array(dtype=wp.bool),
-            goal: wp.array(dtype=wp.vec3), pid: wp.array(dtype=PidState), obs: wp.array2d(dtype=wp.float32),
-            noise_seed: int, ekf: Filter):
-    """Put world ``w`` at a fresh start drawn from (``seed``, ``episode``) (its EKF too, if it flies one) and
-    write its first observation."""
-    base = episode * 64
-    target = wp.vec3(0.0, 0.0, -task.height)
-    if task.kind == WAYPOINT:
-        target = wp.vec3(uniform(seed, base + 10, task.waypoint_range), uniform(seed, base + 11, task.waypoint_range),
-                         -task.height + uniform(seed, base + 12, 0.5 * task.waypoint_range))
-    goal[w] = target
-    reference, reference_velocity = target_at(task, target, 0.0)
-    start = reference + wp.vec3(uniform(seed, base + 0, task.spawn_position), uniform(seed, base + 1, task.spawn_position),
-                                uniform(seed, base + 2, task.spawn_position))
-    velocity = wp.vec3(uniform(seed, base + 3, task.spawn_velocity), uniform(seed, base + 4, task.spawn_velocity),
-                       uniform(seed, base + 5, task.spawn_velocity))
-    yaw_ned = TARGET_YAW + uniform(seed, base + 6, task.spawn_yaw)
+def place_at_start(w: int, layout: Layout, seed: int, base: int, reference: wp.vec3, spawn_position: float,
+                   spawn_velocity: float, spawn_yaw: float, spawn_tilt: float, ned_origin: wp.array(dtype=wp.vec3),
+                   joint_q: wp.array(dtype=wp.float32), joint_qd: wp.array(dtype=wp.float32),
+                   esc_speed: wp.array(dtype=wp.float32), rotor_dof: wp.array(dtype=wp.int32),
+                   rotor_spin: wp.array(dtype=wp.float32), fk_mask: wp.array(dtype=wp.bool),
+                   pid: wp.array(dtype=PidState)):
+    """Put row ``w``'s vehicle at a start drawn from (``seed``, draws ``base``..``base + 8``) about ``reference``
+    (NED [m]) within the task's spawn bounds, its rotors at hover and its PID afresh. Returns the start's
+    position [m] and velocity [m/s] (NED), attitude (body FRD to NED) and Newton's base position (ENU [m])."""
+    start = reference + wp.vec3(uniform(seed, base + 0, spawn_position), uniform(seed, base + 1, spawn_position),
+                                uniform(seed, base + 2, spawn_position))
+    velocity = wp.vec3(uniform(seed, base + 3, spawn_velocity), uniform(seed, base + 4, spawn_velocity),
+                       uniform(seed, base + 5, spawn_velocity))
+    yaw_ned = TARGET_YAW + uniform(seed, base + 6, spawn_yaw)
     tilt_direction = uniform(seed, base + 7, wp.pi)
-    tilt = 0.5 * (uniform(seed, base + 8, task.spawn_tilt) + task.spawn_tilt)  # in [0, spawn_tilt]
+    tilt = 0.5 * (uniform(seed, base + 8, spawn_tilt) + spawn_tilt)  # in [0, spawn_tilt]
     # Newton's base: body FLU to world ENU. Heading (NED, from north) psi is an ENU yaw of pi/2 - psi.
     q_yaw = wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), 0.5 * wp.pi - yaw_ned)
     q_tilt = wp.quat_from_axis_angle(wp.vec3(wp.cos(tilt_direction), wp.sin(tilt_direction), 0.0), tilt)
@@ -226,8 +220,28 @@ def respawn(w: int, task: TaskParams, layout: Layout, seed: int, episode: int, n
         fk_mask[w * layout.articulations_per_world + a] = True
     pid[w] = PidState()
     # The estimate the truth estimator will report for this state: body FRD to NED.
-    attitude = wp.normalize(wp.quat(0.70710678118654752, 0.70710678118654752, 0.0, 0.0) * rotation
-                            * wp.quat(1.0, 0.0, 0.0, 0.0))
+    return start, velocity, attitude_ned_frd(rotation), position_enu
+
+
+@wp.func
+def respawn(w: int, task: TaskParams, layout: Layout, seed: int, episode: int, ned_origin: wp.array(dtype=wp.vec3),
+            joint_q: wp.array(dtype=wp.float32), joint_qd: wp.array(dtype=wp.float32),
+            esc_speed: wp.array(dtype=wp.float32), rotor_dof: wp.array(dtype=wp.int32),
+            rotor_spin: wp.array(dtype=wp.float32), fk_mask: wp.array(dtype=wp.bool),
+            goal: wp.array(dtype=wp.vec3), pid: wp.array(dtype=PidState), obs: wp.array2d(dtype=wp.float32),
+            noise_seed: int, ekf: Filter):
+    """Put world ``w`` at a fresh start drawn from (``seed``, ``episode``) (its EKF too, if it flies one) and
+    write its first observation."""
+    base = episode * 64
+    target = wp.vec3(0.0, 0.0, -task.height)
+    if task.kind == WAYPOINT:
+        target = wp.vec3(uniform(seed, base + 10, task.waypoint_range), uniform(seed, base + 11, task.waypoint_range),
+                         -task.height + uniform(seed, base + 12, 0.5 * task.waypoint_range))
+    goal[w] = target
+    reference, reference_velocity = target_at(task, target, 0.0)
+    start, velocity, attitude, position_enu = place_at_start(
+        w, layout, seed, base, reference, task.spawn_position, task.spawn_velocity, task.spawn_yaw, task.spawn_tilt,
+        ned_origin, joint_q, joint_qd, esc_speed, rotor_dof, rotor_spin, fk_mask, pid)
     restart_filter(ekf, w, start, velocity, attitude)
     rates = wp.vec3(0.0, 0.0, 0.0)
     write_observation(obs, w, start, attitude, velocity, rates, reference, TARGET_YAW, reference_velocity,
@@ -292,6 +306,47 @@ def reset_worlds(which: wp.array(dtype=wp.int32), task: TaskParams, layout: Layo
     done[w] = 0
 
 
+@wp.func
+def apply_action(w: int, rates: wp.vec3, actions: wp.array2d(dtype=wp.float32), layout: Layout,
+                 params: wp.array(dtype=PidParams), mix: MixTables, pid: wp.array(dtype=PidState),
+                 controls: wp.array2d(dtype=wp.float32)) -> float:
+    """Row ``w``'s held action as its ``controls`` row: CTBR through the PID's rate loop (its state in ``pid``,
+    ``rates`` the estimate's [rad/s]) and the allocation, or motor commands. Returns the action's effort as the
+    single-agent reward penalises it."""
+    a0 = wp.clamp(actions[w, 0], -1.0, 1.0)
+    a1 = wp.float32(0.0)
+    a2 = wp.float32(0.0)
+    a3 = wp.float32(0.0)
+    if layout.action_width > 1:
+        a1 = wp.clamp(actions[w, 1], -1.0, 1.0)
+    if layout.action_width > 2:
+        a2 = wp.clamp(actions[w, 2], -1.0, 1.0)
+    if layout.action_width > 3:
+        a3 = wp.clamp(actions[w, 3], -1.0, 1.0)
+    effort = float(0.0)
+    if layout.action_mode == CTBR:
+        p = params[0]
+        state = pid[w]
+        collective = wp.clamp(layout.hover_fraction * (1.0 + a0), 0.0, 1.0)
+        goal_rates = wp.vec3(a1 * layout.max_rates[0], a2 * layout.max_rates[1], a3 * layout.max_rates[2])
+        torque, integral = rate_loop(p, state, rates, goal_rates, wp.vec3(0.0, 0.0, 0.0), layout.tick_dt, 1.0)
+        write_rotor_commands(controls, w, p.thrust_model_factor, collective, torque, 1.0, mix, wp.int64(0))
+        out = PidState()
+        out.rate_integral = integral
+        out.previous_rates = rates
+        out.primed = 1.0
+        pid[w] = out
+        effort = a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3
+    else:
+        for i in range(CONTROLS_WIDTH):
+            value = float(0.0)
+            if i < layout.action_width:
+                value = 0.5 * (wp.clamp(actions[w, i], -1.0, 1.0) + 1.0)
+                effort += (value - layout.hover_fraction) * (value - layout.hover_fraction)
+            controls[w, i] = value
+    return effort
+
+
 @wp.kernel
 def agent_tick(
     estimate: wp.array(dtype=PoseTwist),
@@ -329,38 +384,7 @@ def agent_tick(
     for a in range(layout.articulations_per_world):
         fk_mask[w * layout.articulations_per_world + a] = False
     est = estimate[w]
-    a0 = wp.clamp(actions[w, 0], -1.0, 1.0)
-    a1 = wp.float32(0.0)
-    a2 = wp.float32(0.0)
-    a3 = wp.float32(0.0)
-    if layout.action_width > 1:
-        a1 = wp.clamp(actions[w, 1], -1.0, 1.0)
-    if layout.action_width > 2:
-        a2 = wp.clamp(actions[w, 2], -1.0, 1.0)
-    if layout.action_width > 3:
-        a3 = wp.clamp(actions[w, 3], -1.0, 1.0)
-    effort = float(0.0)
-    if layout.action_mode == CTBR:
-        p = params[0]
-        s = pid[w]
-        collective = wp.clamp(layout.hover_fraction * (1.0 + a0), 0.0, 1.0)
-        goal_rates = wp.vec3(a1 * layout.max_rates[0], a2 * layout.max_rates[1], a3 * layout.max_rates[2])
-        torque, integral = rate_loop(p, s, est.rates, goal_rates, wp.vec3(0.0, 0.0, 0.0), layout.tick_dt, 1.0)
-        write_rotor_commands(controls, w, p.thrust_model_factor, collective, torque, 1.0, mix, wp.int64(0))
-        out = PidState()
-        out.rate_integral = integral
-        out.previous_rates = est.rates
-        out.primed = 1.0
-        pid[w] = out
-        effort = a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3
-    else:
-        for i in range(CONTROLS_WIDTH):
-            value = float(0.0)
-            if i < layout.action_width:
-                value = 0.5 * (wp.clamp(actions[w, i], -1.0, 1.0) + 1.0)
-                effort += (value - layout.hover_fraction) * (value - layout.hover_fraction)
-            controls[w, i] = value
-
+    effort = apply_action(w, est.rates, actions, layout, params, mix, pid, controls)
     sub = sub_tick[w] + 1
     if sub < layout.decimation:
         sub_tick[w] = sub
@@ -476,6 +500,29 @@ class LearningAgent(Component):
         self.hover_speed = speed
         self.action_width = 4 if self.action_mode == "ctbr" else len(plant.rotors)
 
+    def prepare_layout(self, ctx) -> None:
+        """:attr:`layout` (where each row's state sits in Newton's and the agent's arrays, the policy step's
+        timing, the action's meaning) and :attr:`episode_steps`, for the flight ``ctx`` builds."""
+        plant = self.plant
+        layout = Layout()
+        layout.coords_per_world, layout.dofs_per_world = plant.coords_per_world, plant.dofs_per_world
+        layout.base_coord, layout.base_dof = plant.base_coord, plant.base_dof
+        layout.rotors = len(plant.rotors)
+        layout.articulations_per_world = max(1, plant.model.articulation_count // ctx.worlds)
+        layout.decimation = self.decimation
+        layout.tick_dt = float(ctx.dt)
+        layout.step_dt = float(ctx.dt) * self.decimation
+        layout.episode_steps = max(1, int(round(self.task.episode_s / layout.step_dt)))
+        layout.action_mode = CTBR if self.action_mode == "ctbr" else MOTORS
+        layout.action_width = self.action_width
+        layout.obs_width = self.observation_width
+        layout.noise = self.noise
+        layout.hover_fraction = self.hover_fraction if self.action_mode == "ctbr" else self.hover_command
+        layout.hover_speed = self.hover_speed
+        layout.max_rates = wp.vec3(*MAX_RATES)
+        self.layout = layout
+        self.episode_steps = layout.episode_steps
+
     def stages(self) -> list[Stage]:
         sensors = (Read("imu", ImuSample, (1,)), Read("baro", BaroSample, (1,)), Read("gps", GpsSample, (1,)))
         return [Stage("agent", "control", self._run,
@@ -488,24 +535,7 @@ class LearningAgent(Component):
         plant, device, n = self.plant, ctx.device, ctx.worlds
         self.worlds, self.device = n, device
         task = self.task
-        layout = Layout()
-        layout.coords_per_world, layout.dofs_per_world = plant.coords_per_world, plant.dofs_per_world
-        layout.base_coord, layout.base_dof = plant.base_coord, plant.base_dof
-        layout.rotors = len(plant.rotors)
-        layout.articulations_per_world = max(1, plant.model.articulation_count // n)
-        layout.decimation = self.decimation
-        layout.tick_dt = float(ctx.dt)
-        layout.step_dt = float(ctx.dt) * self.decimation
-        layout.episode_steps = max(1, int(round(task.episode_s / layout.step_dt)))
-        layout.action_mode = CTBR if self.action_mode == "ctbr" else MOTORS
-        layout.action_width = self.action_width
-        layout.obs_width = self.observation_width
-        layout.noise = self.noise
-        layout.hover_fraction = self.hover_fraction if self.action_mode == "ctbr" else self.hover_command
-        layout.hover_speed = self.hover_speed
-        layout.max_rates = wp.vec3(*MAX_RATES)
-        self.layout = layout
-        self.episode_steps = layout.episode_steps
+        self.prepare_layout(ctx)
         self.task_params = task.params()
         self.params = wp.array([self.rate_params], dtype=PidParams, device=device)
         self.mix = mix_tables(self.allocation, n, device)

@@ -15,14 +15,13 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from nexus.control.allocation import MixTables, mix_tables, write_rotor_commands
-from nexus.control.pid import PidParams, PidState, rate_loop
+from nexus.control.allocation import MixTables, mix_tables
+from nexus.control.pid import PidParams, PidState
 from nexus.core import Component
-from nexus.gym.agent import (CTBR, MAX_RATES, MOTORS, TARGET_YAW, Filter, Layout, LearningAgent, filter_of,
-                             restart_filter, uniform, write_observation)
+from nexus.gym.agent import (CTBR, TARGET_YAW, Filter, Layout, LearningAgent, apply_action, filter_of,
+                             place_at_start, restart_filter, write_observation)
 from nexus.gym.swarm_tasks import NEIGHBOUR_WIDTH, SwarmParams, SwarmTask
-from nexus.plant.controls import CONTROLS_WIDTH
-from nexus.plant.frames import attitude_ned_frd, enu_to_ned, ned_to_enu
+from nexus.plant.frames import enu_to_ned
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.plant.physics import Physics
 
@@ -134,35 +133,10 @@ def respawn_slot(s: int, task: SwarmParams, layout: Layout, fleet: Fleet, plant:
     nominal = wp.vec3(0.0, 0.0, -task.height)
     goal = enu_to_ned(plant.ned_origin[mirror] - plant.ned_origin[s]) + nominal
     a.goal[s] = goal
-    start = nominal + wp.vec3(uniform(seed, base + 0, task.spawn_position), uniform(seed, base + 1, task.spawn_position),
-                              uniform(seed, base + 2, task.spawn_position))
-    velocity = wp.vec3(uniform(seed, base + 3, task.spawn_velocity), uniform(seed, base + 4, task.spawn_velocity),
-                       uniform(seed, base + 5, task.spawn_velocity))
-    yaw_ned = TARGET_YAW + uniform(seed, base + 6, task.spawn_yaw)
-    tilt_direction = uniform(seed, base + 7, wp.pi)
-    tilt = 0.5 * (uniform(seed, base + 8, task.spawn_tilt) + task.spawn_tilt)  # in [0, spawn_tilt]
-    # Newton's base: body FLU to world ENU. Heading (NED, from north) psi is an ENU yaw of pi/2 - psi.
-    q_yaw = wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), 0.5 * wp.pi - yaw_ned)
-    q_tilt = wp.quat_from_axis_angle(wp.vec3(wp.cos(tilt_direction), wp.sin(tilt_direction), 0.0), tilt)
-    rotation = q_tilt * q_yaw
-    position_enu = plant.ned_origin[s] + ned_to_enu(start)
-    c0 = s * layout.coords_per_world + layout.base_coord
-    for i in range(3):
-        plant.joint_q[c0 + i] = position_enu[i]
-    for i in range(4):
-        plant.joint_q[c0 + 3 + i] = rotation[i]
-    d0 = s * layout.dofs_per_world + layout.base_dof
-    velocity_enu = ned_to_enu(velocity)
-    for i in range(3):
-        plant.joint_qd[d0 + i] = velocity_enu[i]
-        plant.joint_qd[d0 + 3 + i] = 0.0
-    for i in range(layout.rotors):
-        plant.joint_qd[s * layout.dofs_per_world + plant.rotor_dof[i]] = plant.rotor_spin[i] * layout.hover_speed
-        plant.esc_speed[s * layout.rotors + i] = layout.hover_speed
-    for i in range(layout.articulations_per_world):
-        plant.fk_mask[s * layout.articulations_per_world + i] = True
-    a.pid[s] = PidState()
-    attitude = attitude_ned_frd(rotation)
+    start, velocity, attitude, position_enu = place_at_start(
+        s, layout, seed, base, nominal, task.spawn_position, task.spawn_velocity, task.spawn_yaw, task.spawn_tilt,
+        plant.ned_origin, plant.joint_q, plant.joint_qd, plant.esc_speed, plant.rotor_dof, plant.rotor_spin,
+        plant.fk_mask, a.pid)
     restart_filter(ekf, s, start, velocity, attitude)
     error = wp.length(goal - start)
     a.previous_error[s] = error
@@ -198,40 +172,13 @@ def restart_world(w: int, task: SwarmParams, layout: Layout, fleet: Fleet, plant
 @wp.kernel
 def swarm_act(estimate: wp.array(dtype=PoseTwist), layout: Layout, params: wp.array(dtype=PidParams),
               mix: MixTables, plant: PlantArrays, a: SwarmArrays, controls: wp.array2d(dtype=wp.float32)):
-    """Each slot's held action as its ``controls`` row (CTBR through the PID's rate loop, or motor commands), as
-    :func:`nexus.gym.agent.agent_tick` applies it; counts the ticks of the policy step."""
+    """Each slot's held action as its ``controls`` row (CTBR through the PID's rate loop, or motor commands:
+    :func:`nexus.gym.agent.apply_action`, as the single-agent tick applies it); counts the ticks of the policy
+    step."""
     s = wp.tid()
     for i in range(layout.articulations_per_world):
         plant.fk_mask[s * layout.articulations_per_world + i] = False
-    est = estimate[s]
-    a0 = wp.clamp(a.actions[s, 0], -1.0, 1.0)
-    a1 = wp.float32(0.0)
-    a2 = wp.float32(0.0)
-    a3 = wp.float32(0.0)
-    if layout.action_width > 1:
-        a1 = wp.clamp(a.actions[s, 1], -1.0, 1.0)
-    if layout.action_width > 2:
-        a2 = wp.clamp(a.actions[s, 2], -1.0, 1.0)
-    if layout.action_width > 3:
-        a3 = wp.clamp(a.actions[s, 3], -1.0, 1.0)
-    if layout.action_mode == CTBR:
-        p = params[0]
-        state = a.pid[s]
-        collective = wp.clamp(layout.hover_fraction * (1.0 + a0), 0.0, 1.0)
-        goal_rates = wp.vec3(a1 * layout.max_rates[0], a2 * layout.max_rates[1], a3 * layout.max_rates[2])
-        torque, integral = rate_loop(p, state, est.rates, goal_rates, wp.vec3(0.0, 0.0, 0.0), layout.tick_dt, 1.0)
-        write_rotor_commands(controls, s, p.thrust_model_factor, collective, torque, 1.0, mix, wp.int64(0))
-        out = PidState()
-        out.rate_integral = integral
-        out.previous_rates = est.rates
-        out.primed = 1.0
-        a.pid[s] = out
-    else:
-        for i in range(CONTROLS_WIDTH):
-            value = float(0.0)
-            if i < layout.action_width:
-                value = 0.5 * (wp.clamp(a.actions[s, i], -1.0, 1.0) + 1.0)
-            controls[s, i] = value
+    apply_action(s, estimate[s].rates, a.actions, layout, params, mix, a.pid, controls)
     sub = a.sub_tick[s] + 1
     if sub < layout.decimation:
         a.sub_tick[s] = sub
@@ -394,24 +341,7 @@ class SwarmAgent(LearningAgent):
                              f"{self.vehicles}")
         self.slots, self.worlds, self.device = n, n // self.vehicles, device
         task = self.task
-        layout = Layout()
-        layout.coords_per_world, layout.dofs_per_world = plant.coords_per_world, plant.dofs_per_world
-        layout.base_coord, layout.base_dof = plant.base_coord, plant.base_dof
-        layout.rotors = len(plant.rotors)
-        layout.articulations_per_world = max(1, plant.model.articulation_count // n)
-        layout.decimation = self.decimation
-        layout.tick_dt = float(ctx.dt)
-        layout.step_dt = float(ctx.dt) * self.decimation
-        layout.episode_steps = max(1, int(round(task.episode_s / layout.step_dt)))
-        layout.action_mode = CTBR if self.action_mode == "ctbr" else MOTORS
-        layout.action_width = self.action_width
-        layout.obs_width = self.observation_width
-        layout.noise = self.noise
-        layout.hover_fraction = self.hover_fraction if self.action_mode == "ctbr" else self.hover_command
-        layout.hover_speed = self.hover_speed
-        layout.max_rates = wp.vec3(*MAX_RATES)
-        self.layout = layout
-        self.episode_steps = layout.episode_steps
+        self.prepare_layout(ctx)
         fleet = Fleet()
         fleet.vehicles = self.vehicles
         fleet.own_width = task.own_width
