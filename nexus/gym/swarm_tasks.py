@@ -10,11 +10,12 @@ writes the reward terms and the termination rules out.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import warp as wp
 
 from nexus.core.errors import BuildError
-from nexus.gym.tasks import BASE_OBSERVATION
+from nexus.gym.tasks import BASE_OBSERVATION, TaskTable
 
 #: Task ids as the kernels know them.
 SWAP = 0
@@ -55,12 +56,10 @@ class SwarmParams:
 
 
 @dataclass(frozen=True)
-class SwarmTask:
+class SwarmTask(TaskTable):
     """A multi-agent task's name, its own-feature layout (as the single-agent tasks') and its table."""
 
-    name: str
-    kind: int
-    observation: tuple[tuple[str, int], ...]
+    PARAMS: ClassVar[type] = SwarmParams
     #: Episode length [s]: every agent of a world is truncated after it.
     episode_s: float = 8.0
     height: float = 1.5
@@ -79,12 +78,6 @@ class SwarmTask:
     w_action: float = 0.01
     w_proximity: float = 1.0
     crash_penalty: float = 10.0
-
-    def params(self) -> SwarmParams:
-        p = SwarmParams()
-        for name in SwarmParams.vars:
-            setattr(p, name, getattr(self, name))
-        return p
 
     @property
     def own_width(self) -> int:

@@ -8,6 +8,7 @@ reset kernel. docs/learning.md writes the reward terms and termination rules out
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import warp as wp
 
@@ -48,12 +49,29 @@ class TaskParams:
 
 
 @dataclass(frozen=True)
-class Task:
-    """A task's name, its observation layout (names from :mod:`nexus.control.policy.features`) and its table."""
+class TaskTable:
+    """What every task's table starts with: its name, its id as the kernels know it and its observation layout
+    (names from :mod:`nexus.control.policy.features`); :meth:`params` hands the rest of it to the kernels."""
 
     name: str
     kind: int
     observation: tuple[tuple[str, int], ...]
+
+    #: The device struct the kernels read (a subclass's): :meth:`params` fills it from the same-named fields.
+    PARAMS: ClassVar[type]
+
+    def params(self):
+        p = self.PARAMS()
+        for name in self.PARAMS.vars:
+            setattr(p, name, getattr(self, name))
+        return p
+
+
+@dataclass(frozen=True)
+class Task(TaskTable):
+    """A single-agent task's name, its observation layout and its table."""
+
+    PARAMS: ClassVar[type] = TaskParams
     #: Episode length [s]: the episode is truncated (not terminated) after it.
     episode_s: float = 5.0
     height: float = 1.5
@@ -73,12 +91,6 @@ class Task:
     w_rates: float = 0.02
     w_action: float = 0.01
     crash_penalty: float = 10.0
-
-    def params(self) -> TaskParams:
-        p = TaskParams()
-        for name in TaskParams.vars:
-            setattr(p, name, getattr(self, name))
-        return p
 
     @property
     def observation_width(self) -> int:
