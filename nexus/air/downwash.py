@@ -78,6 +78,8 @@ log = logging.getLogger(__name__)
 #: The round jet's centreline decay constant B and spreading rate S (Hussein, Capp and George 1994).
 JET_DECAY = 5.8
 JET_SPREAD = 0.094
+#: How many half-widths off its axis another vehicle's rotor jet is still summed (past it: under 1.4e-11 of it).
+JET_REACH = 6.0
 LN2 = math.log(2.0)
 #: Radon's 7-point rule over a unit disc: the ring's radius and the weights of the centre and of each ring point.
 RING_RADIUS = math.sqrt(2.0 / 3.0)
@@ -170,9 +172,15 @@ def air_speed_at(point: wp.vec3, disc_position: wp.array(dtype=wp.vec3), disc_th
                 hub = wp.transform_get_translation(body_q[fleet.body[r] + slot * fleet.bodies_per_world])
                 omega = joint_qd[fleet.dof[r] + slot * fleet.dofs_per_world]
                 d = hub - point
-                u = jet_speed(fleet.thrust_coefficient[r] * omega * omega, fleet.radius[r], d[2],
-                              wp.sqrt(d[0] * d[0] + d[1] * d[1]), density)
-                square += u * u
+                off = d[0] * d[0] + d[1] * d[1]
+                # Past JET_REACH half-widths off its axis a jet's profile is below exp(-ln2·36) = 1.4e-11 of its
+                # centre: nothing a float32 sum of speeds keeps. Most rotors of a spread fleet are that far.
+                core = wp.float32(JET_DECAY * math.sqrt(2.0)) * fleet.radius[r]
+                reach = wp.float32(JET_SPREAD * JET_REACH) * wp.max(d[2], core)
+                if off < reach * reach:
+                    u = jet_speed(fleet.thrust_coefficient[r] * omega * omega, fleet.radius[r], d[2], wp.sqrt(off),
+                                  density)
+                    square += u * u
     return wp.sqrt(square)
 
 
