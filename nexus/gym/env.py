@@ -121,6 +121,29 @@ def check_render_address(host, port) -> None:
                          "a free one")
 
 
+def learning_flight(options: RunConfig, agent, device: str, decimation: int):
+    """The flight ``options`` describe with ``agent`` in the controller's place, started. The task ends episodes,
+    not the crash check; a component that replays fewer ticks than a policy step's ``decimation`` is refused."""
+    flight = build_flight(options, device=None if device != "cpu" else "cpu", replace_controller=agent,
+                          detect_crash=False)
+    start(flight.loop, flight.vehicle.plant)
+    if flight.loop.ticks_per_replay != decimation:
+        raise BuildError(f"a component of this flight replays at most {flight.loop.ticks_per_replay} ticks, fewer "
+                         f"than the {decimation} ticks of a policy step; give a higher policy_hz")
+    return flight
+
+
+def fly_policy_step(env, actions):
+    """Write ``env``'s action rows, fly one policy step (``env.decimation`` ticks) and read the agent's rows back:
+    observations, rewards, terminations, truncations and final observations."""
+    if not env._reset_once:
+        raise gym.error.ResetNeeded("call reset() before step()")
+    env._write(actions)
+    env.loop.advance(env.decimation)
+    env.loop.cancel_finish()  # a world's end is the agent's to handle, not the flight's
+    return env._read()
+
+
 #: What writes the estimate the policy's features read (RunConfig.estimator): the vehicle file's own estimator,
 #: the truth (the vehicle's true state, for learning without an estimator's errors) or the error-state EKF.
 ESTIMATOR_CHOICES = ("vehicle", "truth", "ekf")
@@ -202,14 +225,9 @@ class NexusVectorEnv(VectorEnv):
                                  seed=int(flight_seed), tick_hz=float(tick_hz), vary=vary, record_mode="summary",
                                  device=device, ticks_per_replay=self.decimation, estimator=estimator,
                                  first_world=self.first_world)
-        self.flight = build_flight(self.options, device=None if device != "cpu" else "cpu",
-                                   replace_controller=self.agent, detect_crash=False)  # the task ends episodes
+        self.flight = learning_flight(self.options, self.agent, device, self.decimation)
         self.loop = self.flight.loop
         self.device = self.flight.device
-        start(self.loop, self.flight.vehicle.plant)
-        if self.loop.ticks_per_replay != self.decimation:
-            raise BuildError(f"a component of this flight replays at most {self.loop.ticks_per_replay} ticks, fewer "
-                             f"than the {self.decimation} ticks of a policy step; give a higher policy_hz")
         self._start = self.loop.snapshot()
         self.draws = EpisodeDraws(self.flight, vary) if vary else None
         agent = self.agent
@@ -262,12 +280,7 @@ class NexusVectorEnv(VectorEnv):
         return self._read()[0], {}
 
     def step(self, actions):
-        if not self._reset_once:
-            raise gym.error.ResetNeeded("call reset() before step()")
-        self._write(actions)
-        self.loop.advance(self.decimation)
-        self.loop.cancel_finish()  # a world's end is the agent's to handle, not the flight's
-        obs, reward, terminated, truncated, final = self._read()
+        obs, reward, terminated, truncated, final = fly_policy_step(self, actions)
         done = terminated | truncated
         info: dict[str, Any] = {}
         if done.any():

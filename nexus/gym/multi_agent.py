@@ -28,13 +28,12 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from nexus.core.errors import BuildError
 from nexus.gym.agent import ACTION_MODES
 from nexus.gym.env import (DEFAULT_POLICY_HZ, DEFAULT_TICK_HZ, ESTIMATOR_CHOICES, check_noise, check_seed,
-                           check_worlds, decimation_of, keywords_of, refuse_unknown, said)
+                           check_worlds, decimation_of, fly_policy_step, keywords_of, learning_flight, refuse_unknown,
+                           said)
 from nexus.gym.swarm_agent import NEIGHBOUR_SOURCES, SwarmAgent
 from nexus.gym.swarm_tasks import SwarmTask, swarm_task_named
 from nexus.plant.fleet import DEFAULT_SPACING
 from nexus.runtime.config import RunConfig
-from nexus.runtime.flight import build_flight
-from nexus.runtime.startup import start
 
 
 class SwarmVectorEnv(VectorEnv):
@@ -84,14 +83,9 @@ class SwarmVectorEnv(VectorEnv):
                                  record_mode="summary", device=device, ticks_per_replay=self.decimation,
                                  estimator=estimator, first_world=self.first_world, vehicles=self.vehicles,
                                  spacing=float(spacing), vehicle_contact=bool(vehicle_contact))
-        self.flight = build_flight(self.options, device=None if device != "cpu" else "cpu",
-                                   replace_controller=self.agent, detect_crash=False)  # the task ends episodes
+        self.flight = learning_flight(self.options, self.agent, device, self.decimation)
         self.loop = self.flight.loop
         self.device = self.flight.device
-        start(self.loop, self.flight.vehicle.plant)
-        if self.loop.ticks_per_replay != self.decimation:
-            raise BuildError(f"a component of this flight replays at most {self.loop.ticks_per_replay} ticks, fewer "
-                             f"than the {self.decimation} ticks of a policy step; give a higher policy_hz")
         self._start = self.loop.snapshot()
         agent = self.agent
         self.agents = self.vehicles
@@ -127,12 +121,7 @@ class SwarmVectorEnv(VectorEnv):
         return self._read()[0], {}
 
     def step(self, actions):
-        if not self._reset_once:
-            raise gym.error.ResetNeeded("call reset() before step()")
-        self._write(actions)
-        self.loop.advance(self.decimation)
-        self.loop.cancel_finish()  # a world's end is the agent's to handle, not the flight's
-        obs, reward, terminated, truncated, final = self._read()
+        obs, reward, terminated, truncated, final = fly_policy_step(self, actions)
         done = (terminated | truncated).any(axis=1)
         info: dict[str, Any] = {}
         if done.any():
