@@ -10,7 +10,6 @@ the world of a run of several.
 from __future__ import annotations
 
 import html
-import io
 import json
 from pathlib import Path
 
@@ -53,16 +52,7 @@ def write_fleet_report(folder: Path, out: Path | None = None, world: int | None 
     if series.rotor_speeds is not None:
         notes.append(f"Vehicle {vehicle}'s rotor speeds are {series.rotor_speed_source}.")
     out = Path(out) if out is not None else run.path
-    plots = out / "plots"
-    plots.mkdir(parents=True, exist_ok=True)
-    paths: dict[str, Path] = {}
-    images: dict[str, bytes] = {}
-    for name, (_, figure) in {**drawn, **detail}.items():
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png")
-        images[name] = buffer.getvalue()
-        paths[name] = plots / f"{name}.png"
-        paths[name].write_bytes(images[name])
+    plots, paths, images = one.save_figures(out, {**drawn, **detail})
     page = out / "report.html"
     table = _vehicles_table(run, world)
     page.write_text(one.page(

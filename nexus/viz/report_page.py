@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,6 +100,22 @@ def _cell(value) -> str:
 
 def _share(value) -> str:
     return "—" if value is None else f"{value:.0%}"
+
+
+def save_figures(out: Path, drawn: dict[str, tuple[str, object]]) -> tuple[Path, dict[str, Path], dict[str, bytes]]:
+    """Each figure of ``drawn`` as ``out/plots/NAME.png``: the plots folder, the PNGs' paths and their bytes (the
+    page embeds them), in ``drawn``'s order."""
+    plots = out / "plots"
+    plots.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {}
+    images: dict[str, bytes] = {}
+    for name, (_, figure) in drawn.items():
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png")
+        images[name] = buffer.getvalue()
+        paths[name] = plots / f"{name}.png"
+        paths[name].write_bytes(images[name])
+    return plots, paths, images
 
 
 def summary_rows(info: dict) -> str:

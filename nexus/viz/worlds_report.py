@@ -12,7 +12,6 @@ one-world run's report has. A run that kept only its summary
 from __future__ import annotations
 
 import html
-import io
 import json
 from pathlib import Path
 
@@ -74,16 +73,7 @@ def write_worlds_report(folder: Path, out: Path | None = None, world: int | None
     elif run.tracks is not None:
         notes.append(f"the record holds no row of world {world}: no figures of it")
     out = Path(out) if out is not None else run.folder
-    plots = out / "plots"
-    plots.mkdir(parents=True, exist_ok=True)
-    paths: dict[str, Path] = {}
-    images: dict[str, bytes] = {}
-    for name, (_, figure) in {**overview, **detail}.items():
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png")
-        images[name] = buffer.getvalue()
-        paths[name] = plots / f"{name}.png"
-        paths[name].write_bytes(images[name])
+    plots, paths, images = one.save_figures(out, {**overview, **detail})
     page = out / "report.html"
     page.write_text(_html(run, world, mine, overview, detail, images, stats, notes))
     (plots / "sensor_stats.json").write_text(json.dumps(stats, indent=2) + "\n")
