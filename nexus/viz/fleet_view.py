@@ -32,12 +32,13 @@ from nexus.runtime.run_file import partial_note
 from nexus.runtime.run_folder import RunFolder, first_world, world_count
 from nexus.viz.errors import RunFolderError
 from nexus.viz.fleet import vehicle_count
-from nexus.viz.player import Replay, model_files
+from nexus.viz.player import model_files
 from nexus.viz.run_data import REQUIRED_COLUMNS
 from nexus.viz.truth import ENU_TO_NED
 from nexus.viz.viewer import FLOWN_COLOUR, SETPOINT_COLOUR, FlightView, check_port, segments, show_guides
 from nexus.viz.worlds import POSE, SETPOINT, Tracks, check_world
-from nexus.viz.worlds_view import HIDDEN_Z, MIN_SPACING, marker_colours, marker_mesh, offsets
+from nexus.viz.worlds_view import (HIDDEN_Z, MIN_SPACING, PickedWorldReplay, marker_colours, marker_mesh,
+                                   offsets)
 
 
 @dataclass
@@ -228,7 +229,7 @@ class VehiclesView(FlightView):
         self.viewer.end_frame()
 
 
-class FleetReplay(Replay):
+class FleetReplay(PickedWorldReplay):
     """The time slider over every vehicle's ticks, a world selector (several worlds), the fleet drawn each frame."""
 
     def __init__(self, run: FleetRun, view: VehiclesView, world: int):
@@ -244,6 +245,7 @@ class FleetReplay(Replay):
         self._controls()
 
     def _more_controls(self, gui) -> None:
+        self.show_others = None  # one world: no others to show
         if self.worlds > 1:
             self.world_number = gui.add_number("world", initial_value=self.selected, min=0, max=self.worlds - 1,
                                                step=1)
@@ -266,33 +268,15 @@ class FleetReplay(Replay):
         where = f"world {world} (0..{self.worlds - 1})" if self.worlds > 1 else "the world"
         return f"{self.vehicles} vehicles in {where}; {ended}"
 
-    def _changed(self) -> bool:
-        changed = False
-        if self.wanted != self.selected:
-            self.select(self.wanted)
-            changed = True
-        if self.worlds > 1 and self.show_others.value != self.view.show_others:
-            self.view.show_others = bool(self.show_others.value)
-            changed = True
-        return changed
-
-    def select(self, world: int) -> None:
-        """Make ``world`` the one drawn in full, with its vehicles' paths; point the camera at its fleet."""
-        self.selected = self.wanted = world
+    def _draw_paths(self, world: int) -> None:
         draw_fleet_paths(self.view, self.run, world)
-        self.world_caption.content = self._world_caption(world)
+
+    def _look_at(self, world: int) -> None:
         look_at_fleet(self.view, self.run, world)
 
-    def draw(self, row: int) -> None:
-        """Pose every vehicle from its row at tick ``row``: the selected world's in full, the others' as markers."""
-        tracks = self.run.tracks
-        rows = self.index[row]
-        present = (rows >= 0) & (self.first_time <= self.time[row])
-        rows = np.maximum(rows, 0)
-        self.view.show_fleet(tracks.position[rows], tracks.quaternion[rows], present, self.selected, self.time[row])
-
-    def sensor_world(self) -> int:
-        return self.selected
+    def _pose(self, positions: np.ndarray, quaternions: np.ndarray, present: np.ndarray, sim_time: float) -> None:
+        """Every vehicle from its row: the selected world's in full, the others' as markers."""
+        self.view.show_fleet(positions, quaternions, present, self.selected, sim_time)
 
 
 def draw_fleet_paths(view: VehiclesView, run: FleetRun, world: int) -> None:

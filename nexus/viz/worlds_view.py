@@ -126,7 +126,42 @@ class FleetView(FlightView):
         self.viewer.end_frame()
 
 
-class WorldsReplay(Replay):
+class PickedWorldReplay(Replay):
+    """A replay of many worlds with one of them (``selected``) drawn in full: the world picked in the GUI
+    (``wanted``) and the "Show other worlds" box (``show_others``, None where there is none) take effect between
+    frames, and each frame poses every row shown at its tick. A subclass draws the picked world's paths
+    (:meth:`_draw_paths`), points the camera (:meth:`_look_at`) and poses the rows (:meth:`_pose`)."""
+
+    def _changed(self) -> bool:
+        changed = False
+        if self.wanted != self.selected:
+            self.select(self.wanted)
+            changed = True
+        if self.show_others is not None and self.show_others.value != self.view.show_others:
+            self.view.show_others = bool(self.show_others.value)
+            changed = True
+        return changed
+
+    def sensor_world(self) -> int:
+        return self.selected
+
+    def select(self, world: int) -> None:
+        """Make ``world`` the one drawn in full, with its paths; point the camera at it."""
+        self.selected = self.wanted = world
+        self._draw_paths(world)
+        self.world_caption.content = self._world_caption(world)
+        self._look_at(world)
+
+    def draw(self, row: int) -> None:
+        """Pose every row at tick ``row``; a row not yet started (no record at that time) is not drawn."""
+        tracks = self.run.tracks
+        rows = self.index[row]
+        present = (rows >= 0) & (self.first_time <= self.time[row])
+        rows = np.maximum(rows, 0)
+        self._pose(tracks.position[rows], tracks.quaternion[rows], present, self.time[row])
+
+
+class WorldsReplay(PickedWorldReplay):
     """The time slider over every world's ticks, a world selector, and the fleet drawn each frame."""
 
     def __init__(self, run: WorldsRun, view: FleetView, world: int, step: int = 1):
@@ -183,33 +218,15 @@ class WorldsReplay(Replay):
         line += f"  \n{emptied} of {self.worlds} worlds ran out of battery (purple)" if emptied else ""
         return line + (f"  \n{failed} of {self.worlds} worlds failed (red)" if failed else "")
 
-    def _changed(self) -> bool:
-        changed = False
-        if self.wanted != self.selected:
-            self.select(self.wanted)
-            changed = True
-        if self.show_others.value != self.view.show_others:
-            self.view.show_others = bool(self.show_others.value)
-            changed = True
-        return changed
-
-    def sensor_world(self) -> int:
-        return self.selected
-
-    def select(self, world: int) -> None:
-        """Make ``world`` the one drawn in full, with its paths; point the camera at it."""
-        self.selected = self.wanted = world
+    def _draw_paths(self, world: int) -> None:
         draw_paths(self.view, self.run, world)
-        self.world_caption.content = self._world_caption(world)
+
+    def _look_at(self, world: int) -> None:
         look_at_world(self.view, self.run, world)
 
-    def draw(self, row: int) -> None:
-        """Pose every world from its row at tick ``row`` (one batched mesh) and the selected world's vehicle."""
-        tracks = self.run.tracks
-        rows = self.index[row]
-        present = (rows >= 0) & (self.first_time <= self.time[row])
-        rows = np.maximum(rows, 0)
-        self.view.show_worlds(tracks.position[rows], tracks.quaternion[rows], present, self.selected, self.time[row])
+    def _pose(self, positions: np.ndarray, quaternions: np.ndarray, present: np.ndarray, sim_time: float) -> None:
+        """Every world from its row (one batched mesh) and the selected world's vehicle."""
+        self.view.show_worlds(positions, quaternions, present, self.selected, sim_time)
 
 
 def draw_paths(view: FleetView, run: WorldsRun, world: int) -> None:
