@@ -35,6 +35,13 @@ class Route:
     #: The take-off's duration [s] (None: its height / speed).
     takeoff_time: float | None = None
 
+    @classmethod
+    def from_table(cls, table: dict) -> Route:
+        """A route from a scenario's checked ``[[fleet.route]]`` table (keys as the fields; absent or None: default)."""
+        given = {name: table[name] for name in ("speed", "hold", "leg_time", "takeoff_time")
+                 if table.get(name) is not None}
+        return cls(tuple(tuple(float(v) for v in point) for point in table["waypoints"]), **given)
+
 
 class FleetMission(MissionGuidance):
     """Writes each vehicle's ``setpoint`` and ``armed`` from its own route; ends a world's vehicle once landed."""

@@ -49,9 +49,7 @@ def scenario_parts(ring: dict, plant, components: list, controller: Component, c
     routes = ring.get("routes") or []
     if routes:
         parts.replaces_guidance = True
-        made = [Route(tuple(tuple(float(v) for v in point) for point in route["waypoints"]),
-                      **{k: route[k] for k in ("speed", "hold", "leg_time", "takeoff_time")
-                         if route.get(k) is not None}) for route in routes]
+        made = [Route.from_table(route) for route in routes]
         parts.components.append(placed(FleetMission(made, fleet or FleetLayout(), where=ring.get("name", "scenario")),
                                        "guidance"))
     elif steps:
