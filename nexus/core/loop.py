@@ -171,7 +171,8 @@ class Loop:
         self.plan: Plan = plan_segments(stages)
         if self.mode != "captured":  # eager runs every stage every tick
             self.plan = replace(self.plan, hosts_idle_between=False)
-        self.plan = replace(self.plan, ticks_per_replay=self._choose_ticks_per_replay(), worlds=self.worlds)
+        self.plan = replace(self.plan, ticks_per_replay=self._choose_ticks_per_replay(), worlds=self.worlds,
+                            vehicles=self.vehicles)
         self._hosts = tuple(stage for stage in self.plan.stages if stage.host)
         #: Ticks from the next on that every host stage leaves alone (None: ask them again).
         self._idle_left: int | None = None

@@ -35,13 +35,23 @@ class Segment:
         return f"{'host' if self.host else 'graph'}({names})"
 
 
+def slots_text(slots: int, vehicles: int = 1) -> str:
+    """How many a plan covers, as its text ends: nothing for one, ``, 16 worlds``, ``, 4 worlds x 2 vehicles``."""
+    if vehicles > 1:
+        worlds = slots // vehicles
+        return f", {worlds} world{'s' * (worlds != 1)} x {vehicles} vehicles"
+    return f", {slots} worlds" if slots > 1 else ""
+
+
 @dataclass(frozen=True)
 class Plan:
     segments: tuple[Segment, ...]
     #: Ticks one replay runs (the loop chooses it; 1 unless the ring is one graph).
     ticks_per_replay: int = 1
-    #: Worlds every stage covers in one launch.
+    #: Worlds every stage covers in one launch (with several vehicles a world: their slots, worlds x vehicles).
     worlds: int = 1
+    #: Vehicles in each world.
+    vehicles: int = 1
     #: The ring has host stages, every one of which says which ticks it leaves alone: on those
     #: ticks the device stages run without them, up to ``ticks_per_replay`` ticks a launch.
     hosts_idle_between: bool = False
@@ -66,7 +76,7 @@ class Plan:
             text += f"; between host ticks graph x{self.ticks_per_replay}"
         else:
             text += f" x{self.ticks_per_replay}" if self.ticks_per_replay > 1 else ""
-        return text + (f", {self.worlds} worlds" if self.worlds > 1 else "")
+        return text + slots_text(self.worlds, self.vehicles)
 
     def describe(self) -> list[dict]:
         """One entry per segment; a graph's says how many ticks one replay runs. A ring whose host stages

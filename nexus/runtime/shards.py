@@ -54,6 +54,7 @@ import pyarrow.parquet as pq
 
 from nexus.core.device import resolve_device
 from nexus.core.errors import NexusError
+from nexus.core.planner import slots_text
 from nexus.record.durable import write_atomic
 from nexus.record.parts import RECORD, part_name, part_paths
 from nexus.record.writer import encode
@@ -334,9 +335,9 @@ def _planned(options: RunConfig, run_file: RunFile, shards: list[_Shard]) -> lis
     run_file.info.update(world_values=values, ned_origins_enu_m=origins)
     if options.vehicles > 1:  # each vehicle's own values, slot after slot
         run_file.info["vehicle_values"] = slots
-    plan, own = run_file.info.get("stage_plan"), f", {shards[0].count} worlds"
-    if isinstance(plan, str) and plan.endswith(own):  # the plan of every shard; the run flies all of them
-        run_file.info["stage_plan"] = plan[:-len(own)] + f", {options.worlds} worlds"
+    plan, own = run_file.info.get("stage_plan"), slots_text(shards[0].count * options.vehicles, options.vehicles)
+    if isinstance(plan, str) and own and plan.endswith(own):  # the plan of every shard; the run flies all of them
+        run_file.info["stage_plan"] = plan[:-len(own)] + slots_text(options.slots, options.vehicles)
     return infos
 
 

@@ -30,6 +30,7 @@ def test_every_vehicle_of_every_world_has_its_rows(fleet):
     assert record.groupby(["world", "vehicle"]).size().to_dict() == {(w, k): 1000 for w in (0, 1) for k in range(3)}
     assert fleet.info["worlds"] == 2 and fleet.info["vehicles"] == 3
     assert fleet.info["options"]["vehicles"] == 3 and fleet.info["options"]["spacing"] == 2.5
+    assert fleet.info["stage_plan"].endswith(" x16, 2 worlds x 3 vehicles")
     summary = fleet.summary
     assert summary[["world", "vehicle"]].values.tolist() == [[w, k] for w in (0, 1) for k in range(3)]
 
@@ -127,6 +128,7 @@ def test_a_fleet_split_over_two_processes_is_the_same_dataset(fleet, tmp_path):
     split = fly(tmp_path / "split", "--vehicles", "3", "--worlds", "2", "--spacing", "2.5", "--no-vehicle-contact",
                 "--duration", "4", "--shards", "2")
     assert split.info["worlds"] == 2 and split.info["vehicles"] == 3 and len(split.info["shards"]) == 2
+    assert split.info["stage_plan"] == fleet.info["stage_plan"]  # each shard's 1 world x 3, the run's 2 worlds x 3
     order = ["time", "world", "vehicle"]
     one = fleet.record.sort_values(order).reset_index(drop=True)
     two = split.record.sort_values(order).reset_index(drop=True)
