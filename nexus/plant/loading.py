@@ -204,21 +204,15 @@ def load_plant(vehicle: str | Path, scene: str | Path, device: str = "cpu", worl
             torque_coefficient=propeller["torque_coefficient"],
             inertia=float(builder.body_inertia[b][2][2]), esc=escs_by_joint[joint],
         ))
-    for rotor in rotors:
-        builder.add_actuator(
-            DrivePD, index=rotor.dof, kp=0.0, kd=rotor.esc["speed_gain"],
-            clamping=[(ClampingDCMotor, motor_envelope(rotor.esc))],
-        )
     if vehicles > 1 and (scene_bodies or scene_joints):
         raise BuildError(f"{scene_path}: the scene has {scene_bodies} rigid bodies and {scene_joints} joints of its "
                          f"own; several vehicles in a world (--vehicles {vehicles}) need a scene of static shapes only")
-    if shared:  # the copies of a shared world share the first one's actuators' layout, one after the other
-        for k in range(1, vehicles):
-            for rotor in rotors:
-                builder.add_actuator(
-                    DrivePD, index=rotor.dof + k * per_vehicle[2], kp=0.0, kd=rotor.esc["speed_gain"],
-                    clamping=[(ClampingDCMotor, motor_envelope(rotor.esc))],
-                )
+    for k in range(vehicles if shared else 1):  # each vehicle of a shared world: its rotors, the first one's after
+        for rotor in rotors:
+            builder.add_actuator(
+                DrivePD, index=rotor.dof + k * per_vehicle[2], kp=0.0, kd=rotor.esc["speed_gain"],
+                clamping=[(ClampingDCMotor, motor_envelope(rotor.esc))],
+            )
     per_world = per_vehicle
     copies = worlds if shared else worlds * vehicles  # Newton worlds
     if copies > 1:

@@ -225,10 +225,10 @@ class RunConfig:
             raise BuildError(f"--shards {self.shards}: give a whole number of processes, 1 or more (0: one per core)")
         check_solver(self.solver)
         self.fleet  # noqa: B018  (its checks: a whole number of vehicles, a spacing above 0)
-        if self.vehicles > 1 and single_world_controller(self.controller):
-            raise BuildError(f"--controller {self.controller} --vehicles {self.vehicles}: "
-                             f"{single_world_controller(self.controller)}; fly --vehicles 1, or a controller that "
-                             "serves every vehicle at once")
+        single_world = single_world_controller(self.controller)
+        if self.vehicles > 1 and single_world:
+            raise BuildError(f"--controller {self.controller} --vehicles {self.vehicles}: {single_world}; fly "
+                             "--vehicles 1, or a controller that serves every vehicle at once")
         if self.wind is not None:
             parse_wind(self.wind)  # SPEED@FROM, before anything is built (a sweep's points too)
         if self.realtime is not None:
@@ -237,7 +237,6 @@ class RunConfig:
             raise BuildError(f"--render {self.render}: choose one of {', '.join(RENDER_MODES)}")
         if self.record_mode not in RECORD_MODES:
             raise BuildError(f"--record {self.record_mode}: choose one of {', '.join(RECORD_MODES)}")
-        single_world = single_world_controller(self.controller)
         if self.worlds > 1 and single_world:
             many = [c.name for c in registry.controllers().values() if c.reads_setpoint and not c.single_world]
             raise BuildError(f"--controller {self.controller} --worlds {self.worlds}: "

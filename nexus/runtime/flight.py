@@ -92,9 +92,10 @@ def build_flight(
         variation = given_slots[::options.vehicles]  # vehicle 0's are its world's
     variation = world_values(options, plant, vehicle.components, variation, names=names)  # drawn or given, checked
     # Each vehicle of a world draws its own values, but the world's air and place (nexus.worlds.vehicle_draws).
-    slot_values = given_slots or fleet_values(
-        variation, options.vehicles, variation=variation_file(options, plant, vehicle.components, names=names),
-        seed=options.seed, first_world=options.first_world, first_vehicle=options.first_vehicle)
+    # (Loaded again only for a fleet: a run of one vehicle a world has its values already.)
+    own_draws = variation_file(options, plant, vehicle.components, names=names) if options.vehicles > 1 else None
+    slot_values = given_slots or fleet_values(variation, options.vehicles, variation=own_draws, seed=options.seed,
+                                              first_world=options.first_world, first_vehicle=options.first_vehicle)
     components = list(vehicle.components)
     if replace_controller is not None:
         replace_controller.name = vehicle.controller.name  # the ESCs connect to the controller prim

@@ -143,7 +143,7 @@ def summary_columns(flight) -> dict[str, np.ndarray]:
     seed, first_world = flight.options.seed, flight.options.first_world
     worlds, vehicles = loop.worlds, loop.vehicles  # slots: with several vehicles a world, one row per vehicle
     if vehicles > 1:  # each vehicle's own values (nexus.worlds.vehicle_draws)
-        variation = flight.slot_values or [values for values in variation for _ in range(vehicles)]
+        variation = flight.slot_values
     done = loop.world_done()
     ticks = loop.world_ticks()
     dt = loop.dt_ns * 1e-9
