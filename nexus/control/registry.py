@@ -157,6 +157,8 @@ class Controller:
     setup_table: str | None = None
     #: The kinds of vehicle it flies (:data:`VEHICLE_KINDS`).
     vehicles: tuple[str, ...] = ("multirotor",)
+    #: Whether, flying one world only, it still flies every vehicle of it (PX4: an instance per vehicle).
+    one_world_fleet: bool = False
 
     def make_options(self, given: ControllerOptions | Mapping | None, where: str = "controller_options"):
         """``given`` as this controller's options: kept when it is, read as a table (None: the defaults)."""
@@ -175,7 +177,8 @@ _REGISTRY: dict[str, Controller] = {}
 def register(name: str, build: Builder, *, help: str, options: type[ControllerOptions] = ControllerOptions,
              reads_setpoint: bool = False, own_estimator: bool = False, single_world: str | None = None,
              duration_s: float = 60.0, gains: Sequence[str] = (), run_hooks: RunHooks | None = None,
-             setup_table: str | None = None, vehicles: Sequence[str] | None = None) -> Controller:
+             setup_table: str | None = None, vehicles: Sequence[str] | None = None,
+             one_world_fleet: bool = False) -> Controller:
     """Register the controller ``name`` (what ``--controller`` takes); returns its entry.
 
     ``vehicles`` are the kinds of vehicle it flies (:data:`VEHICLE_KINDS`); None: those :data:`KINDS_BY_NAME`
@@ -197,7 +200,8 @@ def register(name: str, build: Builder, *, help: str, options: type[ControllerOp
     if unknown or not vehicles:
         raise TypeError(f"controller {name!r}: vehicles must be some of {', '.join(VEHICLE_KINDS)}; got {vehicles!r}")
     entry = Controller(name, build, help, options, reads_setpoint, own_estimator, single_world, float(duration_s),
-                       module, tuple(gains), run_hooks, setup_table, tuple(vehicles))
+                       module, tuple(gains), run_hooks, setup_table, tuple(vehicles),
+                       one_world_fleet=bool(one_world_fleet))
     _REGISTRY[name] = entry
     return entry
 

@@ -67,8 +67,9 @@ class DevicePort:
     def _current(self) -> np.ndarray:
         return self._host if self._host is not None else self.array.numpy()
 
-    def read(self) -> Any:
-        first = self._current()[0].copy()
+    def read(self, row: int = 0) -> Any:
+        """One slot's value, a copy (``row``: the first; PX4 reads each vehicle of a world)."""
+        first = self._current()[row].copy()
         if self.is_struct:
             return StructView(first, self.dtype)
         return np.asarray(first)

@@ -92,6 +92,8 @@ from nexus.px4.plane_outputs import MAV_TYPE_FIXED_WING, MAV_TYPE_GENERIC, Plane
 from nexus.control.fixed_wing.air_start import air_start
 from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef
 from nexus.px4.peer_process import PeerProcess
+from nexus.px4.fleet_controller import (Px4FleetController, check_instances, first_instance, instance_port,
+                                        instance_url)
 from nexus.px4 import run_options
 from nexus.sensors.lidar import Lidar, PointCloud
 from nexus.plant.usd_checks import nexus_apis
@@ -168,8 +170,14 @@ class Px4Controller(Component):
         gcs_port: int = ground_station.PX4_GCS_PORT,
         outputs: PlaneOutputs | None = None,
         start=None,
+        slot: int = 0,
     ):
         super().__init__(name)
+        #: The vehicle slot this instance flies (its row of every signal): 0, unless one PX4 instance flies each
+        #: vehicle of one world (:mod:`nexus.px4.fleet_controller`).
+        self.slot = int(slot)
+        #: The gathered rows (one per slot): made at the build, or handed in by a fleet that gathers for all.
+        self.row = None
         #: A plane's output map (PX4's 16 values -> the controls row; None: a multirotor, the values as they come),
         #: its air start (the start-up places the plane there, trimmed), and the MAV_TYPE PX4 last said it flies.
         self.outputs = outputs
@@ -312,8 +320,9 @@ class Px4Controller(Component):
         self._row_constants = (
             wp.float64(self.gravity), wp.vec3d(*geodetic_to_ecef(origin.latitude, origin.longitude, origin.altitude)),
             wp.mat33d(*enu_to_ecef_rotation(origin.latitude, origin.longitude).ravel()), wp.float64(origin.altitude))
-        self.row = wp.zeros(1, dtype=Px4Row, device=ctx.device)
-        self.row_view = HostView(_PortOf(self.row))
+        if self.row is None:
+            self.row = wp.zeros(1, dtype=Px4Row, device=ctx.device)
+        self.row_view = HostView(_PortOf(self.row), self.slot)
         for cls, port in self.extra_sensors.items():
             writers = [c for c in ctx.components if isinstance(c, cls)]
             if writers:  # a signal no component writes has nothing to send
@@ -401,7 +410,7 @@ class Px4Controller(Component):
     # -- stages ------------------------------------------------------------------------
 
     def _gather(self, io) -> None:
-        wp.launch(gather_px4_row, dim=1, inputs=[io["body/base"], io["imu"], io["mag"], io["baro"], io["gps"],
+        wp.launch(gather_px4_row, dim=self.row.shape[0], inputs=[io["body/base"], io["imu"], io["mag"], io["baro"], io["gps"],
                                                  self.plant.ned_origin, *self._row_constants],
                   outputs=[self.row], device=io.device)
 
@@ -430,16 +439,17 @@ class Px4Controller(Component):
 
     def _make_views(self, io) -> dict:
         """The exchange's signals as NumPy views made once, and the frame packers."""
-        self.views = views = {name: HostView(io[name]) for name in ("time_ns", "controls", "gps")}
+        self.views = views = {name: HostView(io[name], self.slot) for name in ("controls", "gps")}
+        views["time_ns"] = HostView(io["time_ns"])  # one clock for every slot
         airspeeds = io[AIRSPEED_SIGNAL]
-        self.airspeed_view = HostView(airspeeds[0]) if airspeeds else None
+        self.airspeed_view = HostView(airspeeds[0], self.slot) if airspeeds else None
         mav = self.link.mav
         saturated = self.link.saturated  # one count of every field sent saturated (nexus.px4.packer)
         self.packers = {"truth": FramePacker(mavlink.MAVLink_hil_state_quaternion_message, mav, saturated),
                         "sensor": FramePacker(mavlink.MAVLink_hil_sensor_message, mav, saturated),
                         "gps": FramePacker(mavlink.MAVLink_hil_gps_message, mav, saturated)}
         if self.ground_station is not None:
-            self._gcs_views = (HostView(io["manual_control"]), HostView(io["gcs_messages"]))
+            self._gcs_views = (HostView(io["manual_control"], self.slot), HostView(io["gcs_messages"], self.slot))
         return views
 
     def _relay(self, time_usec: int) -> None:
@@ -451,6 +461,10 @@ class Px4Controller(Component):
         count.write(delivered)
 
     def _exchange(self, io) -> None:
+        self._receive(io, self._send(io))
+
+    def _send(self, io) -> int:
+        """This tick's messages to PX4, in one write; returns the tick's time [µs]."""
         if self.link.connection is None:
             self._connect()
         views = self.views or self._make_views(io)
@@ -489,6 +503,16 @@ class Px4Controller(Component):
         self.link.flush()
         self.exchanges += 1
         self.last_exchange_usec = time_usec
+        return time_usec
+
+    def _receive(self, io, time_usec: int) -> None:
+        """PX4's answer to this tick (or none, while it boots) into ``controls``; the run ends when asked to."""
+        if self._answer(time_usec):
+            io.finish()
+
+    def _answer(self, time_usec: int) -> bool:
+        """Wait for PX4's answer to this tick and write its controls; True when the run should end here."""
+        views = self.views
         answer = self._await_answer(time_usec) if self.lockstep else self._boot(time_usec)
         if answer is not None:
             self.answers += 1
@@ -499,9 +523,8 @@ class Px4Controller(Component):
         if self.finish_when is not None and self.finish_when.is_set():
             if not self.lockstep:
                 raise self._no_answer(time_usec, "the run was asked to end")
-            io.finish()
-        if self.commander is not None and self.commander.finished(time_usec):
-            io.finish()
+            return True
+        return self.commander is not None and self.commander.finished(time_usec)
 
     def _take_airspeed(self) -> int:
         """HIL_SENSOR's diff-pressure bit when the airspeed sensor has a new sample (kept in hPa), else 0."""
@@ -518,7 +541,7 @@ class Px4Controller(Component):
         """Each spec-declared sensor's message, for each new sample."""
         for signal, writers in self.extra_writers.items():
             for component, port in zip(writers, io[signal]):
-                sample = port.read()
+                sample = port.read(self.slot)
                 if float(sample.time) == self.extra_last.get(component.name):
                     continue
                 self.extra_last[component.name] = float(sample.time)
@@ -532,7 +555,7 @@ class Px4Controller(Component):
         if cloud is None or cloud.tick == self.obstacle_tick:
             return
         self.obstacle_tick = cloud.tick
-        sectors = self.obstacle_reduction.sectors(cloud["points"][0], cloud["valid"][0])
+        sectors = self.obstacle_reduction.sectors(cloud["points"][self.slot], cloud["valid"][self.slot])
         sent = obstacles.distance_sensor_messages(
             self.link.mav, int(round(float(cloud.time) * 1000.0)), sectors, min_range=self.lidar.min_range,
             max_range=self.lidar.max_range, band=self.obstacle_band, covariance_cm2=self.obstacle_covariance,
@@ -749,6 +772,8 @@ PLANE_SENSORS = {"NexusImuAPI": "IMU", "NexusMagnetometerAPI": "magnetometer", "
 
 
 def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:
+    if ctx.plant.vehicles > 1:
+        return _fleet(path, ctx, options)
     if not is_plane(ctx.stage):
         return Px4Controller(path, ctx.plant, **options.keywords())
     vehicle = ctx.plant.vehicle_path
@@ -771,9 +796,30 @@ def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:
     return Px4Controller(path, ctx.plant, outputs=plane_outputs(ctx.stage, vehicle), start=start, **options.keywords())
 
 
+def _fleet(path: str, ctx, options: Px4Options) -> Px4FleetController:
+    """One PX4 instance per vehicle of the one world (:mod:`nexus.px4.fleet_controller`); multirotors, no policy."""
+    vehicles = ctx.plant.vehicles
+    if is_plane(ctx.stage):
+        raise BuildError(f"{ctx.plant.vehicle_path}: --vehicles {vehicles} with PX4 flies multirotors; several PX4 "
+                         "planes in one world are not built yet: fly --vehicles 1")
+    if options.offboard_policy is not None:
+        raise BuildError(f"--px4-offboard-policy with --vehicles {vehicles}: the offboard pilot flies one PX4 "
+                         "instance; fly --vehicles 1, or --px4-mission for every vehicle")
+    keywords = options.keywords()
+    port, gcs_port, mission = keywords.pop("port"), keywords.pop("gcs_port"), keywords.pop("mission")
+    first = first_instance(port)
+    check_instances(first, vehicles, f"--controller px4 --vehicles {vehicles} (first PX4 instance {first}, TCP "
+                                     f"port {port})")
+    peers = [Px4Controller(f"{path}[{k}]", ctx.plant, port=instance_port(port, k), gcs_port=gcs_port + k, slot=k,
+                           mission=None if mission is None else {**mission, "url": instance_url(mission["url"], k)},
+                           **keywords) for k in range(vehicles)]
+    return Px4FleetController(path, ctx.plant, peers, first)
+
+
 register("px4", _build, help="PX4 SITL in lockstep over a MAVLink TCP link (its own estimator); multirotors, and "
          "planes through PX4's fixed-wing airframe", options=Px4Options, vehicles=("multirotor", "plane"),
          own_estimator=True, duration_s=300.0,
-         single_world="one PX4 SITL instance flies one vehicle (several PX4 instances come with PX4 fleets)",
+         single_world="one PX4 SITL instance flies one vehicle, and one world holds every instance's vehicle "
+         "(--vehicles K flies K instances in one world)", one_world_fleet=True,
          run_hooks=RunHooks(run_options.options, run_options.NAMES, run_options.check, run_options.start),
          setup_table="px4")

@@ -72,11 +72,12 @@ def gather_px4_row(
     origin_altitude: wp.float64,
     row: wp.array(dtype=Px4Row),
 ):
-    """The first world's row (PX4 flies one vehicle)."""
+    """Each slot's row (one PX4 instance flies each vehicle of one world)."""
+    slot = wp.tid()
     out = Px4Row()
-    i = imu[0]
-    m = mag[0]
-    b = baro[0]
+    i = imu[slot]
+    m = mag[slot]
+    b = baro[slot]
     s = vec16d()
     for k in range(3):
         s[k] = wp.float64(i.accel[k])
@@ -88,10 +89,10 @@ def gather_px4_row(
     s[12] = i.time
     s[13] = m.time
     s[14] = b.time
-    s[15] = gps[0].time
+    s[15] = gps[slot].time
     out.sensor = s
 
-    state = body[0]
+    state = body[slot]
     q = wp.quatd(wp.transform_get_rotation(state.pose))
     # FRD -> NED = Q_NED_ENU ⊗ q ⊗ Q_FLU_FRD (180° about x), w >= 0.
     ned = _Q_NED_ENU * q * _Q_FLU_FRD
@@ -103,7 +104,7 @@ def gather_px4_row(
     force = wp.quat_rotate_inv(q, wp.vec3d(state.accel) + wp.vec3d(wp.float64(0.0), wp.float64(0.0), gravity))
     out.truth_floats = vec7d(ned[3], ned[0], ned[1], ned[2], omega[0], -omega[1], -omega[2])
 
-    enu = wp.vec3d(wp.transform_get_translation(state.pose) - ned_origin[0])
+    enu = wp.vec3d(wp.transform_get_translation(state.pose) - ned_origin[slot])
     lat_lon = ecef_to_latitude_longitude(origin_ecef + enu_to_ecef * enu)
     v = wp.vec3d(state.velocity)
     speed = _wire_int(wp.length(v) * wp.float64(100.0))
@@ -116,4 +117,4 @@ def gather_px4_row(
         _wire_int(force[0] / _STANDARD_GRAVITY * mg), _wire_int(-force[1] / _STANDARD_GRAVITY * mg),
         _wire_int(-force[2] / _STANDARD_GRAVITY * mg),
     )
-    row[0] = out
+    row[slot] = out

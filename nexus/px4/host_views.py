@@ -14,9 +14,10 @@ import warp as wp
 
 
 class HostView:
-    """The first world's value of one device signal: ``value(field)`` for structs, ``values()`` otherwise."""
+    """One slot's value of one device signal (``row``: the first, unless PX4 flies several vehicles of one world):
+    ``value(field)`` for structs, ``values()`` otherwise."""
 
-    def __init__(self, port):
+    def __init__(self, port, row: int = 0):
         array = port.array
         if array.device.is_cpu:
             self._copy = None
@@ -25,12 +26,12 @@ class HostView:
             staging = wp.empty(array.shape, dtype=array.dtype, device="cpu", pinned=True)
             self._copy = (staging, array)
             host = staging.numpy()
-        self.host = host
-        #: Per struct field: a view of the first world's value, and whether it is an array (read with tolist).
+        self.host, self.row = host, int(row)
+        #: Per struct field: a view of the slot's value, and whether it is an array (read with tolist).
         self.fields = {}
         for name in host.dtype.names or ():
             column = host[name]
-            self.fields[name] = (column[0], True) if column.ndim > 1 else (column, False)
+            self.fields[name] = (column[self.row], True) if column.ndim > 1 else (column, False)
 
     def refresh(self) -> None:
         """On CUDA: copy the device value into the host view (before reading it)."""
@@ -38,16 +39,16 @@ class HostView:
             wp.copy(*self._copy)
 
     def value(self, name: str):
-        """One struct field of the first world, as a Python number or list."""
+        """One struct field of the slot, as a Python number or list."""
         view, is_array = self.fields[name]
-        return view.tolist() if is_array else view.item(0)
+        return view.tolist() if is_array else view.item(self.row)
 
     def values(self):
-        """A value signal's first world, as a Python number (a scalar signal) or list."""
-        return self.host[0].tolist() if self.host.ndim > 1 else self.host.item(0)
+        """A value signal's slot, as a Python number (a scalar signal) or list."""
+        return self.host[self.row].tolist() if self.host.ndim > 1 else self.host.item(self.row)
 
     def write(self, values) -> None:
-        """Write a value signal's first world (on CUDA, copied to the device at once)."""
-        self.host[0] = values
+        """Write a value signal's slot (on CUDA, copied to the device at once)."""
+        self.host[self.row] = values
         if self._copy is not None:
             wp.copy(self._copy[1], self._copy[0])

@@ -35,7 +35,7 @@ def options() -> list:
                      help="Where the mission commander listens for PX4's MAVLink."),
         click.option("--px4-instance", type=click.IntRange(min=0), default=None, metavar="K",
                      help="With --controller px4: fly against PX4 started as `px4 -i K` (TCP 4560+K, MAVLink UDP "
-                          "14540+K)."),
+                          "14540+K); with --vehicles N, vehicle k against instance K+k."),
     ]
 
 
@@ -74,12 +74,26 @@ def _ground_station(ctx, run):
 
 
 def report_mission(out: Path, info: dict) -> list[str]:
-    """The built-in mission's report lines, from run.json's contents ``info``; writes ``out/mission.json``.
-    None of either when the run stopped before PX4 connected (no mission to report)."""
-    try:
-        report = info["controller_stats"]["mission"]
-    except (KeyError, TypeError):
+    """The built-in mission's report lines, from run.json's contents ``info``; writes ``out/mission.json`` (with
+    several PX4 instances, one report per vehicle under ``vehicles``). None of either when the run stopped before
+    PX4 connected (no mission to report)."""
+    stats = info.get("controller_stats") or {}
+    if not isinstance(stats, dict):
         return []
-    fields = {k: v for k, v in report.items() if k in MissionReport.__dataclass_fields__}
+    if "instances" in stats:  # one PX4 instance per vehicle of the world
+        reports = [each.get("mission") for each in stats["instances"]]
+        if not all(isinstance(report, dict) for report in reports):
+            return []
+        (out / "mission.json").write_text(json.dumps({"vehicles": reports}, indent=2, default=str) + "\n")
+        return [f"  vehicle {k} (PX4 instance {each['instance']}): {line.strip()}"
+                for k, (each, report) in enumerate(zip(stats["instances"], reports)) for line in _lines(report)]
+    report = stats.get("mission")
+    if not isinstance(report, dict):
+        return []
     (out / "mission.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
-    return [f"  {line}" for line in MissionReport(**fields).lines()]
+    return [f"  {line}" for line in _lines(report)]
+
+
+def _lines(report: dict) -> list[str]:
+    fields = {k: v for k, v in report.items() if k in MissionReport.__dataclass_fields__}
+    return MissionReport(**fields).lines()

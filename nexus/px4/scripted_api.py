@@ -94,13 +94,16 @@ class ScriptedApi:
                  ack_after: int = 3, refuse: dict | None = None, never_ack: tuple = (), late_s: float = 0.0,
                  flood: int = 0, heading_deg: float = 90.0, offboard_lead_s: float = 1.0, say: dict | None = None,
                  dl_loss_s: float = 10.0, dl_action: str | None = None, fail_act_s: float = 5.0,
-                 receiver_poll_s: float = RECEIVER_POLL_S):
+                 receiver_poll_s: float = RECEIVER_POLL_S, system_id: int = 1):
         self.target = ("127.0.0.1", api_port)
         self.home_at_us, self.home_every_us = int(home_at_s * 1e6), int(home_every_s * 1e6)
         self.telemetry_us = int(round(1e6 / telemetry_hz))
         self.ack_after, self.refuse, self.never_ack = ack_after, dict(refuse or {}), set(never_ack)
         self.late_s, self.flood, self.heading = late_s, flood, math.radians(heading_deg)
-        self.mav = mavlink.MAVLink(None, srcSystem=1, srcComponent=1)
+        #: PX4's MAV_SYS_ID (instance K: K + 1); like PX4, commands addressed to another system are dropped.
+        self.system_id = int(system_id)
+        self.foreign_commands = 0
+        self.mav = mavlink.MAVLink(None, srcSystem=self.system_id, srcComponent=1)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
         self.lock = threading.Lock()
@@ -214,6 +217,8 @@ class ScriptedApi:
                     self.setpoints.append((self.clock_us, self.sensors, message.type_mask,
                                            (message.body_roll_rate, message.body_pitch_rate, message.body_yaw_rate),
                                            message.thrust))
+            elif kind in ("COMMAND_LONG", "COMMAND_INT") and message.target_system not in (0, self.system_id):
+                self.foreign_commands += 1
             elif kind in ("COMMAND_LONG", "COMMAND_INT"):
                 with self.lock:
                     self.commands.append((message.command, self.clock_us, self.sensors))

@@ -226,7 +226,7 @@ class RunConfig:
         check_solver(self.solver)
         self.fleet  # noqa: B018  (its checks: a whole number of vehicles, a spacing above 0)
         single_world = single_world_controller(self.controller)
-        if self.vehicles > 1 and single_world:
+        if self.vehicles > 1 and single_world and not registry.get(self.controller).one_world_fleet:
             raise BuildError(f"--controller {self.controller} --vehicles {self.vehicles}: {single_world}; fly "
                              "--vehicles 1, or a controller that serves every vehicle at once")
         if self.wind is not None:
