@@ -175,6 +175,25 @@ def claim_instance(first: int = 0, last: int = MAX_INSTANCE, folder: Path | None
                        f"14580+K, 18570+K or /tmp/px4_lock-K); wait for runs to end, or stop PX4 processes left over")
 
 
+def claim_instances(count: int, folder: Path | None = None) -> list[Claim]:
+    """``count`` free instances with consecutive numbers K..K+count-1 (the lowest K), each held as
+    :func:`claim_instance` holds one: the instances of the vehicles of one world."""
+    for first in range(0, MAX_INSTANCE - count + 2):
+        claims: list[Claim] = []
+        for k in range(first, first + count):
+            try:
+                claims.append(claim_instance(k, k, folder))
+            except InstanceBusy:
+                break
+        if len(claims) == count:
+            return claims
+        for claim in claims:
+            claim.release()
+    raise InstanceBusy(f"no {count} consecutive PX4 instances from 0 to {MAX_INSTANCE} are free on this host (ports "
+                       "4560+K, 14540+K, 14580+K, 18570+K or /tmp/px4_lock-K); wait for runs to end, or fly fewer "
+                       "vehicles")
+
+
 def instance_options(ctx, options, k: int, mission_url: str):
     """``nexus run --px4-instance K``: the run's PX4 link on K's port and the mission on K's MAVLink URL.
 

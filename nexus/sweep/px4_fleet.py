@@ -34,7 +34,7 @@ from pathlib import Path
 
 from nexus.plant.loading import load_plant
 from nexus.px4.controller import CONNECT_TIMEOUT_S, Px4Controller
-from nexus.px4.instance import claim_instance
+from nexus.px4.instance import claim_instances
 from nexus.px4.mission import Px4Mission
 from nexus.px4.params import px4_parameters
 
@@ -118,8 +118,9 @@ class Px4Flight:
 
     def __init__(self, settings: dict, folder: Path, allow_commands: bool = False):
         self.settings, self.folder, self.allow_commands = settings, Path(folder), allow_commands
-        self.claim = None
-        self.px4: subprocess.Popen | None = None
+        #: The instances held (one per vehicle of the world, consecutive) and PX4's process for each.
+        self.claims: list = []
+        self.processes: list[subprocess.Popen] = []
         self.command: subprocess.Popen | None = None
         self.done = threading.Event()
         self.mission = None
@@ -148,21 +149,36 @@ class Px4Flight:
         (self.workdir / GROUPS).write_text(json.dumps(self.groups))
         return process
 
+    @property
+    def px4(self) -> subprocess.Popen | None:
+        """The first vehicle's PX4 (the only one, unless the point flies several vehicles in its world)."""
+        return self.processes[0] if self.processes else None
+
     def start(self, config):
-        """Claim an instance, start PX4 and the mission; returns ``config`` with the link on K's port."""
+        """Claim an instance per vehicle of the world (consecutive: K, K+1, ...), start each PX4 and the
+        mission; returns ``config`` with the link on K's port (vehicle k's on K+k's)."""
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.claim = claim_instance()
-        instance = self.claim.instance
+        count = int(getattr(config, "vehicles", 1))
+        if count > 1 and self.settings.get("command"):
+            raise ValueError(f"[px4] command: a point of {count} vehicles flies a PX4 instance each, and the "
+                             "command serves one (it gets one MAVLink URL); drop the command (Nexus's mission flies "
+                             "every instance from the loop), or fly one vehicle")
+        self.claims = claim_instances(count)
+        instance = self.claims[0].instance
         binary = Path(self.settings["binary"])
         env = {**os.environ, "PX4_SIM_MODEL": self.settings.get("model", "none_iris"), **self._params(config),
                **{k: str(v) for k, v in self.settings.get("env", {}).items()}}
-        argv = [str(binary), "-i", str(instance.k), "-d", "-w", str(self.workdir)]
-        rootfs = self.settings.get("rootfs") or (binary.parent.parent / "etc")
-        if Path(rootfs).is_dir():
-            argv.append(str(rootfs))
-        if self.settings.get("pin_cpu") is not None:  # PX4 on one core: with settle, the reproducible setup
-            argv = ["taskset", "-c", str(int(self.settings["pin_cpu"]) % (os.cpu_count() or 1)), *argv]
-        self.px4 = self._spawn(argv, env, self.workdir, self.workdir / "px4.out")
+        for claim in self.claims:
+            # One vehicle: PX4's folder is px4/; several: px4/K for instance K.
+            folder = self.workdir if count == 1 else self.workdir / str(claim.instance.k)
+            folder.mkdir(exist_ok=True)
+            argv = [str(binary), "-i", str(claim.instance.k), "-d", "-w", str(folder)]
+            rootfs = self.settings.get("rootfs") or (binary.parent.parent / "etc")
+            if Path(rootfs).is_dir():
+                argv.append(str(rootfs))
+            if self.settings.get("pin_cpu") is not None:  # PX4 on one core: with settle, the reproducible setup
+                argv = ["taskset", "-c", str(int(self.settings["pin_cpu"]) % (os.cpu_count() or 1)), *argv]
+            self.processes.append(self._spawn(argv, env, folder, folder / "px4.out"))
 
         options = replace(config.controller_options, **instance.controller_options())
         if options.connect_timeout == CONNECT_TIMEOUT_S:  # not set by the sweep file: PX4's boot timeout
@@ -214,7 +230,7 @@ class Px4Flight:
                 {**self.mission.report.__dict__, "error": self.mission_error,
                  "statustexts": [[stamp * 1e-6, text] for stamp, text in self.mission.plan.statustexts]},
                 indent=2, default=str) + "\n")
-        for process in (self.command, self.px4):
+        for process in (self.command, *self.processes):
             if process is not None:
                 _end_group(process.pid)
                 try:
@@ -227,9 +243,14 @@ class Px4Flight:
             report["px4_exit"] = self.px4.returncode
         if self.command is not None:
             report["command_exit"] = self.command.returncode
-        if self.claim is not None:
-            report["px4_instance"] = self.claim.instance.k
-            self.claim.release()
+        if len(self.processes) > 1:
+            report["px4_exits"] = [p.returncode for p in self.processes]
+        if self.claims:
+            report["px4_instance"] = self.claims[0].instance.k
+            if len(self.claims) > 1:
+                report["px4_instances"] = [c.instance.k for c in self.claims]
+            for claim in self.claims:
+                claim.release()
         ulogs = sorted(str(p.relative_to(self.folder)) for p in self.workdir.rglob("*.ulg"))
         report["ulog"] = ulogs[-1] if ulogs else None
         report["mission_error"] = self.mission_error

@@ -5,7 +5,7 @@ It plays PX4's side of the simulator link with the scripted peer
 port 4560+K, answering every sensor message with the hover row. What it does
 is chosen per point through the environment the sweep file's ``[px4] env``
 gives: ``FAKE_PX4_MODES`` maps the point's seed (read from the run folder's
-point.json) to ``ok``, ``crash`` (exits mid-flight, leaving a child in its
+point.json), or ``SEED@k`` for vehicle k of a point of several, to ``ok``, ``crash`` (exits mid-flight, leaving a child in its
 process group that only a process-group kill ends) or ``silent`` (never
 connects). With ``FAKE_PX4_BARRIER`` (a folder) and ``FAKE_PX4_BARRIER_N``, it
 connects only once N fakes have started: N instances alive at once.
@@ -36,9 +36,14 @@ def main() -> None:
     parser.add_argument("rootfs", nargs="?")
     args = parser.parse_args()
     workdir = Path(args.w)
-    point = json.loads((workdir.parent / "point.json").read_text())
+    # One vehicle: PX4's folder is the run folder's px4/; several: px4/K, one per instance (vehicle k: the k-th).
+    fleet = workdir.name.isdigit()
+    run_folder = workdir.parent.parent if fleet else workdir.parent
+    point = json.loads((run_folder / "point.json").read_text())
+    vehicle = args.i - min(int(p.name) for p in workdir.parent.iterdir() if p.name.isdigit()) if fleet else 0
     modes = dict(item.split(":") for item in os.environ.get("FAKE_PX4_MODES", "").split(",") if item)
-    mode = modes.get(str(point["config"]["seed"]), "ok")
+    seed = str(point["config"]["seed"])
+    mode = modes.get(f"{seed}@{vehicle}", modes.get(seed, "ok"))
     port = 4560 + args.i
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])  # stays in our process group
     (workdir / "fake.json").write_text(json.dumps({"instance": args.i, "port": port, "pid": os.getpid(),

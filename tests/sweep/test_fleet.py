@@ -97,6 +97,30 @@ def test_four_instances_at_once_with_a_crash_and_a_silent_px4(tmp_path, ray_cpus
     assert not any((out / row["folder"] / "px4" / "pgid").exists() for row in rows.values())
 
 
+def test_a_point_of_two_vehicles_starts_a_px4_each_and_ends_both_when_one_crashes(tmp_path, ray_cpus, fake_px4):
+    """Vehicle 1's PX4 exits mid-flight: the run fails naming it, and both PX4s (and their children) are ended."""
+    text = (f'[run]\ncontroller = "px4"\nduration = 2.0\ndevice = "cpu"\nvehicles = 2\nspacing = 2.5\n'
+            f'[grid]\nseed = [1]\n[px4]\nbinary = "{fake_px4}"\nmission = "none"\nboot_timeout = 30.0\n'
+            'env = {FAKE_PX4_MODES = "1@1:crash"}\n')
+    out = tmp_path / "two"
+    run_sweep(write_sweep(tmp_path, text), SweepOptions(out=out, progress=False))
+    rows = {row["seed"]: row for row in pq.read_table(out / "sweep.parquet").to_pylist()}
+    assert rows[1]["status"] == "failed" and rows[1]["exit_reason"] in ("px4-disconnected", "px4-timeout")
+    for seed, row in rows.items():
+        folder = out / row["folder"]
+        report = json.loads((folder / "px4" / "px4.json").read_text())
+        first = report["px4_instance"]
+        assert report["px4_instances"] == [first, first + 1]
+        fakes = [json.loads((folder / "px4" / str(k) / "fake.json").read_text()) for k in (first, first + 1)]
+        # Vehicle k flew against instance first + k, on its port; every stand-in and its child ended with the run.
+        assert [f["port"] for f in fakes] == [4560 + first, 4561 + first]
+        for fake in fakes:
+            assert _gone(fake["pid"]) and _gone(fake["child"]), fake
+    info = json.loads((out / rows[1]["folder"] / "run.json").read_text())
+    second = json.loads((out / rows[1]["folder"] / "px4" / "px4.json").read_text())["px4_instance"] + 1
+    assert info["error"].startswith(f"PX4 instance {second} (vehicle 1, TCP port {4560 + second}): ")
+
+
 def test_a_user_command_gets_the_instance_mavlink_url_and_ends_the_run(tmp_path, ray_cpus, fake_px4):
     script = tmp_path / "fly.py"
     script.write_text("import sys, time\nprint('flying', *sys.argv[1:], flush=True)\ntime.sleep(0.5)\n")
