@@ -63,9 +63,24 @@ def format_of(out: Path | None, given: str | None) -> str:
                       f"{' or '.join(FORMATS)} (or end the name in {' or '.join(FORMATS.values())})")
 
 
-def default_out(run: Path, fmt: str, world: int | None) -> Path:
-    """``RUN/record.mcap`` (``RUN/record.world3.mcap`` for ``--world 3``)."""
-    return run / f"record{'' if world is None else f'.world{world}'}{FORMATS[fmt]}"
+def default_out(run: Path, fmt: str, world: int | None, vehicle: int | None = None) -> Path:
+    """``RUN/record.mcap`` (``RUN/record.world3.mcap`` for ``--world 3``, ``RUN/record.vehicle1.mcap`` for
+    ``--vehicle 1``, ``RUN/record.world3.vehicle1.mcap`` for both)."""
+    of_world = "" if world is None else f".world{world}"
+    of_vehicle = "" if vehicle is None else f".vehicle{vehicle}"
+    return run / f"record{of_world}{of_vehicle}{FORMATS[fmt]}"
+
+
+def what_was_exported(result, fmt: str, world: int | None) -> str:
+    """The closing line's account of the worlds and vehicles written: `` of world 2``, `` of 4 worlds``,
+    `` (3 vehicles a world, a channel set each)``, `` (vehicle 1 of 3 a world)``, or nothing."""
+    worlds = len(result.worlds)
+    said = f" of world {result.worlds[0]}" if world is not None else (f" of {worlds} worlds" if worlds > 1 else "")
+    if result.vehicle is not None and result.vehicles > 1:
+        said += f" (vehicle {result.vehicle} of {result.vehicles} a world)"
+    elif fmt == "mcap" and result.vehicles > 1:
+        said += f" ({result.vehicles} vehicles a world, a channel set each)"
+    return said
 
 
 @click.command()
@@ -74,28 +89,34 @@ def default_out(run: Path, fmt: str, world: int | None) -> Path:
               help="mcap: one channel per signal and world (and vehicle, with --vehicles), JSON with a schema (Foxglove, PlotJuggler); csv: one "
                    "table with units in the header. Default: from --out's suffix, else mcap.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="The file to write. Default: RUN/record.mcap (or .csv; record.worldK.* with --world K).")
+              help="The file to write. Default: RUN/record.mcap (or .csv; record.worldK.* with --world K, "
+                   "record.vehicleJ.* with --vehicle J).")
 @click.option("--world", type=click.IntRange(min=0), default=None, metavar="K",
               help="With a run of several worlds: export world K alone. Default: every world (MCAP: one channel "
                    "per world; CSV: a world column).")
+@click.option("--vehicle", type=int, default=None, metavar="J",
+              help="With a run of several vehicles a world (`nexus run --vehicles K`): export vehicle J alone, its "
+                   "rows of every world (or of --world's), on the channels it has in the whole export. Default: "
+                   "every vehicle. A fleet's camera frames are left out with it.")
 @click.option("--frames/--no-frames", default=True, show_default=True,
               help="MCAP: also export the run's camera frames (foxglove.RawImage), where it has them.")
 @click.option("--overwrite", is_flag=True, help="Replace --out if it exists (else an existing file is refused).")
 @click.option("--quiet", is_flag=True, help="No progress line.")
-def export(run_folder: Path, fmt: str | None, out: Path | None, world: int | None, frames: bool, overwrite: bool,
-           quiet: bool) -> None:
+def export(run_folder: Path, fmt: str | None, out: Path | None, world: int | None, vehicle: int | None,
+           frames: bool, overwrite: bool, quiet: bool) -> None:
     """Write the record of the run in RUN (and its camera frames) as an MCAP file that Foxglove and PlotJuggler
     open, or as CSV for spreadsheets."""
     fmt = format_of(out, fmt)
-    out = out if out is not None else default_out(run_folder, fmt, world)
+    out = out if out is not None else default_out(run_folder, fmt, world, vehicle)
     progress = ExportProgress(enabled=not quiet)
     with StopSignals() as signals:
         try:
             if fmt == "mcap":
-                result = export_mcap(run_folder, out, world=world, frames=frames, overwrite=overwrite,
-                                     on_progress=progress.update, hold=signals.held_back)
+                result = export_mcap(run_folder, out, world=world, vehicle=vehicle, frames=frames,
+                                     overwrite=overwrite, on_progress=progress.update, hold=signals.held_back)
             else:
-                result = export_csv(run_folder, out, world=world, overwrite=overwrite, on_progress=progress.update)
+                result = export_csv(run_folder, out, world=world, vehicle=vehicle, overwrite=overwrite,
+                                    on_progress=progress.update)
         except KeyboardInterrupt:
             progress.close()
             if progress.sim_s > 0 and out.exists():
@@ -106,9 +127,7 @@ def export(run_folder: Path, fmt: str | None, out: Path | None, world: int | Non
             progress.close()
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
-    worlds = len(result.worlds)
-    of_worlds = f" of world {result.worlds[0]}" if world is not None else (f" of {worlds} worlds" if worlds > 1 else "")
-    of_worlds += f" ({result.vehicles} vehicles a world, a channel set each)" if result.vehicles > 1 else ""
+    of_worlds = what_was_exported(result, fmt, world)
     size = out.stat().st_size
     if fmt == "mcap":
         click.echo(f"exported {out}: {len(result.counts)} channels{of_worlds}, {result.messages:,} messages, "

@@ -138,10 +138,10 @@ def field_option(f, hint, flag: str, dest: str, help: str, **extra):
     :func:`~nexus.control.registry.option`): a flag for a bool, repeated for a list, else one value."""
     if hint is bool:
         return click.option(flag, dest, is_flag=True, default=f.default, help=help, **extra)
-    if f.default is MISSING:  # a list: one item each time the option is given
-        return click.option(flag, dest, multiple=True, help=help, **extra)
     if f.metadata.get("metavar"):
         extra = {"metavar": f.metadata["metavar"], **extra}
+    if f.default is MISSING:  # a list: one item each time the option is given
+        return click.option(flag, dest, multiple=True, help=help, **extra)
     return click.option(flag, dest, type=_click_type(f, hint), default=f.default, show_default=f.default is not None,
                         help=help, **extra)
 

@@ -10,15 +10,16 @@ recorded bodies' poses as ``foxglove.FrameTransforms``
 vehicles a world (``nexus run --vehicles K``) has a channel set per vehicle,
 ``/world<K>/vehicle<J>/<signal>`` and ``/world<K>/vehicle<J>/tf`` (child
 frames ``world<K>/vehicle<J>/<label>``), from its record's ``vehicle`` column;
-a run of one vehicle a world keeps the topics above. A run with camera frames adds
+a run of one vehicle a world keeps the topics above. ``vehicle`` exports one
+vehicle of each world: its rows alone, on the topics it has in the whole export. A run with camera frames adds
 ``foxglove.RawImage`` channels (:mod:`nexus.export.frame_messages`). Messages
 are written in time order, the record a part file at a time, into
 zstd-compressed chunks with the MCAP index, so a reader seeks by time.
 
 The file also carries two metadata records: ``nexus.run`` (the run folder,
 vehicle, scene, seed, worlds, vehicles a world when several, tick rate) and
-``nexus.export`` (the worlds exported and ``complete``: ``false`` in a file an
-interrupt cut short).
+``nexus.export`` (the worlds exported, the vehicle when one, and ``complete``:
+``false`` in a file an interrupt cut short).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from nexus import __version__
 from nexus.export.export_file import ExportError, ExportFile
@@ -58,6 +61,8 @@ class Exported:
     notes: list[str] = field(default_factory=list)
     #: Vehicles a world, each with a channel set of its own (1: a run of one vehicle a world).
     vehicles: int = 1
+    #: The one vehicle of each world exported (None: every vehicle).
+    vehicle: int | None = None
 
     @property
     def messages(self) -> int:
@@ -73,6 +78,42 @@ def chosen_worlds(run_worlds: int, world: int | None) -> list[int]:
         raise ExportError(f"--world {world}: the run has {run_worlds} world{'s' if run_worlds > 1 else ''} "
                           f"({last}); give one of those, or leave --world out for every world")
     return [world]
+
+
+def run_vehicles(folder) -> int:
+    """Vehicles a world the run flew: run.json's ``vehicles`` (1 where absent, as a run of one writes it)."""
+    try:
+        return max(1, int(folder.info.get("vehicles") or 1))
+    except (TypeError, ValueError):
+        return 1
+
+
+def chosen_vehicle(folder, vehicle: int | None) -> int | None:
+    """``vehicle`` when each world of the run has it, else an :class:`ExportError` naming the run and its vehicles
+    (as ``nexus plot --vehicle`` words it)."""
+    if vehicle is None:
+        return None
+    vehicles = run_vehicles(folder)
+    if not 0 <= vehicle < vehicles:
+        valid = "0 (it flew one vehicle a world)" if vehicles == 1 else (f"0..{vehicles - 1} (it flew {vehicles} "
+                                                                         "vehicles a world)")
+        raise ExportError(f"--vehicle {vehicle} is not a vehicle of {folder.path}: give a vehicle in {valid}, or "
+                          "leave --vehicle out for every vehicle")
+    return vehicle
+
+
+def vehicle_rows(folder, tables: list, vehicle: int | None) -> list:
+    """Only ``vehicle``'s rows of the record's parts (all of them for None, or a record without a ``vehicle``
+    column: one vehicle a world); a vehicle with no rows is refused."""
+    if vehicle is None or not tables or "vehicle" not in tables[0].column_names:
+        return tables
+    mine = []
+    for table in tables:
+        column = table.column("vehicle")
+        mine.append(table.filter(pc.equal(column, pa.scalar(vehicle, column.type))))
+    if not any(table.num_rows for table in mine):
+        raise folder.no_rows(f"of vehicle {vehicle}")
+    return mine
 
 
 def record_vehicles(folder, names) -> list[int | None]:
@@ -112,34 +153,45 @@ def record_tables(folder, worlds: list[int], all_worlds: int) -> list:
     return tables
 
 
-def export_mcap(run, out: Path, *, world: int | None = None, frames: bool = True, overwrite: bool = False,
-                on_progress: Callable[[float, float], None] | None = None, hold=None) -> Exported:
-    """Write run folder ``run``'s record (``world``'s alone, or every world's) and frames to ``out`` (an MCAP file).
+def export_mcap(run, out: Path, *, world: int | None = None, vehicle: int | None = None, frames: bool = True,
+                overwrite: bool = False, on_progress: Callable[[float, float], None] | None = None,
+                hold=None) -> Exported:
+    """Write run folder ``run``'s record (``world``'s alone, or every world's; ``vehicle``'s alone, or every
+    vehicle's) and frames to ``out`` (an MCAP file).
 
     ``on_progress(sim_s, end_s)`` is called as the export goes; ``hold`` (a context manager factory, e.g.
     :meth:`nexus.runtime.stopping.StopSignals.held_back`) keeps a stop from cutting the file's closing records.
     Raises :class:`ExportError` (or :class:`~nexus.runtime.run_folder.RunFolderError`) before writing anything
-    for a folder that is no run, a world it lacks or an output that exists; KeyboardInterrupt after closing the
-    file with what it holds.
+    for a folder that is no run, a world or vehicle it lacks or an output that exists; KeyboardInterrupt after
+    closing the file with what it holds. A fleet's camera frames are not split by vehicle: with ``vehicle`` they
+    are left out, with a note.
     """
     from mcap.writer import CompressionType, Writer  # noqa: PLC0415  (reason: mcap loads only to write an MCAP file)
 
     folder = run_folder(run)
     worlds = chosen_worlds(folder.worlds, world)
+    vehicle = chosen_vehicle(folder, vehicle)
     target = ExportFile(out, overwrite)
     tables = record_tables(folder, worlds, folder.worlds)
     types = {name: tables[0].schema.field(name).type for name in tables[0].column_names}
     if "time" not in types:
         raise folder.lacks(["time"])
     vehicles = record_vehicles(folder, types)
+    everyone = len(vehicles)
+    if vehicle is not None and vehicles != [None]:
+        tables, vehicles = vehicle_rows(folder, tables, vehicle), [vehicle]
     channels = signal_channels(types)
     transforms = transform_channel(list(types))
     if transforms is not None:
         channels.append(transforms)
     notes: list[str] = []
     streams = frame_streams(folder.path, folder.info, notes) if frames else []
+    if streams and vehicle is not None and everyone > 1:
+        notes.append(f"{folder.path / 'frames'}: a fleet's camera frames are not split by vehicle, so --vehicle "
+                     "leaves them out; export without --vehicle to keep them")
+        streams = []
     end_s = max((float(t.column("time").to_numpy()[-1]) for t in tables if t.num_rows), default=0.0)
-    result = Exported(Path(out), {}, worlds, 0.0, notes=notes, vehicles=len(vehicles))
+    result = Exported(Path(out), {}, worlds, 0.0, notes=notes, vehicles=everyone, vehicle=vehicle)
 
     with target as stream:
         writer = Writer(stream, chunk_size=CHUNK_BYTES, compression=CompressionType.ZSTD)
@@ -185,7 +237,8 @@ def export_mcap(run, out: Path, *, world: int | None = None, frames: bool = True
             with hold() if hold is not None else nullcontext():
                 writer.add_metadata("nexus.export", {
                     "worlds": ",".join(map(str, worlds)),
-                    **({"vehicles": str(len(vehicles))} if vehicles != [None] else {}),
+                    **({"vehicles": str(everyone)} if vehicles != [None] else {}),
+                    **({"vehicle": str(vehicle)} if vehicle is not None else {}),
                     "complete": "true" if result.complete else "false", "last_time_s": repr(result.last_time)})
                 writer.finish()
     if on_progress is not None:

@@ -9,10 +9,14 @@ it serves worlds, in one launch, and one vehicle per world is the run it was.
 The formation is a line: vehicle ``k`` starts ``k x spacing`` east of where the
 file puts the vehicle [m, ENU], so vehicle ``k``'s place depends on ``k`` alone
 (a one-vehicle run of it, ``first_vehicle = k``, starts where it starts in the
-fleet). A list of offsets ([north, east] [m] from the file's place, one per
-vehicle: ``nexus run --offset N,E`` once per vehicle) takes the line's place. Each vehicle's NED origin is where it settles, as PX4 takes its local
-origin where it starts: a mission flown from its own origin flies the leader's
-path plus the vehicle's offset.
+fleet). A list of offsets ([north, east] [m] from the file's place, and a
+start heading [deg], one per vehicle: ``nexus run --offset N,E[,YAW]`` once per
+vehicle) takes the line's place. A heading turns the vehicle about the vertical
+through its base, clockwise seen from above (a compass's sense, as the drawn
+``start_yaw``), from the file's heading. Each vehicle's NED origin is where it
+settles, as PX4 takes its local origin where it starts: a mission flown from
+its own origin flies the leader's path plus the vehicle's offset, at the
+vehicle's own heading.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import newton
 import numpy as np
 
 from nexus.core.errors import BuildError
+from nexus.plant.frames import quat_multiply_np
 
 #: ``--spacing``'s default [m]: a little more than the Astro Max's 1.1 m across its rotor discs.
 DEFAULT_SPACING = 2.0
@@ -41,8 +46,9 @@ class FleetLayout:
     contact: bool = True
     #: The index of this run's vehicle 0 in its world (a vehicle of a fleet flown alone keeps its place).
     first_vehicle: int = 0
-    #: Each vehicle's start [north, east] [m] from the file's place, in the line's stead (None: the line).
-    offsets: tuple[tuple[float, float], ...] | None = None
+    #: Each vehicle's start (north [m], east [m], heading [deg]) from the file's place and heading, in the line's
+    #: stead (None: the line, every vehicle at the file's heading). A pair (north, east) starts at heading 0.
+    offsets: tuple[tuple[float, ...], ...] | None = None
 
     def __post_init__(self):
         if isinstance(self.vehicles, bool) or not isinstance(self.vehicles, int) or self.vehicles < 1:
@@ -56,6 +62,9 @@ class FleetLayout:
             raise BuildError(f"--offset: {len(self.offsets)} offset{'s' * (len(self.offsets) != 1)} for "
                              f"{self.first_vehicle + self.vehicles} vehicles a world; give one --offset NORTH,EAST "
                              "per vehicle, vehicle 0's first")
+        for place in self.offsets or ():
+            if len(place) == 3:
+                check_heading(place[2], f"--offset {','.join(f'{v:g}' for v in place)}")
 
     @property
     def shared(self) -> bool:
@@ -65,13 +74,42 @@ class FleetLayout:
     def offset(self, vehicle: int) -> np.ndarray:
         """Where vehicle ``vehicle`` (its index in the world) starts from the file's place [m, ENU]."""
         if self.offsets is not None:
-            north, east = self.offsets[vehicle]
+            north, east = self.offsets[vehicle][:2]
             return np.array([float(east), float(north), 0.0])
         return np.array([float(vehicle) * self.spacing, 0.0, 0.0])
+
+    def heading(self, vehicle: int) -> float:
+        """How far vehicle ``vehicle`` starts turned from the file's heading [deg], clockwise seen from above."""
+        if self.offsets is not None and len(self.offsets[vehicle]) > 2:
+            return float(self.offsets[vehicle][2])
+        return 0.0
 
     def slot_offsets(self, slots: int) -> np.ndarray:
         """Each slot's start offset [m, ENU], shape (slots, 3)."""
         return np.array([self.offset(self.first_vehicle + s % self.vehicles) for s in range(slots)])
+
+    def slot_headings(self, slots: int) -> np.ndarray:
+        """Each slot's start heading from the file's [deg, clockwise seen from above], shape (slots,)."""
+        return np.array([self.heading(self.first_vehicle + s % self.vehicles) for s in range(slots)])
+
+
+#: The largest start heading a vehicle takes [deg], either way (as the drawn ``start_yaw``).
+MAX_HEADING = 360.0
+
+
+def check_heading(degrees: float, where: str) -> float:
+    """``degrees`` when it is a finite heading within ±360; else a one-line :class:`BuildError` naming ``where``."""
+    if not math.isfinite(degrees) or abs(degrees) > MAX_HEADING:
+        raise BuildError(f"{where}: the start heading {degrees:g} is not a heading; give YAW in degrees, clockwise "
+                         f"seen from above, from -{MAX_HEADING:g} to {MAX_HEADING:g}")
+    return degrees
+
+
+def yaw_quaternion(degrees: float) -> np.ndarray:
+    """The turn of a heading ``degrees`` clockwise seen from above (NED yaw), as an ENU quaternion (x, y, z, w):
+    -``degrees`` about world +z."""
+    half = -math.radians(degrees) / 2.0
+    return np.array([0.0, 0.0, math.sin(half), math.cos(half)])
 
 
 def vehicle_radius(model: newton.Model, body_q: np.ndarray, bodies: int, base: int) -> float:
@@ -111,12 +149,15 @@ def _refuse_overlap(layout: FleetLayout, radius: float, path: str) -> None:
 
 
 def place_fleet(plant, layout: FleetLayout, path: str) -> None:
-    """Move every slot's vehicle to its place in the line (model and state), refusing vehicles that overlap.
+    """Move every slot's vehicle to its place in the line and turn it to its start heading (model and state),
+    refusing vehicles that overlap.
 
-    ``path`` (the vehicle file) names what is at fault. A one-vehicle run at index 0 moves nothing.
+    ``path`` (the vehicle file) names what is at fault. A one-vehicle run at index 0 moves nothing. The overlap
+    test bounds each vehicle by a circle about its base, which no heading changes.
     """
     offsets = layout.slot_offsets(plant.worlds)
-    if not offsets.any():
+    headings = layout.slot_headings(plant.worlds)
+    if not offsets.any() and not headings.any():
         return
     if layout.vehicles > 1:
         body_q = plant.state.body_q.numpy()
@@ -132,5 +173,9 @@ def place_fleet(plant, layout: FleetLayout, path: str) -> None:
         for slot, offset in enumerate(offsets):
             coord = plant.base_coord + slot * plant.coords_per_world
             values[coord : coord + 3] += offset
+            if headings[slot] != 0.0:  # a vehicle at the file's heading keeps its bits
+                base = values[coord + 3 : coord + 7].astype(np.float64)
+                turned = quat_multiply_np(yaw_quaternion(headings[slot]), base)
+                values[coord + 3 : coord + 7] = turned / np.linalg.norm(turned)
         q.assign(values)
     newton.eval_fk(plant.model, plant.state.joint_q, plant.state.joint_qd, plant.state)

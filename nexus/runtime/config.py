@@ -23,7 +23,7 @@ from nexus.control.registry import ControllerOptions
 from nexus.core.device import DEVICE_CHOICES
 from nexus.core.errors import BuildError
 from nexus.core.loop import DEFAULT_TICK_HZ, tick_ns
-from nexus.plant.fleet import DEFAULT_SPACING, FleetLayout
+from nexus.plant.fleet import DEFAULT_SPACING, FleetLayout, check_heading
 from nexus.plant.solvers import DEFAULT_SOLVER, SOLVERS, check_solver
 from nexus.runtime.assembly import DEFAULT_CONTROLLER, MISSIONS
 from nexus.runtime.pacing import check_factor
@@ -52,20 +52,26 @@ OMITTED_AT_DEFAULT = ("vehicles", "spacing", "vehicle_contact", "first_vehicle",
 RENDER_MODES = ("auto", "peer", "inline")
 
 
-def parse_offsets(texts: list[str]) -> tuple[tuple[float, float], ...]:
-    """``--offset`` values ("NORTH,EAST" [m]) as (north, east) pairs; a one-line error names a bad one."""
-    pairs = []
+def parse_offsets(texts: list[str]) -> tuple[tuple[float, ...], ...]:
+    """``--offset`` values ("NORTH,EAST" [m], or "NORTH,EAST,YAW" with a start heading [deg]) as (north, east)
+    pairs or (north, east, yaw) triples; a one-line error names a bad one."""
+    places = []
     for text in texts:
         parts = str(text).split(",")
         try:
-            north, east = (float(p) for p in parts)
+            if len(parts) not in (2, 3):
+                raise ValueError
+            place = tuple(float(p) for p in parts)
         except ValueError:
-            raise BuildError(f"--offset {text}: give NORTH,EAST in metres from the vehicle file's place, e.g. "
-                             "--offset 0,3") from None
-        if not (math.isfinite(north) and math.isfinite(east)):
+            raise BuildError(f"--offset {text}: give NORTH,EAST in metres from the vehicle file's place, and "
+                             "optionally ,YAW the start heading in degrees, e.g. --offset 0,3 or --offset 0,3,90"
+                             ) from None
+        if not (math.isfinite(place[0]) and math.isfinite(place[1])):
             raise BuildError(f"--offset {text}: give finite numbers")
-        pairs.append((north, east))
-    return tuple(pairs)
+        if len(place) == 3:
+            check_heading(place[2], f"--offset {text}")
+        places.append(place)
+    return tuple(places)
 
 
 def single_world_controller(name: str) -> str | None:
@@ -126,10 +132,13 @@ class RunConfig:
     end_on_collision: bool = setting(False, "With --vehicles and their contact: a collision between two vehicles "
                                      "ends their world's flight (every vehicle of it), exit reason collision "
                                      "(docs/fleets.md)")
-    #: Each vehicle's start as "NORTH,EAST" [m] from the file's place, one per vehicle, in the line's stead.
+    #: Each vehicle's start as "NORTH,EAST[,YAW]" ([m], [m], [deg]) from the file's place and heading, one per
+    #: vehicle, in the line's stead.
     offsets: list[str] = setting(help="With --vehicles: where a vehicle starts, NORTH,EAST [m] from the vehicle file's "
-                                      "place, in the line's stead; once per vehicle, vehicle 0's first",
-                                 default_factory=list, flag="--offset", metavar="NORTH,EAST")
+                                      "place, in the line's stead, and optionally YAW, its start heading [deg] "
+                                      "clockwise seen from above from the file's (default 0); once per vehicle, "
+                                      "vehicle 0's first",
+                                 default_factory=list, flag="--offset", metavar="NORTH,EAST[,YAW]")
     #: The index of this run's vehicle 0 in its world (``--world-of RUN:I:K``: vehicle k of a fleet flown alone).
     first_vehicle: int = 0
     #: A variation file (TOML) drawing each world's values; None: every world is the vehicle as its file says.

@@ -27,6 +27,7 @@ from nexus.air.wind_field import parse_wind
 from nexus.control import registry
 from nexus.core.errors import BuildError
 from nexus.plant.assets import resolve_asset
+from nexus.plant.fleet import MAX_HEADING
 from nexus.plant.loading import prims_with
 from nexus.plant.usd_files import open_stage
 from nexus.px4.step_mission import PX4_STEPS
@@ -245,9 +246,9 @@ class _Fleet(_Table):
     spacing: Annotated[Positive | None, fix("give the distance between neighbours of the line [m], above 0, as "
                                             "nexus run --spacing")] = None
     contact: Annotated[bool, fix("takes true (the vehicles collide) or false (as --no-vehicle-contact)")] = True
-    offsets: Annotated[list[Annotated[list[Number], msgspec.Meta(min_length=2, max_length=2)]] | None,
-                       fix("give one [north, east] [m] from the vehicle file's place per vehicle, e.g. "
-                           "[[0, 0], [0, 3]]")] = None
+    offsets: Annotated[list[Annotated[list[Number], msgspec.Meta(min_length=2, max_length=3)]] | None,
+                       fix("give one [north, east] [m] from the vehicle file's place per vehicle, each optionally "
+                           "with its start heading [deg], clockwise seen from above, e.g. [[0, 0], [0, 3, 90]]")] = None
     route: list[_Route] = []
 
 
@@ -714,7 +715,11 @@ def _fleet(path: Path, table: dict, run: dict, ring: dict) -> None:
                                                "one [north, east] per vehicle, vehicle 0's first")
         if "spacing" in table:
             raise _fail(path, "fleet.spacing", "the offsets place every vehicle; remove spacing (it spaces a line)")
-        run["offsets"] = [f"{float(n)!r},{float(e)!r}" for n, e in table["offsets"]]
+        for index, place in enumerate(table["offsets"]):
+            if len(place) == 3 and (not math.isfinite(place[2]) or abs(place[2]) > MAX_HEADING):
+                raise _fail(path, f"fleet.offsets[{index}]", f"the start heading {place[2]!r} is not a heading; give "
+                            f"it in degrees, clockwise seen from above, from -{MAX_HEADING:g} to {MAX_HEADING:g}")
+        run["offsets"] = [",".join(f"{float(v)!r}" for v in place) for place in table["offsets"]]
     if "spacing" in table:
         run["spacing"] = float(table["spacing"])
     if "contact" in table:

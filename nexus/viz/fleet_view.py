@@ -14,6 +14,13 @@ their own places (the whole world shifted, never its vehicles apart), the
 other worlds' vehicles drawn as markers coloured by how each ended; the
 **world** number picks the world drawn in full. A run of one vehicle a world
 never comes here, and looks as it always did.
+
+``nexus view RUN --vehicle K`` follows vehicle K: every vehicle is still drawn
+(they fly together, and a vehicle is watched among its neighbours), but the
+camera keeps vehicle K of the selected world at the centre of the view as the
+replay plays or is scrubbed, from the south-west, a few line spacings away.
+The **Follow vehicle K** box of the Replay panel lets the camera go, and gives
+it back.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from nexus.plant.loading import load_plant
 from nexus.runtime.run_file import partial_note
 from nexus.runtime.run_folder import RunFolder, first_world, world_count
 from nexus.viz.errors import RunFolderError
-from nexus.viz.fleet import vehicle_count
+from nexus.viz.fleet import check_vehicle, vehicle_count
 from nexus.viz.player import model_files
 from nexus.viz.run_data import REQUIRED_COLUMNS
 from nexus.viz.truth import ENU_TO_NED
@@ -229,12 +236,22 @@ class VehiclesView(FlightView):
         self.viewer.end_frame()
 
 
-class FleetReplay(PickedWorldReplay):
-    """The time slider over every vehicle's ticks, a world selector (several worlds), the fleet drawn each frame."""
+def follow_distance(run: FleetRun) -> float:
+    """How far the camera stands from a followed vehicle [m]: two and a half line spacings (the neighbours one
+    spacing away in view), 4 m at least."""
+    return max(4.0, 2.5 * run.spacing)
 
-    def __init__(self, run: FleetRun, view: VehiclesView, world: int):
+
+class FleetReplay(PickedWorldReplay):
+    """The time slider over every vehicle's ticks, a world selector (several worlds), the fleet drawn each frame;
+    with ``followed``, the camera on that vehicle of the selected world."""
+
+    def __init__(self, run: FleetRun, view: VehiclesView, world: int, followed: int | None = None):
         self.run, self.view = run, view
         self.worlds, self.vehicles = run.worlds, run.vehicles
+        #: The vehicle index (in its world) the camera follows; None: the camera frames the world and stays.
+        self.followed = followed
+        self.following = followed is not None
         self.notes = list(run.notes)
         tracks = run.tracks
         self.time = tracks.ticks()
@@ -246,6 +263,9 @@ class FleetReplay(PickedWorldReplay):
 
     def _more_controls(self, gui) -> None:
         self.show_others = None  # one world: no others to show
+        self.follow = None
+        if self.followed is not None:
+            self.follow = gui.add_checkbox(f"Follow vehicle {self.followed}", initial_value=True)
         if self.worlds > 1:
             self.world_number = gui.add_number("world", initial_value=self.selected, min=0, max=self.worlds - 1,
                                                step=1)
@@ -266,17 +286,35 @@ class FleetReplay(PickedWorldReplay):
         reasons = self.run.exit_reasons
         ended = ", ".join(f"vehicle {k}: {reasons[s]}" for k, s in enumerate(self.run.slots_of(world)))
         where = f"world {world} (0..{self.worlds - 1})" if self.worlds > 1 else "the world"
-        return f"{self.vehicles} vehicles in {where}; {ended}"
+        following = f"; following vehicle {self.followed}" if self.followed is not None else ""
+        return f"{self.vehicles} vehicles in {where}; {ended}{following}"
+
+    def _changed(self) -> bool:
+        changed = super()._changed()
+        if self.follow is not None and bool(self.follow.value) != self.following:
+            self.following = bool(self.follow.value)
+            changed = True
+        return changed
 
     def _draw_paths(self, world: int) -> None:
         draw_fleet_paths(self.view, self.run, world)
 
     def _look_at(self, world: int) -> None:
-        look_at_fleet(self.view, self.run, world)
+        if self.followed is None:
+            look_at_fleet(self.view, self.run, world)
+
+    def followed_slot(self) -> int:
+        """The slot of the followed vehicle of the selected world."""
+        return self.selected * self.vehicles + self.followed
 
     def _pose(self, positions: np.ndarray, quaternions: np.ndarray, present: np.ndarray, sim_time: float) -> None:
-        """Every vehicle from its row: the selected world's in full, the others' as markers."""
+        """Every vehicle from its row: the selected world's in full, the others' as markers; the camera on the
+        followed vehicle where it is drawn."""
         self.view.show_fleet(positions, quaternions, present, self.selected, sim_time)
+        if self.following:
+            slot = self.followed_slot()
+            where = positions[slot].astype(np.float64) + self.view.offsets[slot]
+            self.view.look_at(where, distance=follow_distance(self.run))
 
 
 def draw_fleet_paths(view: VehiclesView, run: FleetRun, world: int) -> None:
@@ -301,17 +339,21 @@ def look_at_fleet(view: VehiclesView, run: FleetRun, world: int) -> None:
     view.look_at((low + high) / 2.0, distance=max(4.0, 1.6 * float(np.linalg.norm(high - low))))
 
 
-def open_fleet_replay(folder: Path, host: str, port: int, world: int | None = None) -> FleetReplay:
-    """Check RUN and ``world``, build the K-vehicle model, start the viewer and draw the first frame."""
+def open_fleet_replay(folder: Path, host: str, port: int, world: int | None = None,
+                      vehicle: int | None = None) -> FleetReplay:
+    """Check RUN, ``world`` and ``vehicle`` (the one followed; None: none), build the K-vehicle model, start the
+    viewer and draw the first frame."""
     run = load_fleet_tracks(folder)
     world = check_world(run.folder, 0 if world is None else world, run.worlds)
+    if vehicle is not None:
+        check_vehicle(run.folder, vehicle, run.vehicles)
     check_port(host, port)  # fail on a busy port before the model takes seconds to build
     model, bases = load_fleet_model(*model_files(run.folder, run.info), run.vehicles, run.spacing)
     where = slot_offsets(run, world_spacing(run))
     label = f"Nexus: {run.folder.name} ({run.vehicles} vehicles" + (f" x {run.worlds} worlds)" if run.worlds > 1
                                                                        else ")")
     view = VehiclesView(model, bases, where, marker_colours(run.exit_reasons), host, port, label=label)
-    replay = FleetReplay(run, view, world)
+    replay = FleetReplay(run, view, world, vehicle)
     if (run.folder / "frames").is_dir():
         replay.notes.append(f"{run.folder / 'frames'}: the fleet view draws no sensor frames (they stay in the "
                             "folder); fly one vehicle alone (`nexus run --world-of RUN:I:K`) to view its sensors")

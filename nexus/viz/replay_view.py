@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from nexus.runtime.run_folder import world_count
-from nexus.viz.fleet import is_fleet
+from nexus.viz.fleet import check_vehicle, is_fleet
 from nexus.viz.fleet_view import open_fleet_replay
 from nexus.viz.player import Replay, add_sensor_panels, model_files
 from nexus.viz.run_data import load_run
@@ -23,16 +23,19 @@ from nexus.viz.worlds import check_world, is_many_worlds
 from nexus.viz.worlds_view import open_worlds_replay
 
 
-def open_replay(folder: Path, host: str, port: int, world: int | None = None) -> Replay:
+def open_replay(folder: Path, host: str, port: int, world: int | None = None, vehicle: int | None = None) -> Replay:
     """Check RUN, build its vehicle's model, start the viewer and draw the paths and the first frame.
 
     A run of several vehicles a world opens the fleet replay (:mod:`nexus.viz.fleet_view`: every vehicle of the
-    world ``world``); a run of several worlds the worlds replay (:mod:`nexus.viz.worlds_view`), ``world`` selected
-    (default 0); a one-world run accepts only ``world`` 0.
+    world ``world``, the camera following ``vehicle`` when given); a run of several worlds the worlds replay
+    (:mod:`nexus.viz.worlds_view`), ``world`` selected (default 0); a one-world run accepts only ``world`` 0, and
+    a run of one vehicle a world only ``vehicle`` 0 (its one vehicle, viewed as without it).
     """
 
     if is_fleet(folder):
-        return open_fleet_replay(folder, host, port, world)
+        return open_fleet_replay(folder, host, port, world, vehicle)
+    if vehicle is not None:
+        check_vehicle(Path(folder), vehicle, 1)
     if is_many_worlds(folder):
         return open_worlds_replay(folder, host, port, world)
     run = load_run(folder)

@@ -114,3 +114,51 @@ def test_a_record_with_more_vehicles_than_run_json_says_is_refused_and_writes_no
     assert "has rows of vehicle 1 of world 0, but run.json says the run flew 1 vehicle a world" in result.output
     assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
     assert not out.exists() and not list(tmp_path.glob(".cut.mcap*"))
+
+
+def read_mcap(path):
+    """{topic: [(log time [ns], message)]} and {metadata name: record} of an MCAP file."""
+    with open(path, "rb") as stream:
+        reader = make_reader(stream)
+        messages: dict[str, list] = {}
+        for _, channel, message in reader.iter_messages(log_time_order=False):
+            messages.setdefault(channel.topic, []).append((message.log_time, json.loads(message.data)))
+        metadata = {m.name: m.metadata for m in reader.iter_metadata()}
+    return messages, metadata
+
+
+def test_one_vehicle_exports_its_own_channels_and_rows_alone(fleet, fleet_mcap):
+    _, everyone, _, _ = fleet_mcap
+    result = export(fleet.out, "--vehicle", "1")
+    assert result.exit_code == 0, result.output
+    out = fleet.out / "record.vehicle1.mcap"  # the default name says the vehicle
+    messages, metadata = read_mcap(out)
+    # Vehicle 1's channel set, the same topics it has in the whole export, each with its 1,250 rows.
+    assert set(messages) == {topic for topic in everyone if topic.startswith("/world0/vehicle1/")}
+    assert len(messages) == len(everyone) // 2 and all(len(m) == ROWS for m in messages.values())
+    assert all(messages[topic] == everyone[topic] for topic in messages)  # message for message
+    assert metadata["nexus.export"]["vehicle"] == "1" and metadata["nexus.export"]["vehicles"] == "2"
+    assert f"{len(messages)} channels (vehicle 1 of 2 a world), {len(messages) * ROWS:,} messages" in result.output
+
+
+def test_one_vehicle_exports_its_own_rows_as_csv(fleet, tmp_path):
+    import pandas as pd
+
+    out = tmp_path / "vehicle0.csv"
+    result = export(fleet.out, "--vehicle", "0", "--out", out)
+    assert result.exit_code == 0, result.output
+    assert f"{ROWS:,} rows (vehicle 0 of 2 a world)" in result.output
+    table = pd.read_csv(out)
+    assert len(table) == ROWS and set(table["vehicle [-]"]) == {0}
+    mine = fleet.record[fleet.record.vehicle == 0]
+    assert np.array_equal(table["body/base.pose[0] [m]"].to_numpy(np.float32), mine["body/base.pose[0]"].to_numpy())
+
+
+def test_a_vehicle_the_run_did_not_fly_is_refused_in_one_line_and_writes_nothing(fleet, tmp_path):
+    for fmt in ("mcap", "csv"):
+        out = tmp_path / f"none.{fmt}"
+        result = export(fleet.out, "--vehicle", "2", "--out", out)
+        assert result.exit_code == 2, result.output
+        assert result.output.strip() == (f"error: --vehicle 2 is not a vehicle of {fleet.out}: give a vehicle in 0..1 "
+                                          "(it flew 2 vehicles a world), or leave --vehicle out for every vehicle")
+        assert not out.exists() and not list(tmp_path.glob(f".none.{fmt}*"))

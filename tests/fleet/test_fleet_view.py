@@ -103,6 +103,38 @@ def test_a_world_the_fleet_run_lacks_is_refused(fleet):
     assert "--world 1 is not a world of" in result.output and "0 (it flew one world)" in result.output
 
 
+def test_a_vehicle_the_fleet_run_did_not_fly_is_refused_in_one_line(fleet):
+    for vehicle in ("2", "-1"):
+        result = CliRunner().invoke(main, ["view", str(fleet), "--port", "0", "--vehicle", vehicle])
+        assert result.exit_code == 2, result.output
+        assert result.output.strip() == (f"error: --vehicle {vehicle} is not a vehicle of {fleet}: give a vehicle in "
+                                          "0..1 (it flew 2 vehicles a world)")
+
+
+def test_the_camera_follows_the_vehicle_asked_for(fleet):
+    from nexus.viz.replay_view import open_replay
+
+    opened = open_replay(fleet, "127.0.0.1", 0, vehicle=1)
+    try:
+        assert opened.world_caption.content.endswith("; following vehicle 1")
+        tracks = opened.run.tracks
+        # The camera looks north-east and 25 degrees down (front = (cos 45 cos 25, sin 45 cos 25, -sin 25) =
+        # (0.640856, 0.640856, -0.422618)) from 2.5 spacings = 5.0 m: it stands at the vehicle - 5.0 x front.
+        front = np.array([0.640856, 0.640856, -0.422618])
+        for row in (0, len(opened.time) - 1):
+            opened.draw(row)
+            seen = opened.view.viewer._camera_request[0] + 5.0 * front
+            assert seen == pytest.approx(tracks.position[tracks.rows(1)][row], abs=1e-4)
+        # Unticked, the camera stays where it was while the vehicle moves on.
+        opened.follow.value = False
+        opened.frame(0.0)
+        stays = opened.view.viewer._camera_request[0].copy()
+        opened.draw(0)
+        assert np.array_equal(opened.view.viewer._camera_request[0], stays)
+    finally:
+        opened.view.close()
+
+
 def blobs(mask: np.ndarray, block: int = 8, least: int = 4) -> list[tuple[float, float]]:
     """Centres (x, y) [px] of the connected regions of ``mask`` (8-neighbours, on ``block``-pixel cells), each of
     at least ``least`` cells."""
