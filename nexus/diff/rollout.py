@@ -323,7 +323,7 @@ class Rollout:
         self.hover_speed = hover_speed(plant)
         self.hover_command = command_for_speed(plant, self.hover_speed)
         plant.reset(base_position=start, rotor_speed=self.hover_speed)
-        plant.ned_origin.assign(start.astype(np.float32))
+        plant.set_ned_origin(start)
         base_rotation = plant.state.body_q.numpy()[plant.base][3:]
         #: The base's heading at the start [rad, NED] (the vehicle file's front points east: π/2).
         self.start_heading = float(yaw_ned_np(attitude_ned_frd_np(base_rotation)))

@@ -157,6 +157,8 @@ def place_fleet(plant, layout: FleetLayout, path: str) -> None:
     """
     offsets = layout.slot_offsets(plant.worlds)
     headings = layout.slot_headings(plant.worlds)
+    # Each vehicle's place from vehicle 0's, where its GPS puts it on the Earth (zero for vehicle 0).
+    plant.home_offset = (offsets - layout.offset(0)).astype(np.float32)
     if not offsets.any() and not headings.any():
         return
     if layout.vehicles > 1:

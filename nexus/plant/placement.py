@@ -110,5 +110,5 @@ def place_in_air(plant: Plant, height: float, airspeed: float, pitch: float) -> 
     plant.state.joint_qd.assign(qd)
     newton.eval_fk(plant.model, plant.state.joint_q, plant.state.joint_qd, plant.state)
     plant.state.body_f.zero_()
-    plant.ned_origin.assign(origins.astype(np.float32))
+    plant.set_ned_origin(origins)
     return origins

@@ -161,6 +161,12 @@ class Plant:
         #: Where each world's base settled before the first tick [m, world ENU]: its NED origin.
         #: A device array, so captured graphs read the value that start-up writes.
         self.ned_origin = wp.zeros(self.worlds, dtype=wp.vec3, device=self.device)
+        #: Where each slot's vehicle starts from vehicle 0 of its world [m, ENU] (zero without a fleet), and the
+        #: world point each slot's geodetic origin stands on [m, world ENU]: its NED origin less that place. The
+        #: GPS and PX4's ground truth measure latitude and longitude from it, so each vehicle of a fleet has its
+        #: own place on the Earth (a ground station's map shows them apart) while its NED origin is its own start.
+        self.home_offset = np.zeros((self.worlds, 3), dtype=np.float32)
+        self.geodetic_anchor = wp.zeros(self.worlds, dtype=wp.vec3, device=self.device)
         #: The date the magnetic field model is evaluated for [decimal year].
         self.decimal_year = DEFAULT_DECIMAL_YEAR
         #: Contact points one world can have (None: MuJoCo Warp's own estimate), see :func:`contacts_per_world`.
@@ -192,6 +198,12 @@ class Plant:
     @property
     def base(self) -> int:
         return self.body_index[self.base_path]
+
+    def set_ned_origin(self, origins) -> None:
+        """Each slot's NED origin [m, world ENU] (where its base starts), and with it its geodetic anchor."""
+        origins = np.asarray(origins, dtype=np.float32)
+        self.ned_origin.assign(origins)
+        self.geodetic_anchor.assign(origins - self.home_offset)
 
     def base_positions(self) -> np.ndarray:
         """Every world's base body origin [m, world ENU], shape (worlds, 3), read from the host."""

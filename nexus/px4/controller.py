@@ -411,7 +411,7 @@ class Px4Controller(Component):
 
     def _gather(self, io) -> None:
         wp.launch(gather_px4_row, dim=self.row.shape[0], inputs=[io["body/base"], io["imu"], io["mag"], io["baro"], io["gps"],
-                                                 self.plant.ned_origin, *self._row_constants],
+                                                 self.plant.geodetic_anchor, *self._row_constants],
                   outputs=[self.row], device=io.device)
 
     def _offboard(self, io) -> None:

@@ -65,7 +65,7 @@ def gather_px4_row(
     mag: wp.array(dtype=MagSample),
     baro: wp.array(dtype=BaroSample),
     gps: wp.array(dtype=GpsSample),
-    ned_origin: wp.array(dtype=wp.vec3),
+    anchor: wp.array(dtype=wp.vec3),
     gravity: wp.float64,
     origin_ecef: wp.vec3d,
     enu_to_ecef: wp.mat33d,
@@ -104,7 +104,7 @@ def gather_px4_row(
     force = wp.quat_rotate_inv(q, wp.vec3d(state.accel) + wp.vec3d(wp.float64(0.0), wp.float64(0.0), gravity))
     out.truth_floats = vec7d(ned[3], ned[0], ned[1], ned[2], omega[0], -omega[1], -omega[2])
 
-    enu = wp.vec3d(wp.transform_get_translation(state.pose) - ned_origin[slot])
+    enu = wp.vec3d(wp.transform_get_translation(state.pose) - anchor[slot])
     lat_lon = ecef_to_latitude_longitude(origin_ecef + enu_to_ecef * enu)
     v = wp.vec3d(state.velocity)
     speed = _wire_int(wp.length(v) * wp.float64(100.0))

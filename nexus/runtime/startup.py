@@ -44,7 +44,7 @@ def settle(loop: Loop, plant: Plant, seconds: float = 0.2) -> np.ndarray:
     for _ in range(steps):
         loop.run_kinds(("clear", "step"))
     origins = plant.base_positions()
-    plant.ned_origin.assign(np.asarray(origins, dtype=np.float32))
+    plant.set_ned_origin(origins)
     return origins[0]
 
 

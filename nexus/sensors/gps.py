@@ -1,8 +1,9 @@
 """The GPS receiver: geodetic position and NED velocity of the antenna.
 
 The antenna's offset from the NED origin (where start-up settled the base,
-which stands on the scene's geodetic origin) is taken as a vector in the
-origin's ENU tangent plane and converted exactly to latitude and longitude
+which stands on the scene's geodetic origin; in a fleet, vehicle k's base
+stands its place from vehicle 0 away from it: ``plant.geodetic_anchor``) is
+taken as a vector in the origin's ENU tangent plane and converted exactly to latitude and longitude
 on WGS-84 (:mod:`nexus.sensors.geodesy`). The altitude is the origin's
 altitude plus the height above the NED origin, the same height the barometer
 sees: the simulated ground is flat, so an altitude that followed the Earth's
@@ -58,7 +59,7 @@ GPS_SPEC = Spec(
 def sample_gps(
     body: wp.array(dtype=BodyState),
     clock: SampleClock,
-    ned_origin: wp.array(dtype=wp.vec3),
+    anchor: wp.array(dtype=wp.vec3),
     origin_ecef: wp.vec3d,
     enu_to_ecef: wp.mat33d,
     origin_altitude: wp.float64,
@@ -97,7 +98,7 @@ def sample_gps(
     walked = drift * keep + normal3(seeds[2], now, drift_sigma * wp.sqrt(1.0 - keep * keep))
     drift_out[world, 0] = walked
 
-    offset_ned = enu_to_ned(antenna - ned_origin[world]) + walked + normal3(seeds[0], now, position_sigma * scale)
+    offset_ned = enu_to_ned(antenna - anchor[world]) + walked + normal3(seeds[0], now, position_sigma * scale)
     offset_enu = ned_to_enu(offset_ned)
     ecef = origin_ecef + enu_to_ecef * wp.vec3d(
         wp.float64(offset_enu[0]), wp.float64(offset_enu[1]), wp.float64(offset_enu[2])
@@ -150,7 +151,7 @@ class Gps(Sensor):
         dh, dv = self.horizontal_drift_sigma, self.vertical_drift_sigma
         self.seeds = self.world_seeds(ctx, ("gps/position", "gps/velocity", "gps/drift"), wp.vec3i)
         self._args = [
-            self.plant.ned_origin, wp.vec3d(*origin_ecef), wp.mat33d(*rotation.ravel()), wp.float64(origin.altitude),
+            self.plant.geodetic_anchor, wp.vec3d(*origin_ecef), wp.mat33d(*rotation.ravel()), wp.float64(origin.altitude),
             self.mount, wp.vec3(h * scale, h * scale, v * scale), wp.vec3(dh * scale, dh * scale, dv * scale),
             wp.vec3(self.velocity_sigma * scale),
             self.drift_correlation_time, self.seeds, self.noise_scale, self.satellites,

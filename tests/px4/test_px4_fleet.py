@@ -106,6 +106,16 @@ def test_each_vehicle_flies_on_its_own_instances_answer(fleet):
     assert abs(climb[0]) < 0.05 and 0.1 < climb[1] < climb[2]
 
 
+def test_each_vehicle_is_its_own_place_on_the_earth(fleet):
+    """Vehicle k starts 2.5·k m east of vehicle 0: PX4's truth puts it there. At the origin's latitude
+    47.397742° a degree of longitude is (π/180)·N·cos φ = 75,489.74 m on WGS-84 (N = a/√(1 − e² sin² φ) =
+    6,389,735.35 m), so 2.5 m east is 331.17e-7° (degE7)."""
+    _, _, _, peers, _ = fleet
+    first = [next(iter(peer.of_type("HIL_STATE_QUATERNION"))) for peer in peers]
+    assert [m.lat - first[0].lat for m in first] == [0, 0, 0]
+    assert [m.lon - first[0].lon for m in first] == pytest.approx([0.0, 331.17, 662.34], abs=1.0)
+
+
 def test_vehicle_2_flown_alone_by_its_px4_computes_the_same_bits(fleet, alone):
     _, _, record, peers, _ = fleet
     _, info, single, (peer,), _ = alone
