@@ -21,6 +21,12 @@ compute on top and is measured separately (docs/px4.md).
 * ``rtf_px4_instant_peer``: real-time factor of the whole PX4 ring (graphs,
   host stages, record drained to Parquet) against the instant peer.
 * ``rtf_pid``: the PID ring, flown the same way, for comparison.
+* ``fleet_*``: the same for :data:`FLEET` vehicles in one world, each with an
+  instant peer process of its own (``--vehicles 4``, one PX4 instance each):
+  the exchange (every instance sent its tick, then every answer awaited) per
+  tick and per instance, and the ring's tick. ``fleet_exchange_per_instance``
+  is that per-instance cost over one instance's exchange: how Nexus's own side
+  grows with instances (real PX4 adds about 0.6 ms of CPU per instance).
 
 Each figure is the best of ``ROUNDS`` rounds of ``ROUND_TICKS`` ticks, the
 PX4 and PID rounds taken in turn (as the other suites do), so a busy spell
@@ -62,24 +68,26 @@ ROUND_TICKS = 500
 ROUNDS = 6
 #: The Astro Max's hover command on the first four outputs.
 HOVER_ROW = [0.5722] * 4 + [0.0] * 12
+#: Vehicles (PX4 instances) of the fleet ring, 2 m apart.
+FLEET = 4
 
 
 class _Px4Ring:
-    """A PX4 flight connected to an instant peer process, in lockstep, ready for timed rounds."""
+    """A PX4 flight connected to an instant peer process per vehicle, in lockstep, ready for timed rounds."""
 
-    def __init__(self, device: str, folder: Path):
+    def __init__(self, device: str, folder: Path, vehicles: int = 1):
         options = {"host": "127.0.0.1", "port": 0, "connect_timeout": 10.0, "answer_timeout": 5.0}
         self.timers = {}
-        self.peer = None
-        self.session = FlightSession(RunConfig(controller="px4", controller_options=options, device=device),
-                                     folder / "record_px4.parquet", before_start=self._start_peer)
+        self.peers: list[subprocess.Popen] = []
+        config = RunConfig(controller="px4", controller_options=options, device=device, vehicles=vehicles)
+        self.session = FlightSession(config, folder / f"record_px4_{vehicles}.parquet", before_start=self._start_peer)
         try:
             self.session.__enter__()
             self.flight, self.writer = self.session.flight, self.session.writer
             # Connect and enter lockstep outside the timed rounds (the boot ticks wait for the peer's
             # first answer while the peer process starts).
             deadline = time.monotonic() + 30.0
-            while not self.px4.lockstep:
+            while not all(link.lockstep for link in self.links):
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"the instant peer did not answer within 30 s: {self.px4.stats()}")
                 fly(self.flight, self.writer, 1)
@@ -91,39 +99,44 @@ class _Px4Ring:
         self.messages_per_tick: list[float] = []
 
     def _start_peer(self, flight) -> None:
-        """Before start-up: the peer process listening, and the PX4 stages timed."""
+        """Before start-up: the peer processes listening, and the PX4 stages timed."""
         self.px4 = flight.vehicle.controller
-        # The peer runs in a process of its own, as PX4 does, so it does not share our GIL.
-        self.peer = subprocess.Popen([sys.executable, "-m", "nexus.px4.scripted_peer", "--port",
-                                      str(self.px4.link.port), "--row", *map(str, HOVER_ROW[:4])])
+        #: One link per PX4 instance (the fleet's peers, or the one controller).
+        self.links = getattr(self.px4, "peers", [self.px4])
+        # Each peer runs in a process of its own, as PX4 does, so it does not share our GIL.
+        for link in self.links:
+            self.peers.append(subprocess.Popen([sys.executable, "-m", "nexus.px4.scripted_peer", "--port",
+                                                str(link.link.port), "--row", *map(str, HOVER_ROW[:4])]))
         for stage in flight.loop.plan.stages:
             if stage.host and stage.component is self.px4:
                 stage.run = self.timers[stage.name] = _CpuTimedCall(stage.run)
 
     def round(self) -> float:
         """One round; its wall seconds per tick. Host-stage time and messages are kept per round."""
-        px4, timers = self.px4, self.timers
+        timers = self.timers
         host0 = sum(t.seconds for t in timers.values())
         cpu0 = sum(t.cpu_seconds for t in timers.values())
-        sent0, answers0, exchanges0 = px4.link.sent, px4.answers, px4.exchanges
+        before = [(link.link.sent, link.answers, link.exchanges) for link in self.links]
         began = time.perf_counter()
         fly(self.flight, self.writer, ROUND_TICKS)
         wall = time.perf_counter() - began
-        exchanges = px4.exchanges - exchanges0
-        if exchanges != ROUND_TICKS or px4.answers - answers0 != ROUND_TICKS or px4.link.bad_messages:
-            raise RuntimeError(f"the instant peer's answers were not all taken in lockstep: {px4.stats()}")
-        self.host_us.append((sum(t.seconds for t in timers.values()) - host0) / exchanges * 1e6)
-        self.own_us.append((sum(t.cpu_seconds for t in timers.values()) - cpu0) / exchanges * 1e6)
-        self.messages_per_tick.append((px4.link.sent - sent0) / exchanges)
+        for link, (_, answers0, exchanges0) in zip(self.links, before):
+            if (link.exchanges - exchanges0 != ROUND_TICKS or link.answers - answers0 != ROUND_TICKS
+                    or link.link.bad_messages):
+                raise RuntimeError(f"the instant peer's answers were not all taken in lockstep: {link.stats()}")
+        self.host_us.append((sum(t.seconds for t in timers.values()) - host0) / ROUND_TICKS * 1e6)
+        self.own_us.append((sum(t.cpu_seconds for t in timers.values()) - cpu0) / ROUND_TICKS * 1e6)
+        self.messages_per_tick.append(sum(link.link.sent - sent for link, (sent, _, _) in zip(self.links, before))
+                                      / ROUND_TICKS)
         return wall / ROUND_TICKS
 
     def close(self) -> None:
         try:
             self.session.close()
         finally:
-            if self.peer is not None:
-                self.peer.terminate()
-                self.peer.wait(timeout=5)
+            for peer in self.peers:
+                peer.terminate()
+                peer.wait(timeout=5)
 
 
 class _PidRing:
@@ -147,12 +160,18 @@ def run(device: str = "cpu") -> dict:
         try:
             pid = _PidRing(device, Path(folder))
             try:
-                best = alternating_best({"px4": px4.round, "pid": pid.round}, rounds=ROUNDS)
+                fleet = _Px4Ring(device, Path(folder), vehicles=FLEET)
+                try:
+                    best = alternating_best({"px4": px4.round, "pid": pid.round, "fleet": fleet.round},
+                                            rounds=ROUNDS)
+                finally:
+                    fleet.close()
             finally:
                 pid.close()
         finally:
             px4.close()
     best_round = min(range(ROUNDS), key=lambda k: px4.host_us[k])
+    fleet_round = min(range(ROUNDS), key=lambda k: fleet.host_us[k])
     result = {
         "suite": "px4",
         "device": device,
@@ -165,7 +184,14 @@ def run(device: str = "cpu") -> dict:
         "px4_tick_us": best["px4"] * 1e6,
         "rtf_px4_instant_peer": TICK_S / best["px4"],
         "rtf_pid": TICK_S / best["pid"],
+        "fleet_instances": FLEET,
+        "fleet_exchange_us": fleet.host_us[fleet_round],
+        "fleet_exchange_own_us": fleet.own_us[fleet_round],
+        "fleet_messages_per_tick": fleet.messages_per_tick[fleet_round],
+        "fleet_tick_us": best["fleet"] * 1e6,
+        "rtf_px4_fleet_instant_peers": TICK_S / best["fleet"],
     }
+    result["fleet_exchange_per_instance"] = result["fleet_exchange_us"] / FLEET / result["exchange_us"]
     result["targets_met"] = {"rtf_px4_instant_peer": result["rtf_px4_instant_peer"] >= 25.0,
                              "exchange_us": result["exchange_us"] <= 80.0}
     return result
@@ -180,4 +206,11 @@ def table(result: dict) -> list[tuple[str, str]]:
         ("PX4 ring tick with an instant peer [µs]", f"{result['px4_tick_us']:.0f}"),
         ("RTF, PX4 ring, instant peer (target >= 25)", f"{result['rtf_px4_instant_peer']:.1f}x"),
         ("RTF, PID ring", f"{result['rtf_pid']:.1f}x"),
+        (f"PX4 host stage per tick, {result['fleet_instances']} instances in one world [µs]",
+         f"{result['fleet_exchange_us']:.0f}"),
+        ("  of which Nexus's own work [µs]", f"{result['fleet_exchange_own_us']:.0f}"),
+        ("  per instance, over one instance's exchange", f"{result['fleet_exchange_per_instance']:.2f}"),
+        (f"PX4 ring tick, {result['fleet_instances']} instances, instant peers [µs]", f"{result['fleet_tick_us']:.0f}"),
+        (f"RTF, PX4 ring, {result['fleet_instances']} instances, instant peers",
+         f"{result['rtf_px4_fleet_instant_peers']:.1f}x"),
     ]
