@@ -122,7 +122,7 @@ class Record:
     def plane(self) -> PlaneRecord:
         """A plane's series (:mod:`nexus.scenario.plane_checks`), built on first use."""
         if self._plane is None:
-            self._plane = PlaneRecord(self, self._table, self.info)
+            self._plane = PlaneRecord(self.ned, self._table, self.info)
         return self._plane
 
     def ticks(self, rows: np.ndarray) -> np.ndarray:

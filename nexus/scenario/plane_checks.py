@@ -1,5 +1,6 @@
 """A plane's scenario measures, from its run's record and files: airspeed, altitude, cross-track error from the
-mission's current leg, stall margin, and the touchdown's sink rate and point.
+mission's current leg, stall margin, and the touchdown's sink rate and point (the series:
+:class:`nexus.worlds.plane_record.PlaneRecord`, which a sweep's row figures read too).
 
 The mission's geometry is read the way the run read it (:func:`nexus.control.fixed_wing.mission.plane_mission`:
 the scene's ``NexusPlaneMissionAPI`` prim, else the vehicle file's, else the default), from the files run.json
@@ -24,17 +25,8 @@ the run cannot say.
 
 from __future__ import annotations
 
-import math
-from pathlib import Path
-
-import numpy as np
-
-from nexus.aero.fixed_wing_forces import FIXED_WING_AERO_SPEC
-from nexus.control.fixed_wing.air_start import stall_speed
-from nexus.control.fixed_wing.mission import DESCENT, FINAL, LOITERING, PHASE_NAMES, ROLLOUT, ROUTE, plane_mission
-from nexus.plant.usd_checks import nexus_apis
-from nexus.plant.usd_files import open_stage
-from nexus.schemas.reader import read_prim
+from nexus.control.fixed_wing.mission import PHASE_NAMES
+from nexus.worlds.plane_record import PlaneRecord
 
 #: The measures this module gives, with their unit, bound side and meaning (:data:`nexus.scenario.spec.MEASURES`).
 PLANE_MEASURES = {
@@ -48,142 +40,6 @@ PLANE_MEASURES = {
     "touchdown_point": ("m", "max", "horizontal distance from the mission's touchdown point to where the plane "
                                     "touched down (the first row of its roll-out)"),
 }
-#: Standard gravity [m/s²], for a scene whose physics scene authors no gravity magnitude.
-STANDARD_GRAVITY = 9.80665
-
-
-class PlaneRecord:
-    """A plane run's series (each one value per record row), built on first use from a check's :class:`Record`."""
-
-    def __init__(self, record, table, info: dict):
-        names = set(table.column_names)
-        rows = len(record.time)
-        self.flown = "plane_phase" in names
-        self.phase = table.column("plane_phase").to_numpy().astype(np.int64) if self.flown else np.zeros(rows, int)
-        self.leg = table.column("plane_leg").to_numpy().astype(np.int64) if "plane_leg" in names else None
-        velocity = np.stack([table.column(f"body/base.velocity[{i}]").to_numpy().astype(np.float64)
-                             for i in range(3)], axis=1)
-        wind = (np.stack([table.column(f"wind[{i}]").to_numpy().astype(np.float64) for i in range(3)], axis=1)
-                if "wind[0]" in names else np.zeros_like(velocity))
-        self.airspeed = np.linalg.norm(velocity - wind, axis=1)
-        self.altitude = -record.ned[:, 2]
-        self.north, self.east = record.ned[:, 0], record.ned[:, 1]
-        self.info = info
-        self.mission = _mission(info) if self.flown else None
-        self._stall: float | None = None
-
-    def series(self, measure: str) -> np.ndarray:
-        nan = np.full(self.airspeed.shape, math.nan)
-        if not self.flown:
-            return nan
-        if measure == "airspeed":
-            return self.airspeed
-        if measure == "altitude":
-            return self.altitude
-        if measure == "cross_track":
-            return self.cross_track()
-        if measure == "stall_margin":
-            margin = self.airspeed / self.stall_speed()
-            return np.where(self.phase < ROLLOUT, margin, math.nan)
-        raise KeyError(measure)
-
-    def in_phases(self, rows: np.ndarray, phases) -> np.ndarray:
-        """The rows among ``rows`` whose ``plane_phase`` is one of ``phases`` (names); none for a record without it."""
-        if not self.flown:
-            return rows[:0]
-        return rows[np.isin(self.phase[rows], [PHASE_NAMES.index(name) for name in phases])]
-
-    def stall_speed(self) -> float:
-        if self._stall is None:
-            self._stall = _stall_speed(self.info)
-        return self._stall
-
-    def cross_track(self) -> np.ndarray:
-        m = self.mission
-        out = np.full(self.airspeed.shape, math.nan)
-        here = np.stack([self.north, self.east], axis=1)
-        points = np.array([(0.0, 0.0), *m.waypoints], dtype=np.float64)
-        on_leg = self.phase <= ROUTE
-        if self.leg is not None and on_leg.any():
-            leg = np.clip(self.leg[on_leg], 0, len(m.waypoints) - 1)
-            out[on_leg] = _from_line(here[on_leg], points[leg], points[leg + 1])
-        loiter = self.phase == LOITERING
-        out[loiter] = np.abs(np.linalg.norm(here[loiter] - np.array(m.loiter_centre), axis=1) - m.loiter_radius)
-        landing = m.landing()
-        circle = (self.phase >= DESCENT) & (self.phase < FINAL)
-        centre = np.array([landing.circle[0], landing.circle[1]], dtype=np.float64)
-        out[circle] = np.abs(np.linalg.norm(here[circle] - centre, axis=1) - m.loiter_radius)
-        final = self.phase >= FINAL
-        entry = np.array([landing.entry[0], landing.entry[1]], dtype=np.float64)
-        out[final] = _from_line(here[final], entry[None, :], np.array(m.touchdown)[None, :])
-        return out
-
-    def touchdown_row(self) -> int | None:
-        """The first row of the roll-out (the touchdown), or None when the plane never touched down."""
-        rolled = np.flatnonzero(self.phase >= ROLLOUT) if self.flown else ()
-        return int(rolled[0]) if len(rolled) else None
-
-    def touchdown_point(self) -> float:
-        row = self.touchdown_row()
-        if row is None:
-            return math.nan
-        north, east = self.mission.touchdown
-        return math.hypot(self.north[row] - north, self.east[row] - east)
-
-    def touchdown_sink(self) -> tuple[float, int | None]:
-        """The hardest touchdown's sink rate [m/s] and its tick (NaN and None: the run did not say or never touched)."""
-        crash = self.info.get("crash") or {}
-        sink = crash.get("hardest_touchdown_m_s")
-        if sink is None or not self.flown or self.touchdown_row() is None:
-            return math.nan, None
-        return float(sink), crash.get("hardest_touchdown_tick")
-
-
-def _from_line(here: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Distance [m] of each point from the line through ``start`` and ``end`` (rows, north-east)."""
-    along = end - start
-    length = np.linalg.norm(along, axis=1)
-    length = np.where(length > 0.0, length, 1.0)
-    offset = here - start
-    return np.abs(along[:, 0] * offset[:, 1] - along[:, 1] * offset[:, 0]) / length
-
-
-def _files(info: dict) -> tuple[Path, Path]:
-    return Path(info["vehicle"]["path"]), Path(info["scene"]["path"])
-
-
-def _mission(info: dict):
-    """The mission the run flew (the scene's prim, else the vehicle file's, else the default)."""
-    vehicle, scene = _files(info)
-    return plane_mission(open_stage(vehicle), open_stage(scene), vehicle, scene, controller=None)
-
-
-def _stall_speed(info: dict) -> float:
-    vehicle, scene = _files(info)
-    stage = open_stage(vehicle)
-    wing = next((read_prim(p, FIXED_WING_AERO_SPEC, vehicle) for p in stage.Traverse()
-                 if FIXED_WING_AERO_SPEC.schema in nexus_apis(p)), None)
-    if wing is None:
-        return math.nan
-    drawn = (info.get("world_values") or [{}])[0]
-    mass = 0.0  # the vehicle's, with the base body's drawn mass in place of its file's
-    for prim in stage.Traverse():
-        if prim.HasAttribute("physics:mass"):
-            base = str(prim.GetPath()).endswith("/body/base") and "mass" in drawn
-            mass += float(drawn["mass"]) if base else float(prim.GetAttribute("physics:mass").Get() or 0.0)
-    return stall_speed(wing, mass, _gravity(scene))
-
-
-def _gravity(scene: Path) -> float:
-    """The scene's gravity magnitude [m/s²] (standard gravity where its physics scene authors none)."""
-    stage = open_stage(scene)  # held: a traversal of a stage no name holds meets expired prims
-    for prim in stage.Traverse():
-        attribute = prim.GetAttribute("physics:gravityMagnitude")
-        if attribute and attribute.HasAuthoredValue():
-            value = float(attribute.Get())
-            if math.isfinite(value) and value > 0.0:
-                return value
-    return STANDARD_GRAVITY
 
 
 __all__ = ["PHASE_NAMES", "PLANE_MEASURES", "PlaneRecord"]

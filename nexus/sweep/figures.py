@@ -11,6 +11,13 @@ flies its own mission) has NaN errors. A run of many worlds (``--worlds N``
 with a variation file) reads its ``summary.parquet`` instead: the worst
 world's figures, the time to done of the last world (NaN unless every world
 ended by its mission) and ``worlds_failed``.
+
+A plane's run (its record has ``plane_phase``) adds :data:`PLANE_FIGURES`,
+the worst world's, measured as a scenario's plane checks measure them
+(:class:`nexus.worlds.plane_record.PlaneRecord`): the slowest airspeed and
+the smallest stall margin while airborne, the largest cross-track error from
+the mission's legs, loiter and approach, and the touchdown's sink rate
+(run.json's hardest) and distance from the mission's touchdown point.
 """
 
 from __future__ import annotations
@@ -22,11 +29,16 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from nexus.core.errors import BuildError
+from nexus.control.fixed_wing.mission import ROLLOUT
 from nexus.runtime.run_folder import RunFolder
+from nexus.worlds.plane_record import PlaneRecord
 
 #: The figures, with their units, in the order sweep.parquet and ``nexus plot`` give them.
 FIGURES = (("max_altitude_error", "m"), ("max_yaw_error", "deg"), ("landing_error", "m"), ("done_time", "s"),
            ("rtf", "-"))
+#: A plane's figures, with their units: a row has them when its run flew a plane's mission.
+PLANE_FIGURES = (("min_airspeed", "m/s"), ("min_stall_margin", "-"), ("max_cross_track", "m"),
+                 ("touchdown_sink", "m/s"), ("touchdown_point", "m"))
 
 
 def _heading_ned(qx, qy, qz, qw):
@@ -90,6 +102,41 @@ def figures_from_summary(folder: Path) -> dict | None:
             "done_time": worst("done_time") if all(r == "done" for r in reasons) else math.nan}
 
 
+def plane_figures(folder: Path, info: dict) -> dict:
+    """A plane run's :data:`PLANE_FIGURES`, the worst world's (none for a run whose record has no plane phase)."""
+    try:
+        table = RunFolder(folder).record()
+    except BuildError:
+        return {}
+    if table.num_rows == 0 or "plane_phase" not in table.column_names:
+        return {}
+    pose = np.stack([table.column(f"body/base.pose[{i}]").to_numpy().astype(np.float64) for i in range(3)], axis=1)
+    worlds = table.column("world").to_numpy() if "world" in table.column_names else np.zeros(len(pose), int)
+    origins = info.get("ned_origins_enu_m") or [info.get("ned_origin_enu_m") or [0.0, 0.0, 0.0]]
+    found: dict[str, list[float]] = {name: [] for name, _ in PLANE_FIGURES}
+    for world in np.unique(worlds):
+        rows = np.flatnonzero(worlds == world)
+        east, north, up = (pose[rows] - np.asarray(origins[min(int(world), len(origins) - 1)])).T
+        plane = PlaneRecord(np.stack([north, east, -up], axis=1), table.take(rows), info, int(world))
+        airborne = plane.phase < ROLLOUT
+        found["min_airspeed"].append(float(plane.airspeed[airborne].min()) if airborne.any() else math.nan)
+        found["min_stall_margin"].append(_worst(plane.series("stall_margin"), np.nanmin))
+        found["max_cross_track"].append(_worst(plane.cross_track(), np.nanmax))
+        found["touchdown_point"].append(plane.touchdown_point())
+        found["touchdown_sink"].append(plane.touchdown_sink()[0])
+    return {"min_airspeed": _worst(found["min_airspeed"], np.nanmin),
+            "min_stall_margin": _worst(found["min_stall_margin"], np.nanmin),
+            "max_cross_track": _worst(found["max_cross_track"], np.nanmax),
+            "touchdown_sink": _worst(found["touchdown_sink"], np.nanmax),
+            "touchdown_point": _worst(found["touchdown_point"], np.nanmax)}
+
+
+def _worst(values, pick) -> float:
+    """``pick`` (nanmin or nanmax) of the finite ``values``; NaN when none is."""
+    values = np.asarray(values, dtype=np.float64)
+    return float(pick(values)) if np.isfinite(values).any() else math.nan
+
+
 def run_figures(folder: Path) -> dict:
     """The row figures of the run in ``folder``: status, exit reason, error, ticks, sim and wall time, the errors."""
     info = run_info(folder)
@@ -103,4 +150,5 @@ def run_figures(folder: Path) -> dict:
     row["done_time"] = float(info.get("sim_time_s") or math.nan) if info.get("exit_reason") == "done" else math.nan
     many = figures_from_summary(folder)
     row.update(many if many is not None else errors_from_record(folder, info))
+    row.update(plane_figures(folder, info))
     return row

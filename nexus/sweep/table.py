@@ -24,14 +24,17 @@ import pyarrow as pa
 
 from nexus.record.durable import write_atomic
 from nexus.record.writer import encode
-from nexus.sweep.figures import FIGURES
+from nexus.sweep.figures import FIGURES, PLANE_FIGURES
 
 SWEEP_TABLE = "sweep.parquet"
 #: Columns after the parameters, in order.
 RESULT_COLUMNS = ("status", "exit_reason", "error", "wall_s", "flight_wall_s", "sim_time_s", "ticks",
-                  *(name for name, _ in FIGURES), "folder", "host", "resumed", "px4_instance", "ulog", "worlds_failed")
+                  *(name for name, _ in FIGURES), *(name for name, _ in PLANE_FIGURES), "folder", "host", "resumed",
+                  "px4_instance", "ulog", "worlds_failed")
 #: Columns of a sweep whose points fly PX4 (left out of a table where no point has them).
 PX4_COLUMNS = ("px4_instance", "ulog")
+#: Columns of a sweep whose points fly a plane's mission (left out of a table where no point has them).
+PLANE_COLUMNS = tuple(name for name, _ in PLANE_FIGURES)
 #: Statuses of a point whose run did what it was asked.
 OK_STATUSES = ("finished",)
 
@@ -58,10 +61,11 @@ def write_table(folder: Path, parameters: list[str], rows: list[dict]) -> Path:
     columns: dict[str, pa.Array] = {"point": pa.array([r["point"] for r in rows], type=pa.string())}
     for name in parameters:
         columns[name] = _column([r.get("values", {}).get(name) for r in rows])
-    floats = ("wall_s", "flight_wall_s", "sim_time_s", *(name for name, _ in FIGURES))
+    floats = ("wall_s", "flight_wall_s", "sim_time_s", *(name for name, _ in FIGURES), *PLANE_COLUMNS)
     px4 = any(r.get(name) is not None for r in rows for name in PX4_COLUMNS)
+    plane = any(name in r for r in rows for name in PLANE_COLUMNS)
     for name in RESULT_COLUMNS:
-        if name in PX4_COLUMNS and not px4:
+        if (name in PX4_COLUMNS and not px4) or (name in PLANE_COLUMNS and not plane):
             continue
         if name in floats:
             columns[name] = pa.array([_number(r.get(name)) for r in rows], type=pa.float64())

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 
 from nexus.cli import main
@@ -62,3 +63,19 @@ def test_a_sweep_of_the_pitch_stiffness_flies_each_point_s_trim_in_each_drawn_wo
             elevators[(c_m_alpha, world)] = elevator
     # The same seed draws the same masses at both points; the stiffer airframe's elevator is well apart.
     assert min(abs(elevators[(-3.2, w)] - elevators[(-2.74, w)]) for w in (0, 1)) > 0.5
+    # The plane's row figures, the worst world's, against the record: the slowest airborne airspeed (still air:
+    # |v|, plane_phase below the roll-out, 7), and the smallest stall margin, that speed over the level stall speed
+    # at the world's drawn mass, 10.387 m/s at 11 kg scaling as sqrt(m) (docs/fixed_wing.md).
+    for _, point in table.iterrows():
+        folder = out / point.folder
+        info = json.loads((folder / "run.json").read_text())
+        record = pd.read_parquet(folder / "record.parquet")
+        slowest, margins = [], []
+        for world, drawn in enumerate(info["world_values"]):
+            rows = record[(record.world == world) & (record.plane_phase < 7)]
+            velocity = np.stack([rows[f"body/base.velocity[{i}]"].to_numpy() for i in range(3)], 1).astype(float)
+            speed = float(np.linalg.norm(velocity, axis=1).min())
+            slowest.append(speed)
+            margins.append(speed / (10.387 * math.sqrt(drawn["mass"] / 11.0)))
+        assert point.min_airspeed == pytest.approx(min(slowest), rel=1e-9)
+        assert point.min_stall_margin == pytest.approx(min(margins), rel=2e-3)
