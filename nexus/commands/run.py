@@ -218,7 +218,8 @@ def run(ctx, out, overwrite, quiet, live_view, view_port, view_host, world_of, r
         flown = (f"vehicles: {summary.worlds} ({options.worlds} world{'s' * (options.worlds != 1)} x {options.vehicles})"
                  if options.vehicles > 1 else f"worlds: {summary.worlds}")  # the slots of a fleet: its vehicles
         click.echo(f"{flown}, {summary.worlds_failed} failed; "
-                   f"{summary.drone_steps_per_s:,.0f} drone-steps/s; across the worlds:")
+                   f"{summary.drone_steps_per_s:,.0f} drone-steps/s; across the "
+                   f"{'vehicles' if options.vehicles > 1 else 'worlds'}:")
         for line in summary.distribution:
             click.echo(line)
     click.echo(

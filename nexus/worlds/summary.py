@@ -193,15 +193,17 @@ def summary_counts(columns: dict[str, np.ndarray]) -> dict:
 
 
 def distribution_lines(columns: dict[str, np.ndarray]) -> list[str]:
-    """One line per key figure: min, median, p95 and max over the worlds that have it."""
+    """One line per key figure: min, median, p95 and max over the worlds (a fleet's: vehicles) that have it."""
     lines = []
+    fleet = "vehicle" in columns and len(np.unique(columns["vehicle"])) > 1
+    one, many = ("vehicle", "vehicles") if fleet else ("world", "worlds")
     for name in KEY_FIGURES:
         values = np.asarray(columns[name], dtype=np.float64)
         values = values[np.isfinite(values)]
         if not len(values):
-            lines.append(f"  {name:<20} (no world has it)")
+            lines.append(f"  {name:<20} (no {one} has it)")
             continue
         low, median, p95, high = np.min(values), np.median(values), np.percentile(values, 95), np.max(values)
         lines.append(f"  {name:<20} min {low:9.4g}  median {median:9.4g}  p95 {p95:9.4g}  max {high:9.4g}"
-                     f"  ({len(values)} worlds)")
+                     f"  ({len(values)} {one if len(values) == 1 else many})")
     return lines

@@ -133,3 +133,18 @@ def test_a_fleet_split_over_two_processes_is_the_same_dataset(fleet, tmp_path):
     one = fleet.record.sort_values(order).reset_index(drop=True)
     two = split.record.sort_values(order).reset_index(drop=True)
     assert bits_differ(one, two) == []
+
+
+def test_a_fleets_distribution_lines_count_vehicles():
+    from nexus.worlds.summary import distribution_lines
+
+    nan = float("nan")
+    columns = {"vehicle": np.array([0, 1, 2, 0, 1, 2]), "done_time": np.full(6, nan),
+               "max_altitude_error": np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), "max_yaw_error": np.full(6, 2.0),
+               "landing_error": np.array([0.5, nan, nan, nan, nan, nan])}
+    lines = distribution_lines(columns)
+    assert lines[0] == "  done_time            (no vehicle has it)"
+    assert lines[1].endswith("max         6  (6 vehicles)") and "median       3.5" in lines[1]
+    assert lines[3].endswith("(1 vehicle)")
+    one = distribution_lines({**columns, "vehicle": np.zeros(6, int)})
+    assert one[1].endswith("(6 worlds)")
