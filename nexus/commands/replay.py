@@ -34,7 +34,10 @@ def replay(ctx, out, eager, keep):
     frames = sum(result.frames.values())
     frames_text = f", {frames} frames of {len(result.frames)} sensors" if result.frames else ""
     if result.identical:
-        worlds_text = f" of {result.worlds} worlds ({result.rows:,} rows)" if result.worlds > 1 else ""
+        slots = (f"{result.worlds} worlds" if result.vehicles == 1 else
+                 f"{result.worlds // result.vehicles} world{'s' * (result.worlds != result.vehicles)} x "
+                 f"{result.vehicles} vehicles")
+        worlds_text = f" of {slots} ({result.rows:,} rows)" if result.worlds > 1 else ""
         click.echo(f"replay identical: {result.ticks} ticks{worlds_text}, {len(result.compared)} columns{frames_text}, "
                    "every bit equal")
         return

@@ -72,6 +72,8 @@ class ReplayResult:
     #: Worlds of the run, and the record's rows compared (ticks times worlds, less the ticks of worlds that ended early).
     worlds: int = 1
     rows: int = 0
+    #: Vehicles in each world (``worlds`` counts slots: worlds times vehicles).
+    vehicles: int = 1
 
     @property
     def identical(self) -> bool:
@@ -285,6 +287,7 @@ def replay(out: Path, *, eager: bool = False, keep: Path | None = None, progress
         replayed = _same_rows(columns, replayed, saved.dt_ns)
     result = compare(columns, replayed)
     result.ticks, result.worlds = ticks, worlds  # compare counts rows: a row per world and tick
+    result.vehicles = int(info.get("vehicles", 1))
     result.frames, result.frame_difference = frames, frame_difference
     result.note = partial_note(info, ticks)
     if keep:

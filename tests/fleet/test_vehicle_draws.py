@@ -66,4 +66,4 @@ def test_vehicle_1_of_world_1_flown_alone_takes_its_own_values_and_bits(runs, tm
 def test_the_fleet_replays_open_loop_bit_for_bit(runs):
     result = CliRunner().invoke(main, ["replay", str(runs["fleet"].out)])
     assert result.exit_code == 0, result.output
-    assert "replay identical: 750 ticks of 4 worlds (3,000 rows)" in result.output
+    assert "replay identical: 750 ticks of 2 worlds x 2 vehicles (3,000 rows)" in result.output
