@@ -52,7 +52,9 @@ servo value in the file's sign) before they reach ``controls``; the plane starts
 (:mod:`nexus.control.fixed_wing.air_start`); and a HEARTBEAT that says another vehicle than a fixed wing
 (``MAV_TYPE`` neither 1 nor 0, the generic type PX4's simulator link sends) ends the run with
 :class:`~nexus.px4.errors.WrongAirframeError`. It needs the sensors
-PX4 reads, an airspeed sensor among them: a plane file without one is refused before any stage runs.
+PX4 reads, an airspeed sensor among them: a plane file without one is refused before any stage runs. A plane with
+a catapult (``NexusCatapultAPI``) starts on its wheels instead; with a ``mission`` it flies its own mission as a
+PX4 mission (:mod:`nexus.px4.plane_mission`), launched by the catapult after PX4's mission started.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import warp as wp
+from pxr import Usd
 from pymavlink.dialects.v20 import common as mavlink
 
 from nexus.control.registry import ControllerOptions, RunHooks, option, register
@@ -86,10 +89,14 @@ from nexus.px4.link import DEFAULT_HOST, DEFAULT_PORT, MavlinkLink
 from nexus.px4.commander import LockstepCommander
 from nexus.px4.mission import DEFAULT_URL, MAV_MODE_FLAG_SAFETY_ARMED, MissionPlan
 from nexus.px4.step_mission import StepsPlan
+from nexus.px4.plane_mission import PlanePlan, check_launch, plane_mission_items
 from nexus.px4.packer import FramePacker
 from nexus.px4.params import is_plane
 from nexus.px4.plane_outputs import MAV_TYPE_FIXED_WING, MAV_TYPE_GENERIC, PlaneOutputs, plane_outputs
 from nexus.control.fixed_wing.air_start import air_start
+from nexus.control.fixed_wing.catapult import CATAPULT_SPEC, check_one_start
+from nexus.control.fixed_wing.mission import plane_mission
+from nexus.schemas.reader import read_prim
 from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef
 from nexus.px4.peer_process import PeerProcess
 from nexus.px4.fleet_controller import (Px4FleetController, check_instances, first_instance, instance_port,
@@ -306,7 +313,10 @@ class Px4Controller(Component):
             url = options.pop("url", DEFAULT_URL)
             link_loss = options.pop("link_loss", None)  # [start, end) [s]: the ground station falls silent
             steps = options.pop("steps", None)  # a scenario's steps, flown as an uploaded PX4 mission
-            if steps is not None:
+            plane_items = options.pop("plane_items", None)  # a plane's mission, as PX4 items (nexus.px4.plane_mission)
+            if plane_items is not None:
+                plan = PlanePlan(plane_items, **options)
+            elif steps is not None:
                 plan = StepsPlan(steps, **options)
             else:
                 plan = MissionPlan(**options)
@@ -777,23 +787,48 @@ def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:
     if not is_plane(ctx.stage):
         return Px4Controller(path, ctx.plant, **options.keywords())
     vehicle = ctx.plant.vehicle_path
-    if options.mission is not None or options.offboard_policy is not None:
-        flown = "--px4-mission flies a multirotor's takeoff, yaw sweep and landing" if options.mission is not None \
-            else "--px4-offboard-policy flies a multirotor's thrust and body rates"
-        raise BuildError(f"{vehicle}: {flown}, and this vehicle is a plane; a plane's PX4 mission (launch, waypoints, "
-                         "landing) is not built yet: drop the option (PX4 then flies the plane in the mode it starts in)")
+    if options.offboard_policy is not None:
+        raise BuildError(f"{vehicle}: --px4-offboard-policy flies a multirotor's thrust and body rates, and this vehicle "
+                         "is a plane: drop the option (PX4 then flies the plane in the mode it starts in, or its "
+                         "mission with --px4-mission)")
     applied = {api for p in ctx.stage.Traverse() for api in nexus_apis(p)}
     missing = [f"{what} ({schema})" for schema, what in PLANE_SENSORS.items() if schema not in applied]
     if missing:
         raise BuildError(f"{vehicle}: PX4 flies a plane on its own sensors, and this plane has no {', no '.join(missing)}; "
                          "add them under the base body (vehicles/aerosonde.usda's Imu, Mag, Baro, Gps and Pitot prims "
                          "show how: PX4's fixed-wing controllers fly airspeed, from HIL_SENSOR's diff_pressure)")
-    start = air_start(ctx.stage, vehicle, ctx.plant)
-    if start is None:
-        raise BuildError(f"{vehicle}: a plane flown by PX4 starts from its air start (a catapult or runway launch "
-                         "under PX4 is not wired yet), and the file has none; add a prim with NexusAirStartAPI "
-                         "(nexus:airspeed [m/s], nexus:height [m])")
-    return Px4Controller(path, ctx.plant, outputs=plane_outputs(ctx.stage, vehicle), start=start, **options.keywords())
+    check_one_start(ctx.stage, vehicle)
+    catapults = [p for p in ctx.stage.Traverse() if CATAPULT_SPEC.schema in nexus_apis(p)]
+    keywords = options.keywords()
+    if options.mission is not None:
+        keywords["mission"] = _plane_mission(ctx, vehicle, options.mission, catapults)
+    start = None if catapults else air_start(ctx.stage, vehicle, ctx.plant)
+    if start is None and not catapults:
+        raise BuildError(f"{vehicle}: a plane flown by PX4 starts from its air start or from a catapult, and the file "
+                         "has neither; add a prim with NexusAirStartAPI (nexus:airspeed [m/s], nexus:height [m]) or "
+                         "NexusCatapultAPI (vehicles/aerosonde_px4.usda shows one)")
+    return Px4Controller(path, ctx.plant, outputs=plane_outputs(ctx.stage, vehicle), start=start, **keywords)
+
+
+#: The plane mission's times a mission table may set (the upload's, the arm's and the start's; nexus.px4.step_mission).
+PLAN_TIMES = ("upload_at_s", "arm_delay_s", "start_delay_s")
+
+
+def _plane_mission(ctx, vehicle, mission: dict, catapults: list) -> dict:
+    """``--px4-mission`` on a plane: the plane's mission as PX4 items (:mod:`nexus.px4.plane_mission`), flown from a
+    catapult whose push comes after PX4's mission started."""
+    if not catapults:
+        raise BuildError(f"{vehicle}: --px4-mission on a plane launches it from a catapult (PX4 sends zeros until it "
+                         "arms, so a plane released in the air would glide unpowered while PX4 aligns), and this file "
+                         "starts in the air; fly --vehicle aerosonde_px4, or replace the NexusAirStartAPI prim with "
+                         "a NexusCatapultAPI one (nexus:holdTime after PX4's mission start)")
+    scene = Usd.Stage.Open(str(ctx.plant.scene_path)) if ctx.plant.scene_path is not None else ctx.stage
+    flown = plane_mission(ctx.stage, scene, vehicle, ctx.plant.scene_path, None)
+    items = plane_mission_items(flown, ctx.plant.origin, f"{flown.name} (the plane mission of {vehicle} and its scene)")
+    times = {k: v for k, v in mission.items() if k in PLAN_TIMES}
+    hold = float(read_prim(catapults[0], CATAPULT_SPEC, vehicle)["hold_time"])
+    check_launch(hold, PlanePlan(items, **times).start_s(), f"{vehicle}: {catapults[0].GetPath()}")
+    return {**mission, "plane_items": items, "height": flown.height}
 
 
 def _fleet(path: str, ctx, options: Px4Options) -> Px4FleetController:

@@ -19,6 +19,13 @@ differs for the vehicle file is set here:
   is below the Aerosonde's trim throttle), and ``TRIM_ROLL``, ``TRIM_PITCH``, ``TRIM_YAW`` the trim's
   servo values in PX4's sign (deflection / travel, times the sign of :data:`SURFACE_KINDS`).
 
+* the mission's landing and the start: ``FW_LND_ANG`` the glide slope [deg], ``FW_LND_AIRSPD`` the approach
+  airspeed, ``NAV_ACC_RAD`` the acceptance radius (PX4 reads a fixed wing's from it, not from the item),
+  ``RWTO_TKOFF`` 0 (no runway takeoff), ``FW_LAUN_DETCN_ON`` 1 with a catapult (its push is the launch PX4 detects);
+  ``NAV_DLL_ACT`` 0 (the airframe's return on a lost data link makes PX4 refuse to arm without a ground station);
+  without a rangefinder ``FW_LND_USETER`` and ``FW_LND_ABORT`` 0 (PX4 would abort a mission landing that finds no
+  terrain estimate).
+
 The air start (where a run puts the plane) is not a parameter: a run under PX4 needs one, the parameters do not.
 
 A vehicle's own ``px4Parameters`` (:func:`nexus.px4.params.pinned_parameters`) replace any of these.
@@ -26,18 +33,23 @@ A vehicle's own ``px4Parameters`` (:func:`nexus.px4.params.pinned_parameters`) r
 
 from __future__ import annotations
 
+import math
+
 from pxr import Usd
 
 from nexus.aero.fixed_wing_forces import FIXED_WING_AERO_SPEC
 from nexus.aero.propeller_advance import ADVANCE_RATIO_PROPELLER_SPEC
 from nexus.aero.trim import straight_and_level
 from nexus.control.fixed_wing.air_start import stall_speed
+from nexus.control.fixed_wing.catapult import has_catapult
 from nexus.control.fixed_wing.mission import PLANE_MISSION_SPEC
 from nexus.core.errors import BuildError, NexusError
 from nexus.plant.usd_checks import nexus_apis
 from nexus.px4.plane_outputs import MAV_TYPE_FIXED_WING, SURFACE_KINDS, plane_outputs
 from nexus.schemas.reader import read_prim
 
+#: A rangefinder's schema: PX4 can flare on its terrain estimate.
+RANGEFINDER_SCHEMA = "NexusRangefinderAPI"
 #: PX4's SITL fixed-wing airframe on the simulator_mavlink link, and its model name.
 AIRFRAME, SIM_MODEL = 1030, "gazebo-classic_plane"
 #: PX4's ``CA_AIRFRAME`` for a fixed wing.
@@ -85,6 +97,22 @@ def plane_parameters(plant, stage) -> dict[str, float | int]:
     params["FW_AIRSPD_MAX"] = fastest_level_flight(wing, propeller, plant.mass, plant.gravity, cruise)
     params["FW_THR_TRIM"] = round(float(trim.throttle), 4)
     params["FW_THR_MIN"], params["FW_THR_MAX"] = 0.0, 1.0
+    # The landing the mission flies (its glide slope and approach speed), and the start: a catapult's push is a
+    # launch PX4 detects; no start of a Nexus plane is a runway takeoff (the airframe's RWTO_TKOFF 1).
+    landing, _ = mission_values(stage, path, plant.scene_path)
+    params["FW_LND_ANG"] = round(math.degrees(float(landing["glide_slope"])), 2)
+    params["FW_LND_AIRSPD"] = round(float(landing["approach_airspeed"]), 2)
+    params["RWTO_TKOFF"] = 0
+    params["FW_LAUN_DETCN_ON"] = 1 if has_catapult(stage) else 0
+    # The airframe's data-link-loss action (2: return) makes PX4 refuse to arm without a ground station's heartbeat
+    # ("Preflight Fail: No connection to the GCS"); the multirotors' SITL airframe has 0, as here.
+    params["NAV_DLL_ACT"] = 0
+    # PX4 flares on its terrain estimate (FW_LND_USETER 1) and aborts a mission landing that finds no terrain within
+    # 10 s (FW_LND_ABORT 3): a plane without a rangefinder lands on the landing point's altitude instead, no abort.
+    if not any(RANGEFINDER_SCHEMA in nexus_apis(prim) for prim in stage.Traverse()):
+        params["FW_LND_USETER"], params["FW_LND_ABORT"] = 0, 0
+    # A fixed wing's waypoint acceptance radius (PX4 reads an item's own only on a multicopter): the mission's.
+    params["NAV_ACC_RAD"] = round(float(landing["acceptance_radius"]), 2)
     deflections = {"aileron": trim.aileron, "elevator": trim.elevator, "rudder": trim.rudder}
     names = {"aileron": "TRIM_ROLL", "elevator": "TRIM_PITCH", "rudder": "TRIM_YAW"}
     for surface in outputs.surfaces:
@@ -96,16 +124,21 @@ def plane_parameters(plant, stage) -> dict[str, float | int]:
 def mission_airspeed(stage, path, scene_path) -> tuple[float, str]:
     """The airspeed [m/s] the plane's mission cruises at, and where it comes from (for errors): the vehicle file's
     ``NexusPlaneMissionAPI`` prim, else the scene's, else the schema's default."""
+    values, where = mission_values(stage, path, scene_path)
+    return float(values["airspeed"]), f"{where} nexus:airspeed"
+
+
+def mission_values(stage, path, scene_path) -> tuple[dict, str]:
+    """The plane mission's values (every :data:`PLANE_MISSION_SPEC` parameter) and where they come from: the
+    vehicle file's ``NexusPlaneMissionAPI`` prim, else the scene's, else the schema's defaults."""
     for where, opened in ((path, stage), (scene_path, None)):
         if where is None:
             continue
         found = opened if opened is not None else Usd.Stage.Open(str(where))
         for prim in found.Traverse() if found else ():
             if PLANE_MISSION_SPEC.schema in nexus_apis(prim):
-                values = read_prim(prim, PLANE_MISSION_SPEC, where)
-                return float(values["airspeed"]), f"{where}: {prim.GetPath()} nexus:airspeed"
-    default = next(p.default for p in PLANE_MISSION_SPEC.all_params if p.attr == "nexus:airspeed")
-    return float(default), f"{path}: the default plane mission's nexus:airspeed"
+                return read_prim(prim, PLANE_MISSION_SPEC, where), f"{where}: {prim.GetPath()}"
+    return {p.key: p.default for p in PLANE_MISSION_SPEC.all_params}, f"{path}: the default plane mission's"
 
 
 def fastest_level_flight(wing: dict, propeller: dict, mass: float, gravity: float, trimmed: float) -> float:

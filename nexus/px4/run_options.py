@@ -29,8 +29,9 @@ def options() -> list:
     """``--px4-mission``, ``--px4-mission-url`` and ``--px4-instance`` (click option decorators, in order)."""
     return [
         click.option("--px4-mission", is_flag=True,
-                     help="With --controller px4: also fly the takeoff, yaw sweep and landing over MAVLink, each "
-                          "command on a fixed sim tick (the clock holds until PX4 has it), and end the run after it."),
+                     help="With --controller px4: also fly the takeoff, yaw sweep and landing over MAVLink (a plane: "
+                          "its mission uploaded to PX4, from a catapult launch to the landing), each command on a fixed "
+                          "sim tick (the clock holds until PX4 has it), and end the run after it."),
         click.option("--px4-mission-url", default="udpin:127.0.0.1:14540", show_default=True,
                      help="Where the mission commander listens for PX4's MAVLink."),
         click.option("--px4-instance", type=click.IntRange(min=0), default=None, metavar="K",

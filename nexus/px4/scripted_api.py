@@ -32,6 +32,10 @@ A mission upload (``MISSION_COUNT``, then ``MISSION_ITEM_INT`` for each
 ``MISSION_REQUEST_INT``, then ``MISSION_ACK``) is answered at once, as PX4's
 receiver does, and kept (``mission_items``); ``MAV_CMD_MISSION_START`` makes
 the toy climb to the first item's altitude (it flies no more of the mission).
+With ``mission_s`` set, a mission whose last item is ``NAV_LAND`` is flown in
+that long [s of its clock] from the start: the toy is then on the ground and
+disarms, as PX4 does after a landing (a plane's mission, whose flight it does
+not model).
 
 Data-link loss, as PX4 (main of 2026-03, read from its source and measured
 against a real binary) detects it. Its MAVLink receiver thread counts a ground
@@ -94,7 +98,7 @@ class ScriptedApi:
                  ack_after: int = 3, refuse: dict | None = None, never_ack: tuple = (), late_s: float = 0.0,
                  flood: int = 0, heading_deg: float = 90.0, offboard_lead_s: float = 1.0, say: dict | None = None,
                  dl_loss_s: float = 10.0, dl_action: str | None = None, fail_act_s: float = 5.0,
-                 receiver_poll_s: float = RECEIVER_POLL_S, system_id: int = 1):
+                 receiver_poll_s: float = RECEIVER_POLL_S, system_id: int = 1, mission_s: float | None = None):
         self.target = ("127.0.0.1", api_port)
         self.home_at_us, self.home_every_us = int(home_at_s * 1e6), int(home_every_s * 1e6)
         self.telemetry_us = int(round(1e6 / telemetry_hz))
@@ -149,6 +153,9 @@ class ScriptedApi:
         self._held: list[tuple[int, str]] = []
         #: An uploaded mission: its size, (seq, command, frame, param1..4, x, y, z) per item, the clock it came at.
         self.mission_count = 0
+        #: A landing mission's length [µs of its clock] (None: the toy only climbs), and the clock it started at.
+        self.mission_us = None if mission_s is None else int(round(mission_s * 1e6))
+        self.mission_start_us: int | None = None
         self.mission_items: list[tuple] = []
         self.mission_upload_clock: int | None = None
         self._link_lost = False
@@ -273,6 +280,7 @@ class ScriptedApi:
         elif message.command == 300 and self.mission_items:  # mission mode: the toy climbs to the takeoff item
             self.main_mode = 4
             self.target_altitude = self.mission_items[0][9]
+            self.mission_start_us = self.clock_us
 
     # -- PX4's threads on its clock ----------------------------------------------------------
 
@@ -281,6 +289,9 @@ class ScriptedApi:
         with self.lock:
             dt = (time_usec - self.clock_us) * 1e-6 if self.clock_us else 0.0
             self.clock_us, self.sensors = time_usec, self.sensors + 1
+            if self.mission_us is not None and self.mission_start_us is not None and self.mission_items and \
+                    self.mission_items[-1][1] == 21 and time_usec >= self.mission_start_us + self.mission_us:
+                self.armed, self.altitude, self.mission_start_us = False, 0.0, None  # landed: PX4 disarms
             if self.armed and not self.landing:
                 self.altitude = min(self.target_altitude, self.altitude + dt)
             elif self.landing:

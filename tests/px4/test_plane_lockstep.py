@@ -233,12 +233,15 @@ def test_the_trim_row_is_the_trim_the_air_start_puts_on_the_surfaces(trimmed):
     assert math.degrees(column(table, "surface/elevator")[0]) == pytest.approx(-7.1594, abs=1e-3)
 
 
-def test_the_multirotor_mission_on_the_plane_is_refused_in_one_line(tmp_path):
+def test_the_offboard_policy_on_the_plane_is_refused_in_one_line(tmp_path):
+    # (--px4-mission on a plane flies the plane's mission from a catapult: tests/px4/test_plane_mission.py.)
+    policy = tmp_path / "policy.onnx"
+    policy.write_bytes(b"")
     result = CliRunner().invoke(main, ["run", "--device", "cpu", "--quiet", "--out", str(tmp_path / "run"),
-                                       "--vehicle", "aerosonde", "--controller", "px4", "--px4-mission",
-                                       "--duration", "1"])
+                                       "--vehicle", "aerosonde", "--controller", "px4", "--px4-offboard-policy",
+                                       str(policy), "--duration", "1"])
     assert result.exit_code != 0
-    line = [text for text in result.output.splitlines() if "--px4-mission" in text]
+    line = [text for text in result.output.splitlines() if "--px4-offboard-policy" in text]
     assert len(line) == 1 and "aerosonde.usda" in line[0] and "is a plane" in line[0], result.output
 
 
