@@ -822,6 +822,10 @@ def _plane_mission(ctx, vehicle, mission: dict, catapults: list) -> dict:
                          "arms, so a plane released in the air would glide unpowered while PX4 aligns), and this file "
                          "starts in the air; fly --vehicle aerosonde_px4, or replace the NexusAirStartAPI prim with "
                          "a NexusCatapultAPI one (nexus:holdTime after PX4's mission start)")
+    if mission.get("steps"):
+        raise BuildError(f"{vehicle}: a scenario's [[step]]s fly a multirotor's PX4 mission, and this vehicle is a "
+                         "plane, which flies its own plane mission (its NexusPlaneMissionAPI prim or the scene's) "
+                         "through PX4; drop the steps")
     scene = Usd.Stage.Open(str(ctx.plant.scene_path)) if ctx.plant.scene_path is not None else ctx.stage
     flown = plane_mission(ctx.stage, scene, vehicle, ctx.plant.scene_path, None)
     items = plane_mission_items(flown, ctx.plant.origin, f"{flown.name} (the plane mission of {vehicle} and its scene)")

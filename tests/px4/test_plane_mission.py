@@ -208,3 +208,12 @@ def test_the_px4_mission_on_a_plane_released_in_the_air_is_refused_in_one_line(t
     line = [text for text in result.output.splitlines() if "--px4-mission" in text]
     assert len(line) == 1 and "aerosonde.usda" in line[0] and "starts in the air" in line[0], result.output
     assert "aerosonde_px4" in line[0]
+
+
+def test_a_scenario_s_steps_on_a_plane_are_refused_in_one_line(tmp_path):
+    vehicle = layer(tmp_path, HOLD_2S)
+    steps = [{"action": "takeoff", "altitude": 10.0}]
+    with pytest.raises(BuildError) as error:
+        build(vehicle, {"url": "udpin:127.0.0.1:0", **TIMES, "steps": steps})
+    message = one_line(error)
+    assert "[[step]]s" in message and "plane" in message and "drop the steps" in message
