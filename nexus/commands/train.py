@@ -8,10 +8,12 @@ import os
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from nexus.core.errors import BuildError
 from nexus.core.warp_setup import init_warp
 from nexus.gym.evaluate import check_policy, evaluate, write_evaluation
+from nexus.gym.swarm_tasks import SWARM_TASKS
 from nexus.gym.training import TrainConfig, train as run_training
 from nexus.runtime.config import RunConfig
 from nexus.runtime.stopping import StopSignals
@@ -20,13 +22,17 @@ from nexus.runtime.stopping import StopSignals
 #: Python keyword ``worlds=0``).
 OPTIONS = {"task": "--task", "worlds": "--worlds", "steps": "--steps", "seed": "--seed", "action": "--action",
            "policy_hz": "--policy-hz", "noise": "--noise", "vary": "--vary", "vehicle": "--vehicle",
-           "shards": "--shards"}
+           "shards": "--shards", "vehicles": "--vehicles", "spacing": "--spacing"}
+#: The swap's evaluation: worlds flown at once, and episodes each flies in turn (256 episodes).
+SWAP_EVALUATION_WORLDS, SWAP_EVALUATION_EPISODES = 64, 4
 #: The same for the evaluation's settings (:func:`nexus.gym.evaluate.check_policy`).
 EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_hz": "--policy-hz"}
 
 
 @click.command()
-@click.option("--task", default="hover", show_default=True, help="hover, waypoint or track (docs/learning.md).")
+@click.option("--task", default="hover", show_default=True,
+              help="hover, waypoint or track (docs/learning.md), or swap: K vehicles a world swap ends of their line, "
+                   "one policy shared by all (docs/fleets.md).")
 @click.option("--worlds", type=int, default=64, show_default=True, help="Worlds flown at once in one graph.")
 @click.option("--steps", type=float, default=2e6, show_default=True, help="Environment steps in all (all worlds).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
@@ -44,13 +50,21 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
 @click.option("--shards", type=int, default=None,
               help="Processes the worlds step in (default: one per core when each gets 16 worlds or more, else 1); "
                    "every world's bits are the same for any count (docs/learning.md).")
+@click.option("--vehicles", type=int, default=4, show_default=True, help="With --task swap: vehicles in each world.")
+@click.option("--spacing", type=float, default=2.0, show_default=True,
+              help="With --task swap: distance between neighbours of the line [m].")
+@click.option("--vehicle-contact/--no-vehicle-contact", default=True, show_default=True,
+              help="With --task swap: the vehicles of a world share one physics world (they collide and blow on "
+                   "each other), or each flies in its own (a collision is still counted by distance).")
 @click.option("--evaluate/--no-evaluate", default=True, show_default=True,
-              help="After training a hover policy: score it against the success bar (OUT/evaluation.json).")
+              help="After training a hover policy: score it against the success bar; a swap policy: score it and "
+                   "the straight-line baseline on 256 episodes (OUT/evaluation.json).")
 @click.option("--evaluate-only", type=click.Path(path_type=Path), default=None,
-              help="Score this exported hover policy (ONNX) against the success bar into OUT; train nothing.")
+              help="Score this exported hover policy (ONNX) against the success bar into OUT (with --task swap: a "
+                   "swap policy and the baseline); train nothing.")
 @click.pass_context
-def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, vehicle, shards, evaluate,
-          evaluate_only):
+def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, vehicle, shards, vehicles, spacing,
+          vehicle_contact, evaluate, evaluate_only):
     """Train a policy with PPO (skrl) and export it as OUT/policy.onnx.
 
     Exit status: 0 when trained, 2 for bad input (nothing trained), 130 on Ctrl-C and 143 on SIGTERM (the
@@ -63,9 +77,20 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
     if out.exists() and not out.is_dir():
         raise BuildError(f"--out {out}: a file is there; give a folder (it is made if missing)")
     config = TrainConfig(task=task, worlds=worlds, steps=int(steps), seed=seed, action=action, policy_hz=policy_hz,
-                         noise=noise, vary=vary, vehicle=vehicle, shards=shards)
+                         noise=noise, vary=vary, vehicle=vehicle, shards=shards, vehicles=vehicles, spacing=spacing,
+                         vehicle_contact=vehicle_contact)
     config.check(OPTIONS)
-    if evaluate_only is not None:
+    swarm = task in SWARM_TASKS
+    if not swarm:
+        for name, flag in (("vehicles", "--vehicles"), ("spacing", "--spacing"), ("vehicle_contact", "--vehicle-contact")):
+            if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT:
+                raise BuildError(f"{flag} with --task {task}: a {task} world flies one vehicle; give --task swap for "
+                                 "a fleet, or drop it")
+    if evaluate_only is not None and swarm:
+        if not evaluate_only.is_file():
+            raise BuildError(f"--evaluate-only {evaluate_only}: no such file; give the policy.onnx that "
+                             "`nexus train --task swap` wrote")
+    elif evaluate_only is not None:
         if task != "hover":
             raise BuildError(f"--evaluate-only with --task {task}: the success bar scores hover policies; drop --task")
         check_policy(evaluate_only, action, policy_hz, EVALUATE_OPTIONS)
@@ -75,7 +100,10 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
     _skrl_log_once()
     if evaluate_only is not None:
         with StopSignals():
-            _evaluate(evaluate_only, out, action, policy_hz, vehicle)
+            if swarm:
+                _evaluate_swap(evaluate_only, out, vehicles, spacing, vehicle)
+            else:
+                _evaluate(evaluate_only, out, action, policy_hz, vehicle)
         return
     with StopSignals():
         last = run_training(config, out, say=lambda text: click.echo(text, err=True)).last
@@ -84,6 +112,27 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
     if evaluate and task == "hover":
         with StopSignals():
             _evaluate(out / "policy.onnx", out, action, policy_hz, vehicle)
+    if evaluate and swarm:
+        with StopSignals():
+            _evaluate_swap(out / "policy.onnx", out, vehicles, spacing, vehicle)
+
+
+def _evaluate_swap(policy: Path, out: Path, vehicles: int, spacing: float, vehicle: str) -> None:
+    """Score ``policy`` and the straight-line baseline on the same 256 swap episodes (64 worlds x 4, the vehicles in
+    contact) into OUT/evaluation.json."""
+    from nexus.gym.swarm_evaluate import compare_swap, write_swap_evaluation  # noqa: PLC0415  (reason: loads the multi-agent environment only for the swap)
+
+    result = compare_swap(policy, say=lambda text: click.echo(text, err=True), worlds=SWAP_EVALUATION_WORLDS,
+                          episodes=SWAP_EVALUATION_EPISODES, vehicles=vehicles, spacing=spacing, vehicle=vehicle)
+    out.mkdir(parents=True, exist_ok=True)
+    write_swap_evaluation(result, out / "evaluation.json")
+    for name, score in result.items():
+        click.echo(f"evaluation ({name}): {score['success']} of {score['episodes']} episodes "
+                   f"({score['success_rate']:.0%}) with every vehicle within {score['radius_m']} m of its goal at "
+                   f"{score['time_s']:g} s and no collision ({score['ended_early']} ended early by a crash or "
+                   f"collision, after {score['mean_flown_s']:.2f} s on average; {score['vehicles_reached']:.0%} of "
+                   f"the vehicles came within {score['radius_m']} m of their goals at some time)")
+    click.echo(f"evaluation: {out / 'evaluation.json'}")
 
 
 def _skrl_log_once() -> None:

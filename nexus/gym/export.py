@@ -41,8 +41,9 @@ def policy_arrays(agent) -> dict:
             "layers": layers}
 
 
-def export_onnx(agent, env, path: Path, config) -> Path:
-    """Write ``path``: normalise, clip, MLP, and (motor actions) the map to [0, 1]."""
+def export_onnx(agent, env, path: Path, config, extra: dict[str, str] | None = None) -> Path:
+    """Write ``path``: normalise, clip, MLP, and (motor actions) the map to [0, 1]; ``extra`` adds metadata keys
+    (a multi-agent policy's ``nexus:vehicles``)."""
     import onnx  # noqa: PLC0415  (reason: onnx loads only to export a policy)
     from onnx import TensorProto, helper, numpy_helper  # noqa: PLC0415  (reason: onnx loads only to export a policy)
 
@@ -85,6 +86,7 @@ def export_onnx(agent, env, path: Path, config) -> Path:
                 "nexus:task": env.task.name, "nexus:trained_by": "nexus train (skrl PPO)"}
     if action_layout == CTBR_LAYOUT:
         metadata.update(CtbrScaling(env.hover_fraction, MAX_RATES).metadata())
+    metadata.update(extra or {})
     for key, value in metadata.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value

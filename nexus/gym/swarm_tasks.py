@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import warp as wp
 
+from nexus.control.policy.features import NEIGHBOUR_BLOCK
 from nexus.core.errors import BuildError
 from nexus.gym.tasks import BASE_OBSERVATION, TaskTable
 
@@ -21,8 +22,8 @@ from nexus.gym.tasks import BASE_OBSERVATION, TaskTable
 SWAP = 0
 
 #: What each neighbour adds to an agent's observation: its position and velocity relative to the agent's,
-#: in the agent's heading frame [m, m/s].
-NEIGHBOUR_FEATURES = (("neighbour_position_heading", 3), ("neighbour_velocity_heading", 3))
+#: in the agent's heading frame [m, m/s] (the policy controller builds the same from the features' names).
+NEIGHBOUR_FEATURES = NEIGHBOUR_BLOCK
 NEIGHBOUR_WIDTH = sum(width for _, width in NEIGHBOUR_FEATURES)
 
 

@@ -26,7 +26,8 @@ from nexus.gym.agent import ACTION_MODES
 from nexus.gym.env import check_noise, check_seed, check_worlds, decimation_of, said
 from nexus.gym.export import export_onnx
 from nexus.gym.sharded_env import check_shards, make_vector_env
-from nexus.gym.tasks import task_named
+from nexus.gym.swarm_tasks import SWARM_TASKS
+from nexus.gym.tasks import TASKS
 
 #: The learning curve's columns.
 CURVE_COLUMNS = ("steps", "wall_s", "steps_per_s", "episodes", "mean_return", "mean_length")
@@ -48,6 +49,10 @@ class TrainConfig:
     vehicle: str = "astro_max_base"
     #: Processes the worlds step in (:mod:`nexus.gym.sharded_env`); None: one per core when the worlds pay for it.
     shards: int | None = None
+    #: A multi-agent task's vehicles a world, their spacing [m] and whether they share their worlds (contact).
+    vehicles: int = 4
+    spacing: float = 2.0
+    vehicle_contact: bool = True
     hidden: int = 64
     rollouts: int = 32
     epochs: int = 5
@@ -69,7 +74,11 @@ class TrainConfig:
         def label(field: str) -> str:
             return (labels or {}).get(field, f"{field}=")
 
-        task_named(self.task, label("task"))
+        if self.task in SWARM_TASKS:
+            check_swarm(self, label)
+        elif self.task not in TASKS:
+            raise BuildError(f"{said(label('task'), self.task)}: unknown task; choose one of "
+                             f"{', '.join((*TASKS, *SWARM_TASKS))}")
         check_worlds(self.worlds, label("worlds"))
         decimation_of(self.tick_hz, self.policy_hz, label("policy_hz"), label("tick_hz"))
         if self.action not in ACTION_MODES:
@@ -85,6 +94,24 @@ class TrainConfig:
         if self.vary is not None and not Path(self.vary).is_file():
             raise BuildError(f"{said(label('vary'), self.vary)}: no such file; give the path of a TOML variation file "
                              "(docs/worlds.md)")
+
+
+def check_swarm(config: TrainConfig, label) -> None:
+    """A multi-agent task's own settings: its vehicles and spacing, and what it does not take yet."""
+    vehicles = config.vehicles
+    if isinstance(vehicles, bool) or not isinstance(vehicles, (int, np.integer)) or not 2 <= vehicles <= 64:
+        raise BuildError(f"{said(label('vehicles'), vehicles)}: the {config.task} task flies 2 to 64 vehicles a "
+                         "world; give a whole number in that range (e.g. 4)")
+    spacing = config.spacing
+    if isinstance(spacing, bool) or not isinstance(spacing, (int, float)) or not np.isfinite(spacing) or spacing <= 0:
+        raise BuildError(f"{said(label('spacing'), spacing)}: give the distance between neighbouring vehicles in "
+                         "metres, above 0 (e.g. 2)")
+    if config.vary is not None:
+        raise BuildError(f"{said(label('vary'), config.vary)}: the {config.task} task draws no variation file yet; "
+                         f"drop {label('vary').rstrip('=')} (the single-agent tasks {', '.join(TASKS)} take it)")
+    if config.shards not in (None, 1):
+        raise BuildError(f"{said(label('shards'), config.shards)}: the {config.task} task steps in one process; "
+                         f"drop {label('shards').rstrip('=')}")
 
 
 def _models(env, hidden: int, device):
@@ -209,17 +236,30 @@ def train(config: TrainConfig, out: Path, say=print) -> TrainResult:
     Ctrl-C or SIGTERM stops it after writing the checkpoint, the curve and the ONNX of the policy so far.
     """
     config.check()
-    import torch  # noqa: PLC0415  (reason: torch, of the learn extra, loads only for a policy)
-    from skrl.envs.wrappers.torch import wrap_env  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
-    from skrl.utils import set_seed  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
+    if config.task in SWARM_TASKS:  # one policy shared by every vehicle (nexus.gym.swarm_training)
+        from nexus.gym.swarm_training import make_swarm_env  # noqa: PLC0415  (reason: the multi-agent environment loads only for its tasks)
 
-
+        vector = make_swarm_env(config)
+        return learn(vector, config, out, say, f"PPO on nexus {config.task}, {config.worlds} worlds x "
+                                               f"{config.vehicles} vehicles, one shared policy")
     # The environment first: a variation file's unknown parameter or a bad vehicle fails before OUT is made.
     # The learner and the worlds take turns (PPO acts, every world steps, it learns): while the worlds step, the
     # learner waits, so the worlds take every core (docs/learning.md, "Both cores").
     vector = make_vector_env(num_envs=config.worlds, shards=config.shards, task=config.task, action=config.action,
                              policy_hz=config.policy_hz, tick_hz=config.tick_hz, noise=config.noise,
                              vary=config.vary, vehicle=config.vehicle)
+    return learn(vector, config, out, say, f"PPO on nexus {config.task}, {config.worlds} worlds")
+
+
+def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO") -> TrainResult:
+    """PPO on ``vector`` (a Gymnasium vector environment whose rows are the learner's environments) into ``out``:
+    the config as train.json, a curve row and a progress line every update, checkpoints, and policy.onnx
+    (exported by ``vector``'s own :meth:`export` when it has one, else :func:`export_onnx`). Closes ``vector``."""
+    import torch  # noqa: PLC0415  (reason: torch, of the learn extra, loads only for a policy)
+    from skrl.envs.wrappers.torch import wrap_env  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
+    from skrl.utils import set_seed  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
+
+    export = getattr(vector, "export", None) or (lambda agent, path: export_onnx(agent, vector, path, config))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "train.json").write_text(json.dumps(asdict(config), indent=2) + "\n")
@@ -228,10 +268,10 @@ def train(config: TrainConfig, out: Path, say=print) -> TrainResult:
     env = wrap_env(vector, wrapper="gymnasium")
     agent = make_agent(env, config)
     curve = Curve(out / "curve.csv")
-    per_step = config.worlds
+    per_step = vector.num_envs
     total = int(np.ceil(config.steps / per_step))
-    returns = np.zeros(config.worlds)
-    lengths = np.zeros(config.worlds, dtype=np.int64)
+    returns = np.zeros(per_step)
+    lengths = np.zeros(per_step, dtype=np.int64)
     finished_returns: list[float] = []
     finished_lengths: list[int] = []
     env._seed = config.seed  # skrl's wrapper passes its seed to the first reset
@@ -263,8 +303,8 @@ def train(config: TrainConfig, out: Path, say=print) -> TrainResult:
                 updates += 1
                 wall = time.perf_counter() - began
                 steps = (timestep + 1) * per_step
-                recent_r = finished_returns[-4 * config.worlds:] or [float(returns.mean())]
-                recent_l = finished_lengths[-4 * config.worlds:] or [float(lengths.mean())]
+                recent_r = finished_returns[-4 * per_step:] or [float(returns.mean())]
+                recent_l = finished_lengths[-4 * per_step:] or [float(lengths.mean())]
                 last = {"steps": steps, "wall_s": round(wall, 2), "steps_per_s": round(steps / max(wall, 1e-9), 1),
                         "episodes": len(finished_returns), "mean_return": round(float(np.mean(recent_r)), 4),
                         "mean_length": round(float(np.mean(recent_l)), 2)}
@@ -274,11 +314,11 @@ def train(config: TrainConfig, out: Path, say=print) -> TrainResult:
                     f"({len(finished_returns)} episodes, {wall:.0f} s)")
                 if updates % config.checkpoint_every == 0:
                     save_checkpoint(agent, out, steps)
-                    export_onnx(agent, vector, out / "policy.onnx", config)
+                    export(agent, out / "policy.onnx")
     finally:
         steps = last.get("steps", 0)
         save_checkpoint(agent, out, steps)
-        curve.plot(out / "curve.png", f"PPO on nexus {config.task}, {config.worlds} worlds")
-        export_onnx(agent, vector, out / "policy.onnx", config)
+        curve.plot(out / "curve.png", title)
+        export(agent, out / "policy.onnx")
         vector.close()
     return TrainResult(last, agent)

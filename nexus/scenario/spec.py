@@ -106,6 +106,7 @@ class _Controller(_Table):
     name: str = DEFAULT_CONTROLLER
     gain_scale: Annotated[dict[str, NonNegative], fix("give a table of gain = factor, e.g. {rate_p = 0.1}")] = {}
     knows_failures: Annotated[bool | None, fix("takes true or false, with controller.name = \"pid\"")] = None
+    policy: Annotated[str | None, fix("give the model's path from the scenario's folder, e.g. \"policy.onnx\"")] = None
 
 
 class _Start(_Table):
@@ -624,6 +625,14 @@ def _controller(path: Path, table: dict, run: dict, ring: dict) -> None:
             knowing = _controllers_with(lambda c: "knows_failures" in {f.name for f in fields(c.options)})
             raise _fail(path, "controller.knows_failures", f"takes true or false, with controller.name = {knowing}")
         run["controller_options"] = {"knows_failures": table["knows_failures"]}
+    if table.get("policy") is not None:  # the model --controller policy flies (nexus run's --policy)
+        if "model" not in {f.name for f in fields(registry.get(name).options)}:
+            raise _fail(path, "controller.policy", "names a policy model; set controller.name = \"policy\"")
+        model = Path(resolve_path(path, table["policy"], may_be_name=False))
+        if not model.is_file():
+            raise _fail(path, "controller.policy", f"{table['policy']!r}: no such file ({model}); give the model's "
+                        "path from the scenario's folder")
+        run["controller_options"] = {"model": str(model)}
     scale = table.get("gain_scale", {})
     gains = scalable_gains()  # the registered controllers' (nexus.control.registry)
     for key in scale:

@@ -36,7 +36,8 @@ import warp as wp
 
 from nexus.control.allocation import Allocation, MixTables, allocation_for, mix_tables, quad_x_allocation, write_rotor_commands
 from nexus.control.pid import PID_SPEC, PidGains
-from nexus.control.policy.features import ACTIONS, FEATURES, CtbrScaling, observe, parse_layout
+from nexus.control.policy.features import (ACTIONS, FEATURES, CtbrScaling, neighbour_features, observe, parse_layout,
+                                           split_neighbours)
 from nexus.control.policy.runners import runner_for
 from nexus.control.registry import ControllerOptions, option, register
 from nexus.core import Component, Read, Stage, Write
@@ -45,6 +46,7 @@ from nexus.core.ports import StructView
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
 from nexus.plant.controls import CONTROLS_WIDTH
+from nexus.plant.frames import enu_to_ned_np
 from nexus.schemas.reader import read_prim
 
 #: The policy Nexus ships: trained by tools/train_policy.py to imitate the PID on the short mission.
@@ -89,6 +91,8 @@ class PolicyController(Component):
         try:
             self.observation = parse_layout(meta[observation_key], FEATURES, observation_key, where)
             self.action = parse_layout(meta[action_key], ACTIONS, action_key, where)
+            #: The vehicle's own features, and how many other vehicles' features follow them (a fleet policy's).
+            self.own_observation, self.neighbours = split_neighbours(self.observation, observation_key, where)
         except ValueError as error:
             raise BuildError(str(error)) from None
         observation_width = sum(w for _, w in self.observation)
@@ -123,10 +127,20 @@ class PolicyController(Component):
         self._held = None
         #: The CTBR rate loop (set by build_policy from the vehicle's PID prim and hover command).
         self.rate_loop: HostRateLoop | None = None
+        #: Every slot's NED origin [m, ENU] (the plant's; set by build_policy), for a fleet policy's neighbours.
+        self.ned_origin = None
+        self.vehicles = 1
         self.inference_us: list[float] = []
         self._previous_goal = None
         self._previous_velocity = None
         self.dt = None
+
+    def check_vehicles(self, vehicles: int) -> None:
+        """A policy with neighbour features flies exactly one more vehicle a world than it has neighbours."""
+        if self.neighbours and vehicles != self.neighbours + 1:
+            raise BuildError(f"controller '{self.name}': policy {self.model_path}: its nexus:observation has "
+                             f"{self.neighbours} neighbours, so it flies {self.neighbours + 1} vehicles a world; this "
+                             f"run has {vehicles}: give --vehicles {self.neighbours + 1}")
 
     def stages(self) -> list[Stage]:
         return [Stage(
@@ -139,6 +153,11 @@ class PolicyController(Component):
     def prepare(self, ctx) -> None:
         self.dt = ctx.dt
         self.worlds = ctx.worlds
+        self.vehicles = int(getattr(ctx, "vehicles", 1))
+        self.check_vehicles(self.vehicles)
+        if self.neighbours and self.ned_origin is None:
+            raise BuildError(f"controller '{self.name}': a policy with neighbour features needs the vehicles' NED "
+                             "origins; build it with build_policy")
         if self.policy_hz is not None:
             ratio = 1.0 / (self.policy_hz * ctx.dt)
             if abs(ratio - round(ratio)) > 1e-6 or round(ratio) < 1:
@@ -182,7 +201,7 @@ class PolicyController(Component):
         return np.clip(action, 0.0, 1.0)
 
     def _run(self, io) -> None:
-        if self.worlds > 1 or self.ctbr or self.decimation > 1:
+        if self.worlds > 1 or self.ctbr or self.decimation > 1 or self.neighbours:
             self._run_worlds(io)
             return
         row = np.zeros(CONTROLS_WIDTH, dtype=np.float32)
@@ -211,10 +230,14 @@ class PolicyController(Component):
             (velocity - self._previous_velocity) / self.dt
         self._previous_goal, self._previous_velocity = goals, velocity
         observations = np.stack([
-            observe(self.observation, StructView(estimates[w], PoseTwist), StructView(setpoints[w], Setpoint),
+            observe(self.own_observation, StructView(estimates[w], PoseTwist), StructView(setpoints[w], Setpoint),
                     velocity[w], acceleration[w])
             for w in range(self.worlds)
         ]).astype(np.float32)
+        if self.neighbours:  # each other vehicle of the world, from its estimate moved to the world's frame
+            places = enu_to_ned_np(self.ned_origin.numpy()) + np.asarray(estimates["position"], dtype=np.float64)
+            observations = np.concatenate([observations, neighbour_features(
+                places, estimates["velocity"], estimates["attitude"], self.vehicles)], axis=1)
         if self._held is None or self._tick % self.decimation == 0:  # the policy's own rate; held between
             begin = time.perf_counter()
             self._held = np.asarray(self.runner.run(observations), dtype=np.float32).reshape(self.worlds, -1)
@@ -285,6 +308,8 @@ def build_policy(prim, ctx, model: str | Path | None = None) -> PolicyController
     factors = sorted({rotor.esc["thrust_model_factor"] for rotor in ctx.plant.rotors})
     policy = PolicyController(str(prim.GetPath()), model or DEFAULT_MODEL, allocation=allocation_for(ctx.plant),
                               thrust_model_factor=factors[0])
+    policy.ned_origin = ctx.plant.ned_origin
+    policy.check_vehicles(int(getattr(ctx.plant, "vehicles", 1)))  # before anything is built further
     if policy.ctbr:
         gains = PidGains.from_values(prim, read_prim(prim, PID_SPEC, ctx.path), ctx.path)
         scaling = policy.ctbr_scaling

@@ -28,7 +28,13 @@ FEATURES = {
     "yaw_error": (1, ("estimate", "setpoint"), "setpoint heading − heading, wrapped to (−π, π] [rad]"),
     "setpoint_velocity_heading": (3, ("setpoint",), "the setpoint's change since the last tick per second [m/s], heading frame"),
     "setpoint_acceleration_heading": (3, ("setpoint",), "the change of that velocity per second [m/s²], heading frame"),
+    "neighbour_position_heading": (3, ("estimate",), "another vehicle of the world: its position − this vehicle's "
+                                   "[m], heading frame (one per other vehicle, in vehicle order)"),
+    "neighbour_velocity_heading": (3, ("estimate",), "that vehicle's velocity − this vehicle's [m/s], heading frame"),
 }
+#: What each neighbour adds, in order (:mod:`nexus.gym.swarm_tasks` writes the same): a fleet policy's layout ends
+#: with this pair once for each other vehicle of the world.
+NEIGHBOUR_BLOCK = (("neighbour_position_heading", 3), ("neighbour_velocity_heading", 3))
 #: Action name -> (width limit, signal written). ``controls``: ESC commands in [0, 1], one per slot;
 #: ``thrust_torque``: a collective thrust fraction in [0, 1] and roll, pitch, yaw torques in [-1, 1] (the PID's
 #: units), which the vehicle's control allocation mixes into ESC commands (any rotor layout).
@@ -147,3 +153,40 @@ def observe(layout: list[tuple[str, int]], estimate, setpoint, setpoint_velocity
         "yaw_error": lambda: np.array([math.atan2(math.sin(float(setpoint.yaw) - psi), math.cos(float(setpoint.yaw) - psi))]),
     }
     return np.concatenate([values[name]() for name, _ in layout]).astype(np.float32)
+
+
+def split_neighbours(layout: list[tuple[str, int]], key: str, where: str) -> tuple[list[tuple[str, int]], int]:
+    """A layout's own features and how many neighbours follow them; ValueError unless the neighbour features come
+    last, as whole :data:`NEIGHBOUR_BLOCK` pairs."""
+    names = [name for name, _ in NEIGHBOUR_BLOCK]
+    first = next((i for i, (name, _) in enumerate(layout) if name in names), len(layout))
+    own, tail = layout[:first], layout[first:]
+    if len(tail) % len(NEIGHBOUR_BLOCK) or any(tuple(tail[i:i + 2]) != NEIGHBOUR_BLOCK for i in range(0, len(tail), 2)):
+        raise ValueError(f"{where}: {key} must end with the neighbour features as pairs "
+                         "neighbour_position_heading:3,neighbour_velocity_heading:3, one pair for each other vehicle "
+                         "of the world, after every feature of the vehicle's own")
+    return own, len(tail) // len(NEIGHBOUR_BLOCK)
+
+
+def neighbour_features(places, velocities, attitudes, vehicles: int) -> np.ndarray:
+    """Each slot's neighbour features (slots, 6 (vehicles − 1)), float32: for every other vehicle of its world, in
+    vehicle order, that vehicle's position and velocity less this one's, turned into this one's heading frame.
+
+    ``places`` [m] and ``velocities`` [m/s] are every slot's in its world's common NED frame (slot ``s`` is vehicle
+    ``s % vehicles`` of world ``s // vehicles``), ``attitudes`` each slot's quaternion (x, y, z, w; FRD to NED).
+    """
+    places = np.asarray(places, dtype=np.float64).reshape(-1, vehicles, 3)
+    velocities = np.asarray(velocities, dtype=np.float64).reshape(-1, vehicles, 3)
+    q = np.asarray(attitudes, dtype=np.float64).reshape(-1, vehicles, 4)
+    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    psi = np.arctan2(2.0 * (x * y + z * w), 1.0 - 2.0 * (y * y + z * z))
+    c, s = np.cos(psi)[:, :, None], np.sin(psi)[:, :, None]  # (worlds, self, 1)
+
+    def relative(values):  # (worlds, self, other, 3) in self's heading frame
+        d = values[:, None, :, :] - values[:, :, None, :]
+        return np.stack([c * d[..., 0] + s * d[..., 1], -s * d[..., 0] + c * d[..., 1], d[..., 2]], axis=-1)
+
+    both = np.concatenate([relative(places), relative(velocities)], axis=-1)  # (worlds, self, other, 6)
+    others = ~np.eye(vehicles, dtype=bool)
+    rows = np.stack([both[:, k, others[k]] for k in range(vehicles)], axis=1)  # (worlds, self, K - 1, 6)
+    return rows.reshape(-1, 6 * (vehicles - 1)).astype(np.float32)
