@@ -75,27 +75,30 @@ class FrameStream:
     folder: Path
     arrays: list[FrameArray]
 
-    def topic(self, world: int, array: str) -> str:
-        """``/world0/vehicle/body/base/Camera/color``."""
-        return f"/world{world}/{self.prim.strip('/')}/{array}"
+    def topic(self, world: int, array: str, vehicle: int | None = None) -> str:
+        """``/world0/vehicle/body/base/Camera/color``; a fleet's ``/world0/vehicle1/vehicle/body/base/Camera/color``."""
+        place = f"/world{world}" + ("" if vehicle is None else f"/vehicle{vehicle}")
+        return f"{place}/{self.prim.strip('/')}/{array}"
 
-    def messages(self, worlds: list[int]):
-        """(log time [ns], world, array name, JSON bytes) of every frame of ``worlds``, in time order, read a
-        part at a time."""
+    def messages(self, slots: list[int], places: dict[int, str] | None = None):
+        """(log time [ns], slot, array name, JSON bytes) of every frame of ``slots``, in time order, read a part at
+        a time. A frame file's ``world`` column counts slots (a fleet's vehicle ``k`` of world ``w`` is slot
+        ``w·K + k``); ``places`` names each slot in the frame id (default ``world<slot>``)."""
         short = self.prim.rstrip("/").rsplit("/", 1)[-1]
         for part in sorted(self.folder.glob("part-*.parquet")):
             table = pq.read_table(part, columns=["time", "world", *(a.name for a in self.arrays)])
-            table = table.filter(pc.is_in(table.column("world"), value_set=_int32(worlds)))
+            table = table.filter(pc.is_in(table.column("world"), value_set=_int32(slots)))
             times, world_of = table.column("time").to_numpy(), table.column("world").to_numpy()
             order = np.argsort(times, kind="stable")
             blobs = {a.name: table.column(a.name) for a in self.arrays}
             for row in order:
                 time_ns = int(np.rint(times[row] * 1e9))
                 world = int(world_of[row])
+                place = places[world] if places is not None else f"world{world}"
                 for array in self.arrays:
                     data = blobs[array.name][int(row)].as_py()
                     message = {"timestamp": {"sec": time_ns // 1_000_000_000, "nsec": time_ns % 1_000_000_000},
-                               "frame_id": f"world{world}/{short}", "width": array.width, "height": array.height,
+                               "frame_id": f"{place}/{short}", "width": array.width, "height": array.height,
                                "encoding": array.encoding, "step": array.width * array.pixel,
                                "data": base64.b64encode(data).decode("ascii")}
                     yield time_ns, world, array.name, json.dumps(message, separators=(",", ":")).encode()

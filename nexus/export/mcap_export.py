@@ -163,8 +163,8 @@ def export_mcap(run, out: Path, *, world: int | None = None, vehicle: int | None
     :meth:`nexus.runtime.stopping.StopSignals.held_back`) keeps a stop from cutting the file's closing records.
     Raises :class:`ExportError` (or :class:`~nexus.runtime.run_folder.RunFolderError`) before writing anything
     for a folder that is no run, a world or vehicle it lacks or an output that exists; KeyboardInterrupt after
-    closing the file with what it holds. A fleet's camera frames are not split by vehicle: with ``vehicle`` they
-    are left out, with a note.
+    closing the file with what it holds. A fleet's camera frames go on each vehicle's channels
+    (``/world<I>/vehicle<J>/<sensor>/<array>``), so ``vehicle`` keeps its own.
     """
     from mcap.writer import CompressionType, Writer  # noqa: PLC0415  (reason: mcap loads only to write an MCAP file)
 
@@ -186,10 +186,9 @@ def export_mcap(run, out: Path, *, world: int | None = None, vehicle: int | None
         channels.append(transforms)
     notes: list[str] = []
     streams = frame_streams(folder.path, folder.info, notes) if frames else []
-    if streams and vehicle is not None and everyone > 1:
-        notes.append(f"{folder.path / 'frames'}: a fleet's camera frames are not split by vehicle, so --vehicle "
-                     "leaves them out; export without --vehicle to keep them")
-        streams = []
+    # A frame file counts slots: vehicle v of world w is slot w·K + v (one vehicle a world: the world itself).
+    per_world = everyone if vehicles != [None] else 1
+    places = {w * per_world + (v or 0): (w, v) for w in worlds for v in vehicles}
     end_s = max((float(t.column("time").to_numpy()[-1]) for t in tables if t.num_rows), default=0.0)
     result = Exported(Path(out), {}, worlds, 0.0, notes=notes, vehicles=everyone, vehicle=vehicle)
 
@@ -208,15 +207,16 @@ def export_mcap(run, out: Path, *, world: int | None = None, vehicle: int | None
         if streams:
             image = writer.register_schema(RAW_IMAGE, "jsonschema", json.dumps(raw_image_schema()).encode())
             for frame_stream in streams:
-                for w in worlds:
+                for w, v in places.values():
                     for array in frame_stream.arrays:
-                        ids[(w, frame_stream.prim, array.name)] = writer.register_channel(
-                            frame_stream.topic(w, array.name), "json", image,
-                            {"world": str(w), "sensor": frame_stream.prim, "array": array.name})
+                        ids[((w, v), frame_stream.prim, array.name)] = writer.register_channel(
+                            frame_stream.topic(w, array.name, v), "json", image,
+                            {"world": str(w), **({} if v is None else {"vehicle": str(v)}),
+                             "sensor": frame_stream.prim, "array": array.name})
         counts = {key: 0 for key in ids}
         try:
             record = _record_messages(tables, channels, worlds)
-            merged = heapq.merge(record, *(_frame_messages(s, worlds) for s in streams), key=lambda item: item[0])
+            merged = heapq.merge(record, *(_frame_messages(s, places) for s in streams), key=lambda item: item[0])
             last_report = -1.0
             for (time_ns, _), key, data in merged:
                 if key not in ids:
@@ -246,11 +246,12 @@ def export_mcap(run, out: Path, *, world: int | None = None, vehicle: int | None
     return result
 
 
-def _frame_messages(stream, worlds):
-    """((log time [ns], 1), (world, sensor, array), JSON bytes) of a frame stream: after the record's rows of the
-    same time."""
-    for time_ns, w, name, data in stream.messages(worlds):
-        yield (time_ns, 1), (w, stream.prim, name), data
+def _frame_messages(stream, places: dict):
+    """((log time [ns], 1), ((world, vehicle), sensor, array), JSON bytes) of a frame stream, for the slots of
+    ``places`` (slot -> (world, vehicle)): after the record's rows of the same time."""
+    names = {slot: f"world{w}" + ("" if v is None else f"/vehicle{v}") for slot, (w, v) in places.items()}
+    for time_ns, slot, name, data in stream.messages(list(places), names):
+        yield (time_ns, 1), (places[slot], stream.prim, name), data
 
 
 def _record_messages(tables, channels, worlds):
@@ -283,7 +284,8 @@ def _topic(key: tuple, channels, streams) -> str:
     if len(key) == 2:
         (world, vehicle), signal = key
         return next(c for c in channels if c.signal == signal).topic(world, vehicle)
-    return next(s for s in streams if s.prim == key[1]).topic(key[0], key[2])
+    (world, vehicle), prim, array = key
+    return next(s for s in streams if s.prim == prim).topic(world, array, vehicle)
 
 
 def _run_metadata(folder) -> dict[str, str]:

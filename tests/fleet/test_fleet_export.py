@@ -6,6 +6,7 @@ vehicle 0), flown 5 s on the true state: 1,250 ticks at 250 Hz, so 1,250 record 
 
 from __future__ import annotations
 
+import base64
 import json
 
 import numpy as np
@@ -162,3 +163,44 @@ def test_a_vehicle_the_run_did_not_fly_is_refused_in_one_line_and_writes_nothing
         assert result.output.strip() == (f"error: --vehicle 2 is not a vehicle of {fleet.out}: give a vehicle in 0..1 "
                                           "(it flew 2 vehicles a world), or leave --vehicle out for every vehicle")
         assert not out.exists() and not list(tmp_path.glob(f".none.{fmt}*"))
+
+
+def test_a_fleets_camera_frames_go_on_each_vehicles_channels(fleet, tmp_path):
+    """A frame file counts slots: vehicle k of world 0 is slot k. Two slots of 6x8 frames, each slot's pixels its
+    own value (10 for vehicle 0, 11 for vehicle 1): each lands on its vehicle's topic, and --vehicle 1 keeps its own."""
+    import shutil
+
+    from nexus.render.frames import FrameWriter, sensor_file
+
+    run = tmp_path / "run"
+    shutil.copytree(fleet.out, run)
+    camera = "/vehicle/body/base/Camera"
+    info = json.loads((run / "run.json").read_text())
+    info["render"] = {"sensors": [camera]}
+    (run / "run.json").write_text(json.dumps(info))
+    writer = FrameWriter(run / "frames" / sensor_file(camera), worlds=2)
+    for k in range(5):  # ticks 0, 10, ..., 40
+        color = np.stack([np.full((6, 8, 4), 10 + slot, dtype=np.uint8) for slot in (0, 1)])
+        writer.add(10 * k, 10 * k / 250, {"color": color})
+    writer.close()
+
+    def images(out):
+        with open(out, "rb") as stream:
+            reader = make_reader(stream)
+            found = {}
+            for _, channel, message in reader.iter_messages(log_time_order=False):
+                if channel.topic.endswith("Camera/color"):
+                    found.setdefault(channel.topic, []).append(json.loads(message.data))
+        return found
+
+    assert export(run, "--out", tmp_path / "all.mcap").exit_code == 0
+    both = images(tmp_path / "all.mcap")
+    assert sorted(both) == ["/world0/vehicle0/vehicle/body/base/Camera/color",
+                            "/world0/vehicle1/vehicle/body/base/Camera/color"]
+    for vehicle in (0, 1):
+        frames = both[f"/world0/vehicle{vehicle}/vehicle/body/base/Camera/color"]
+        assert len(frames) == 5 and frames[0]["frame_id"] == f"world0/vehicle{vehicle}/Camera"
+        assert set(base64.b64decode(frames[2]["data"])) == {10 + vehicle}
+    result = export(run, "--vehicle", "1", "--out", tmp_path / "one.mcap")
+    assert result.exit_code == 0 and "not split" not in result.output
+    assert list(images(tmp_path / "one.mcap")) == ["/world0/vehicle1/vehicle/body/base/Camera/color"]
