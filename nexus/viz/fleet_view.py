@@ -307,6 +307,11 @@ class FleetReplay(PickedWorldReplay):
         """The slot of the followed vehicle of the selected world."""
         return self.selected * self.vehicles + self.followed
 
+    def sensor_world(self) -> int:
+        """The slot whose sensor frames the Sensors panel shows (a frame file counts slots): the followed vehicle
+        of the selected world, vehicle 0 when none is followed."""
+        return self.selected * self.vehicles + (self.followed or 0)
+
     def _pose(self, positions: np.ndarray, quaternions: np.ndarray, present: np.ndarray, sim_time: float) -> None:
         """Every vehicle from its row: the selected world's in full, the others' as markers; the camera on the
         followed vehicle where it is drawn."""

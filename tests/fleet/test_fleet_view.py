@@ -93,6 +93,10 @@ def test_two_worlds_of_two_vehicles_stand_apart_each_world_whole(tmp_path_factor
         opened.frame(0.0)
         assert opened.selected == 0 and view.xforms[0, 2] == HIDDEN_Z and view.xforms[2, 2] != HIDDEN_Z
         assert opened.world_caption.content.startswith("2 vehicles in world 0 (0..1)")
+        assert opened.sensor_world() == 0  # the Sensors panel shows slot 0's frames: world 0's vehicle 0
+        opened.wanted = 1
+        opened.frame(0.0)
+        assert opened.sensor_world() == 2  # world 1's vehicle 0 is slot 2 (world 1 alone would say 1)
     finally:
         opened.view.close()
 
@@ -117,6 +121,7 @@ def test_the_camera_follows_the_vehicle_asked_for(fleet):
     opened = open_replay(fleet, "127.0.0.1", 0, vehicle=1)
     try:
         assert opened.world_caption.content.endswith("; following vehicle 1")
+        assert opened.sensor_world() == 1  # the followed vehicle's frames: slot 1
         tracks = opened.run.tracks
         # The camera looks north-east and 25 degrees down (front = (cos 45 cos 25, sin 45 cos 25, -sin 25) =
         # (0.640856, 0.640856, -0.422618)) from 2.5 spacings = 5.0 m: it stands at the vehicle - 5.0 x front.
