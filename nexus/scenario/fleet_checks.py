@@ -52,7 +52,8 @@ class VehicleRows:
 
 def vehicle_rows(table: pa.Table, info: dict) -> list[VehicleRows]:
     """Every vehicle's rows, world after world and vehicle after vehicle, each with its NED origin as run.json's
-    ``ned_origin_enu_m`` (the run's own where run.json lists no origin per slot)."""
+    ``ned_origin_enu_m`` (the run's own where run.json lists no origin per slot) and, in a run of several PX4
+    instances, its instance's counts as its ``controller_stats`` (its mission's report among them)."""
     worlds, vehicles = _int_column(table, "world"), _int_column(table, VEHICLE)
     per_world = int(info.get("vehicles") or (vehicles.max() + 1 if len(vehicles) else 1))
     origins = info.get("ned_origins_enu_m")
@@ -63,6 +64,9 @@ def vehicle_rows(table: pa.Table, info: dict) -> list[VehicleRows]:
         own = dict(info)
         if isinstance(origins, list) and slot < len(origins):
             own["ned_origin_enu_m"] = [float(v) for v in origins[slot]]
+        each = (info.get("controller_stats") or {}).get("instances")
+        if isinstance(each, list) and world == 0 and vehicle < len(each):  # PX4 instance k flies vehicle k
+            own["controller_stats"] = each[vehicle]
         out.append(VehicleRows(world, vehicle, mine.drop_columns([VEHICLE]), own))
     return out
 

@@ -197,7 +197,9 @@ def judge(case: Case, folder: Path) -> None:
     case.sim_time_s = float(info.get("sim_time_s") or math.nan)
     case.wall_s = float(info.get("wall_time_s") or math.nan)
     if case.scenario.px4 is not None:  # settle as flown (its waits counted), and PX4 started pinned
-        settled = "settle_waits" in (info.get("controller_stats") or {})
+        stats = info.get("controller_stats") or {}
+        each = stats.get("instances") or [stats]  # several PX4 instances: every one settled
+        settled = all("settle_waits" in e for e in each)
         case.reproducible = bool(settled and case.scenario.px4["pinned"])
         mission = RunFolder(folder).json_object("mission.json")  # the fleet's mission thread writes it
         if mission is not None:

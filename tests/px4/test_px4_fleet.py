@@ -30,6 +30,7 @@ from nexus.px4.scripted_peer import ScriptedPx4
 from nexus.runtime.config import RunConfig
 from nexus.runtime.flight import build_flight
 from nexus.runtime.run import run_flight
+from nexus.scenario.fleet_checks import vehicle_rows
 
 HOVER = 0.5722
 LINK = {"host": "127.0.0.1", "port": 0, "connect_timeout": 10.0, "answer_timeout": 5.0}
@@ -180,6 +181,10 @@ def test_each_instance_flies_its_mission_to_its_own_system(tmp_path):
     assert [line.split(":")[0] for line in lines[:1]] == ["  vehicle 0 (PX4 instance 0)"]
     assert any(line.startswith("  vehicle 1 (PX4 instance 1): ") for line in lines)
     assert len(json.loads((tmp_path / "mission.json").read_text())["vehicles"]) == 2
+    # A scenario judges each vehicle on its own instance's counts (its px4_mission check reads its mission).
+    rows = vehicle_rows(pq.read_table(tmp_path / "record.parquet"), info)
+    assert [(r.vehicle, r.info["controller_stats"]["instance"]) for r in rows] == [(0, 0), (1, 1)]
+    assert all(r.info["controller_stats"]["mission"]["landed_disarmed"] for r in rows)
     for k, toy in enumerate(toys):
         report = info["controller_stats"]["instances"][k]["mission"]
         assert report["landed_disarmed"] and [c["result"] for c in report["commands"]] == [0] * 6

@@ -34,7 +34,7 @@ from nexus.sweep.px4_fleet import mission_options
 from tests.px4.test_lockstep import HOVER, boots_then
 
 SHIPPED = Path(__file__).resolve().parents[2] / "scenarios"
-PX4_SCENARIOS = ("px4_mission", "px4_steps", "px4_link_loss")
+PX4_SCENARIOS = ("px4_mission", "px4_steps", "px4_link_loss", "px4_fleet")
 NO_BINARY = "no PX4 binary: give [px4] binary or nexus test --px4-binary PATH"
 
 
