@@ -6,7 +6,6 @@ attached to an issue; the PNGs sit beside it in ``plots/`` for slides and docs.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -14,7 +13,8 @@ from nexus.runtime.run_folder import world_count
 from nexus.viz import estimate_figures, plane_figures
 from nexus.viz.fleet import check_vehicle, is_fleet
 from nexus.viz.fleet_report import write_fleet_report
-from nexus.viz.report_page import Report, controller_block, figures_html, notes_html, page, sensor_table, summary_rows
+from nexus.viz.report_page import (Report, controller_block, figures_html, notes_html, page, save_figures, sensor_table,
+                                   summary_rows)
 from nexus.viz.report_page import draw as _draw  # one flight's figures, called below by this module's names
 from nexus.viz.report_page import frame_figures as _frame_figures
 from nexus.viz.run_data import RunData, load_run
@@ -52,8 +52,6 @@ def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None
         px4 = load_ulog(ulog, run.time, position_ned(run.vector("body/base.pose", 3), run.ned_origin_enu))
     series = flight_series(run, vehicle)
     out = Path(out) if out is not None else run.folder
-    plots = out / "plots"
-    plots.mkdir(parents=True, exist_ok=True)
     drawn = _draw(series, px4)
     drawn.update(estimate_figures.draw(run, series))  # none for a run without the EKF
     plane = plane_figures.draw(run, series, vehicle)  # none for a run without a plane mission
@@ -62,14 +60,7 @@ def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None
         drawn.update(plane)
     frame_drawn, frame_notes = _frame_figures(run, 0)
     drawn.update(frame_drawn)
-    paths: dict[str, Path] = {}
-    images: dict[str, bytes] = {}
-    for name, (title, figure) in drawn.items():
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png")
-        images[name] = buffer.getvalue()
-        paths[name] = plots / f"{name}.png"
-        paths[name].write_bytes(images[name])
+    plots, paths, images = save_figures(out, drawn)
     stats = [channel.stats() for channels in series.channels.values() for channel in channels]
     notes = ([run.note] if run.note else []) + list(series.notes) + frame_notes
     if series.rotor_speeds is not None:

@@ -12,7 +12,6 @@ at the bottom of the scatter, and a crossed cell in the heat map.
 from __future__ import annotations
 
 import html
-import io
 import json
 import math
 from pathlib import Path
@@ -130,15 +129,7 @@ def write_sweep_report(folder: Path, out: Path | None = None) -> one.Report:
                                           _heat_map(parameters, axes[parameters[0]], axes[parameters[1]], y, failed,
                                                     label, unit))
     out = Path(out) if out is not None else folder
-    plots = out / "plots"
-    plots.mkdir(parents=True, exist_ok=True)
-    images, paths = {}, {}
-    for name, (_, figure) in drawn.items():
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png")
-        images[name] = buffer.getvalue()
-        paths[name] = plots / f"{name}.png"
-        paths[name].write_bytes(images[name])
+    _, paths, images = one.save_figures(out, drawn)
     notes = [] if rows else ["sweep.parquet holds no points yet"]
     failures = "".join(f"<tr><td>{html.escape(str(r.get('folder')))}</td><td>{html.escape(str(r.get('exit_reason')))}"
                        f"</td><td>{html.escape(str(r.get('error')))}</td></tr>" for r in rows if r.get("status") != "finished")
