@@ -52,14 +52,22 @@ def run_info(folder: Path) -> dict | None:
     return RunFolder(folder).peek_info()
 
 
-def errors_from_record(folder: Path, info: dict) -> dict:
-    """Altitude, yaw and landing errors from ``folder``'s record (NaN where the record lacks the columns)."""
+def _record(folder: Path):
+    """``folder``'s record as one table; None for a missing or damaged one (no figures)."""
+    try:
+        return RunFolder(folder).record()
+    except BuildError:
+        return None
+
+
+def errors_from_record(folder: Path, info: dict, table=None) -> dict:
+    """Altitude, yaw and landing errors from ``folder``'s record (``table`` when the caller read it already; NaN
+    where the record lacks the columns)."""
     nan = {"max_altitude_error": math.nan, "max_yaw_error": math.nan, "landing_error": math.nan}
     wanted = [f"body/base.pose[{i}]" for i in range(7)] + [f"setpoint.position[{i}]" for i in range(3)]
     wanted += ["setpoint.yaw", "armed"]
-    try:
-        table = RunFolder(folder).record()
-    except BuildError:  # a missing or damaged record: no figures
+    table = _record(folder) if table is None else table
+    if table is None:
         return nan
     if table.num_rows == 0 or any(name not in table.column_names for name in wanted):
         return nan
@@ -102,13 +110,17 @@ def figures_from_summary(folder: Path) -> dict | None:
             "done_time": worst("done_time") if all(r == "done" for r in reasons) else math.nan}
 
 
-def plane_figures(folder: Path, info: dict) -> dict:
-    """A plane run's :data:`PLANE_FIGURES`, the worst world's (none for a run whose record has no plane phase)."""
-    try:
-        table = RunFolder(folder).record()
-    except BuildError:
-        return {}
-    if table.num_rows == 0 or "plane_phase" not in table.column_names:
+def plane_figures(folder: Path, info: dict, table=None) -> dict:
+    """A plane run's :data:`PLANE_FIGURES`, the worst world's (none for a run whose record has no plane phase).
+    ``table``: the record, when the caller read it already; else it is read only if its columns say a plane flew."""
+    if table is None:
+        try:
+            if "plane_phase" not in RunFolder(folder).record_names():
+                return {}
+        except BuildError:
+            return {}
+        table = _record(folder)
+    if table is None or table.num_rows == 0 or "plane_phase" not in table.column_names:
         return {}
     pose = np.stack([table.column(f"body/base.pose[{i}]").to_numpy().astype(np.float64) for i in range(3)], axis=1)
     worlds = table.column("world").to_numpy() if "world" in table.column_names else np.zeros(len(pose), int)
@@ -149,6 +161,7 @@ def run_figures(folder: Path) -> dict:
     }
     row["done_time"] = float(info.get("sim_time_s") or math.nan) if info.get("exit_reason") == "done" else math.nan
     many = figures_from_summary(folder)
-    row.update(many if many is not None else errors_from_record(folder, info))
-    row.update(plane_figures(folder, info))
+    table = None if many is not None else _record(folder)  # a one-world run's record, read once for both
+    row.update(many if many is not None else errors_from_record(folder, info, table))
+    row.update(plane_figures(folder, info, table))
     return row
