@@ -135,7 +135,8 @@ class Px4FleetController(Component):
         return sum(peer.peer_wait_s for peer in self.peers)
 
     def stats(self) -> dict:
-        """Each instance's counts under ``instances``, and the waits and answers summed over them."""
+        """Each instance's counts under ``instances``; the waits summed over them, the exchanges and answers of the
+        instance with fewest, and lockstep only when every instance is in it."""
         each = [{"instance": i, "vehicle": k, **peer.stats()} for k, (i, peer) in
                 enumerate(zip(self.instances, self.peers))]
         return {"instances": each, "waiting_s": round(sum(e["waiting_s"] for e in each), 3),
