@@ -28,6 +28,7 @@ from nexus.estimation.pose_twist import PoseTwist
 from nexus.plant.plant import GeodeticOrigin
 from nexus.runtime.assembly import assemble
 from nexus.runtime.startup import start
+from nexus.sensors.airspeed import AirspeedSample
 from nexus.sensors.rangefinder import RangeSample
 from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
 
@@ -59,6 +60,7 @@ def kernel_cost_us(worlds: int, ticks: int = 2000, rounds: int = 5) -> float:
     for array, var in zip(state, EKF_SPEC.state):
         array.fill_(var.reset)
     imu, gps, baro, mag, rng, clock = z(ImuSample), z(GpsSample), z(BaroSample), z(MagSample), z(RangeSample), z(wp.float64)
+    air = z(AirspeedSample)  # not fused: the wind states and the airspeed outputs stay untouched
     samples = imu.numpy()
     samples["accel"] = (0.0, 0.0, -9.80665)
     imu.assign(samples)
@@ -72,7 +74,8 @@ def kernel_cost_us(worlds: int, ticks: int = 2000, rounds: int = 5) -> float:
     b["pressure_altitude"] = 400.0
     baro.assign(b)
     outputs = [z(PoseTwist), z(wp.int32), z(wp.float32, 15), z(wp.float32, 9), z(wp.float32, 9), z(wp.int32, 9),
-               wp.zeros(worlds, dtype=wp.int32, device="cpu"), z(wp.vec3), z(wp.int32)]
+               wp.zeros(worlds, dtype=wp.int32, device="cpu"), z(wp.vec3), z(wp.int32),
+               z(wp.vec3), z(wp.float32, 2), z(wp.float32, 3), z(wp.int32)]
     tick = wp.zeros(1, dtype=wp.int64, device="cpu")
 
     def view(a, width):
@@ -82,7 +85,7 @@ def kernel_cost_us(worlds: int, ticks: int = 2000, rounds: int = 5) -> float:
     kinds = (ImuSample, GpsSample, BaroSample, MagSample)
     strides = [wp.types.type_size_in_bytes(t) // 8 for t in kinds]
     views = [view(a, s) for a, s in zip((imu, gps, baro, mag), strides)]
-    return _time_kernel(worlds, ticks, rounds, ekf, ekf_step, [imu, gps, baro, mag, rng, clock], state, outputs, views,
+    return _time_kernel(worlds, ticks, rounds, ekf, ekf_step, [imu, gps, baro, mag, rng, air, clock], state, outputs, views,
                         strides, tick)
 
 
@@ -112,7 +115,7 @@ def count(tick: wp.array(dtype=wp.int64)):
 def _time_kernel(worlds, ticks, rounds, ekf, ekf_step, inputs, state, outputs, views, strides, tick):
     step = wp.launch(ekf_step, worlds, inputs=[*inputs, ekf.tuning, 1, *state, *state], outputs=outputs, device="cpu",
                      record_cmd=True)
-    move = wp.launch(advance, worlds, inputs=[*views, wp.vec4i(*strides), inputs[5], tick], device="cpu",
+    move = wp.launch(advance, worlds, inputs=[*views, wp.vec4i(*strides), inputs[6], tick], device="cpu",
                      record_cmd=True)
     counter = wp.launch(count, 1, inputs=[tick], device="cpu", record_cmd=True)
 

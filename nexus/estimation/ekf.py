@@ -27,14 +27,18 @@ from nexus.core.spec import Input, Output, Param, Spec, StateVar, non_negative, 
 from nexus.estimation.ekf_math import ACCEL_BIAS, ATT, GYRO_BIAS, N, POS, VEL, fuse_scalar, predict_covariance, vec15
 from nexus.estimation.ekf_math import ALIGNMENT_STEP, alignment_covariance, rotation_vector
 from nexus.estimation.ekf_math import attitude_variance_of, fuse_attitude_scalar
+from nexus.estimation.ekf_math import (
+    NW, WIND, fuse_with_wind, predict_wind_covariance, true_airspeed_jacobian, vec17, wind_innovation_variance,
+)
 from nexus.estimation.estimate_status import (
-    BARO_AIDING, BARO_FAULT, GPS_AIDING, GPS_FAULT, HORIZONTAL_VALID, MAG_AIDING, MAG_FAULT, NO_AID_FUSION, ORIGIN_SET,
+    AIRSPEED_AIDING, AIRSPEED_FAULT, BARO_AIDING, BARO_FAULT, GPS_AIDING, GPS_FAULT, HORIZONTAL_VALID, MAG_AIDING, MAG_FAULT, NO_AID_FUSION, ORIGIN_SET,
     RANGE_AIDING, RANGE_FAULT, RESET_SIGNAL, STATUS_SIGNAL, TILT_ALIGNED, VERTICAL_VALID, YAW_ALIGNED,
 )
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.schemas.reader import read_connections
+from nexus.sensors.airspeed import AIRSPEED_SPEC, AirspeedSample
 from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef
-from nexus.sensors.barometer import BAROMETER_SPEC
+from nexus.sensors.barometer import BAROMETER_SPEC, isa_density
 from nexus.sensors.gps import GPS_SPEC
 from nexus.sensors.magnetometer import MAGNETOMETER_SPEC, earth_field_ned
 from nexus.sensors.rangefinder import RANGEFINDER_SPEC, RangeSample
@@ -76,6 +80,18 @@ FAKE_REST_NOISE = wp.constant(0.01)
 #: position resets N, E, D (28-30), how many (31).
 MONITOR = 32
 MON_FAULT, MON_MOVED, MON_FAKE_TIME, MON_FAKE, MON_MODE, MON_RESET, MON_RESETS = 8, 23, 24, 25, 27, 28, 31
+#: ``airspeed_monitor`` slots (a filter that fuses airspeed): the pitot's health in :func:`watch`'s slots for sensor 0
+#: (last sample time 0, repeat run 4, fault 8), the last sample taken for fusion (1), its pressure (12), the last
+#: accepted fusion's time (13), 1 once the wind states are set from the airspeed (14), the last true airspeed [m/s]
+#: measured (15).
+AIR_MONITOR = 16
+AIR_TAKEN, AIR_PRESSURE, AIR_ACCEPTED, AIR_WIND_ON, AIR_SPEED = 1, 12, 13, 14, 15
+#: The air-relative speed [m/s] below which the filter's own airspeed is too small to linearise about.
+AIR_SPEED_MIN = wp.constant(1.0)
+#: The wind's process noise is EKF2_WIND_NSD·(1 + this·|height rate| [s/m]), and is added only while the wind's
+#: variance is below the limit [m²/s²] (PX4: wind_vel_nsd_scaler 0.5 and initial_wind_uncertainty² 1, not parameters).
+WIND_NOISE_PER_CLIMB = wp.constant(0.5)
+WIND_VARIANCE_LIMIT = wp.constant(1.0)
 
 #: The schemas of the components that write a vehicle's estimate, and the connection that picks one.
 ESTIMATOR_SCHEMAS = ("NexusTruthEstimatorAPI", "NexusEkfAPI")
@@ -146,6 +162,14 @@ EKF_SPEC = Spec(
                      "The same for the height"),
         _px4("no_aid_noise", "EKF2_NOAID_NOISE", 10.0, "m", "The fake position's noise in flight; it is fused only "
              "while the horizontal 1-sigma is above it", True),
+        non_negative("airspeed_threshold", "nexus:EKF2_ARSP_THR", 0.0, "m/s",
+                     "Fuse the pitot's true airspeed while it reads above this, with two wind states (north, east); "
+                     "set it to about 0.9 times the stall speed. 0 (the default) fuses no airspeed and carries no "
+                     "wind states (PX4 EKF2_ARSP_THR, default 0)"),
+        _px4("airspeed_noise", "EKF2_EAS_NOISE", 1.4, "m/s", "True airspeed noise", True),
+        _px4("airspeed_gate", "EKF2_TAS_GATE", 5.0, "SD", "True airspeed innovation gate", True),
+        _px4("wind_noise", "EKF2_WIND_NSD", 0.05, "m/s^2/sqrt(Hz)", "Wind process noise: the wind's 1-sigma grows by "
+             "this every second unaided"),
         Param("covariance_decimation", "nexus:covarianceDecimation", "int", 2, "-",
               "IMU samples per covariance prediction (PX4 predicts at 100 Hz; 2 at a 250 Hz IMU is 125 Hz)", low=1),
         positive("horizontal_valid_limit", "nexus:horizontalValidLimit", 5.0, "m",
@@ -159,13 +183,16 @@ EKF_SPEC = Spec(
         Input("baro", BaroSample, connectable=True, doc="The barometer it fuses (with nexus:fuseBaro)."),
         Input("mag", MagSample, connectable=True, doc="The magnetometer it fuses (with nexus:fuseMag)."),
         Input("range", RangeSample, connectable=True, doc="The rangefinder it fuses (with nexus:fuseRange)."),
+        Input("airspeed", AirspeedSample, default=AirspeedSample(),
+              doc="The pitot it fuses (with nexus:EKF2_ARSP_THR above 0; nexus/sensors/airspeed.py)."),
         Input("time", wp.float64),
     ),
     outputs=(
         Output("estimate", PoseTwist, recorded=True, doc="Pose and twist, NED/FRD"),
         Output(STATUS_SIGNAL, wp.int32, recorded=True, doc="Bits (nexus.estimation.estimate_status): 1 tilt, 2 yaw "
                "aligned; aiding 4 GPS, 8 baro, 16 mag, 32 range; 64 horizontal, 128 vertical position valid; 256 "
-               "origin set; faults 512 GPS, 1024 baro, 2048 mag, 4096 range; 8192 fake-position fusion"),
+               "origin set; faults 512 GPS, 1024 baro, 2048 mag, 4096 range; 8192 fake-position fusion; 16384 "
+               "airspeed aiding, 32768 airspeed fault"),
         Output(RESET_SIGNAL, wp.vec3, recorded=True, doc="Sum of every position reset's delta (new - old) [m], NED"),
         Output("ekf_resets", wp.int32, recorded=True, doc="Position resets so far"),
         Output("ekf_variance", wp.float32, (1, N), recorded=True,
@@ -196,9 +223,24 @@ EKF_SPEC = Spec(
         StateVar("monitor", wp.float64, (MONITOR,), 0.0, "sensor health (last sample times, repeat runs, faults, "
                  "last values), the rest detector, the fake position and its mode, the position resets' sum [m, NED] "
                  "and count (slots: nexus.estimation.ekf.MONITOR)"),
+        StateVar("wind", wp.vec3, (1,), 0.0, "the wind estimate [m/s] NED (down 0), with nexus:EKF2_ARSP_THR only"),
+        StateVar("wind_covariance", wp.float32, (N + NW, NW), 0.0, "the wind's covariance with the 15 states "
+                 "(rows 0-14) and its own (rows 15-16) [(unit)·m/s]"),
+        StateVar("airspeed_monitor", wp.float64, (AIR_MONITOR,), 0.0, "the pitot's health and the wind states' "
+                 "start (slots: nexus.estimation.ekf.AIR_MONITOR)"),
     ),
     stage="ekf_estimate",
     kind="estimate",
+)
+
+#: The outputs a filter that fuses airspeed adds; declared only then, so every other flight records what it did before.
+AIRSPEED_OUTPUTS = (
+    Output("ekf_wind", wp.vec3, recorded=True, doc="The wind estimate [m/s] NED (down 0)"),
+    Output("ekf_wind_variance", wp.float32, (1, NW), recorded=True,
+           doc="The wind estimate's variance north, east [m^2/s^2]"),
+    Output("ekf_airspeed", wp.float32, (1, 3), recorded=True,
+           doc="The last true airspeed innovation [m/s], its test ratio [-], and the true airspeed measured [m/s]"),
+    Output("ekf_airspeed_rejected", wp.int32, recorded=True, doc="True airspeed samples rejected by the gate so far"),
 )
 
 
@@ -241,6 +283,12 @@ class EkfTuning:
     no_aid_timeout: wp.float64
     no_aid_noise: float
     drift_variance_rate: wp.vec3
+    airspeed_threshold: float  # [m/s]; 0: no airspeed fusion, no wind states
+    airspeed_noise: float  # [m/s]
+    airspeed_gate: float  # [SD]
+    wind_noise: float  # [m/s^2/sqrt(Hz)]
+    airspeed_timeout: float  # [s]
+    airspeed_repeat_check: int
 
 
 @wp.func
@@ -315,13 +363,36 @@ def inject(nominal: wp.array2d(dtype=wp.vec3), attitude: wp.array2d(dtype=wp.qua
 
 
 @wp.func
+def inject_with_wind(nominal: wp.array2d(dtype=wp.vec3), attitude: wp.array2d(dtype=wp.quat),
+                     wind: wp.array2d(dtype=wp.vec3), world: int, dx: vec17):
+    """:func:`inject` for the 15 states, and the wind's two added to the wind estimate."""
+    dx15 = vec15()
+    for i in range(N):
+        dx15[i] = dx[i]
+    inject(nominal, attitude, world, dx15)
+    wind[world, 0] = wind[world, 0] + wp.vec3(dx[WIND], dx[WIND + 1], 0.0)
+
+
+@wp.func
+def fuse_scalar_with_wind(P: wp.array3d(dtype=wp.float32), Pw: wp.array3d(dtype=wp.float32),
+                          nominal: wp.array2d(dtype=wp.vec3), attitude: wp.array2d(dtype=wp.quat),
+                          wind: wp.array2d(dtype=wp.vec3), world: int, h: vec15, innovation: float, variance: float):
+    """Fuse (ungated) a scalar whose Jacobian ``h`` lies on the 15 states into the 17-state filter, and inject it: the
+    wind moves through its correlation with the states the measurement sees."""
+    inject_with_wind(nominal, attitude, wind, world, fuse_with_wind(P, Pw, world, h, wp.vec2(0.0, 0.0), innovation,
+                                                                     variance))
+
+
+@wp.func
 def fuse(
     P: wp.array3d(dtype=wp.float32), nominal: wp.array2d(dtype=wp.vec3), attitude: wp.array2d(dtype=wp.quat),
     world: int, k: int, c: float, innovation: float, variance: float, gate: float, slot: int,
     innovations: wp.array2d(dtype=wp.float32), ratios: wp.array2d(dtype=wp.float32),
-    rejected: wp.array2d(dtype=wp.int32),
+    rejected: wp.array2d(dtype=wp.int32), Pw: wp.array3d(dtype=wp.float32), wind: wp.array2d(dtype=wp.vec3),
+    wind_on: int,
 ) -> int:
-    """Gate one scalar (test ratio ν²/(gate²·S)), fuse and inject it when it passes; 1 when fused."""
+    """Gate one scalar (test ratio ν²/(gate²·S)), fuse and inject it when it passes; 1 when fused. With the wind states
+    on (``wind_on``) the fusion carries them too (S is the same: the measurement does not see the wind)."""
     S = c * c * P[world, k, k] + variance
     ratio = innovation * innovation / (gate * gate * S)
     innovations[world, slot] = innovation
@@ -329,7 +400,12 @@ def fuse(
     if ratio > 1.0:
         rejected[world, slot] = rejected[world, slot] + 1
         return 0
-    inject(nominal, attitude, world, fuse_scalar(P, world, k, c, innovation, variance))
+    if wind_on != 0:
+        h = vec15()
+        h[k] = c
+        fuse_scalar_with_wind(P, Pw, nominal, attitude, wind, world, h, innovation, variance)
+    else:
+        inject(nominal, attitude, world, fuse_scalar(P, world, k, c, innovation, variance))
     return 1
 
 
@@ -338,7 +414,8 @@ def fuse_attitude(
     P: wp.array3d(dtype=wp.float32), nominal: wp.array2d(dtype=wp.vec3), attitude: wp.array2d(dtype=wp.quat),
     world: int, h: wp.vec3, innovation: float, variance: float, gate: float, slot: int,
     innovations: wp.array2d(dtype=wp.float32), ratios: wp.array2d(dtype=wp.float32),
-    rejected: wp.array2d(dtype=wp.int32),
+    rejected: wp.array2d(dtype=wp.int32), Pw: wp.array3d(dtype=wp.float32), wind: wp.array2d(dtype=wp.vec3),
+    wind_on: int,
 ) -> int:
     """:func:`fuse` for a scalar whose Jacobian ``h`` lies on the attitude error's three entries."""
     S = attitude_variance_of(P, world, h, variance)
@@ -348,8 +425,41 @@ def fuse_attitude(
     if ratio > 1.0:
         rejected[world, slot] = rejected[world, slot] + 1
         return 0
-    inject(nominal, attitude, world, fuse_attitude_scalar(P, world, h, innovation, variance))
+    if wind_on != 0:
+        h15 = vec15()
+        for r in range(3):
+            h15[ATT + r] = h[r]
+        fuse_scalar_with_wind(P, Pw, nominal, attitude, wind, world, h15, innovation, variance)
+    else:
+        inject(nominal, attitude, world, fuse_attitude_scalar(P, world, h, innovation, variance))
     return 1
+
+
+@wp.func
+def reset_wind_from_airspeed(P: wp.array3d(dtype=wp.float32), Pw: wp.array3d(dtype=wp.float32),
+                             nominal: wp.array2d(dtype=wp.vec3), attitude: wp.array2d(dtype=wp.quat),
+                             wind: wp.array2d(dtype=wp.vec3), world: int, airspeed: float, noise: float):
+    """Start the wind states as PX4 does when airspeed fusion starts: no sideslip, so the air moves along the heading
+    ψ at the measured ``airspeed`` [m/s]: w = v − airspeed·(cos ψ, sin ψ). Its variance on each axis: the airspeed's
+    noise², the horizontal velocity's variance (the larger axis) and the heading's, airspeed²·σ_ψ²; uncorrelated."""
+    forward = wp.quat_rotate(attitude[world, 0], wp.vec3(1.0, 0.0, 0.0))
+    psi = wp.atan2(forward[1], forward[0])
+    v = nominal[world, 1]
+    wind[world, 0] = wp.vec3(v[0] - airspeed * wp.cos(psi), v[1] - airspeed * wp.sin(psi), 0.0)
+    variance = noise * noise + wp.max(P[world, VEL, VEL], P[world, VEL + 1, VEL + 1]) \
+        + airspeed * airspeed * P[world, ATT + 2, ATT + 2]
+    for i in range(N + NW):
+        for a in range(NW):
+            Pw[world, i, a] = 0.0
+    for a in range(NW):
+        Pw[world, WIND + a, a] = variance
+
+
+@wp.func
+def forget_wind_correlation(Pw: wp.array3d(dtype=wp.float32), world: int, i: int):
+    """Row ``i`` of the wind's cross-covariance to zero: state ``i`` was reset, so no longer tied to the wind."""
+    for a in range(NW):
+        Pw[world, i, a] = 0.0
 
 
 @wp.func
@@ -461,6 +571,7 @@ def ekf_step(
     baro: wp.array(dtype=BaroSample),
     mag: wp.array(dtype=MagSample),
     rng: wp.array(dtype=RangeSample),
+    air: wp.array(dtype=AirspeedSample),
     time: wp.array(dtype=wp.float64),
     tuning: EkfTuning,
     in_place: int,
@@ -473,6 +584,9 @@ def ekf_step(
     history_times_in: wp.array2d(dtype=wp.float64),
     divergence_in: wp.array2d(dtype=wp.float32),
     monitor_in: wp.array2d(dtype=wp.float64),
+    wind_in: wp.array2d(dtype=wp.vec3),
+    Pw_in: wp.array3d(dtype=wp.float32),
+    air_monitor_in: wp.array2d(dtype=wp.float64),
     nominal: wp.array2d(dtype=wp.vec3),
     attitude: wp.array2d(dtype=wp.quat),
     P: wp.array3d(dtype=wp.float32),
@@ -482,6 +596,9 @@ def ekf_step(
     history_times: wp.array2d(dtype=wp.float64),
     divergence: wp.array2d(dtype=wp.float32),
     monitor: wp.array2d(dtype=wp.float64),
+    wind: wp.array2d(dtype=wp.vec3),
+    Pw: wp.array3d(dtype=wp.float32),
+    air_monitor: wp.array2d(dtype=wp.float64),
     estimate: wp.array(dtype=PoseTwist),
     status: wp.array(dtype=wp.int32),
     variances: wp.array2d(dtype=wp.float32),
@@ -491,8 +608,13 @@ def ekf_step(
     done: wp.array(dtype=wp.int32),
     reset: wp.array(dtype=wp.vec3),
     resets: wp.array(dtype=wp.int32),
+    wind_out: wp.array(dtype=wp.vec3),
+    wind_variance: wp.array2d(dtype=wp.float32),
+    air_innovation: wp.array2d(dtype=wp.float32),
+    air_rejected: wp.array(dtype=wp.int32),
 ):
     world = wp.tid()
+    fuse_air = int(tuning.airspeed_threshold > 0.0)
     if in_place == 0:  # a differentiable caller's fresh state_out; in a run the state advances in place
         for i in range(8):
             nominal[world, i] = nominal_in[world, i]
@@ -514,6 +636,13 @@ def ekf_step(
                 history[world, i, 1] = history_in[world, i, 1]
             for i in range(HISTORY + 1):
                 history_times[world, i] = history_times_in[world, i]
+        if fuse_air != 0:
+            wind[world, 0] = wind_in[world, 0]
+            for i in range(N + NW):
+                for a in range(NW):
+                    Pw[world, i, a] = Pw_in[world, i, a]
+            for i in range(AIR_MONITOR):
+                air_monitor[world, i] = air_monitor_in[world, i]
     if done[world] == DIVERGED:
         return  # the state stays as it was on the tick it went non-finite, for run.log
     s_imu = imu[world]
@@ -521,6 +650,7 @@ def ekf_step(
     s_baro = baro[world]
     s_mag = mag[world]
     s_rng = rng[world]
+    s_air = air[world]
     fuse_gps = tuning.fuse[0]
     fuse_baro = tuning.fuse[1]
     fuse_mag = tuning.fuse[2]
@@ -578,6 +708,17 @@ def ekf_step(
         if tuning.gps_delay > wp.float64(0.0):
             history_times[world, HISTORY] = wp.float64(0.0)
             remember(nominal, history, history_times, world, s_imu.time)
+        if fuse_air != 0:  # the wind states wait for the first airspeed above the threshold
+            wind[world, 0] = wp.vec3(0.0)
+            for i in range(N + NW):
+                for a in range(NW):
+                    Pw[world, i, a] = 0.0
+            for i in range(AIR_MONITOR):
+                air_monitor[world, i] = wp.float64(0.0)
+            air_monitor[world, 0] = s_air.time
+            air_monitor[world, AIR_TAKEN] = s_air.time
+            air_monitor[world, AIR_PRESSURE] = wp.float64(s_air.differential_pressure)
+            air_monitor[world, AIR_ACCEPTED] = wp.float64(-1.0e9)
     else:
         # 1. Nominal prediction from a new IMU sample.
         new_imu = s_imu.time != times[world, 0]
@@ -609,6 +750,11 @@ def ekf_step(
                     q_diag[ACCEL_BIAS + r] = (tuning.accel_bias_noise * T) * (tuning.accel_bias_noise * T)
                     q_diag[POS + r] = tuning.drift_variance_rate[r] * T  # a random walk's variance: σ²·T
                 predict_covariance(P, P, world, T, nominal[world, 4], wp.quat_to_matrix(q), q_diag)
+                if fuse_air != 0 and air_monitor[world, AIR_WIND_ON] != wp.float64(0.0):
+                    # PX4's wind noise grows with the height rate: climbing or sinking crosses the wind's layers.
+                    density = tuning.wind_noise * (1.0 + WIND_NOISE_PER_CLIMB * wp.abs(v1[2]))
+                    predict_wind_covariance(Pw, world, T, nominal[world, 4], wp.quat_to_matrix(q),
+                                            density * density * T, WIND_VARIANCE_LIMIT)
                 nominal[world, 4] = wp.vec3(0.0)
                 times[world, 5] = wp.float64(0.0)
                 refs[world, 2] = 0.0
@@ -653,6 +799,16 @@ def ekf_step(
             if s_rng.time != monitor[world, 3]:
                 same = remember_value(monitor, world, 22, wp.float64(s_rng.distance)) * s_rng.valid * tuning.repeat_check[3]
             rng_ok = watch(monitor, world, 3, s_rng.time, now, tuning.timeouts[3], same)
+        air_ok = int(1)
+        wind_on = int(0)
+        if fuse_air != 0:
+            same = int(0)
+            if s_air.time != air_monitor[world, 0]:
+                same = remember_value(air_monitor, world, AIR_PRESSURE, wp.float64(s_air.differential_pressure)) \
+                    * tuning.airspeed_repeat_check
+            air_ok = watch(air_monitor, world, 0, s_air.time, now, tuning.airspeed_timeout, same)
+            if air_monitor[world, AIR_WIND_ON] != wp.float64(0.0):
+                wind_on = 1
 
         # 3. Fusion, one scalar at a time.
         if (fuse_gps != 0 and gps_ok != 0 and s_gps.time != times[world, 1] and refs[world, 6] == 0.0
@@ -689,6 +845,10 @@ def ekf_step(
                 # fusion the gate would refuse or a pull that spikes the velocity.
                 reset_to_gps(P, nominal, monitor, world, antenna + velocity * float(tuning.gps_delay), velocity,
                              h_var, tuning.gps_vel_noise)
+                if wind_on != 0:
+                    for i in range(6):
+                        if i != 2:
+                            forget_wind_correlation(Pw, world, i)
                 accepted = 1
             for r in range(3):
                 if lost:
@@ -700,7 +860,7 @@ def ekf_step(
                 if delayed:
                     predicted = past_p[r] + nominal[world, 5][r]
                 accepted += fuse(P, nominal, attitude, world, POS + r, 1.0, antenna[r] - predicted,
-                                 sigma * sigma, tuning.gps_pos_gate, GPS_POS + r, innovations, ratios, rejected)
+                                 sigma * sigma, tuning.gps_pos_gate, GPS_POS + r, innovations, ratios, rejected, Pw, wind, wind_on)
             for r in range(3):
                 if lost:
                     break
@@ -709,7 +869,7 @@ def ekf_step(
                     predicted = past_v[r] + nominal[world, 6][r]
                 accepted += fuse(P, nominal, attitude, world, VEL + r, 1.0, velocity[r] - predicted,
                                  tuning.gps_vel_noise * tuning.gps_vel_noise, tuning.gps_vel_gate, GPS_VEL + r,
-                                 innovations, ratios, rejected)
+                                 innovations, ratios, rejected, Pw, wind, wind_on)
             if accepted > 0:
                 times[world, 6] = s_gps.time
         if fuse_baro != 0 and baro_ok != 0 and s_baro.time != times[world, 2]:
@@ -724,7 +884,7 @@ def ekf_step(
                 refs[world, 5] = (1.0 - gain) * pb
             times[world, 2] = s_baro.time
             if fuse(P, nominal, attitude, world, POS + 2, -1.0, s_baro.pressure_altitude - refs[world, 4] - predicted,
-                    noise, tuning.baro_gate, BARO, innovations, ratios, rejected) > 0:
+                    noise, tuning.baro_gate, BARO, innovations, ratios, rejected, Pw, wind, wind_on) > 0:
                 times[world, 7] = s_baro.time
         if fuse_mag != 0 and mag_ok != 0 and s_mag.time != times[world, 3]:
             times[world, 3] = s_mag.time
@@ -735,7 +895,7 @@ def ekf_step(
             # correlate with the innovation and push the tilt one way sample after sample.
             fuse_attitude(P, nominal, attitude, world, heading_jacobian(tuning.field_ned), innovation,
                           tuning.heading_noise * tuning.heading_noise, tuning.heading_gate, HEADING, innovations,
-                          ratios, rejected)
+                          ratios, rejected, Pw, wind, wind_on)
         if fuse_rng != 0 and rng_ok != 0 and s_rng.time != times[world, 4]:
             times[world, 4] = s_rng.time
             cos_tilt = wp.quat_to_matrix(attitude[world, 0])[2, 2]
@@ -746,7 +906,41 @@ def ekf_step(
                     predicted = (refs[world, 1] - nominal[world, 0][2]) / cos_tilt
                     fuse(P, nominal, attitude, world, POS + 2, -1.0 / cos_tilt, s_rng.distance - predicted,
                          tuning.range_noise * tuning.range_noise, tuning.range_gate, RANGE, innovations, ratios,
-                         rejected)
+                         rejected, Pw, wind, wind_on)
+        if fuse_air != 0 and s_air.time != air_monitor[world, AIR_TAKEN]:
+            air_monitor[world, AIR_TAKEN] = s_air.time
+            # The true airspeed as the pitot declares it: q = ½·ρ·u·|u| at ISA density at the estimated altitude.
+            density = float(isa_density(tuning.origin_altitude - wp.float64(nominal[world, 0][2])))
+            measured = wp.sqrt(2.0 * wp.max(s_air.differential_pressure, 0.0) / density)
+            air_monitor[world, AIR_SPEED] = wp.float64(measured)
+            air_innovation[world, 2] = measured
+            if air_ok != 0 and measured > tuning.airspeed_threshold:
+                if wind_on == 0:
+                    reset_wind_from_airspeed(P, Pw, nominal, attitude, wind, world, measured, tuning.airspeed_noise)
+                    air_monitor[world, AIR_WIND_ON] = wp.float64(1.0)
+                    wind_on = 1
+                else:
+                    v = nominal[world, 1]
+                    w = wind[world, 0]
+                    predicted = wp.length(wp.vec3(v[0] - w[0], v[1] - w[1], v[2]))
+                    if predicted > AIR_SPEED_MIN:
+                        dv = true_airspeed_jacobian(v, w)
+                        h = vec15()
+                        for r in range(3):
+                            h[VEL + r] = dv[r]
+                        hw = wp.vec2(-dv[0], -dv[1])
+                        variance = tuning.airspeed_noise * tuning.airspeed_noise
+                        innovation = measured - predicted
+                        S = wind_innovation_variance(P, Pw, world, h, hw, variance)
+                        ratio = innovation * innovation / (tuning.airspeed_gate * tuning.airspeed_gate * S)
+                        air_innovation[world, 0] = innovation
+                        air_innovation[world, 1] = ratio
+                        if ratio > 1.0:
+                            air_rejected[world] = air_rejected[world] + 1
+                        else:
+                            inject_with_wind(nominal, attitude, wind, world,
+                                             fuse_with_wind(P, Pw, world, h, hw, innovation, variance))
+                            air_monitor[world, AIR_ACCEPTED] = now
         # 4. No position aid for no_aid_timeout: a fake position at the last known one keeps the filter bounded:
         # at rest always (FAKE_REST_NOISE), moving only while the horizontal 1-sigma is above EKF2_NOAID_NOISE.
         if fuse_gps == 0 or now - times[world, 6] > tuning.no_aid_timeout:
@@ -766,7 +960,13 @@ def ekf_step(
                 if at_rest or wp.max(P[world, 0, 0], P[world, 1, 1]) > noise * noise:
                     for r in range(2):
                         innovation = float(monitor[world, MON_FAKE + r]) - nominal[world, 0][r]
-                        inject(nominal, attitude, world, fuse_scalar(P, world, POS + r, 1.0, innovation, noise * noise))
+                        if wind_on != 0:
+                            h = vec15()
+                            h[POS + r] = 1.0
+                            fuse_scalar_with_wind(P, Pw, nominal, attitude, wind, world, h, innovation, noise * noise)
+                        else:
+                            inject(nominal, attitude, world,
+                                   fuse_scalar(P, world, POS + r, 1.0, innovation, noise * noise))
         else:
             monitor[world, MON_MODE] = wp.float64(0.0)
         if new_imu and tuning.gps_delay > wp.float64(0.0):
@@ -819,6 +1019,14 @@ def ekf_step(
         bits = bits | HORIZONTAL_VALID
     if wp.sqrt(P[world, 2, 2]) < tuning.vertical_limit:
         bits = bits | VERTICAL_VALID
+    if fuse_air != 0:
+        if air_monitor[world, MON_FAULT] != wp.float64(0.0):
+            bits = bits | AIRSPEED_FAULT
+        if now - air_monitor[world, AIR_ACCEPTED] < wp.float64(AIDING_TIMEOUT):
+            bits = bits | AIRSPEED_AIDING
+        wind_out[world] = wind[world, 0]
+        for a in range(NW):
+            wind_variance[world, a] = Pw[world, WIND + a, a]
     status[world] = bits
 
 
@@ -851,14 +1059,15 @@ class Ekf(Component):
     (the magnetometer's), ``gps_mount`` the GPS antenna [m] FLU on the base, ``origin`` the plant's
     geodetic origin, ``gravity`` [m/s²] its magnitude; ``sensor_rates`` [Hz] the GPS's, barometer's, magnetometer's
     and rangefinder's sample rates (their timeouts are STALE_PERIODS periods), ``sensor_noisy`` whether each declares
-    noise (only then are repeated samples a freeze).
+    noise (only then are repeated samples a freeze); ``airspeed_rate`` [Hz] and ``airspeed_noisy`` the same for the
+    pitot, read only when the filter fuses airspeed (``airspeed_threshold`` above 0).
     """
 
     spec = EKF_SPEC
 
     def __init__(self, name: str, *, origin, field_ned=(2.0e-5, 0.0, 4.0e-5), gps_mount=(0.0, 0.0, 0.0),
-                 gravity: float = 9.80665, sensor_rates=DEFAULT_RATES, sensor_noisy=(False,) * 4, connections=None,
-                 **params):
+                 gravity: float = 9.80665, sensor_rates=DEFAULT_RATES, sensor_noisy=(False,) * 4,
+                 airspeed_rate: float = 50.0, airspeed_noisy: bool = False, connections=None, **params):
         super().__init__(name, connections)
         values = self.spec.defaults()
         unknown = set(params) - set(values)
@@ -872,6 +1081,13 @@ class Ekf(Component):
         self.gravity = float(gravity)
         self.sensor_rates = tuple(float(r) for r in sensor_rates)
         self.sensor_noisy = tuple(bool(n) for n in sensor_noisy)
+        self.airspeed_rate = float(airspeed_rate)
+        self.airspeed_noisy = bool(airspeed_noisy)
+
+    @property
+    def fuses_airspeed(self) -> bool:
+        """Whether the filter fuses the pitot's airspeed and carries the two wind states."""
+        return float(self.values["airspeed_threshold"]) > 0.0
 
     @classmethod
     def from_prim(cls, prim, values, ctx) -> Ekf:
@@ -902,6 +1118,16 @@ class Ekf(Component):
             raise BuildError(f"{ctx.path}: estimator prim {path}: {attr} = {values['gps_delay']:g} s is longer than "
                              f"the {HISTORY - 2} IMU samples the filter keeps ({longest:g} s at {imu_rate:g} Hz); "
                              f"set {attr} to at most {longest:g}")
+        airspeed_rate, airspeed_noisy = 50.0, False
+        if values["airspeed_threshold"] > 0.0:
+            pitots = _sensor_prims(stage, AIRSPEED_SPEC.schema)
+            if not pitots:
+                attr = EKF_SPEC.param("airspeed_threshold").attr
+                raise BuildError(f"{ctx.path}: estimator prim {path}: {attr} = {values['airspeed_threshold']:g} m/s "
+                                 f"fuses airspeed but the vehicle has no airspeed sensor ({AIRSPEED_SPEC.schema}); set "
+                                 f"{attr} = 0 or add a pitot")
+            airspeed_rate, airspeed_noisy = declared_rate_and_noise(pitots[0], AIRSPEED_SPEC, ("noise_sigma",))
+            airspeed_rate = airspeed_rate if airspeed_rate > 0 else imu_rate
         gps_mount = (0.0, 0.0, 0.0)
         if values["fuse_gps"]:
             mount = _sensor_prims(stage, "NexusGpsAPI")[0].GetAttribute("nexus:mountOffset").Get()
@@ -919,7 +1145,8 @@ class Ekf(Component):
             rates.append(rate if rate > 0 else imu_rate)  # 0 samples every tick: about the IMU's rate
             noisy.append(declared)
         return cls(path, origin=origin, field_ned=field, gps_mount=gps_mount, gravity=gravity, sensor_rates=rates,
-                   sensor_noisy=noisy, connections=connections, **values)
+                   sensor_noisy=noisy, airspeed_rate=airspeed_rate, airspeed_noisy=airspeed_noisy,
+                   connections=connections, **values)
 
     def stages(self) -> list[Stage]:
         """One device stage that may end a world (:data:`DIVERGED`)."""
@@ -929,7 +1156,14 @@ class Ekf(Component):
     def reads(self) -> tuple:
         """The IMU, the clock and only the sensors it fuses."""
         skip = {signal for key, _, signal in FUSIONS if not self.values[key]}
+        if not self.fuses_airspeed:
+            skip.add("airspeed")
         return tuple(r for r in super().reads() if r.signal not in skip)
+
+    def writes(self) -> tuple:
+        """The spec's outputs, and the wind and airspeed outputs when the filter fuses airspeed."""
+        extra = tuple(port.write(self) for port in AIRSPEED_OUTPUTS) if self.fuses_airspeed else ()
+        return super().writes() + extra
 
     def prepare(self, ctx) -> None:
         v = self.values
@@ -967,24 +1201,38 @@ class Ekf(Component):
         t.no_aid_noise = float(v["no_aid_noise"])
         h, d = float(v["gps_drift_noise"]), float(v["gps_vertical_drift_noise"])
         t.drift_variance_rate = wp.vec3(h * h, h * h, d * d)
+        t.airspeed_threshold = float(v["airspeed_threshold"])
+        t.airspeed_noise = float(v["airspeed_noise"])
+        t.airspeed_gate = float(v["airspeed_gate"])
+        t.wind_noise = float(v["wind_noise"])
+        t.airspeed_timeout = STALE_PERIODS / self.airspeed_rate
+        t.airspeed_repeat_check = int(self.airspeed_noisy)
         self.tuning = t
         # Sensors it does not fuse: a sample that never changes, so the kernel's arguments are always arrays.
         self._idle = {signal: wp.zeros(self.worlds, dtype=dtype, device=ctx.device)
                       for (key, _, signal), dtype in zip(FUSIONS, (GpsSample, BaroSample, MagSample, RangeSample))
                       if not v[key]}
+        if not self.fuses_airspeed:
+            # Nor the pitot, and the airspeed outputs are scratch the record never sees.
+            self._idle["airspeed"] = wp.zeros(self.worlds, dtype=AirspeedSample, device=ctx.device)
+            z = lambda dtype, *shape: wp.zeros((self.worlds, *shape), dtype=dtype, device=ctx.device)  # noqa: E731
+            self._idle_outputs = [z(wp.vec3), z(wp.float32, NW), z(wp.float32, 3), z(wp.int32)]
 
     def run(self, io) -> None:
-        sensors = [self._idle[s] if s in self._idle else io[s] for s in ("gps", "baro", "mag", "range")]
+        sensors = [self._idle[s] if s in self._idle else io[s] for s in ("gps", "baro", "mag", "range", "airspeed")]
         si, so = io.state_in, io.state_out
         keys = ("nominal", "attitude", "covariance", "times", "references", "history", "history_times", "divergence",
-                "monitor")
+                "monitor", "wind", "wind_covariance", "airspeed_monitor")
+        air_outputs = ([io[port.signal] for port in AIRSPEED_OUTPUTS] if self.fuses_airspeed
+                       else self._idle_outputs)
         in_place = int(all(si[k].ptr == so[k].ptr for k in keys))
         wp.launch(
             ekf_step, dim=self.worlds,
             inputs=[io["imu"], *sensors, io["time"], self.tuning, in_place,
                     *(si[k] for k in keys), *(so[k] for k in keys)],
             outputs=[io["estimate"], io[STATUS_SIGNAL], io["ekf_variance"], io["ekf_innovation"],
-                     io["ekf_test_ratio"], io["ekf_rejected"], io.done, io[RESET_SIGNAL], io["ekf_resets"]],
+                     io["ekf_test_ratio"], io["ekf_rejected"], io.done, io[RESET_SIGNAL], io["ekf_resets"],
+                     *air_outputs],
             device=io.device,
         )
 
@@ -1023,4 +1271,5 @@ def divergence_line(name: str, d: dict) -> str:
             f"last innovations: {innovations}")
 
 
-__all__ = ["DIVERGED", "DIVERGED_REASON", "EKF_SPEC", "Ekf", "EkfTuning", "divergence_line", "ekf_step"]
+__all__ = ["AIRSPEED_OUTPUTS", "DIVERGED", "DIVERGED_REASON", "EKF_SPEC", "Ekf", "EkfTuning", "divergence_line",
+           "ekf_step"]

@@ -204,3 +204,106 @@ def alignment_covariance(P: wp.array3d(dtype=wp.float32), world: int, sigma: vec
             P[world, ACCEL_BIAS + c, ATT + r] = cross
         P[world, ATT + r, ATT + r] = P[world, ATT + r, ATT + r] + sigma[ATT + r] * sigma[ATT + r]
     P[world, ATT + 2, ATT + 2] = P[world, ATT + 2, ATT + 2] + yaw_variance
+
+
+# ---- Wind states: two more (north, east [m/s]) for a filter that fuses airspeed -------------------------------------
+#
+# The full covariance is [[P, C], [Cᵀ, W]]: P the (15, 15) above, untouched in layout; C (15, 2) and W (2, 2) kept
+# in a second array ``Pw`` of shape (worlds, 17, 2): rows 0-14 are C, rows 15-16 are W. A filter without wind
+# states never touches ``Pw``, so its 15-state arithmetic is the same operations as before they existed.
+
+NW = 2
+WIND = N  #: the wind's index in the 17-state error vector
+vec17 = wp.types.vector(length=N + NW, dtype=wp.float32)
+
+
+@wp.func
+def predict_wind_covariance(Pw: wp.array3d(dtype=wp.float32), world: int, T: float, dv_ned: wp.vec3, R: wp.mat33,
+                            wind_variance: float, limit: float):
+    """C ← F·C and W ← W + q·I over the interval ``T`` [s] of :func:`predict_covariance` (the wind a random walk,
+    F = I on it; ``wind_variance`` q [m²/s²]), q added to an axis only while its variance is below ``limit``
+    [m²/s²] (as PX4, which keeps an unobserved wind from growing without bound). In place: rows are written in an
+    order that never reads a row already written (position reads velocity; velocity reads attitude and accel bias;
+    attitude reads gyro bias)."""
+    M = -wp.skew(dv_ned)
+    Rdt = R * T
+    for a in range(NW):
+        for i in range(N):
+            block = i // 3
+            r = i - 3 * block
+            value = Pw[world, i, a]
+            if block == 0:
+                value += T * Pw[world, VEL + r, a]
+            elif block == 1:
+                for k in range(3):
+                    value += M[r, k] * Pw[world, ATT + k, a] - Rdt[r, k] * Pw[world, ACCEL_BIAS + k, a]
+            elif block == 2:
+                for k in range(3):
+                    value -= Rdt[r, k] * Pw[world, GYRO_BIAS + k, a]
+            Pw[world, i, a] = value
+        if Pw[world, WIND + a, a] < limit:
+            Pw[world, WIND + a, a] = Pw[world, WIND + a, a] + wind_variance
+
+
+@wp.func
+def wind_innovation_variance(P: wp.array3d(dtype=wp.float32), Pw: wp.array3d(dtype=wp.float32), world: int,
+                             h: vec15, hw: wp.vec2, variance: float) -> float:
+    """S = H·P₁₇·Hᵀ + R for H = (h, hw) over the 15 states and the wind."""
+    s = variance
+    for i in range(N):
+        row = float(0.0)
+        for j in range(N):
+            row += P[world, i, j] * h[j]
+        s += h[i] * (row + 2.0 * (Pw[world, i, 0] * hw[0] + Pw[world, i, 1] * hw[1]))
+    for a in range(NW):
+        for b in range(NW):
+            s += hw[a] * Pw[world, WIND + a, b] * hw[b]
+    return s
+
+
+@wp.func
+def fuse_with_wind(P: wp.array3d(dtype=wp.float32), Pw: wp.array3d(dtype=wp.float32), world: int, h: vec15,
+                   hw: wp.vec2, innovation: float, variance: float) -> vec17:
+    """Fuse a scalar with H = (h, hw) into the 17-state covariance [[P, C], [Cᵀ, W]], Joseph form as
+    :func:`fuse_attitude_scalar` (P ← P − K·(H·P) − (L·P·Hᵀ)·Kᵀ + R·K·Kᵀ), then symmetrised; returns δx = K·ν.
+    The caller has gated the innovation. O(17²)."""
+    col = vec17()  # P₁₇·Hᵀ (= (H·P₁₇)ᵀ, P symmetric)
+    for i in range(N):
+        s = float(0.0)
+        for j in range(N):
+            s += P[world, i, j] * h[j]
+        col[i] = s + Pw[world, i, 0] * hw[0] + Pw[world, i, 1] * hw[1]
+    for a in range(NW):
+        s = float(0.0)
+        for j in range(N):
+            s += Pw[world, j, a] * h[j]
+        col[WIND + a] = s + Pw[world, WIND + a, 0] * hw[0] + Pw[world, WIND + a, 1] * hw[1]
+    hph = col[WIND] * hw[0] + col[WIND + 1] * hw[1]
+    for i in range(N):
+        hph += col[i] * h[i]
+    K = col / (hph + variance)
+    lph = col - K * hph
+    for i in range(N):
+        for j in range(N):
+            P[world, i, j] = P[world, i, j] - K[i] * col[j] - lph[i] * K[j] + variance * K[i] * K[j]
+    for i in range(N + NW):
+        for a in range(NW):
+            Pw[world, i, a] = Pw[world, i, a] - K[i] * col[WIND + a] - lph[i] * K[WIND + a] + variance * K[i] * K[WIND + a]
+    symmetrise(P, world)
+    mean = 0.5 * (Pw[world, WIND, 1] + Pw[world, WIND + 1, 0])
+    Pw[world, WIND, 1] = mean
+    Pw[world, WIND + 1, 0] = mean
+    for a in range(NW):
+        Pw[world, WIND + a, a] = wp.max(Pw[world, WIND + a, a], 1.0e-12)
+    return K * innovation
+
+
+@wp.func
+def true_airspeed_jacobian(velocity: wp.vec3, wind: wp.vec3) -> wp.vec3:
+    """∂|v − w|/∂v [-] for the air-relative velocity v − w (the vertical wind zero); ∂/∂(w_N, w_E) is minus its first
+    two entries. Zero when the vehicle does not move through the air."""
+    air = wp.vec3(velocity[0] - wind[0], velocity[1] - wind[1], velocity[2])
+    speed = wp.length(air)
+    if speed <= 0.0:
+        return wp.vec3(0.0)
+    return air / speed

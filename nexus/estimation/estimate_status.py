@@ -25,6 +25,8 @@ BARO_FAULT = 1024  #: barometer samples stopped or froze
 MAG_FAULT = 2048  #: magnetometer samples stopped or froze
 RANGE_FAULT = 4096  #: rangefinder samples stopped or froze
 NO_AID_FUSION = 8192  #: no position or velocity aid: the filter fuses a fake position / zero velocity to stay bounded
+AIRSPEED_AIDING = 16384  #: a true airspeed sample was accepted within the aiding timeout (wind states on)
+AIRSPEED_FAULT = 32768  #: the pitot's samples stopped or froze; airspeed fusion stopped until fresh samples return
 
 #: Aligned with an origin: what the mission's start waits for.
 READY = TILT_ALIGNED | YAW_ALIGNED | ORIGIN_SET
@@ -36,7 +38,7 @@ STATUS_SIGNAL = "estimate_status"
 RESET_SIGNAL = "estimate_reset"  #: vec3 [m] NED: the sum of every position reset's delta so far
 
 __all__ = [
-    "BARO_AIDING", "BARO_FAULT", "GPS_AIDING", "GPS_FAULT", "HORIZONTAL_VALID", "MAG_AIDING", "MAG_FAULT",
+    "AIRSPEED_AIDING", "AIRSPEED_FAULT", "BARO_AIDING", "BARO_FAULT", "GPS_AIDING", "GPS_FAULT", "HORIZONTAL_VALID", "MAG_AIDING", "MAG_FAULT",
     "NO_AID_FUSION", "ORIGIN_SET", "RANGE_AIDING", "RANGE_FAULT", "READY", "RESET_SIGNAL", "STATUS_SIGNAL",
     "TILT_ALIGNED", "TRUSTED", "VERTICAL_VALID", "YAW_ALIGNED",
 ]

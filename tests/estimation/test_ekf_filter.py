@@ -14,6 +14,7 @@ import warp as wp
 from nexus.estimation.ekf import Ekf, divergence_line, ekf_step, heading_jacobian
 from nexus.estimation.ekf_math import fuse_attitude_scalar, fuse_scalar, predict_covariance, vec15
 from nexus.plant.plant import GeodeticOrigin
+from nexus.sensors.airspeed import AirspeedSample
 from nexus.sensors.rangefinder import RangeSample
 from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
 
@@ -132,7 +133,8 @@ class Harness:
         self.ekf.prepare(SimpleNamespace(worlds=worlds, device="cpu"))
         z = lambda dtype, *shape: wp.zeros((worlds, *shape), dtype=dtype, device="cpu")  # noqa: E731
         self.state = [z(wp.vec3, 8), z(wp.quat, 1), z(wp.float32, 15, 15), z(wp.float64, 8), z(wp.float32, 7),
-                      z(wp.vec3, 64, 2), z(wp.float64, 65), z(wp.float32, 10), z(wp.float64, 32)]
+                      z(wp.vec3, 64, 2), z(wp.float64, 65), z(wp.float32, 10), z(wp.float64, 32),
+                      z(wp.vec3, 1), z(wp.float32, 17, 2), z(wp.float64, 16)]
         self.state[3].fill_(-1.0)
         self.state[7].fill_(-1.0)
         self.in_place = in_place
@@ -140,9 +142,10 @@ class Harness:
         self.spare = [wp.zeros_like(a) for a in self.state]
         self.imu, self.gps, self.baro = z(ImuSample), z(GpsSample), z(BaroSample)
         self.mag, self.rng, self.time = z(MagSample), z(RangeSample), z(wp.float64)
+        self.air = z(AirspeedSample)
         self.out = [z(__import__("nexus").estimation.PoseTwist), z(wp.int32), z(wp.float32, 15), z(wp.float32, 9),
                     z(wp.float32, 9), z(wp.int32, 9), wp.zeros(worlds, dtype=wp.int32, device="cpu"), z(wp.vec3),
-                    z(wp.int32)]
+                    z(wp.int32), z(wp.vec3), z(wp.float32, 2), z(wp.float32, 3), z(wp.int32)]
         self.t = 0.0
         self.gps_position = np.zeros((worlds, 3))
         self.gps_velocity = np.zeros((worlds, 3), dtype=np.float32)
@@ -191,7 +194,7 @@ class Harness:
         for _ in range(ticks):
             self._samples(gps_on)
             out = self.state if self.in_place else self.spare
-            wp.launch(ekf_step, self.worlds, inputs=[self.imu, self.gps, self.baro, self.mag, self.rng, self.time,
+            wp.launch(ekf_step, self.worlds, inputs=[self.imu, self.gps, self.baro, self.mag, self.rng, self.air, self.time,
                                                      self.ekf.tuning, int(self.in_place), *self.state, *out],
                       outputs=self.out, device="cpu")
             if not self.in_place:
