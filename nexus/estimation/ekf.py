@@ -1,4 +1,4 @@
-"""An error-state extended Kalman filter: the estimate from the IMU, GPS, barometer, magnetometer, rangefinder.
+"""An error-state extended Kalman filter: the estimate from the IMU, GPS, barometer, magnetometer, rangefinder, pitot.
 
 One filter per world, one device stage, one Warp kernel over the worlds, so it
 is captured in the graph with the rest of the tick. Each tick it:
@@ -11,6 +11,9 @@ is captured in the graph with the rest of the tick. Each tick it:
 3. fuses every new sample of each fused sensor, one scalar at a time, each
    gated by its test ratio ν² / (gate²·S) ≤ 1 (PX4's ``EKF2_*_GATE`` in standard
    deviations; a rejection is counted), Joseph form, and injects the error.
+
+With ``nexus:EKF2_ARSP_THR`` above 0 it also fuses the pitot's true airspeed and carries two wind states (north,
+east), their covariance with the 15 states in an array of its own; at 0 (the default) none of that runs.
 
 Tuning mirrors PX4 EKF2's parameters (names in the attributes, PX4's defaults).
 States, equations and figures: ``docs/estimation.md``.
@@ -113,7 +116,8 @@ EKF_SPEC = Spec(
     noun="estimator",
     doc="An error-state extended Kalman filter (position, velocity, attitude, gyro and accelerometer bias) "
         "predicting from the IMU and fusing GPS position and velocity, barometer height, magnetometer heading "
-        "and rangefinder height, each gated; tuning named after PX4 EKF2's parameters, with their defaults.",
+        "and rangefinder height, each gated, and with nexus:EKF2_ARSP_THR the pitot's true airspeed with two wind "
+        "states; tuning named after PX4 EKF2's parameters, with their defaults.",
     params=(
         _px4("gyro_noise", "EKF2_GYR_NOISE", 0.015, "rad/s", "Gyro noise in the covariance prediction", True),
         _px4("accel_noise", "EKF2_ACC_NOISE", 0.35, "m/s^2", "Accelerometer noise in the covariance prediction", True),
