@@ -77,6 +77,7 @@ from nexus.core.errors import BuildError
 from nexus.schemas.catalog import component_class, index
 from nexus.plant.body_state import BodyState
 from nexus.plant.controls import CONTROLS_WIDTH
+from nexus.plant.placement import resting_heading
 from nexus.sensors.airspeed import AirspeedSample
 from nexus.sensors.samples import BaroSample, GpsSample, ImuSample, MagSample
 from nexus.estimation.pose_twist import PoseTwist
@@ -89,7 +90,7 @@ from nexus.px4.link import DEFAULT_HOST, DEFAULT_PORT, MavlinkLink
 from nexus.px4.commander import LockstepCommander
 from nexus.px4.mission import DEFAULT_URL, MAV_MODE_FLAG_SAFETY_ARMED, MissionPlan
 from nexus.px4.step_mission import StepsPlan
-from nexus.px4.plane_mission import PlanePlan, check_launch, plane_mission_items
+from nexus.px4.plane_mission import PlanePlan, check_launch, plane_mission_items, runway_upload_s
 from nexus.px4.packer import FramePacker
 from nexus.px4.params import is_plane
 from nexus.px4.plane_outputs import MAV_TYPE_FIXED_WING, MAV_TYPE_GENERIC, PlaneOutputs, plane_outputs
@@ -177,6 +178,7 @@ class Px4Controller(Component):
         gcs_port: int = ground_station.PX4_GCS_PORT,
         outputs: PlaneOutputs | None = None,
         start=None,
+        runway_takeoff: bool = False,
         slot: int = 0,
     ):
         super().__init__(name)
@@ -189,6 +191,9 @@ class Px4Controller(Component):
         #: its air start (the start-up places the plane there, trimmed), and the MAV_TYPE PX4 last said it flies.
         self.outputs = outputs
         self.air_start = start
+        #: A plane at rest on its wheels that PX4's mission rolls off the runway (no air start, no catapult): the
+        #: start-up settles it on its wheels, as a catapult's plane.
+        self.runway_takeoff = bool(runway_takeoff)
         self.px4_mav_type: int | None = None
         #: A ground station's HOST:PORT whose traffic with PX4 goes through Nexus, each input on a tick
         #: (:mod:`nexus.px4.ground_station`; None: none), PX4's ground-station port, and the relay once built.
@@ -800,39 +805,49 @@ def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:
     check_one_start(ctx.stage, vehicle)
     catapults = [p for p in ctx.stage.Traverse() if CATAPULT_SPEC.schema in nexus_apis(p)]
     keywords = options.keywords()
-    if options.mission is not None:
-        keywords["mission"] = _plane_mission(ctx, vehicle, options.mission, catapults)
     start = None if catapults else air_start(ctx.stage, vehicle, ctx.plant)
-    if start is None and not catapults:
-        raise BuildError(f"{vehicle}: a plane flown by PX4 starts from its air start or from a catapult, and the file "
-                         "has neither; add a prim with NexusAirStartAPI (nexus:airspeed [m/s], nexus:height [m]) or "
-                         "NexusCatapultAPI (vehicles/aerosonde_px4.usda shows one)")
-    return Px4Controller(path, ctx.plant, outputs=plane_outputs(ctx.stage, vehicle), start=start, **keywords)
+    if options.mission is not None:
+        keywords["mission"] = _plane_mission(ctx, vehicle, options.mission, catapults, start)
+    elif start is None and not catapults:
+        raise BuildError(f"{vehicle}: a plane flown by PX4 starts from its air start or from a catapult, or takes off "
+                         "from the runway in PX4's mission, and the file has no start and this run no mission; add a "
+                         "prim with NexusAirStartAPI (nexus:airspeed [m/s], nexus:height [m]) or NexusCatapultAPI "
+                         "(vehicles/aerosonde_px4.usda shows one), or fly --px4-mission (vehicles/aerosonde_runway.usda)")
+    runway = options.mission is not None and start is None and not catapults
+    return Px4Controller(path, ctx.plant, outputs=plane_outputs(ctx.stage, vehicle), start=start,
+                         runway_takeoff=runway, **keywords)
 
 
 #: The plane mission's times a mission table may set (the upload's, the arm's and the start's; nexus.px4.step_mission).
 PLAN_TIMES = ("upload_at_s", "arm_delay_s", "start_delay_s")
 
 
-def _plane_mission(ctx, vehicle, mission: dict, catapults: list) -> dict:
+def _plane_mission(ctx, vehicle, mission: dict, catapults: list, start) -> dict:
     """``--px4-mission`` on a plane: the plane's mission as PX4 items (:mod:`nexus.px4.plane_mission`), flown from a
-    catapult whose push comes after PX4's mission started."""
-    if not catapults:
-        raise BuildError(f"{vehicle}: --px4-mission on a plane launches it from a catapult (PX4 sends zeros until it "
-                         "arms, so a plane released in the air would glide unpowered while PX4 aligns), and this file "
-                         "starts in the air; fly --vehicle aerosonde_px4, or replace the NexusAirStartAPI prim with "
-                         "a NexusCatapultAPI one (nexus:holdTime after PX4's mission start)")
+    catapult whose push comes after PX4's mission started, or from the runway (a file with no start: the plane rests
+    on its wheels and PX4's runway takeoff, ``RWTO_TKOFF`` 1 from ``nexus px4 params``, rolls it off)."""
+    if start is not None:
+        raise BuildError(f"{vehicle}: --px4-mission on a plane launches it from a catapult or from the runway (PX4 "
+                         "sends zeros until it arms, so a plane released in the air would glide unpowered while PX4 "
+                         "aligns), and this file starts in the air; fly --vehicle aerosonde_px4 (catapult) or "
+                         "aerosonde_runway (runway), or replace the NexusAirStartAPI prim with a NexusCatapultAPI one "
+                         "(nexus:holdTime after PX4's mission start) or deactivate it (a runway takeoff)")
     if mission.get("steps"):
         raise BuildError(f"{vehicle}: a scenario's [[step]]s fly a multirotor's PX4 mission, and this vehicle is a "
                          "plane, which flies its own plane mission (its NexusPlaneMissionAPI prim or the scene's) "
                          "through PX4; drop the steps")
     scene = Usd.Stage.Open(str(ctx.plant.scene_path)) if ctx.plant.scene_path is not None else ctx.stage
     flown = plane_mission(ctx.stage, scene, vehicle, ctx.plant.scene_path, None)
-    items = plane_mission_items(flown, ctx.plant.origin, f"{flown.name} (the plane mission of {vehicle} and its scene)")
+    heading = None if catapults else resting_heading(ctx.plant)  # no catapult, no air start: the runway
+    items = plane_mission_items(flown, ctx.plant.origin, f"{flown.name} (the plane mission of {vehicle} and its scene)",
+                                runway_heading=heading)
     times = {k: v for k, v in mission.items() if k in PLAN_TIMES}
-    hold = float(read_prim(catapults[0], CATAPULT_SPEC, vehicle)["hold_time"])
-    check_launch(hold, PlanePlan(items, **times).start_s(), f"{vehicle}: {catapults[0].GetPath()}")
-    return {**mission, "plane_items": items, "height": flown.height}
+    if heading is not None and "upload_at_s" not in times:  # a runway takeoff waits for PX4's TECS
+        times["upload_at_s"] = runway_upload_s(float(ctx.plant.origin.altitude))
+    if catapults:
+        hold = float(read_prim(catapults[0], CATAPULT_SPEC, vehicle)["hold_time"])
+        check_launch(hold, PlanePlan(items, **times).start_s(), f"{vehicle}: {catapults[0].GetPath()}")
+    return {**mission, **times, "plane_items": items, "height": flown.height}
 
 
 def _fleet(path: str, ctx, options: Px4Options) -> Px4FleetController:

@@ -54,6 +54,17 @@ MAV_FRAME_MISSION = 2
 #: The push must come this long [s] after PX4's mission started: its navigator has switched to the takeoff and
 #: its launch detector runs.
 LAUNCH_AFTER_START_S = 1.0
+#: PX4's TECS starts its altitude reference at its first update, before EKF2 has an origin, so at 0 m above sea
+#: level, and moves it toward the field's altitude at about this rate [m/s] (``FW_T_CLMB_R_SP``'s 3 m/s) while
+#: the plane waits; a catapult's launch restarts TECS at the plane's altitude, a runway takeoff does not, and a
+#: climb-out that ends with the reference still below the field makes TECS dive (measured at 488 m: the reference
+#: at 91 m when the climb-out ended 17 s after boot; the plane flew into the ground at 22 s).
+TECS_REFERENCE_RATE = 3.0
+#: PX4's default upload time [s] of a plane mission (:class:`~nexus.px4.step_mission.StepsPlan`'s).
+DEFAULT_UPLOAD_S = 6.0
+#: A runway takeoff's item lies this far [m] ahead of the plane along the runway: PX4's runway takeoff follows the
+#: bearing from where it started to the item until the climb-out height, and the item is reached on height alone.
+RUNWAY_TAKEOFF_AHEAD_M = 50.0
 
 
 def degE7(origin, north: float, east: float) -> tuple[int, int]:
@@ -62,14 +73,19 @@ def degE7(origin, north: float, east: float) -> tuple[int, int]:
     return int(round(latitude * 1e7)), int(round(longitude * 1e7))
 
 
-def plane_mission_items(mission, origin, where: str) -> list[tuple]:
+def plane_mission_items(mission, origin, where: str, runway_heading: float | None = None) -> list[tuple]:
     """PX4's items for a :class:`~nexus.control.fixed_wing.mission.PlaneMission`, each (command, frame,
-    param1..4, x [degE7], y [degE7], z [m above home]); ``where`` names the mission in errors."""
+    param1..4, x [degE7], y [degE7], z [m above home]); ``where`` names the mission in errors. With
+    ``runway_heading`` [rad, clockwise from north] the plane takes off from the runway it rests on, and the
+    takeoff item lies :data:`RUNWAY_TAKEOFF_AHEAD_M` ahead along it (PX4 rolls and climbs out on the bearing from
+    where it starts to the takeoff item: an item on the start gives a bearing of centimetres, any way at all)."""
     if not mission.land:
         raise BuildError(f"{where}: nexus:land is false, and PX4's plane mission ends with its landing (the run "
                          "ends when PX4 disarms on the ground); set nexus:land = true")
     rel = MAV_FRAME_GLOBAL_RELATIVE_ALT_INT
-    items = [(MAV_CMD_NAV_TAKEOFF, rel, 0.0, 0.0, 0.0, math.nan, *degE7(origin, 0.0, 0.0), mission.climb_out_height)]
+    ahead = (0.0, 0.0) if runway_heading is None else (RUNWAY_TAKEOFF_AHEAD_M * math.cos(runway_heading),
+                                                        RUNWAY_TAKEOFF_AHEAD_M * math.sin(runway_heading))
+    items = [(MAV_CMD_NAV_TAKEOFF, rel, 0.0, 0.0, 0.0, math.nan, *degE7(origin, *ahead), mission.climb_out_height)]
     for point in mission.waypoints:
         items.append((MAV_CMD_NAV_WAYPOINT, rel, 0.0, mission.acceptance_radius, 0.0, math.nan,
                       *degE7(origin, *point), mission.height))
@@ -113,4 +129,11 @@ def check_launch(hold_time: float, start_s: float, where: str) -> None:
                          f"then on); set nexus:holdTime to {start_s + LAUNCH_AFTER_START_S:g} s or more")
 
 
-__all__ = ["PlanePlan", "check_launch", "plane_mission_items"]
+def runway_upload_s(field_altitude: float) -> float:
+    """When [s of PX4's clock] a runway takeoff's mission may be uploaded, the arm and the start following: once
+    TECS's altitude reference has come from 0 m to the field's altitude [m above sea level] (with a tenth to
+    spare), and not before the usual 6 s: 178.9 s at PX4's SITL home, 488 m."""
+    return max(DEFAULT_UPLOAD_S, 1.1 * abs(field_altitude) / TECS_REFERENCE_RATE)
+
+
+__all__ = ["PlanePlan", "check_launch", "plane_mission_items", "runway_upload_s"]

@@ -21,12 +21,13 @@ differs for the vehicle file is set here:
 
 * the mission's landing and the start: ``FW_LND_ANG`` the glide slope [deg], ``FW_LND_AIRSPD`` the approach
   airspeed, ``NAV_ACC_RAD`` the acceptance radius (PX4 reads a fixed wing's from it, not from the item),
-  ``RWTO_TKOFF`` 0 (no runway takeoff), ``FW_LAUN_DETCN_ON`` 1 with a catapult (its push is the launch PX4 detects);
+  ``RWTO_TKOFF`` 1 for a plane with no start (no air start, no catapult: it rests on its wheels and PX4's runway
+  takeoff rolls it off), else 0; ``FW_LAUN_DETCN_ON`` 1 with a catapult (its push is the launch PX4 detects);
   ``NAV_DLL_ACT`` 0 (the airframe's return on a lost data link makes PX4 refuse to arm without a ground station);
   without a rangefinder ``FW_LND_USETER`` and ``FW_LND_ABORT`` 0 (PX4 would abort a mission landing that finds no
   terrain estimate).
 
-The air start (where a run puts the plane) is not a parameter: a run under PX4 needs one, the parameters do not.
+The air start (where a run puts the plane) is not a parameter; whether the file has one decides ``RWTO_TKOFF``.
 
 A vehicle's own ``px4Parameters`` (:func:`nexus.px4.params.pinned_parameters`) replace any of these.
 """
@@ -50,6 +51,8 @@ from nexus.schemas.reader import read_prim
 
 #: A rangefinder's schema: PX4 can flare on its terrain estimate.
 RANGEFINDER_SCHEMA = "NexusRangefinderAPI"
+#: The air start's schema: a plane released in the air takes off from no runway.
+AIR_START_SCHEMA = "NexusAirStartAPI"
 #: PX4's SITL fixed-wing airframe on the simulator_mavlink link, and its model name.
 AIRFRAME, SIM_MODEL = 1030, "gazebo-classic_plane"
 #: PX4's ``CA_AIRFRAME`` for a fixed wing.
@@ -98,12 +101,15 @@ def plane_parameters(plant, stage) -> dict[str, float | int]:
     params["FW_THR_TRIM"] = round(float(trim.throttle), 4)
     params["FW_THR_MIN"], params["FW_THR_MAX"] = 0.0, 1.0
     # The landing the mission flies (its glide slope and approach speed), and the start: a catapult's push is a
-    # launch PX4 detects; no start of a Nexus plane is a runway takeoff (the airframe's RWTO_TKOFF 1).
+    # launch PX4 detects; a plane with neither a catapult nor an air start rests on its wheels, and PX4's runway
+    # takeoff (the airframe's RWTO_TKOFF 1) rolls it off.
     landing, _ = mission_values(stage, path, plant.scene_path)
     params["FW_LND_ANG"] = round(math.degrees(float(landing["glide_slope"])), 2)
     params["FW_LND_AIRSPD"] = round(float(landing["approach_airspeed"]), 2)
-    params["RWTO_TKOFF"] = 0
-    params["FW_LAUN_DETCN_ON"] = 1 if has_catapult(stage) else 0
+    catapult = has_catapult(stage)
+    released = any(AIR_START_SCHEMA in nexus_apis(prim) for prim in stage.Traverse())
+    params["RWTO_TKOFF"] = 0 if catapult or released else 1
+    params["FW_LAUN_DETCN_ON"] = 1 if catapult else 0
     # The airframe's data-link-loss action (2: return) makes PX4 refuse to arm without a ground station's heartbeat
     # ("Preflight Fail: No connection to the GCS"); the multirotors' SITL airframe has 0, as here.
     params["NAV_DLL_ACT"] = 0

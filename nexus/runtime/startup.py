@@ -57,13 +57,15 @@ def start(loop: Loop, plant: Plant, settle_seconds: float = 0.2) -> np.ndarray:
     origin [m, ENU]."""
     wings = _with_schema(loop, WING_SCHEMA)
     air_starts = [c.air_start for c in loop.components if getattr(c, "air_start", None) is not None]
+    runway = any(getattr(c, "runway_takeoff", False) for c in loop.components)
     if air_starts:
         loop.build()
         origin = air_starts[0].place(loop, plant)[0]
-    elif wings and not _with_schema(loop, CATAPULT_SCHEMA):
+    elif wings and not _with_schema(loop, CATAPULT_SCHEMA) and not runway:
         raise BuildError(f"{plant.vehicle_path}: {wings[0].name} is a wing, and nothing in this ring starts the plane "
                          "in the air (at rest it is below its stall speed, with no launch step); fly it with "
-                         "--controller fixed_wing and a NexusAirStartAPI or NexusCatapultAPI prim in the file")
+                         "--controller fixed_wing and a NexusAirStartAPI or NexusCatapultAPI prim in the file, or "
+                         "with --controller px4 --px4-mission (PX4's runway takeoff)")
     else:
         origin = settle(loop, plant, settle_seconds)
     loop.run_kinds(FIRST_SAMPLE_KINDS, first=True)

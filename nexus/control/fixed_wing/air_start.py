@@ -129,7 +129,8 @@ def required_air_start(stage, path, plant) -> AirStart:
         wings = [str(prim.GetPath()) for prim in stage.Traverse() if FIXED_WING_AERO_SPEC.schema in nexus_apis(prim)]
         raise BuildError(f"{path}: {wings[0] if wings else 'the vehicle'} is a wing at rest, below its stall speed, "
                          "with no launch step; apply NexusAirStartAPI (nexus:airspeed [m/s], nexus:height [m]) or "
-                         "NexusCatapultAPI (nexus:launchSpeed [m/s]) to a prim of the file")
+                         "NexusCatapultAPI (nexus:launchSpeed [m/s]) to a prim of the file, or let PX4 fly it from "
+                         "the runway (--controller px4 --px4-mission: PX4's runway takeoff)")
     return found
 
 
