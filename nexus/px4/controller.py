@@ -791,6 +791,12 @@ def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:
         return _fleet(path, ctx, options)
     if not is_plane(ctx.stage):
         return Px4Controller(path, ctx.plant, **options.keywords())
+    return Px4Controller(path, ctx.plant, **_plane_keywords(ctx, options))
+
+
+def _plane_keywords(ctx, options: Px4Options, slot: int = 0) -> dict:
+    """:class:`Px4Controller`'s keywords for the plane of ``slot``: the options', its output map, its start (an air
+    start, a catapult's or the runway's) and its mission's items, placed from the slot's own start."""
     vehicle = ctx.plant.vehicle_path
     if options.offboard_policy is not None:
         raise BuildError(f"{vehicle}: --px4-offboard-policy flies a multirotor's thrust and body rates, and this vehicle "
@@ -807,22 +813,21 @@ def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:
     keywords = options.keywords()
     start = None if catapults else air_start(ctx.stage, vehicle, ctx.plant)
     if options.mission is not None:
-        keywords["mission"] = _plane_mission(ctx, vehicle, options.mission, catapults, start)
+        keywords["mission"] = _plane_mission(ctx, vehicle, options.mission, catapults, start, slot)
     elif start is None and not catapults:
         raise BuildError(f"{vehicle}: a plane flown by PX4 starts from its air start or from a catapult, or takes off "
                          "from the runway in PX4's mission, and the file has no start and this run no mission; add a "
                          "prim with NexusAirStartAPI (nexus:airspeed [m/s], nexus:height [m]) or NexusCatapultAPI "
                          "(vehicles/aerosonde_px4.usda shows one), or fly --px4-mission (vehicles/aerosonde_runway.usda)")
     runway = options.mission is not None and start is None and not catapults
-    return Px4Controller(path, ctx.plant, outputs=plane_outputs(ctx.stage, vehicle), start=start,
-                         runway_takeoff=runway, **keywords)
+    return {**keywords, "outputs": plane_outputs(ctx.stage, vehicle), "start": start, "runway_takeoff": runway}
 
 
 #: The plane mission's times a mission table may set (the upload's, the arm's and the start's; nexus.px4.step_mission).
 PLAN_TIMES = ("upload_at_s", "arm_delay_s", "start_delay_s")
 
 
-def _plane_mission(ctx, vehicle, mission: dict, catapults: list, start) -> dict:
+def _plane_mission(ctx, vehicle, mission: dict, catapults: list, start, slot: int = 0) -> dict:
     """``--px4-mission`` on a plane: the plane's mission as PX4 items (:mod:`nexus.px4.plane_mission`), flown from a
     catapult whose push comes after PX4's mission started, or from the runway (a file with no start: the plane rests
     on its wheels and PX4's runway takeoff, ``RWTO_TKOFF`` 1 from ``nexus px4 params``, rolls it off)."""
@@ -838,9 +843,10 @@ def _plane_mission(ctx, vehicle, mission: dict, catapults: list, start) -> dict:
                          "through PX4; drop the steps")
     scene = Usd.Stage.Open(str(ctx.plant.scene_path)) if ctx.plant.scene_path is not None else ctx.stage
     flown = plane_mission(ctx.stage, scene, vehicle, ctx.plant.scene_path, None)
-    heading = None if catapults else resting_heading(ctx.plant)  # no catapult, no air start: the runway
+    heading = None if catapults else resting_heading(ctx.plant, slot)  # no catapult, no air start: the runway
+    east, north = (float(v) for v in ctx.plant.home_offset[slot][:2])  # the slot's start from vehicle 0's [m]
     items = plane_mission_items(flown, ctx.plant.origin, f"{flown.name} (the plane mission of {vehicle} and its scene)",
-                                runway_heading=heading)
+                                runway_heading=heading, shift=(north, east))
     times = {k: v for k, v in mission.items() if k in PLAN_TIMES}
     if heading is not None and "upload_at_s" not in times:  # a runway takeoff waits for PX4's TECS
         times["upload_at_s"] = runway_upload_s(float(ctx.plant.origin.altitude))
@@ -851,11 +857,9 @@ def _plane_mission(ctx, vehicle, mission: dict, catapults: list, start) -> dict:
 
 
 def _fleet(path: str, ctx, options: Px4Options) -> Px4FleetController:
-    """One PX4 instance per vehicle of the one world (:mod:`nexus.px4.fleet_controller`); multirotors, no policy."""
+    """One PX4 instance per vehicle of the one world (:mod:`nexus.px4.fleet_controller`): multirotors, or planes each
+    flying the plane mission from its own start; no offboard policy."""
     vehicles = ctx.plant.vehicles
-    if is_plane(ctx.stage):
-        raise BuildError(f"{ctx.plant.vehicle_path}: --vehicles {vehicles} with PX4 flies multirotors; several PX4 "
-                         "planes in one world are not built yet: fly --vehicles 1")
     if options.offboard_policy is not None:
         raise BuildError(f"--px4-offboard-policy with --vehicles {vehicles}: the offboard pilot flies one PX4 "
                          "instance; fly --vehicles 1, or --px4-mission for every vehicle")
@@ -864,9 +868,14 @@ def _fleet(path: str, ctx, options: Px4Options) -> Px4FleetController:
     first = first_instance(port)
     check_instances(first, vehicles, f"--controller px4 --vehicles {vehicles} (first PX4 instance {first}, TCP "
                                      f"port {port})")
-    peers = [Px4Controller(f"{path}[{k}]", ctx.plant, port=instance_port(port, k), gcs_port=gcs_port + k, slot=k,
-                           mission=None if mission is None else {**mission, "url": instance_url(mission["url"], k)},
-                           **keywords) for k in range(vehicles)]
+    peers = []
+    for k in range(vehicles):
+        own = _plane_keywords(ctx, options, k) if is_plane(ctx.stage) else dict(keywords, mission=mission)
+        own.pop("port", None), own.pop("gcs_port", None)
+        if own["mission"] is not None:
+            own["mission"] = {**own["mission"], "url": instance_url(own["mission"]["url"], k)}
+        peers.append(Px4Controller(f"{path}[{k}]", ctx.plant, port=instance_port(port, k), gcs_port=gcs_port + k,
+                                   slot=k, **{**keywords, **own}))
     return Px4FleetController(path, ctx.plant, peers, first)
 
 

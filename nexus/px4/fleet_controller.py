@@ -72,6 +72,16 @@ class Px4FleetController(Component):
         self.instances = [first + k for k in range(len(self.peers))]
         self.rows = None
 
+    @property
+    def air_start(self):
+        """A plane fleet's air start (every vehicle's, the file's): the start-up places every slot there."""
+        return self.peers[0].air_start
+
+    @property
+    def runway_takeoff(self) -> bool:
+        """Whether PX4 rolls every plane of the fleet off its runway (the start-up settles them on their wheels)."""
+        return self.peers[0].runway_takeoff
+
     def stages(self) -> list[Stage]:
         # Vehicle 0's declarations serve every slot: the signals' leading axis holds every vehicle.
         gather, exchange = (s for s in self.peers[0].stages() if s.name in ("px4_row", "exchange"))

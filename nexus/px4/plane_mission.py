@@ -73,32 +73,39 @@ def degE7(origin, north: float, east: float) -> tuple[int, int]:
     return int(round(latitude * 1e7)), int(round(longitude * 1e7))
 
 
-def plane_mission_items(mission, origin, where: str, runway_heading: float | None = None) -> list[tuple]:
+def plane_mission_items(mission, origin, where: str, runway_heading: float | None = None,
+                        shift: tuple[float, float] = (0.0, 0.0)) -> list[tuple]:
     """PX4's items for a :class:`~nexus.control.fixed_wing.mission.PlaneMission`, each (command, frame,
     param1..4, x [degE7], y [degE7], z [m above home]); ``where`` names the mission in errors. With
     ``runway_heading`` [rad, clockwise from north] the plane takes off from the runway it rests on, and the
     takeoff item lies :data:`RUNWAY_TAKEOFF_AHEAD_M` ahead along it (PX4 rolls and climbs out on the bearing from
-    where it starts to the takeoff item: an item on the start gives a bearing of centimetres, any way at all)."""
+    where it starts to the takeoff item: an item on the start gives a bearing of centimetres, any way at all).
+    ``shift`` (north, east) [m] moves every point: a fleet's vehicle k flies the mission from its own start, that far
+    from vehicle 0's, where the geodetic origin is."""
     if not mission.land:
         raise BuildError(f"{where}: nexus:land is false, and PX4's plane mission ends with its landing (the run "
                          "ends when PX4 disarms on the ground); set nexus:land = true")
     rel = MAV_FRAME_GLOBAL_RELATIVE_ALT_INT
+
+    def at(point) -> tuple[int, int]:
+        return degE7(origin, float(point[0]) + shift[0], float(point[1]) + shift[1])
+
     ahead = (0.0, 0.0) if runway_heading is None else (RUNWAY_TAKEOFF_AHEAD_M * math.cos(runway_heading),
                                                         RUNWAY_TAKEOFF_AHEAD_M * math.sin(runway_heading))
-    items = [(MAV_CMD_NAV_TAKEOFF, rel, 0.0, 0.0, 0.0, math.nan, *degE7(origin, *ahead), mission.climb_out_height)]
+    items = [(MAV_CMD_NAV_TAKEOFF, rel, 0.0, 0.0, 0.0, math.nan, *at(ahead), mission.climb_out_height)]
     for point in mission.waypoints:
-        items.append((MAV_CMD_NAV_WAYPOINT, rel, 0.0, mission.acceptance_radius, 0.0, math.nan,
-                      *degE7(origin, *point), mission.height))
+        items.append((MAV_CMD_NAV_WAYPOINT, rel, 0.0, mission.acceptance_radius, 0.0, math.nan, *at(point),
+                      mission.height))
     turn = 1.0 if mission.loiter_clockwise else -1.0
     items.append((MAV_CMD_NAV_LOITER_TIME, rel, mission.loiter_time, 0.0, turn * mission.loiter_radius, 0.0,
-                  *degE7(origin, *mission.loiter_centre), mission.height))
+                  *at(mission.loiter_centre), mission.height))
     landing = mission.landing()
     items.append((MAV_CMD_DO_LAND_START, MAV_FRAME_MISSION, 0.0, 0.0, 0.0, 0.0, 0, 0, 0.0))
-    items.append((MAV_CMD_NAV_LOITER_TO_ALT, rel, 0.0, turn * mission.loiter_radius, 0.0, 0.0,
-                  *degE7(origin, float(landing.circle[0]), float(landing.circle[1])), mission.approach_height))
-    items.append((MAV_CMD_NAV_WAYPOINT, rel, 0.0, mission.acceptance_radius, 0.0, math.nan,
-                  *degE7(origin, float(landing.entry[0]), float(landing.entry[1])), mission.approach_height))
-    items.append((MAV_CMD_NAV_LAND, rel, 0.0, 0.0, 0.0, math.nan, *degE7(origin, *mission.touchdown), 0.0))
+    items.append((MAV_CMD_NAV_LOITER_TO_ALT, rel, 0.0, turn * mission.loiter_radius, 0.0, 0.0, *at(landing.circle),
+                  mission.approach_height))
+    items.append((MAV_CMD_NAV_WAYPOINT, rel, 0.0, mission.acceptance_radius, 0.0, math.nan, *at(landing.entry),
+                  mission.approach_height))
+    items.append((MAV_CMD_NAV_LAND, rel, 0.0, 0.0, 0.0, math.nan, *at(mission.touchdown), 0.0))
     return items
 
 
