@@ -75,7 +75,7 @@ def kernel_cost_us(worlds: int, ticks: int = 2000, rounds: int = 5) -> float:
     baro.assign(b)
     outputs = [z(PoseTwist), z(wp.int32), z(wp.float32, 15), z(wp.float32, 9), z(wp.float32, 9), z(wp.int32, 9),
                wp.zeros(worlds, dtype=wp.int32, device="cpu"), z(wp.vec3), z(wp.int32),
-               z(wp.vec3), z(wp.float32, 2), z(wp.float32, 3), z(wp.int32)]
+               z(wp.vec3), z(wp.float32, 2), z(wp.float32, 3), z(wp.int32), z(wp.float32, 2), z(wp.int32)]
     tick = wp.zeros(1, dtype=wp.int64, device="cpu")
 
     def view(a, width):

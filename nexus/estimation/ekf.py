@@ -31,7 +31,8 @@ from nexus.estimation.ekf_math import ACCEL_BIAS, ATT, GYRO_BIAS, N, POS, VEL, f
 from nexus.estimation.ekf_math import ALIGNMENT_STEP, alignment_covariance, rotation_vector
 from nexus.estimation.ekf_math import attitude_variance_of, fuse_attitude_scalar
 from nexus.estimation.ekf_math import (
-    NW, WIND, fuse_with_wind, predict_wind_covariance, true_airspeed_jacobian, vec17, wind_innovation_variance,
+    NW, WIND, fuse_with_wind, predict_wind_covariance, sideslip_attitude_jacobian, sideslip_velocity_jacobian,
+    true_airspeed_jacobian, vec17, wind_innovation_variance,
 )
 from nexus.estimation.estimate_status import (
     AIRSPEED_AIDING, AIRSPEED_FAULT, BARO_AIDING, BARO_FAULT, GPS_AIDING, GPS_FAULT, HORIZONTAL_VALID, MAG_AIDING, MAG_FAULT, NO_AID_FUSION, ORIGIN_SET,
@@ -86,9 +87,11 @@ MON_FAULT, MON_MOVED, MON_FAKE_TIME, MON_FAKE, MON_MODE, MON_RESET, MON_RESETS =
 #: ``airspeed_monitor`` slots (a filter that fuses airspeed): the pitot's health in :func:`watch`'s slots for sensor 0
 #: (last sample time 0, repeat run 4, fault 8), the last sample taken for fusion (1), its pressure (12), the last
 #: accepted fusion's time (13), 1 once the wind states are set from the airspeed (14), the last true airspeed [m/s]
-#: measured (15).
+#: measured (15), the last synthetic sideslip fusion's time (2).
 AIR_MONITOR = 16
-AIR_TAKEN, AIR_PRESSURE, AIR_ACCEPTED, AIR_WIND_ON, AIR_SPEED = 1, 12, 13, 14, 15
+AIR_TAKEN, AIR_BETA, AIR_PRESSURE, AIR_ACCEPTED, AIR_WIND_ON, AIR_SPEED = 1, 2, 12, 13, 14, 15
+#: The synthetic sideslip's period [s] (PX4 fuses it every 150 ms: its beta_avg_ft_us).
+SIDESLIP_PERIOD = wp.constant(0.15)
 #: The air-relative speed [m/s] below which the filter's own airspeed is too small to linearise about.
 AIR_SPEED_MIN = wp.constant(1.0)
 #: The wind's process noise is EKF2_WIND_NSD·(1 + this·|height rate| [s/m]), and is added only while the wind's
@@ -172,6 +175,11 @@ EKF_SPEC = Spec(
                      "wind states (PX4 EKF2_ARSP_THR, default 0)"),
         _px4("airspeed_noise", "EKF2_EAS_NOISE", 1.4, "m/s", "True airspeed noise", True),
         _px4("airspeed_gate", "EKF2_TAS_GATE", 5.0, "SD", "True airspeed innovation gate", True),
+        Param("fuse_sideslip", "nexus:fuseSideslip", "bool", False, doc="While it fuses airspeed, also fuse a "
+              "synthetic sideslip of zero (a plane flies nose into the air), which makes the wind across the track "
+              "observable in a straight line (PX4 EKF2_FUSE_BETA)"),
+        _px4("sideslip_noise", "EKF2_BETA_NOISE", 0.3, "rad", "Synthetic sideslip noise", True),
+        _px4("sideslip_gate", "EKF2_BETA_GATE", 5.0, "SD", "Synthetic sideslip innovation gate", True),
         _px4("wind_noise", "EKF2_WIND_NSD", 0.05, "m/s^2/sqrt(Hz)", "Wind process noise: the wind's 1-sigma grows by "
              "this every second unaided"),
         Param("covariance_decimation", "nexus:covarianceDecimation", "int", 2, "-",
@@ -245,6 +253,9 @@ AIRSPEED_OUTPUTS = (
     Output("ekf_airspeed", wp.float32, (1, 3), recorded=True,
            doc="The last true airspeed innovation [m/s], its test ratio [-], and the true airspeed measured [m/s]"),
     Output("ekf_airspeed_rejected", wp.int32, recorded=True, doc="True airspeed samples rejected by the gate so far"),
+    Output("ekf_sideslip", wp.float32, (1, 2), recorded=True,
+           doc="The last synthetic sideslip innovation [rad] and its test ratio [-] (with nexus:fuseSideslip)"),
+    Output("ekf_sideslip_rejected", wp.int32, recorded=True, doc="Synthetic sideslips rejected by the gate so far"),
 )
 
 
@@ -293,6 +304,9 @@ class EkfTuning:
     wind_noise: float  # [m/s^2/sqrt(Hz)]
     airspeed_timeout: float  # [s]
     airspeed_repeat_check: int
+    fuse_sideslip: int
+    sideslip_noise: float  # [rad]
+    sideslip_gate: float  # [SD]
 
 
 @wp.func
@@ -616,6 +630,8 @@ def ekf_step(
     wind_variance: wp.array2d(dtype=wp.float32),
     air_innovation: wp.array2d(dtype=wp.float32),
     air_rejected: wp.array(dtype=wp.int32),
+    beta_innovation: wp.array2d(dtype=wp.float32),
+    beta_rejected: wp.array(dtype=wp.int32),
 ):
     world = wp.tid()
     fuse_air = int(tuning.airspeed_threshold > 0.0)
@@ -945,6 +961,35 @@ def ekf_step(
                             inject_with_wind(nominal, attitude, wind, world,
                                              fuse_with_wind(P, Pw, world, h, hw, innovation, variance))
                             air_monitor[world, AIR_ACCEPTED] = now
+        # The synthetic sideslip, zero: every SIDESLIP_PERIOD while the airspeed is fused (PX4's EKF2_FUSE_BETA).
+        if (tuning.fuse_sideslip != 0 and wind_on != 0 and air_ok != 0
+                and air_monitor[world, AIR_SPEED] > wp.float64(tuning.airspeed_threshold)
+                and now - air_monitor[world, AIR_BETA] > wp.float64(SIDESLIP_PERIOD - 1.0e-6)):
+            air_monitor[world, AIR_BETA] = now
+            R = wp.quat_to_matrix(attitude[world, 0])
+            v = nominal[world, 1]
+            w = wind[world, 0]
+            u = wp.vec3(v[0] - w[0], v[1] - w[1], v[2])
+            body_air = wp.transpose(R) * u
+            if body_air[0] > AIR_SPEED_MIN:
+                dv = sideslip_velocity_jacobian(R, u)
+                dtheta = sideslip_attitude_jacobian(R, u)
+                h = vec15()
+                for r in range(3):
+                    h[VEL + r] = dv[r]
+                    h[ATT + r] = dtheta[r]
+                hw = wp.vec2(-dv[0], -dv[1])
+                variance = tuning.sideslip_noise * tuning.sideslip_noise
+                innovation = 0.0 - body_air[1] / body_air[0]
+                S = wind_innovation_variance(P, Pw, world, h, hw, variance)
+                ratio = innovation * innovation / (tuning.sideslip_gate * tuning.sideslip_gate * S)
+                beta_innovation[world, 0] = innovation
+                beta_innovation[world, 1] = ratio
+                if ratio > 1.0:
+                    beta_rejected[world] = beta_rejected[world] + 1
+                else:
+                    inject_with_wind(nominal, attitude, wind, world,
+                                     fuse_with_wind(P, Pw, world, h, hw, innovation, variance))
         # 4. No position aid for no_aid_timeout: a fake position at the last known one keeps the filter bounded:
         # at rest always (FAKE_REST_NOISE), moving only while the horizontal 1-sigma is above EKF2_NOAID_NOISE.
         if fuse_gps == 0 or now - times[world, 6] > tuning.no_aid_timeout:
@@ -1211,6 +1256,9 @@ class Ekf(Component):
         t.wind_noise = float(v["wind_noise"])
         t.airspeed_timeout = STALE_PERIODS / self.airspeed_rate
         t.airspeed_repeat_check = int(self.airspeed_noisy)
+        t.fuse_sideslip = int(bool(v["fuse_sideslip"]))
+        t.sideslip_noise = float(v["sideslip_noise"])
+        t.sideslip_gate = float(v["sideslip_gate"])
         self.tuning = t
         # Sensors it does not fuse: a sample that never changes, so the kernel's arguments are always arrays.
         self._idle = {signal: wp.zeros(self.worlds, dtype=dtype, device=ctx.device)
@@ -1220,7 +1268,8 @@ class Ekf(Component):
             # Nor the pitot, and the airspeed outputs are scratch the record never sees.
             self._idle["airspeed"] = wp.zeros(self.worlds, dtype=AirspeedSample, device=ctx.device)
             z = lambda dtype, *shape: wp.zeros((self.worlds, *shape), dtype=dtype, device=ctx.device)  # noqa: E731
-            self._idle_outputs = [z(wp.vec3), z(wp.float32, NW), z(wp.float32, 3), z(wp.int32)]
+            self._idle_outputs = [z(wp.vec3), z(wp.float32, NW), z(wp.float32, 3), z(wp.int32), z(wp.float32, 2),
+                                  z(wp.int32)]
 
     def run(self, io) -> None:
         sensors = [self._idle[s] if s in self._idle else io[s] for s in ("gps", "baro", "mag", "range", "airspeed")]

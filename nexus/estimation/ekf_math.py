@@ -307,3 +307,20 @@ def true_airspeed_jacobian(velocity: wp.vec3, wind: wp.vec3) -> wp.vec3:
     if speed <= 0.0:
         return wp.vec3(0.0)
     return air / speed
+
+
+@wp.func
+def sideslip_velocity_jacobian(R: wp.mat33, air: wp.vec3) -> wp.vec3:
+    """∂β/∂v [s/m] of the synthetic sideslip β = a_y/a_x, a = Rᵀ·air the air-relative velocity in FRD (``air`` = v − w
+    [m/s] NED, ``R`` FRD→NED): (R·e_y − β·R·e_x)/a_x; ∂β/∂(w_N, w_E) is minus its first two entries. The caller
+    keeps a_x above zero."""
+    a = wp.transpose(R) * air
+    beta = a[1] / a[0]
+    return (wp.vec3(R[0, 1], R[1, 1], R[2, 1]) - beta * wp.vec3(R[0, 0], R[1, 0], R[2, 0])) / a[0]
+
+
+@wp.func
+def sideslip_attitude_jacobian(R: wp.mat33, air: wp.vec3) -> wp.vec3:
+    """∂β/∂δθ [1/rad] (NED): the true rotation exp(δθ)·R sees the air as Rᵀ·(air + air × δθ), so
+    ∂β/∂δθ = g × air with g = ∂β/∂v (:func:`sideslip_velocity_jacobian`)."""
+    return wp.cross(sideslip_velocity_jacobian(R, air), air)

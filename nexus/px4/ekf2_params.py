@@ -9,7 +9,7 @@ carry over by name. The rest translate:
   heading at all times; PX4's default 0 switches to 3-axis field fusion in
   flight, which Nexus does not do), 5 (none) when it is off;
 * the fusion switches: ``EKF2_GPS_CTRL`` 7 (position, altitude, velocity) or
-  0, ``EKF2_BARO_CTRL`` 1 or 0, ``EKF2_RNG_CTRL`` 2 (always) or 0.
+  0, ``EKF2_BARO_CTRL`` 1 or 0, ``EKF2_RNG_CTRL`` 2 (always) or 0, ``EKF2_FUSE_BETA`` 1 or 0.
 
 The values are read from the vehicle's estimator prim against the EKF's schema,
 as ``--estimator ekf`` reads it (attributes it does not author: the defaults).
@@ -47,6 +47,7 @@ def ekf2_parameters(values: dict) -> dict[str, float | int]:
     params["EKF2_GPS_CTRL"] = GPS_CTRL_ALL if values["fuse_gps"] else 0
     params["EKF2_BARO_CTRL"] = 1 if values["fuse_baro"] else 0
     params["EKF2_RNG_CTRL"] = RNG_CTRL_ENABLED if values["fuse_range"] else 0
+    params["EKF2_FUSE_BETA"] = 1 if values["fuse_sideslip"] else 0
     return params
 
 

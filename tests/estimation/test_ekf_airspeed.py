@@ -8,7 +8,8 @@ import pytest
 import warp as wp
 
 from nexus.estimation.ekf_math import (
-    fuse_with_wind, predict_wind_covariance, true_airspeed_jacobian, vec15, vec17, wind_innovation_variance,
+    fuse_with_wind, predict_wind_covariance, sideslip_attitude_jacobian, sideslip_velocity_jacobian,
+    true_airspeed_jacobian, vec15, vec17, wind_innovation_variance,
 )
 from tests.estimation.test_ekf_flight import EKF_PRIM, layer, refused
 
@@ -32,6 +33,18 @@ def _predict(Pw: wp.array3d(dtype=wp.float32), T: float, dv: wp.vec3, R: wp.mat3
     predict_wind_covariance(Pw, 0, T, dv, R, q, limit)
 
 
+@wp.kernel
+def _sideslip(R: wp.mat33, air: wp.vec3, out: wp.array(dtype=wp.vec3)):
+    out[0] = sideslip_velocity_jacobian(R, air)
+    out[1] = sideslip_attitude_jacobian(R, air)
+
+
+def sideslip(air):
+    out = wp.zeros(2, dtype=wp.vec3, device="cpu")
+    wp.launch(_sideslip, 1, inputs=[wp.mat33(np.eye(3)), wp.vec3(*air), out], device="cpu")
+    return out.numpy()
+
+
 def jacobian(v, w):
     out = wp.zeros(1, dtype=wp.vec3, device="cpu")
     wp.launch(_jacobian, 1, inputs=[wp.vec3(*v), wp.vec3(*w), out], device="cpu")
@@ -53,6 +66,21 @@ def test_the_true_airspeed_jacobian_is_the_air_relative_velocitys_direction():
     assert jacobian((15.0, 8.0, 0.0), (3.0, -1.0, 0.0)) == pytest.approx([0.8, 0.6, 0.0], abs=1e-7)
     # A climb: v = (12, 0, −5) (down −5), no wind: |air| = 13; (12/13, 0, −5/13). The vertical wind is zero.
     assert jacobian((12.0, 0.0, -5.0), (0.0, 0.0, 0.0)) == pytest.approx([12 / 13, 0.0, -5 / 13], abs=1e-7)
+
+
+def test_the_synthetic_sideslips_jacobian_worked_by_hand():
+    # Heading north, level (R = I), through the air at (25, 0, 0): β = a_y/a_x = 0; ∂β/∂v = e_y/25 = (0, 0.04, 0);
+    # ∂β/∂δθ = g × air = (0, 0.04, 0) × (25, 0, 0) = (0, 0, −1): yawing right by δψ turns the air to the left, β = −δψ.
+    dv, dtheta = sideslip((25.0, 0.0, 0.0))
+    assert dv == pytest.approx([0.0, 0.04, 0.0], abs=1e-7) and dtheta == pytest.approx([0.0, 0.0, -1.0], abs=1e-6)
+    # Air from the side, (20, 5, 0): β = 0.25; ∂β/∂v = (e_y − 0.25·e_x)/20 = (−0.0125, 0.05, 0); yawing by ψ,
+    # β(ψ) = (5·cos ψ − 20·sin ψ)/(20·cos ψ + 5·sin ψ), dβ/dψ(0) = (−20·20 − 5·5)/20² = −1.0625.
+    dv, dtheta = sideslip((20.0, 5.0, 0.0))
+    assert dv == pytest.approx([-0.0125, 0.05, 0.0], abs=1e-7) and dtheta == pytest.approx([0.0, 0.0, -1.0625], abs=1e-6)
+    # Sinking through the air, (20, 0, 2): rolling right by φ tilts the right wing's axis to (0, cos φ, sin φ), so
+    # a_y = 2·sin φ and β = 0.1·φ: ∂β/∂δθ_N = 0.1 (and −1 on the yaw as before).
+    dv, dtheta = sideslip((20.0, 0.0, 2.0))
+    assert dtheta == pytest.approx([0.1, 0.0, -1.0], abs=1e-6)
 
 
 def test_one_airspeed_fusion_matches_the_scalar_kalman_update_by_hand():

@@ -145,7 +145,8 @@ class Harness:
         self.air = z(AirspeedSample)
         self.out = [z(__import__("nexus").estimation.PoseTwist), z(wp.int32), z(wp.float32, 15), z(wp.float32, 9),
                     z(wp.float32, 9), z(wp.int32, 9), wp.zeros(worlds, dtype=wp.int32, device="cpu"), z(wp.vec3),
-                    z(wp.int32), z(wp.vec3), z(wp.float32, 2), z(wp.float32, 3), z(wp.int32)]
+                    z(wp.int32), z(wp.vec3), z(wp.float32, 2), z(wp.float32, 3), z(wp.int32), z(wp.float32, 2),
+                    z(wp.int32)]
         self.t = 0.0
         self.gps_position = np.zeros((worlds, 3))
         self.gps_velocity = np.zeros((worlds, 3), dtype=np.float32)
