@@ -34,6 +34,7 @@ A vehicle's own ``px4Parameters`` (:func:`nexus.px4.params.pinned_parameters`) r
 
 from __future__ import annotations
 
+import logging
 import math
 
 from pxr import Usd
@@ -48,11 +49,17 @@ from nexus.core.errors import BuildError, NexusError
 from nexus.plant.usd_checks import nexus_apis
 from nexus.px4.plane_outputs import MAV_TYPE_FIXED_WING, SURFACE_KINDS, plane_outputs
 from nexus.schemas.reader import read_prim
+from nexus.sensors.rangefinder import RANGEFINDER_SPEC
+
+log = logging.getLogger("nexus")
 
 #: A rangefinder's schema: PX4 can flare on its terrain estimate.
 RANGEFINDER_SCHEMA = "NexusRangefinderAPI"
 #: The air start's schema: a plane released in the air takes off from no runway.
 AIR_START_SCHEMA = "NexusAirStartAPI"
+#: PX4 aborts a landing whose terrain is not measured this long [s] after the final began
+#: (``TERRAIN_ALT_FIRST_MEASUREMENT_TIMEOUT`` in PX4's fixed-wing mode manager).
+TERRAIN_FIRST_MEASUREMENT_S = 10.0
 #: PX4's SITL fixed-wing airframe on the simulator_mavlink link, and its model name.
 AIRFRAME, SIM_MODEL = 1030, "gazebo-classic_plane"
 #: PX4's ``CA_AIRFRAME`` for a fixed wing.
@@ -115,8 +122,11 @@ def plane_parameters(plant, stage) -> dict[str, float | int]:
     params["NAV_DLL_ACT"] = 0
     # PX4 flares on its terrain estimate (FW_LND_USETER 1) and aborts a mission landing that finds no terrain within
     # 10 s (FW_LND_ABORT 3): a plane without a rangefinder lands on the landing point's altitude instead, no abort.
-    if not any(RANGEFINDER_SCHEMA in nexus_apis(prim) for prim in stage.Traverse()):
+    rangefinders = [prim for prim in stage.Traverse() if RANGEFINDER_SCHEMA in nexus_apis(prim)]
+    if not rangefinders:
         params["FW_LND_USETER"], params["FW_LND_ABORT"] = 0, 0
+    else:
+        warn_short_rangefinder(rangefinders[0], path, landing)
     # A fixed wing's waypoint acceptance radius (PX4 reads an item's own only on a multicopter): the mission's.
     params["NAV_ACC_RAD"] = round(float(landing["acceptance_radius"]), 2)
     deflections = {"aileron": trim.aileron, "elevator": trim.elevator, "rudder": trim.rudder}
@@ -125,6 +135,20 @@ def plane_parameters(plant, stage) -> dict[str, float | int]:
         servo = SURFACE_KINDS[surface.role].sign * float(deflections[surface.role]) / surface.travel
         params[names[surface.role]] = round(servo, 4)
     return params
+
+
+def warn_short_rangefinder(prim, path, landing: dict) -> None:
+    """Warn when PX4 would abort the mission's landing for want of terrain: it needs a valid distance within
+    :data:`TERRAIN_FIRST_MEASUREMENT_S` of the final's start (``FW_LND_ABORT``'s "terrain not found"), when the
+    glide from ``approachHeight`` at ``approachAirspeed`` (calm air) is still this high."""
+    reach = float(read_prim(prim, RANGEFINDER_SPEC, path)["max_distance"])
+    height = float(landing["approach_height"]) - (TERRAIN_FIRST_MEASUREMENT_S * float(landing["approach_airspeed"])
+                                                  * math.tan(float(landing["glide_slope"])))
+    if reach < height:
+        log.warning("%s: %s nexus:maxDistance %g m: PX4 needs the ground measured within %g s of the final's start, "
+                    "when the glide is still %.1f m up, or it aborts the landing (FW_LND_ABORT); give a longer "
+                    "reach (a LightWare SF11/C laser reads to 100 m) or set FW_LND_ABORT to 0", path, prim.GetPath(),
+                    reach, TERRAIN_FIRST_MEASUREMENT_S, height)
 
 
 def mission_airspeed(stage, path, scene_path) -> tuple[float, str]:
