@@ -409,8 +409,29 @@ def fuse(
     rejected: wp.array2d(dtype=wp.int32), Pw: wp.array3d(dtype=wp.float32), wind: wp.array2d(dtype=wp.vec3),
     wind_on: int,
 ) -> int:
-    """Gate one scalar (test ratio ν²/(gate²·S)), fuse and inject it when it passes; 1 when fused. With the wind states
-    on (``wind_on``) the fusion carries them too (S is the same: the measurement does not see the wind)."""
+    """Gate one scalar (test ratio ν²/(gate²·S)), fuse and inject it when it passes; 1 when fused. (The 15-state
+    filter's: ``Pw``, ``wind`` and ``wind_on`` are not read; :func:`fuse_carrying_wind` has the same arguments.)"""
+    S = c * c * P[world, k, k] + variance
+    ratio = innovation * innovation / (gate * gate * S)
+    innovations[world, slot] = innovation
+    ratios[world, slot] = ratio
+    if ratio > 1.0:
+        rejected[world, slot] = rejected[world, slot] + 1
+        return 0
+    inject(nominal, attitude, world, fuse_scalar(P, world, k, c, innovation, variance))
+    return 1
+
+
+@wp.func
+def fuse_carrying_wind(
+    P: wp.array3d(dtype=wp.float32), nominal: wp.array2d(dtype=wp.vec3), attitude: wp.array2d(dtype=wp.quat),
+    world: int, k: int, c: float, innovation: float, variance: float, gate: float, slot: int,
+    innovations: wp.array2d(dtype=wp.float32), ratios: wp.array2d(dtype=wp.float32),
+    rejected: wp.array2d(dtype=wp.int32), Pw: wp.array3d(dtype=wp.float32), wind: wp.array2d(dtype=wp.vec3),
+    wind_on: int,
+) -> int:
+    """:func:`fuse` in a filter with wind states: once they are on (``wind_on``) the fusion carries them too (S is the
+    same: the measurement does not see the wind)."""
     S = c * c * P[world, k, k] + variance
     ratio = innovation * innovation / (gate * gate * S)
     innovations[world, slot] = innovation
@@ -436,6 +457,26 @@ def fuse_attitude(
     wind_on: int,
 ) -> int:
     """:func:`fuse` for a scalar whose Jacobian ``h`` lies on the attitude error's three entries."""
+    S = attitude_variance_of(P, world, h, variance)
+    ratio = innovation * innovation / (gate * gate * S)
+    innovations[world, slot] = innovation
+    ratios[world, slot] = ratio
+    if ratio > 1.0:
+        rejected[world, slot] = rejected[world, slot] + 1
+        return 0
+    inject(nominal, attitude, world, fuse_attitude_scalar(P, world, h, innovation, variance))
+    return 1
+
+
+@wp.func
+def fuse_attitude_carrying_wind(
+    P: wp.array3d(dtype=wp.float32), nominal: wp.array2d(dtype=wp.vec3), attitude: wp.array2d(dtype=wp.quat),
+    world: int, h: wp.vec3, innovation: float, variance: float, gate: float, slot: int,
+    innovations: wp.array2d(dtype=wp.float32), ratios: wp.array2d(dtype=wp.float32),
+    rejected: wp.array2d(dtype=wp.int32), Pw: wp.array3d(dtype=wp.float32), wind: wp.array2d(dtype=wp.vec3),
+    wind_on: int,
+) -> int:
+    """:func:`fuse_attitude` in a filter with wind states (as :func:`fuse_carrying_wind`)."""
     S = attitude_variance_of(P, world, h, variance)
     ratio = innovation * innovation / (gate * gate * S)
     innovations[world, slot] = innovation
@@ -582,501 +623,537 @@ def tilt_heading(accel: wp.vec3, field_body: wp.vec3, use_mag: int, field_ned: w
     return wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), yaw) * tilt
 
 
-@wp.kernel
-def ekf_step(
-    imu: wp.array(dtype=ImuSample),
-    gps: wp.array(dtype=GpsSample),
-    baro: wp.array(dtype=BaroSample),
-    mag: wp.array(dtype=MagSample),
-    rng: wp.array(dtype=RangeSample),
-    air: wp.array(dtype=AirspeedSample),
-    time: wp.array(dtype=wp.float64),
-    tuning: EkfTuning,
-    in_place: int,
-    nominal_in: wp.array2d(dtype=wp.vec3),
-    attitude_in: wp.array2d(dtype=wp.quat),
-    P_in: wp.array3d(dtype=wp.float32),
-    times_in: wp.array2d(dtype=wp.float64),
-    refs_in: wp.array2d(dtype=wp.float32),
-    history_in: wp.array3d(dtype=wp.vec3),
-    history_times_in: wp.array2d(dtype=wp.float64),
-    divergence_in: wp.array2d(dtype=wp.float32),
-    monitor_in: wp.array2d(dtype=wp.float64),
-    wind_in: wp.array2d(dtype=wp.vec3),
-    Pw_in: wp.array3d(dtype=wp.float32),
-    air_monitor_in: wp.array2d(dtype=wp.float64),
-    nominal: wp.array2d(dtype=wp.vec3),
-    attitude: wp.array2d(dtype=wp.quat),
-    P: wp.array3d(dtype=wp.float32),
-    times: wp.array2d(dtype=wp.float64),
-    refs: wp.array2d(dtype=wp.float32),
-    history: wp.array3d(dtype=wp.vec3),
-    history_times: wp.array2d(dtype=wp.float64),
-    divergence: wp.array2d(dtype=wp.float32),
-    monitor: wp.array2d(dtype=wp.float64),
-    wind: wp.array2d(dtype=wp.vec3),
-    Pw: wp.array3d(dtype=wp.float32),
-    air_monitor: wp.array2d(dtype=wp.float64),
-    estimate: wp.array(dtype=PoseTwist),
-    status: wp.array(dtype=wp.int32),
-    variances: wp.array2d(dtype=wp.float32),
-    innovations: wp.array2d(dtype=wp.float32),
-    ratios: wp.array2d(dtype=wp.float32),
-    rejected: wp.array2d(dtype=wp.int32),
-    done: wp.array(dtype=wp.int32),
-    reset: wp.array(dtype=wp.vec3),
-    resets: wp.array(dtype=wp.int32),
-    wind_out: wp.array(dtype=wp.vec3),
-    wind_variance: wp.array2d(dtype=wp.float32),
-    air_innovation: wp.array2d(dtype=wp.float32),
-    air_rejected: wp.array(dtype=wp.int32),
-    beta_innovation: wp.array2d(dtype=wp.float32),
-    beta_rejected: wp.array(dtype=wp.int32),
+@wp.func
+def fuse_airspeed_sample(
+    P: wp.array3d(dtype=wp.float32), Pw: wp.array3d(dtype=wp.float32), nominal: wp.array2d(dtype=wp.vec3),
+    attitude: wp.array2d(dtype=wp.quat), wind: wp.array2d(dtype=wp.vec3), air_monitor: wp.array2d(dtype=wp.float64),
+    world: int, s_air: AirspeedSample, air_ok: int, tuning: EkfTuning, now: wp.float64,
+    air_innovation: wp.array2d(dtype=wp.float32), air_rejected: wp.array(dtype=wp.int32),
+    beta_innovation: wp.array2d(dtype=wp.float32), beta_rejected: wp.array(dtype=wp.int32),
 ):
-    world = wp.tid()
-    fuse_air = int(tuning.airspeed_threshold > 0.0)
-    if in_place == 0:  # a differentiable caller's fresh state_out; in a run the state advances in place
-        for i in range(8):
-            nominal[world, i] = nominal_in[world, i]
-        attitude[world, 0] = attitude_in[world, 0]
-        for i in range(8):
-            times[world, i] = times_in[world, i]
-        for i in range(7):
-            refs[world, i] = refs_in[world, i]
-        for i in range(N):
-            for j in range(N):
-                P[world, i, j] = P_in[world, i, j]
-        for i in range(1 + SLOTS):
-            divergence[world, i] = divergence_in[world, i]
-        for i in range(MONITOR):
-            monitor[world, i] = monitor_in[world, i]
-        if tuning.gps_delay > wp.float64(0.0):
-            for i in range(HISTORY):
-                history[world, i, 0] = history_in[world, i, 0]
-                history[world, i, 1] = history_in[world, i, 1]
-            for i in range(HISTORY + 1):
-                history_times[world, i] = history_times_in[world, i]
-        if fuse_air != 0:
-            wind[world, 0] = wind_in[world, 0]
-            for i in range(N + NW):
-                for a in range(NW):
-                    Pw[world, i, a] = Pw_in[world, i, a]
-            for i in range(AIR_MONITOR):
-                air_monitor[world, i] = air_monitor_in[world, i]
-    if done[world] == DIVERGED:
-        return  # the state stays as it was on the tick it went non-finite, for run.log
-    s_imu = imu[world]
-    s_gps = gps[world]
-    s_baro = baro[world]
-    s_mag = mag[world]
-    s_rng = rng[world]
-    s_air = air[world]
-    fuse_gps = tuning.fuse[0]
-    fuse_baro = tuning.fuse[1]
-    fuse_mag = tuning.fuse[2]
-    fuse_rng = tuning.fuse[3]
-
-    if refs[world, 3] == 0.0:
-        # Alignment from the samples the start-up took at rest.
-        q = tilt_heading(s_imu.accel, s_mag.field, fuse_mag, tuning.field_ned)
-        attitude[world, 0] = q
-        # The origin is the base where it is aligned; the GPS places it once a fix passes the quality checks.
-        p0 = wp.vec3(0.0)
-        for i in range(0, 8):
-            nominal[world, i] = wp.vec3(0.0)
-        refs[world, 6] = 0.0
-        # The position's variance: the initial sigma's; the first fix's own noise when it places the origin.
-        position_variance = wp.vec3(tuning.initial_sigma[POS] * tuning.initial_sigma[POS],
-                                    tuning.initial_sigma[POS + 1] * tuning.initial_sigma[POS + 1],
-                                    tuning.initial_sigma[POS + 2] * tuning.initial_sigma[POS + 2])
-        if fuse_gps != 0 and good_fix(s_gps, tuning) != 0:
-            nominal[world, 7] = gps_ned(s_gps, tuning) - wp.quat_rotate(q, tuning.gps_mount_frd)
-            refs[world, 6] = 1.0
-            h_sigma = wp.max(tuning.gps_pos_noise, s_gps.eph)
-            v_sigma = wp.max(1.5 * tuning.gps_pos_noise, s_gps.epv)
-            position_variance = wp.vec3(h_sigma * h_sigma, h_sigma * h_sigma, v_sigma * v_sigma)
-        # The alignment's linearisation: J[:, i] = how far the attitude it takes turns [rad] for a step of the
-        # specific force along i [m/s²] (tilt, and through the tilted field the heading); the attitude error is
-        # then −J·(accelerometer bias + noise), and P starts with that tie to the bias (ekf_math).
-        J = wp.mat33(0.0)
-        for i in range(3):
-            step = wp.vec3(0.0)
-            step[i] = ALIGNMENT_STEP
-            turned = rotation_vector(tilt_heading(s_imu.accel + step, s_mag.field, fuse_mag, tuning.field_ned)
-                                     * wp.quat_inverse(q))
+    """A new pitot sample: its true airspeed, which starts the wind states the first time it is above
+    EKF2_ARSP_THR and is fused (gated) after; then, every SIDESLIP_PERIOD, the synthetic sideslip."""
+    if s_air.time != air_monitor[world, AIR_TAKEN]:
+        air_monitor[world, AIR_TAKEN] = s_air.time
+        # The true airspeed as the pitot declares it: q = ½·ρ·u·|u| at ISA density at the estimated altitude.
+        density = float(isa_density(tuning.origin_altitude - wp.float64(nominal[world, 0][2])))
+        measured = wp.sqrt(2.0 * wp.max(s_air.differential_pressure, 0.0) / density)
+        air_monitor[world, AIR_SPEED] = wp.float64(measured)
+        air_innovation[world, 2] = measured
+        if air_ok != 0 and measured > tuning.airspeed_threshold:
+            if air_monitor[world, AIR_WIND_ON] == wp.float64(0.0):
+                reset_wind_from_airspeed(P, Pw, nominal, attitude, wind, world, measured, tuning.airspeed_noise)
+                air_monitor[world, AIR_WIND_ON] = wp.float64(1.0)
+            else:
+                v = nominal[world, 1]
+                w = wind[world, 0]
+                predicted = wp.length(wp.vec3(v[0] - w[0], v[1] - w[1], v[2]))
+                if predicted > AIR_SPEED_MIN:
+                    dv = true_airspeed_jacobian(v, w)
+                    h = vec15()
+                    for r in range(3):
+                        h[VEL + r] = dv[r]
+                    hw = wp.vec2(-dv[0], -dv[1])
+                    variance = tuning.airspeed_noise * tuning.airspeed_noise
+                    innovation = measured - predicted
+                    S = wind_innovation_variance(P, Pw, world, h, hw, variance)
+                    ratio = innovation * innovation / (tuning.airspeed_gate * tuning.airspeed_gate * S)
+                    air_innovation[world, 0] = innovation
+                    air_innovation[world, 1] = ratio
+                    if ratio > 1.0:
+                        air_rejected[world] = air_rejected[world] + 1
+                    else:
+                        inject_with_wind(nominal, attitude, wind, world,
+                                         fuse_with_wind(P, Pw, world, h, hw, innovation, variance))
+                        air_monitor[world, AIR_ACCEPTED] = now
+    # The synthetic sideslip, zero: every SIDESLIP_PERIOD while the airspeed is fused (PX4's EKF2_FUSE_BETA).
+    if (tuning.fuse_sideslip != 0 and air_monitor[world, AIR_WIND_ON] != wp.float64(0.0) and air_ok != 0
+            and air_monitor[world, AIR_SPEED] > wp.float64(tuning.airspeed_threshold)
+            and now - air_monitor[world, AIR_BETA] > wp.float64(SIDESLIP_PERIOD - 1.0e-6)):
+        air_monitor[world, AIR_BETA] = now
+        R = wp.quat_to_matrix(attitude[world, 0])
+        v = nominal[world, 1]
+        w = wind[world, 0]
+        u = wp.vec3(v[0] - w[0], v[1] - w[1], v[2])
+        body_air = wp.transpose(R) * u
+        if body_air[0] > AIR_SPEED_MIN:
+            dv = sideslip_velocity_jacobian(R, u)
+            dtheta = sideslip_attitude_jacobian(R, u)
+            h = vec15()
             for r in range(3):
-                J[r, i] = turned[r] / ALIGNMENT_STEP
-        yaw_variance = float(0.0)
-        if fuse_mag != 0:
-            yaw_variance = tuning.heading_noise * tuning.heading_noise  # the heading of one magnetometer sample
-        alignment_covariance(P, world, tuning.initial_sigma, position_variance, J, yaw_variance)
-        refs[world, 0] = s_baro.pressure_altitude + p0[2]
-        refs[world, 1] = 0.0
-        refs[world, 2] = 0.0
-        refs[world, 3] = 1.0
-        refs[world, 4] = 0.0
-        # The barometer's offset starts as its reference's error: one sample's noise (and the first fix's height).
-        refs[world, 5] = tuning.baro_noise * tuning.baro_noise + position_variance[2] * refs[world, 6]
-        times[world, 0] = s_imu.time
-        times[world, 1] = s_gps.time
-        times[world, 2] = s_baro.time
-        times[world, 3] = s_mag.time
-        times[world, 4] = s_rng.time
-        times[world, 5] = wp.float64(0.0)
-        times[world, 6] = s_gps.time
-        times[world, 7] = s_baro.time
-        if tuning.gps_delay > wp.float64(0.0):
-            history_times[world, HISTORY] = wp.float64(0.0)
-            remember(nominal, history, history_times, world, s_imu.time)
-        if fuse_air != 0:  # the wind states wait for the first airspeed above the threshold
-            wind[world, 0] = wp.vec3(0.0)
-            for i in range(N + NW):
-                for a in range(NW):
-                    Pw[world, i, a] = 0.0
-            for i in range(AIR_MONITOR):
-                air_monitor[world, i] = wp.float64(0.0)
-            air_monitor[world, 0] = s_air.time
-            air_monitor[world, AIR_TAKEN] = s_air.time
-            air_monitor[world, AIR_PRESSURE] = wp.float64(s_air.differential_pressure)
-            air_monitor[world, AIR_ACCEPTED] = wp.float64(-1.0e9)
-    else:
-        # 1. Nominal prediction from a new IMU sample.
-        new_imu = s_imu.time != times[world, 0]
-        if new_imu:
-            dt = float(s_imu.time - times[world, 0])
-            times[world, 0] = s_imu.time
-            q = attitude[world, 0]
-            omega = s_imu.gyro - nominal[world, 2]
-            angle = wp.length(omega) * dt
-            if angle > 0.0:
-                q = wp.normalize(q * wp.quat_from_axis_angle(wp.normalize(omega), angle))
-            dv = wp.quat_rotate(q, (s_imu.accel - nominal[world, 3]) * dt)
-            v0 = nominal[world, 1]
-            v1 = v0 + dv + wp.vec3(0.0, 0.0, tuning.gravity * dt)
-            nominal[world, 1] = v1
-            nominal[world, 0] = nominal[world, 0] + (v0 + v1) * (0.5 * dt)
+                h[VEL + r] = dv[r]
+                h[ATT + r] = dtheta[r]
+            hw = wp.vec2(-dv[0], -dv[1])
+            variance = tuning.sideslip_noise * tuning.sideslip_noise
+            innovation = 0.0 - body_air[1] / body_air[0]
+            S = wind_innovation_variance(P, Pw, world, h, hw, variance)
+            ratio = innovation * innovation / (tuning.sideslip_gate * tuning.sideslip_gate * S)
+            beta_innovation[world, 0] = innovation
+            beta_innovation[world, 1] = ratio
+            if ratio > 1.0:
+                beta_rejected[world] = beta_rejected[world] + 1
+            else:
+                inject_with_wind(nominal, attitude, wind, world,
+                                 fuse_with_wind(P, Pw, world, h, hw, innovation, variance))
+
+
+def make_ekf_step(with_wind: bool):
+    """The filter's kernel: without wind states (``with_wind`` False: the 15-state filter, every airspeed and wind
+    branch left out of its code by ``wp.static``, so it costs and computes what it did before they existed), or
+    with them (a filter that fuses airspeed). Both take the same arguments."""
+    fuse_one = fuse_carrying_wind if with_wind else fuse
+    fuse_heading = fuse_attitude_carrying_wind if with_wind else fuse_attitude
+
+    @wp.kernel
+    def ekf_step(
+        imu: wp.array(dtype=ImuSample),
+        gps: wp.array(dtype=GpsSample),
+        baro: wp.array(dtype=BaroSample),
+        mag: wp.array(dtype=MagSample),
+        rng: wp.array(dtype=RangeSample),
+        air: wp.array(dtype=AirspeedSample),
+        time: wp.array(dtype=wp.float64),
+        tuning: EkfTuning,
+        in_place: int,
+        nominal_in: wp.array2d(dtype=wp.vec3),
+        attitude_in: wp.array2d(dtype=wp.quat),
+        P_in: wp.array3d(dtype=wp.float32),
+        times_in: wp.array2d(dtype=wp.float64),
+        refs_in: wp.array2d(dtype=wp.float32),
+        history_in: wp.array3d(dtype=wp.vec3),
+        history_times_in: wp.array2d(dtype=wp.float64),
+        divergence_in: wp.array2d(dtype=wp.float32),
+        monitor_in: wp.array2d(dtype=wp.float64),
+        wind_in: wp.array2d(dtype=wp.vec3),
+        Pw_in: wp.array3d(dtype=wp.float32),
+        air_monitor_in: wp.array2d(dtype=wp.float64),
+        nominal: wp.array2d(dtype=wp.vec3),
+        attitude: wp.array2d(dtype=wp.quat),
+        P: wp.array3d(dtype=wp.float32),
+        times: wp.array2d(dtype=wp.float64),
+        refs: wp.array2d(dtype=wp.float32),
+        history: wp.array3d(dtype=wp.vec3),
+        history_times: wp.array2d(dtype=wp.float64),
+        divergence: wp.array2d(dtype=wp.float32),
+        monitor: wp.array2d(dtype=wp.float64),
+        wind: wp.array2d(dtype=wp.vec3),
+        Pw: wp.array3d(dtype=wp.float32),
+        air_monitor: wp.array2d(dtype=wp.float64),
+        estimate: wp.array(dtype=PoseTwist),
+        status: wp.array(dtype=wp.int32),
+        variances: wp.array2d(dtype=wp.float32),
+        innovations: wp.array2d(dtype=wp.float32),
+        ratios: wp.array2d(dtype=wp.float32),
+        rejected: wp.array2d(dtype=wp.int32),
+        done: wp.array(dtype=wp.int32),
+        reset: wp.array(dtype=wp.vec3),
+        resets: wp.array(dtype=wp.int32),
+        wind_out: wp.array(dtype=wp.vec3),
+        wind_variance: wp.array2d(dtype=wp.float32),
+        air_innovation: wp.array2d(dtype=wp.float32),
+        air_rejected: wp.array(dtype=wp.int32),
+        beta_innovation: wp.array2d(dtype=wp.float32),
+        beta_rejected: wp.array(dtype=wp.int32),
+    ):
+        world = wp.tid()
+        if in_place == 0:  # a differentiable caller's fresh state_out; in a run the state advances in place
+            for i in range(8):
+                nominal[world, i] = nominal_in[world, i]
+            attitude[world, 0] = attitude_in[world, 0]
+            for i in range(8):
+                times[world, i] = times_in[world, i]
+            for i in range(7):
+                refs[world, i] = refs_in[world, i]
+            for i in range(N):
+                for j in range(N):
+                    P[world, i, j] = P_in[world, i, j]
+            for i in range(1 + SLOTS):
+                divergence[world, i] = divergence_in[world, i]
+            for i in range(MONITOR):
+                monitor[world, i] = monitor_in[world, i]
+            if tuning.gps_delay > wp.float64(0.0):
+                for i in range(HISTORY):
+                    history[world, i, 0] = history_in[world, i, 0]
+                    history[world, i, 1] = history_in[world, i, 1]
+                for i in range(HISTORY + 1):
+                    history_times[world, i] = history_times_in[world, i]
+            if wp.static(with_wind):
+                wind[world, 0] = wind_in[world, 0]
+                for i in range(N + NW):
+                    for a in range(NW):
+                        Pw[world, i, a] = Pw_in[world, i, a]
+                for i in range(AIR_MONITOR):
+                    air_monitor[world, i] = air_monitor_in[world, i]
+        if done[world] == DIVERGED:
+            return  # the state stays as it was on the tick it went non-finite, for run.log
+        s_imu = imu[world]
+        s_gps = gps[world]
+        s_baro = baro[world]
+        s_mag = mag[world]
+        s_rng = rng[world]
+        s_air = air[world]
+        fuse_gps = tuning.fuse[0]
+        fuse_baro = tuning.fuse[1]
+        fuse_mag = tuning.fuse[2]
+        fuse_rng = tuning.fuse[3]
+
+        if refs[world, 3] == 0.0:
+            # Alignment from the samples the start-up took at rest.
+            q = tilt_heading(s_imu.accel, s_mag.field, fuse_mag, tuning.field_ned)
             attitude[world, 0] = q
-            nominal[world, 4] = nominal[world, 4] + dv
-            times[world, 5] = times[world, 5] + wp.float64(dt)
-            refs[world, 2] = refs[world, 2] + 1.0
-            # 2. Covariance prediction over the accumulated interval.
-            if int(refs[world, 2]) >= tuning.decimation:
-                T = float(times[world, 5])
-                q_diag = vec15()
+            # The origin is the base where it is aligned; the GPS places it once a fix passes the quality checks.
+            p0 = wp.vec3(0.0)
+            for i in range(0, 8):
+                nominal[world, i] = wp.vec3(0.0)
+            refs[world, 6] = 0.0
+            # The position's variance: the initial sigma's; the first fix's own noise when it places the origin.
+            position_variance = wp.vec3(tuning.initial_sigma[POS] * tuning.initial_sigma[POS],
+                                        tuning.initial_sigma[POS + 1] * tuning.initial_sigma[POS + 1],
+                                        tuning.initial_sigma[POS + 2] * tuning.initial_sigma[POS + 2])
+            if fuse_gps != 0 and good_fix(s_gps, tuning) != 0:
+                nominal[world, 7] = gps_ned(s_gps, tuning) - wp.quat_rotate(q, tuning.gps_mount_frd)
+                refs[world, 6] = 1.0
+                h_sigma = wp.max(tuning.gps_pos_noise, s_gps.eph)
+                v_sigma = wp.max(1.5 * tuning.gps_pos_noise, s_gps.epv)
+                position_variance = wp.vec3(h_sigma * h_sigma, h_sigma * h_sigma, v_sigma * v_sigma)
+            # The alignment's linearisation: J[:, i] = how far the attitude it takes turns [rad] for a step of the
+            # specific force along i [m/s²] (tilt, and through the tilted field the heading); the attitude error is
+            # then −J·(accelerometer bias + noise), and P starts with that tie to the bias (ekf_math).
+            J = wp.mat33(0.0)
+            for i in range(3):
+                step = wp.vec3(0.0)
+                step[i] = ALIGNMENT_STEP
+                turned = rotation_vector(tilt_heading(s_imu.accel + step, s_mag.field, fuse_mag, tuning.field_ned)
+                                         * wp.quat_inverse(q))
                 for r in range(3):
-                    q_diag[VEL + r] = (tuning.accel_noise * T) * (tuning.accel_noise * T)
-                    q_diag[ATT + r] = (tuning.gyro_noise * T) * (tuning.gyro_noise * T)
-                    q_diag[GYRO_BIAS + r] = (tuning.gyro_bias_noise * T) * (tuning.gyro_bias_noise * T)
-                    q_diag[ACCEL_BIAS + r] = (tuning.accel_bias_noise * T) * (tuning.accel_bias_noise * T)
-                    q_diag[POS + r] = tuning.drift_variance_rate[r] * T  # a random walk's variance: σ²·T
-                predict_covariance(P, P, world, T, nominal[world, 4], wp.quat_to_matrix(q), q_diag)
-                if fuse_air != 0 and air_monitor[world, AIR_WIND_ON] != wp.float64(0.0):
-                    # PX4's wind noise grows with the height rate: climbing or sinking crosses the wind's layers.
-                    density = tuning.wind_noise * (1.0 + WIND_NOISE_PER_CLIMB * wp.abs(v1[2]))
-                    predict_wind_covariance(Pw, world, T, nominal[world, 4], wp.quat_to_matrix(q),
-                                            density * density * T, WIND_VARIANCE_LIMIT)
-                nominal[world, 4] = wp.vec3(0.0)
-                times[world, 5] = wp.float64(0.0)
-                refs[world, 2] = 0.0
-
-        # The rest detector (gyro and specific force quiet, near the height it aligned at) and each fused sensor's
-        # health: no new sample within its timeout, or REPEATS new samples repeating the last one's values.
-        now = time[world]
-        if new_imu and (wp.length(s_imu.gyro) > REST_RATE or wp.abs(wp.length(s_imu.accel) - tuning.gravity) > REST_ACCEL
-                        or wp.abs(nominal[world, 0][2]) > REST_HEIGHT):
-            monitor[world, MON_MOVED] = s_imu.time
-        at_rest = s_imu.time - monitor[world, MON_MOVED] > wp.float64(REST_TIME)
-        gps_ok = int(1)
-        if fuse_gps != 0:
-            same = int(0)
-            if s_gps.time != monitor[world, 0]:
-                n = (remember_value(monitor, world, 12, s_gps.latitude) + remember_value(monitor, world, 13, s_gps.longitude)
-                     + remember_value(monitor, world, 14, s_gps.altitude))
-                for r in range(3):
-                    n += remember_value(monitor, world, 15 + r, wp.float64(s_gps.velocity[r]))
-                if n == 6:
-                    same = tuning.repeat_check[0]
-            gps_ok = watch(monitor, world, 0, s_gps.time, now, tuning.timeouts[0], same)
-        baro_ok = int(1)
-        if fuse_baro != 0:
-            same = int(0)
-            if s_baro.time != monitor[world, 1]:
-                same = remember_value(monitor, world, 18, wp.float64(s_baro.pressure_altitude)) * tuning.repeat_check[1]
-            baro_ok = watch(monitor, world, 1, s_baro.time, now, tuning.timeouts[1], same)
-        mag_ok = int(1)
-        if fuse_mag != 0:
-            same = int(0)
-            if s_mag.time != monitor[world, 2]:
-                n = int(0)
-                for r in range(3):
-                    n += remember_value(monitor, world, 19 + r, wp.float64(s_mag.field[r]))
-                if n == 3:
-                    same = tuning.repeat_check[2]
-            mag_ok = watch(monitor, world, 2, s_mag.time, now, tuning.timeouts[2], same)
-        rng_ok = int(1)
-        if fuse_rng != 0:
-            same = int(0)
-            if s_rng.time != monitor[world, 3]:
-                same = remember_value(monitor, world, 22, wp.float64(s_rng.distance)) * s_rng.valid * tuning.repeat_check[3]
-            rng_ok = watch(monitor, world, 3, s_rng.time, now, tuning.timeouts[3], same)
-        air_ok = int(1)
-        wind_on = int(0)
-        if fuse_air != 0:
-            same = int(0)
-            if s_air.time != air_monitor[world, 0]:
-                same = remember_value(air_monitor, world, AIR_PRESSURE, wp.float64(s_air.differential_pressure)) \
-                    * tuning.airspeed_repeat_check
-            air_ok = watch(air_monitor, world, 0, s_air.time, now, tuning.airspeed_timeout, same)
-            if air_monitor[world, AIR_WIND_ON] != wp.float64(0.0):
-                wind_on = 1
-
-        # 3. Fusion, one scalar at a time.
-        if (fuse_gps != 0 and gps_ok != 0 and s_gps.time != times[world, 1] and refs[world, 6] == 0.0
-                and good_fix(s_gps, tuning) != 0):
-            # The first good fix sets the origin where the estimate has the base now, so nothing jumps.
+                    J[r, i] = turned[r] / ALIGNMENT_STEP
+            yaw_variance = float(0.0)
+            if fuse_mag != 0:
+                yaw_variance = tuning.heading_noise * tuning.heading_noise  # the heading of one magnetometer sample
+            alignment_covariance(P, world, tuning.initial_sigma, position_variance, J, yaw_variance)
+            refs[world, 0] = s_baro.pressure_altitude + p0[2]
+            refs[world, 1] = 0.0
+            refs[world, 2] = 0.0
+            refs[world, 3] = 1.0
+            refs[world, 4] = 0.0
+            # The barometer's offset starts as its reference's error: one sample's noise (and the first fix's height).
+            refs[world, 5] = tuning.baro_noise * tuning.baro_noise + position_variance[2] * refs[world, 6]
+            times[world, 0] = s_imu.time
             times[world, 1] = s_gps.time
-            nominal[world, 7] = (gps_ned(s_gps, tuning) - wp.quat_rotate(attitude[world, 0], tuning.gps_mount_frd)
-                                 - nominal[world, 0])
-            refs[world, 6] = 1.0
-        if (fuse_gps != 0 and gps_ok != 0 and s_gps.time != times[world, 1] and s_gps.fix_type >= 3
-                and refs[world, 6] != 0.0):
-            times[world, 1] = s_gps.time
-            q = attitude[world, 0]
-            omega = s_imu.gyro - nominal[world, 2]
-            antenna = gps_ned(s_gps, tuning) - nominal[world, 7] - wp.quat_rotate(q, tuning.gps_mount_frd)
-            velocity = s_gps.velocity - wp.quat_rotate(q, wp.cross(omega, tuning.gps_mount_frd))
-            h_var = wp.max(tuning.gps_pos_noise, s_gps.eph)
-            v_var = wp.max(1.5 * tuning.gps_pos_noise, s_gps.epv)
-            # The state the sample describes: now, or (delayed) the state of then plus every correction since,
-            # which the correction sums (nominal 5, 6) carry: p(t − d) = [p − Σδp](t − d) + Σδp(now).
-            past_p = wp.vec3(0.0)
-            past_v = wp.vec3(0.0)
-            delayed = tuning.gps_delay > wp.float64(0.0)
-            if delayed:
-                past_p = recall(history, history_times, world, s_gps.time - tuning.gps_delay, 0)
-                past_v = recall(history, history_times, world, s_gps.time - tuning.gps_delay, 1)
-            accepted = int(0)
-            # (Invalid counts only for a GPS whose own noise is under the limit: else every sample would reset.)
-            lost = now - times[world, 6] > tuning.no_aid_timeout or (
-                wp.sqrt(wp.max(P[world, 0, 0], P[world, 1, 1])) >= tuning.horizontal_limit
-                and h_var < tuning.horizontal_limit)
-            if lost:
-                # Aiding was lost: take the GPS's position and velocity as they are (a recorded reset), not a
-                # fusion the gate would refuse or a pull that spikes the velocity.
-                reset_to_gps(P, nominal, monitor, world, antenna + velocity * float(tuning.gps_delay), velocity,
-                             h_var, tuning.gps_vel_noise)
-                if wind_on != 0:
-                    for i in range(6):
-                        if i != 2:
-                            forget_wind_correlation(Pw, world, i)
-                accepted = 1
-            for r in range(3):
-                if lost:
-                    break
-                sigma = h_var
-                if r == 2:
-                    sigma = v_var
-                predicted = nominal[world, 0][r]
-                if delayed:
-                    predicted = past_p[r] + nominal[world, 5][r]
-                accepted += fuse(P, nominal, attitude, world, POS + r, 1.0, antenna[r] - predicted,
-                                 sigma * sigma, tuning.gps_pos_gate, GPS_POS + r, innovations, ratios, rejected, Pw, wind, wind_on)
-            for r in range(3):
-                if lost:
-                    break
-                predicted = nominal[world, 1][r]
-                if delayed:
-                    predicted = past_v[r] + nominal[world, 6][r]
-                accepted += fuse(P, nominal, attitude, world, VEL + r, 1.0, velocity[r] - predicted,
-                                 tuning.gps_vel_noise * tuning.gps_vel_noise, tuning.gps_vel_gate, GPS_VEL + r,
-                                 innovations, ratios, rejected, Pw, wind, wind_on)
-            if accepted > 0:
-                times[world, 6] = s_gps.time
-        if fuse_baro != 0 and baro_ok != 0 and s_baro.time != times[world, 2]:
-            predicted = refs[world, 0] - nominal[world, 0][2]
-            noise = tuning.baro_noise * tuning.baro_noise
-            if tuning.baro_bias_noise > 0.0 and fuse_gps != 0 and s_baro.time - times[world, 6] < wp.float64(AIDING_TIMEOUT):
-                # The barometer's offset b, a random walk, from the barometer against the filter's height, only
-                # while the GPS holds that height (else the two would only chase each other).
-                pb = refs[world, 5] + tuning.baro_bias_noise * tuning.baro_bias_noise * float(s_baro.time - times[world, 2])
-                gain = pb / (pb + noise + P[world, 2, 2])
-                refs[world, 4] = refs[world, 4] + gain * (s_baro.pressure_altitude - predicted - refs[world, 4])
-                refs[world, 5] = (1.0 - gain) * pb
             times[world, 2] = s_baro.time
-            if fuse(P, nominal, attitude, world, POS + 2, -1.0, s_baro.pressure_altitude - refs[world, 4] - predicted,
-                    noise, tuning.baro_gate, BARO, innovations, ratios, rejected, Pw, wind, wind_on) > 0:
-                times[world, 7] = s_baro.time
-        if fuse_mag != 0 and mag_ok != 0 and s_mag.time != times[world, 3]:
             times[world, 3] = s_mag.time
-            field = wp.quat_rotate(attitude[world, 0], s_mag.field)
-            innovation = wrap_pi(heading_of(tuning.field_ned) - heading_of(field))
-            # The Jacobian at the predicted field (the model's), not the measured one: the measured field's noise
-            # across the horizontal field is the innovation's noise, and a Jacobian taken from it too would
-            # correlate with the innovation and push the tilt one way sample after sample.
-            fuse_attitude(P, nominal, attitude, world, heading_jacobian(tuning.field_ned), innovation,
-                          tuning.heading_noise * tuning.heading_noise, tuning.heading_gate, HEADING, innovations,
-                          ratios, rejected, Pw, wind, wind_on)
-        if fuse_rng != 0 and rng_ok != 0 and s_rng.time != times[world, 4]:
             times[world, 4] = s_rng.time
-            cos_tilt = wp.quat_to_matrix(attitude[world, 0])[2, 2]
-            if s_rng.valid != 0 and cos_tilt > 0.7:
-                if refs[world, 1] == 0.0:
-                    refs[world, 1] = nominal[world, 0][2] + s_rng.distance * cos_tilt  # the ground, down [m]
-                else:
-                    predicted = (refs[world, 1] - nominal[world, 0][2]) / cos_tilt
-                    fuse(P, nominal, attitude, world, POS + 2, -1.0 / cos_tilt, s_rng.distance - predicted,
-                         tuning.range_noise * tuning.range_noise, tuning.range_gate, RANGE, innovations, ratios,
-                         rejected, Pw, wind, wind_on)
-        if fuse_air != 0 and s_air.time != air_monitor[world, AIR_TAKEN]:
-            air_monitor[world, AIR_TAKEN] = s_air.time
-            # The true airspeed as the pitot declares it: q = ½·ρ·u·|u| at ISA density at the estimated altitude.
-            density = float(isa_density(tuning.origin_altitude - wp.float64(nominal[world, 0][2])))
-            measured = wp.sqrt(2.0 * wp.max(s_air.differential_pressure, 0.0) / density)
-            air_monitor[world, AIR_SPEED] = wp.float64(measured)
-            air_innovation[world, 2] = measured
-            if air_ok != 0 and measured > tuning.airspeed_threshold:
-                if wind_on == 0:
-                    reset_wind_from_airspeed(P, Pw, nominal, attitude, wind, world, measured, tuning.airspeed_noise)
-                    air_monitor[world, AIR_WIND_ON] = wp.float64(1.0)
-                    wind_on = 1
-                else:
-                    v = nominal[world, 1]
-                    w = wind[world, 0]
-                    predicted = wp.length(wp.vec3(v[0] - w[0], v[1] - w[1], v[2]))
-                    if predicted > AIR_SPEED_MIN:
-                        dv = true_airspeed_jacobian(v, w)
-                        h = vec15()
-                        for r in range(3):
-                            h[VEL + r] = dv[r]
-                        hw = wp.vec2(-dv[0], -dv[1])
-                        variance = tuning.airspeed_noise * tuning.airspeed_noise
-                        innovation = measured - predicted
-                        S = wind_innovation_variance(P, Pw, world, h, hw, variance)
-                        ratio = innovation * innovation / (tuning.airspeed_gate * tuning.airspeed_gate * S)
-                        air_innovation[world, 0] = innovation
-                        air_innovation[world, 1] = ratio
-                        if ratio > 1.0:
-                            air_rejected[world] = air_rejected[world] + 1
-                        else:
-                            inject_with_wind(nominal, attitude, wind, world,
-                                             fuse_with_wind(P, Pw, world, h, hw, innovation, variance))
-                            air_monitor[world, AIR_ACCEPTED] = now
-        # The synthetic sideslip, zero: every SIDESLIP_PERIOD while the airspeed is fused (PX4's EKF2_FUSE_BETA).
-        if (tuning.fuse_sideslip != 0 and wind_on != 0 and air_ok != 0
-                and air_monitor[world, AIR_SPEED] > wp.float64(tuning.airspeed_threshold)
-                and now - air_monitor[world, AIR_BETA] > wp.float64(SIDESLIP_PERIOD - 1.0e-6)):
-            air_monitor[world, AIR_BETA] = now
-            R = wp.quat_to_matrix(attitude[world, 0])
-            v = nominal[world, 1]
-            w = wind[world, 0]
-            u = wp.vec3(v[0] - w[0], v[1] - w[1], v[2])
-            body_air = wp.transpose(R) * u
-            if body_air[0] > AIR_SPEED_MIN:
-                dv = sideslip_velocity_jacobian(R, u)
-                dtheta = sideslip_attitude_jacobian(R, u)
-                h = vec15()
-                for r in range(3):
-                    h[VEL + r] = dv[r]
-                    h[ATT + r] = dtheta[r]
-                hw = wp.vec2(-dv[0], -dv[1])
-                variance = tuning.sideslip_noise * tuning.sideslip_noise
-                innovation = 0.0 - body_air[1] / body_air[0]
-                S = wind_innovation_variance(P, Pw, world, h, hw, variance)
-                ratio = innovation * innovation / (tuning.sideslip_gate * tuning.sideslip_gate * S)
-                beta_innovation[world, 0] = innovation
-                beta_innovation[world, 1] = ratio
-                if ratio > 1.0:
-                    beta_rejected[world] = beta_rejected[world] + 1
-                else:
-                    inject_with_wind(nominal, attitude, wind, world,
-                                     fuse_with_wind(P, Pw, world, h, hw, innovation, variance))
-        # 4. No position aid for no_aid_timeout: a fake position at the last known one keeps the filter bounded:
-        # at rest always (FAKE_REST_NOISE), moving only while the horizontal 1-sigma is above EKF2_NOAID_NOISE.
-        if fuse_gps == 0 or now - times[world, 6] > tuning.no_aid_timeout:
-            mode = wp.float64(1.0)
-            if at_rest:
-                mode = wp.float64(2.0)
-            if monitor[world, MON_MODE] != mode:  # from aided, or between moving and at rest: the position of now
-                monitor[world, MON_MODE] = mode
-                monitor[world, MON_FAKE] = wp.float64(nominal[world, 0][0])
-                monitor[world, MON_FAKE + 1] = wp.float64(nominal[world, 0][1])
-                monitor[world, MON_FAKE_TIME] = now
-            if now - monitor[world, MON_FAKE_TIME] > wp.float64(FAKE_PERIOD - 1.0e-6):
-                monitor[world, MON_FAKE_TIME] = now
-                noise = tuning.no_aid_noise
-                if at_rest:
-                    noise = FAKE_REST_NOISE
-                if at_rest or wp.max(P[world, 0, 0], P[world, 1, 1]) > noise * noise:
-                    for r in range(2):
-                        innovation = float(monitor[world, MON_FAKE + r]) - nominal[world, 0][r]
-                        if wind_on != 0:
-                            h = vec15()
-                            h[POS + r] = 1.0
-                            fuse_scalar_with_wind(P, Pw, nominal, attitude, wind, world, h, innovation, noise * noise)
-                        else:
-                            inject(nominal, attitude, world,
-                                   fuse_scalar(P, world, POS + r, 1.0, innovation, noise * noise))
+            times[world, 5] = wp.float64(0.0)
+            times[world, 6] = s_gps.time
+            times[world, 7] = s_baro.time
+            if tuning.gps_delay > wp.float64(0.0):
+                history_times[world, HISTORY] = wp.float64(0.0)
+                remember(nominal, history, history_times, world, s_imu.time)
+            if wp.static(with_wind):  # the wind states wait for the first airspeed above the threshold
+                wind[world, 0] = wp.vec3(0.0)
+                for i in range(N + NW):
+                    for a in range(NW):
+                        Pw[world, i, a] = 0.0
+                for i in range(AIR_MONITOR):
+                    air_monitor[world, i] = wp.float64(0.0)
+                air_monitor[world, 0] = s_air.time
+                air_monitor[world, AIR_TAKEN] = s_air.time
+                air_monitor[world, AIR_PRESSURE] = wp.float64(s_air.differential_pressure)
+                air_monitor[world, AIR_ACCEPTED] = wp.float64(-1.0e9)
         else:
-            monitor[world, MON_MODE] = wp.float64(0.0)
-        if new_imu and tuning.gps_delay > wp.float64(0.0):
-            remember(nominal, history, history_times, world, s_imu.time)
+            # 1. Nominal prediction from a new IMU sample.
+            new_imu = s_imu.time != times[world, 0]
+            if new_imu:
+                dt = float(s_imu.time - times[world, 0])
+                times[world, 0] = s_imu.time
+                q = attitude[world, 0]
+                omega = s_imu.gyro - nominal[world, 2]
+                angle = wp.length(omega) * dt
+                if angle > 0.0:
+                    q = wp.normalize(q * wp.quat_from_axis_angle(wp.normalize(omega), angle))
+                dv = wp.quat_rotate(q, (s_imu.accel - nominal[world, 3]) * dt)
+                v0 = nominal[world, 1]
+                v1 = v0 + dv + wp.vec3(0.0, 0.0, tuning.gravity * dt)
+                nominal[world, 1] = v1
+                nominal[world, 0] = nominal[world, 0] + (v0 + v1) * (0.5 * dt)
+                attitude[world, 0] = q
+                nominal[world, 4] = nominal[world, 4] + dv
+                times[world, 5] = times[world, 5] + wp.float64(dt)
+                refs[world, 2] = refs[world, 2] + 1.0
+                # 2. Covariance prediction over the accumulated interval.
+                if int(refs[world, 2]) >= tuning.decimation:
+                    T = float(times[world, 5])
+                    q_diag = vec15()
+                    for r in range(3):
+                        q_diag[VEL + r] = (tuning.accel_noise * T) * (tuning.accel_noise * T)
+                        q_diag[ATT + r] = (tuning.gyro_noise * T) * (tuning.gyro_noise * T)
+                        q_diag[GYRO_BIAS + r] = (tuning.gyro_bias_noise * T) * (tuning.gyro_bias_noise * T)
+                        q_diag[ACCEL_BIAS + r] = (tuning.accel_bias_noise * T) * (tuning.accel_bias_noise * T)
+                        q_diag[POS + r] = tuning.drift_variance_rate[r] * T  # a random walk's variance: σ²·T
+                    predict_covariance(P, P, world, T, nominal[world, 4], wp.quat_to_matrix(q), q_diag)
+                    if wp.static(with_wind):
+                        if air_monitor[world, AIR_WIND_ON] != wp.float64(0.0):
+                            # PX4's wind noise grows with the height rate: climbing or sinking crosses the wind's
+                            # layers.
+                            density = tuning.wind_noise * (1.0 + WIND_NOISE_PER_CLIMB * wp.abs(v1[2]))
+                            predict_wind_covariance(Pw, world, T, nominal[world, 4], wp.quat_to_matrix(q),
+                                                    density * density * T, WIND_VARIANCE_LIMIT)
+                    nominal[world, 4] = wp.vec3(0.0)
+                    times[world, 5] = wp.float64(0.0)
+                    refs[world, 2] = 0.0
 
-    now = time[world]
-    out = PoseTwist()
-    out.time = now
-    out.position = nominal[world, 0]
-    out.velocity = nominal[world, 1]
-    out.attitude = attitude[world, 0]
-    out.rates = s_imu.gyro - nominal[world, 2]
-    estimate[world] = out
-    total = wp.length(out.position) + wp.length(out.velocity) + wp.length(out.rates)
-    for i in range(N):
-        variances[world, i] = P[world, i, i]
-        total += P[world, i, i]
-    if not wp.isfinite(total) and done[world] == 0:
-        done[world] = DIVERGED
-        divergence[world, 0] = float(now)
-        for i in range(SLOTS):
-            divergence[world, 1 + i] = innovations[world, i]
-    bits = TILT_ALIGNED
-    if fuse_mag != 0:
-        bits = bits | YAW_ALIGNED
-    if fuse_gps == 0 or refs[world, 6] != 0.0:
-        bits = bits | ORIGIN_SET
-    if monitor[world, MON_FAULT] != wp.float64(0.0):
-        bits = bits | GPS_FAULT
-    if monitor[world, MON_FAULT + 1] != wp.float64(0.0):
-        bits = bits | BARO_FAULT
-    if monitor[world, MON_FAULT + 2] != wp.float64(0.0):
-        bits = bits | MAG_FAULT
-    if monitor[world, MON_FAULT + 3] != wp.float64(0.0):
-        bits = bits | RANGE_FAULT
-    if monitor[world, MON_MODE] != wp.float64(0.0):
-        bits = bits | NO_AID_FUSION
-    reset[world] = wp.vec3(float(monitor[world, MON_RESET]), float(monitor[world, MON_RESET + 1]),
-                           float(monitor[world, MON_RESET + 2]))
-    resets[world] = int(monitor[world, MON_RESETS])
-    if fuse_gps != 0 and now - times[world, 6] < wp.float64(AIDING_TIMEOUT):
-        bits = bits | GPS_AIDING
-    if fuse_baro != 0 and now - times[world, 7] < wp.float64(AIDING_TIMEOUT):
-        bits = bits | BARO_AIDING
-    if fuse_mag != 0 and monitor[world, MON_FAULT + 2] == wp.float64(0.0):
-        bits = bits | MAG_AIDING
-    if fuse_rng != 0 and refs[world, 1] != 0.0 and monitor[world, MON_FAULT + 3] == wp.float64(0.0):
-        bits = bits | RANGE_AIDING
-    if wp.sqrt(wp.max(P[world, 0, 0], P[world, 1, 1])) < tuning.horizontal_limit:
-        bits = bits | HORIZONTAL_VALID
-    if wp.sqrt(P[world, 2, 2]) < tuning.vertical_limit:
-        bits = bits | VERTICAL_VALID
-    if fuse_air != 0:
-        if air_monitor[world, MON_FAULT] != wp.float64(0.0):
-            bits = bits | AIRSPEED_FAULT
-        if now - air_monitor[world, AIR_ACCEPTED] < wp.float64(AIDING_TIMEOUT):
-            bits = bits | AIRSPEED_AIDING
-        wind_out[world] = wind[world, 0]
-        for a in range(NW):
-            wind_variance[world, a] = Pw[world, WIND + a, a]
-    status[world] = bits
+            # The rest detector (gyro and specific force quiet, near the height it aligned at) and each fused sensor's
+            # health: no new sample within its timeout, or REPEATS new samples repeating the last one's values.
+            now = time[world]
+            if new_imu and (wp.length(s_imu.gyro) > REST_RATE or wp.abs(wp.length(s_imu.accel) - tuning.gravity) > REST_ACCEL
+                            or wp.abs(nominal[world, 0][2]) > REST_HEIGHT):
+                monitor[world, MON_MOVED] = s_imu.time
+            at_rest = s_imu.time - monitor[world, MON_MOVED] > wp.float64(REST_TIME)
+            gps_ok = int(1)
+            if fuse_gps != 0:
+                same = int(0)
+                if s_gps.time != monitor[world, 0]:
+                    n = (remember_value(monitor, world, 12, s_gps.latitude) + remember_value(monitor, world, 13, s_gps.longitude)
+                         + remember_value(monitor, world, 14, s_gps.altitude))
+                    for r in range(3):
+                        n += remember_value(monitor, world, 15 + r, wp.float64(s_gps.velocity[r]))
+                    if n == 6:
+                        same = tuning.repeat_check[0]
+                gps_ok = watch(monitor, world, 0, s_gps.time, now, tuning.timeouts[0], same)
+            baro_ok = int(1)
+            if fuse_baro != 0:
+                same = int(0)
+                if s_baro.time != monitor[world, 1]:
+                    same = remember_value(monitor, world, 18, wp.float64(s_baro.pressure_altitude)) * tuning.repeat_check[1]
+                baro_ok = watch(monitor, world, 1, s_baro.time, now, tuning.timeouts[1], same)
+            mag_ok = int(1)
+            if fuse_mag != 0:
+                same = int(0)
+                if s_mag.time != monitor[world, 2]:
+                    n = int(0)
+                    for r in range(3):
+                        n += remember_value(monitor, world, 19 + r, wp.float64(s_mag.field[r]))
+                    if n == 3:
+                        same = tuning.repeat_check[2]
+                mag_ok = watch(monitor, world, 2, s_mag.time, now, tuning.timeouts[2], same)
+            rng_ok = int(1)
+            if fuse_rng != 0:
+                same = int(0)
+                if s_rng.time != monitor[world, 3]:
+                    same = remember_value(monitor, world, 22, wp.float64(s_rng.distance)) * s_rng.valid * tuning.repeat_check[3]
+                rng_ok = watch(monitor, world, 3, s_rng.time, now, tuning.timeouts[3], same)
+            air_ok = int(1)
+            wind_on = int(0)
+            if wp.static(with_wind):
+                same = int(0)
+                if s_air.time != air_monitor[world, 0]:
+                    same = remember_value(air_monitor, world, AIR_PRESSURE, wp.float64(s_air.differential_pressure)) \
+                        * tuning.airspeed_repeat_check
+                air_ok = watch(air_monitor, world, 0, s_air.time, now, tuning.airspeed_timeout, same)
+                if air_monitor[world, AIR_WIND_ON] != wp.float64(0.0):
+                    wind_on = 1
+
+            # 3. Fusion, one scalar at a time.
+            if (fuse_gps != 0 and gps_ok != 0 and s_gps.time != times[world, 1] and refs[world, 6] == 0.0
+                    and good_fix(s_gps, tuning) != 0):
+                # The first good fix sets the origin where the estimate has the base now, so nothing jumps.
+                times[world, 1] = s_gps.time
+                nominal[world, 7] = (gps_ned(s_gps, tuning) - wp.quat_rotate(attitude[world, 0], tuning.gps_mount_frd)
+                                     - nominal[world, 0])
+                refs[world, 6] = 1.0
+            if (fuse_gps != 0 and gps_ok != 0 and s_gps.time != times[world, 1] and s_gps.fix_type >= 3
+                    and refs[world, 6] != 0.0):
+                times[world, 1] = s_gps.time
+                q = attitude[world, 0]
+                omega = s_imu.gyro - nominal[world, 2]
+                antenna = gps_ned(s_gps, tuning) - nominal[world, 7] - wp.quat_rotate(q, tuning.gps_mount_frd)
+                velocity = s_gps.velocity - wp.quat_rotate(q, wp.cross(omega, tuning.gps_mount_frd))
+                h_var = wp.max(tuning.gps_pos_noise, s_gps.eph)
+                v_var = wp.max(1.5 * tuning.gps_pos_noise, s_gps.epv)
+                # The state the sample describes: now, or (delayed) the state of then plus every correction since,
+                # which the correction sums (nominal 5, 6) carry: p(t − d) = [p − Σδp](t − d) + Σδp(now).
+                past_p = wp.vec3(0.0)
+                past_v = wp.vec3(0.0)
+                delayed = tuning.gps_delay > wp.float64(0.0)
+                if delayed:
+                    past_p = recall(history, history_times, world, s_gps.time - tuning.gps_delay, 0)
+                    past_v = recall(history, history_times, world, s_gps.time - tuning.gps_delay, 1)
+                accepted = int(0)
+                # (Invalid counts only for a GPS whose own noise is under the limit: else every sample would reset.)
+                lost = now - times[world, 6] > tuning.no_aid_timeout or (
+                    wp.sqrt(wp.max(P[world, 0, 0], P[world, 1, 1])) >= tuning.horizontal_limit
+                    and h_var < tuning.horizontal_limit)
+                if lost:
+                    # Aiding was lost: take the GPS's position and velocity as they are (a recorded reset), not a
+                    # fusion the gate would refuse or a pull that spikes the velocity.
+                    reset_to_gps(P, nominal, monitor, world, antenna + velocity * float(tuning.gps_delay), velocity,
+                                 h_var, tuning.gps_vel_noise)
+                    if wp.static(with_wind):
+                        if wind_on != 0:
+                            for i in range(6):
+                                if i != 2:
+                                    forget_wind_correlation(Pw, world, i)
+                    accepted = 1
+                for r in range(3):
+                    if lost:
+                        break
+                    sigma = h_var
+                    if r == 2:
+                        sigma = v_var
+                    predicted = nominal[world, 0][r]
+                    if delayed:
+                        predicted = past_p[r] + nominal[world, 5][r]
+                    accepted += wp.static(fuse_one)(P, nominal, attitude, world, POS + r, 1.0, antenna[r] - predicted,
+                                     sigma * sigma, tuning.gps_pos_gate, GPS_POS + r, innovations, ratios, rejected, Pw, wind, wind_on)
+                for r in range(3):
+                    if lost:
+                        break
+                    predicted = nominal[world, 1][r]
+                    if delayed:
+                        predicted = past_v[r] + nominal[world, 6][r]
+                    accepted += wp.static(fuse_one)(P, nominal, attitude, world, VEL + r, 1.0, velocity[r] - predicted,
+                                     tuning.gps_vel_noise * tuning.gps_vel_noise, tuning.gps_vel_gate, GPS_VEL + r,
+                                     innovations, ratios, rejected, Pw, wind, wind_on)
+                if accepted > 0:
+                    times[world, 6] = s_gps.time
+            if fuse_baro != 0 and baro_ok != 0 and s_baro.time != times[world, 2]:
+                predicted = refs[world, 0] - nominal[world, 0][2]
+                noise = tuning.baro_noise * tuning.baro_noise
+                if tuning.baro_bias_noise > 0.0 and fuse_gps != 0 and s_baro.time - times[world, 6] < wp.float64(AIDING_TIMEOUT):
+                    # The barometer's offset b, a random walk, from the barometer against the filter's height, only
+                    # while the GPS holds that height (else the two would only chase each other).
+                    pb = refs[world, 5] + tuning.baro_bias_noise * tuning.baro_bias_noise * float(s_baro.time - times[world, 2])
+                    gain = pb / (pb + noise + P[world, 2, 2])
+                    refs[world, 4] = refs[world, 4] + gain * (s_baro.pressure_altitude - predicted - refs[world, 4])
+                    refs[world, 5] = (1.0 - gain) * pb
+                times[world, 2] = s_baro.time
+                if wp.static(fuse_one)(P, nominal, attitude, world, POS + 2, -1.0, s_baro.pressure_altitude - refs[world, 4] - predicted,
+                        noise, tuning.baro_gate, BARO, innovations, ratios, rejected, Pw, wind, wind_on) > 0:
+                    times[world, 7] = s_baro.time
+            if fuse_mag != 0 and mag_ok != 0 and s_mag.time != times[world, 3]:
+                times[world, 3] = s_mag.time
+                field = wp.quat_rotate(attitude[world, 0], s_mag.field)
+                innovation = wrap_pi(heading_of(tuning.field_ned) - heading_of(field))
+                # The Jacobian at the predicted field (the model's), not the measured one: the measured field's noise
+                # across the horizontal field is the innovation's noise, and a Jacobian taken from it too would
+                # correlate with the innovation and push the tilt one way sample after sample.
+                wp.static(fuse_heading)(P, nominal, attitude, world, heading_jacobian(tuning.field_ned), innovation,
+                              tuning.heading_noise * tuning.heading_noise, tuning.heading_gate, HEADING, innovations,
+                              ratios, rejected, Pw, wind, wind_on)
+            if fuse_rng != 0 and rng_ok != 0 and s_rng.time != times[world, 4]:
+                times[world, 4] = s_rng.time
+                cos_tilt = wp.quat_to_matrix(attitude[world, 0])[2, 2]
+                if s_rng.valid != 0 and cos_tilt > 0.7:
+                    if refs[world, 1] == 0.0:
+                        refs[world, 1] = nominal[world, 0][2] + s_rng.distance * cos_tilt  # the ground, down [m]
+                    else:
+                        predicted = (refs[world, 1] - nominal[world, 0][2]) / cos_tilt
+                        wp.static(fuse_one)(P, nominal, attitude, world, POS + 2, -1.0 / cos_tilt, s_rng.distance - predicted,
+                             tuning.range_noise * tuning.range_noise, tuning.range_gate, RANGE, innovations, ratios,
+                             rejected, Pw, wind, wind_on)
+            if wp.static(with_wind):
+                fuse_airspeed_sample(P, Pw, nominal, attitude, wind, air_monitor, world, s_air, air_ok, tuning, now,
+                                     air_innovation, air_rejected, beta_innovation, beta_rejected)
+                wind_on = int(air_monitor[world, AIR_WIND_ON])
+            # 4. No position aid for no_aid_timeout: a fake position at the last known one keeps the filter bounded:
+            # at rest always (FAKE_REST_NOISE), moving only while the horizontal 1-sigma is above EKF2_NOAID_NOISE.
+            if fuse_gps == 0 or now - times[world, 6] > tuning.no_aid_timeout:
+                mode = wp.float64(1.0)
+                if at_rest:
+                    mode = wp.float64(2.0)
+                if monitor[world, MON_MODE] != mode:  # from aided, or between moving and at rest: the position of now
+                    monitor[world, MON_MODE] = mode
+                    monitor[world, MON_FAKE] = wp.float64(nominal[world, 0][0])
+                    monitor[world, MON_FAKE + 1] = wp.float64(nominal[world, 0][1])
+                    monitor[world, MON_FAKE_TIME] = now
+                if now - monitor[world, MON_FAKE_TIME] > wp.float64(FAKE_PERIOD - 1.0e-6):
+                    monitor[world, MON_FAKE_TIME] = now
+                    noise = tuning.no_aid_noise
+                    if at_rest:
+                        noise = FAKE_REST_NOISE
+                    if at_rest or wp.max(P[world, 0, 0], P[world, 1, 1]) > noise * noise:
+                        for r in range(2):
+                            innovation = float(monitor[world, MON_FAKE + r]) - nominal[world, 0][r]
+                            if wp.static(with_wind):
+                                if wind_on != 0:
+                                    h = vec15()
+                                    h[POS + r] = 1.0
+                                    fuse_scalar_with_wind(P, Pw, nominal, attitude, wind, world, h, innovation,
+                                                          noise * noise)
+                                else:
+                                    inject(nominal, attitude, world,
+                                           fuse_scalar(P, world, POS + r, 1.0, innovation, noise * noise))
+                            else:
+                                inject(nominal, attitude, world,
+                                       fuse_scalar(P, world, POS + r, 1.0, innovation, noise * noise))
+            else:
+                monitor[world, MON_MODE] = wp.float64(0.0)
+            if new_imu and tuning.gps_delay > wp.float64(0.0):
+                remember(nominal, history, history_times, world, s_imu.time)
+
+        now = time[world]
+        out = PoseTwist()
+        out.time = now
+        out.position = nominal[world, 0]
+        out.velocity = nominal[world, 1]
+        out.attitude = attitude[world, 0]
+        out.rates = s_imu.gyro - nominal[world, 2]
+        estimate[world] = out
+        total = wp.length(out.position) + wp.length(out.velocity) + wp.length(out.rates)
+        for i in range(N):
+            variances[world, i] = P[world, i, i]
+            total += P[world, i, i]
+        if not wp.isfinite(total) and done[world] == 0:
+            done[world] = DIVERGED
+            divergence[world, 0] = float(now)
+            for i in range(SLOTS):
+                divergence[world, 1 + i] = innovations[world, i]
+        bits = TILT_ALIGNED
+        if fuse_mag != 0:
+            bits = bits | YAW_ALIGNED
+        if fuse_gps == 0 or refs[world, 6] != 0.0:
+            bits = bits | ORIGIN_SET
+        if monitor[world, MON_FAULT] != wp.float64(0.0):
+            bits = bits | GPS_FAULT
+        if monitor[world, MON_FAULT + 1] != wp.float64(0.0):
+            bits = bits | BARO_FAULT
+        if monitor[world, MON_FAULT + 2] != wp.float64(0.0):
+            bits = bits | MAG_FAULT
+        if monitor[world, MON_FAULT + 3] != wp.float64(0.0):
+            bits = bits | RANGE_FAULT
+        if monitor[world, MON_MODE] != wp.float64(0.0):
+            bits = bits | NO_AID_FUSION
+        reset[world] = wp.vec3(float(monitor[world, MON_RESET]), float(monitor[world, MON_RESET + 1]),
+                               float(monitor[world, MON_RESET + 2]))
+        resets[world] = int(monitor[world, MON_RESETS])
+        if fuse_gps != 0 and now - times[world, 6] < wp.float64(AIDING_TIMEOUT):
+            bits = bits | GPS_AIDING
+        if fuse_baro != 0 and now - times[world, 7] < wp.float64(AIDING_TIMEOUT):
+            bits = bits | BARO_AIDING
+        if fuse_mag != 0 and monitor[world, MON_FAULT + 2] == wp.float64(0.0):
+            bits = bits | MAG_AIDING
+        if fuse_rng != 0 and refs[world, 1] != 0.0 and monitor[world, MON_FAULT + 3] == wp.float64(0.0):
+            bits = bits | RANGE_AIDING
+        if wp.sqrt(wp.max(P[world, 0, 0], P[world, 1, 1])) < tuning.horizontal_limit:
+            bits = bits | HORIZONTAL_VALID
+        if wp.sqrt(P[world, 2, 2]) < tuning.vertical_limit:
+            bits = bits | VERTICAL_VALID
+        if wp.static(with_wind):
+            if air_monitor[world, MON_FAULT] != wp.float64(0.0):
+                bits = bits | AIRSPEED_FAULT
+            if now - air_monitor[world, AIR_ACCEPTED] < wp.float64(AIDING_TIMEOUT):
+                bits = bits | AIRSPEED_AIDING
+            wind_out[world] = wind[world, 0]
+            for a in range(NW):
+                wind_variance[world, a] = Pw[world, WIND + a, a]
+        status[world] = bits
+
+    return ekf_step
+
+
+#: The 15-state filter's kernel, and the one with the wind states (nexus:EKF2_ARSP_THR above 0).
+ekf_step = make_ekf_step(False)
+ekf_step_with_wind = make_ekf_step(True)
 
 
 def _sensor_prims(stage, schema: str) -> list:
@@ -1280,7 +1357,7 @@ class Ekf(Component):
                        else self._idle_outputs)
         in_place = int(all(si[k].ptr == so[k].ptr for k in keys))
         wp.launch(
-            ekf_step, dim=self.worlds,
+            ekf_step_with_wind if self.fuses_airspeed else ekf_step, dim=self.worlds,
             inputs=[io["imu"], *sensors, io["time"], self.tuning, in_place,
                     *(si[k] for k in keys), *(so[k] for k in keys)],
             outputs=[io["estimate"], io[STATUS_SIGNAL], io["ekf_variance"], io["ekf_innovation"],
@@ -1325,4 +1402,4 @@ def divergence_line(name: str, d: dict) -> str:
 
 
 __all__ = ["AIRSPEED_OUTPUTS", "DIVERGED", "DIVERGED_REASON", "EKF_SPEC", "Ekf", "EkfTuning", "divergence_line",
-           "ekf_step"]
+           "ekf_step", "ekf_step_with_wind", "make_ekf_step"]
