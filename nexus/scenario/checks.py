@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nexus.estimation.estimate_status import BARO_FAULT, HORIZONTAL_VALID, STATUS_SIGNAL, TRUSTED
+from nexus.estimation.estimate_status import AIRSPEED_FAULT, BARO_FAULT, HORIZONTAL_VALID, STATUS_SIGNAL, TRUSTED
 from nexus.scenario.fleet_checks import Separation, is_fleet, separations, vehicle_rows
 from nexus.scenario.plane_checks import PLANE_MEASURES, PlaneRecord
 from nexus.scenario.px4_messages import FAILSAFE_OR_REFUSAL
@@ -33,7 +33,8 @@ from nexus.scenario.spec import Check
 #: Run ends that make the scenario an error (the run broke), not a failure of a check.
 BROKEN = ("error", "non-finite", "build-error", "px4-timeout")
 #: Measures read from the estimator's status: the time a bit is first seen cleared (0) or set (1) in the window.
-STATUS_MEASURES = {"horizontal_invalid": (HORIZONTAL_VALID, 0), "baro_fault": (BARO_FAULT, 1)}
+STATUS_MEASURES = {"horizontal_invalid": (HORIZONTAL_VALID, 0), "baro_fault": (BARO_FAULT, 1),
+                   "airspeed_fault": (AIRSPEED_FAULT, 1)}
 
 
 @dataclass

@@ -71,6 +71,8 @@ MEASURES = {
                                        "position is invalid (status bit cleared; never: inf; min: not before)"),
     "baro_fault": ("s", "max", "sim time the estimate first flagged, within the window, the barometer as stopped or "
                                "frozen (status bit set; never: inf; min: not before)"),
+    "airspeed_fault": ("s", "max", "sim time the estimate first flagged, within the window, the pitot as stopped or "
+                                   "frozen, its airspeed no longer fused (status bit set; never: inf; min: not before)"),
     "min_separation": ("m", "min", "the smallest distance between the base origins of two vehicles of one world (a "
                                    "fleet: [fleet] vehicles = 2 or more)"),
     "collisions": ("-", "max", "collisions between two vehicles of one world that began within the window (a fleet "
@@ -82,7 +84,7 @@ SERIES_MEASURES = ("position_error", "altitude_error", "tilt", "speed", "height"
                    "estimate_error_horizontal", "estimate_error_vertical", "airspeed", "altitude", "cross_track",
                    "stall_margin")
 #: Measures that take a max or a min bound (a time that must come by, or not before; a distance reached or kept).
-EITHER_SIDE = ("drift", "horizontal_invalid", "baro_fault", "airspeed", "altitude")
+EITHER_SIDE = ("drift", "horizontal_invalid", "baro_fault", "airspeed_fault", "airspeed", "altitude")
 #: Measures whose bound is fixed at 0 (a count of things that must not happen).
 FIXED_BOUND = ("ended", "px4_mission", "contact", "px4_failsafe")
 #: A matrix of more points than this needs ``--yes``.

@@ -80,6 +80,16 @@ def test_baro_fault_is_the_first_time_its_bit_is_set():
     assert result.passed and result.worst == pytest.approx(0.016)
 
 
+def test_airspeed_fault_is_the_first_time_its_bit_is_set_and_not_the_baro_s():
+    columns = record()
+    columns["estimate_status"][2:] = 479 + 1024  # the barometer's bit from row 2: not the pitot's
+    columns["estimate_status"][5:] = 479 + 1024 + 32768  # the pitot's from row 5: t = 0.024 s
+    pitot, too_soon = judge(columns, Check("p", "airspeed_fault", 0.03, "max", (0.0, 0.04)),
+                            Check("n", "airspeed_fault", 0.03, "min", (0.0, 0.04)))
+    assert pitot.passed and pitot.worst == pytest.approx(0.024)
+    assert not too_soon.passed
+
+
 def test_a_check_takes_max_or_min_of_drift_but_not_both(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text('duration = 5.0\n[[check]]\nmeasure = "drift"\nmin = 1.0\nmax = 2.0\n')
