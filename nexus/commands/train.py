@@ -38,7 +38,9 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder: curve.csv, curve.png, checkpoint.pt, policy.onnx, train.json.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the worlds' starts and of PPO.")
-@click.option("--action", default="ctbr", show_default=True, help="ctbr (thrust and body rates) or motors.")
+@click.option("--action", default="ctbr", show_default=True,
+              help="ctbr (thrust and body rates), motors, or velocity (a velocity and yaw rate the vehicle's PID "
+                   "cascade flies).")
 @click.option("--policy-hz", type=float, default=50.0, show_default=True,
               help="Policy rate [Hz]; must divide the 250 Hz tick into a whole number of ticks.")
 @click.option("--noise", type=float, default=1.0, show_default=True, help="Observation noise scale (0: none).")

@@ -21,6 +21,16 @@ def wrap_angle(angle: float) -> float:
 
 
 @wp.func
+def heading_of(attitude: wp.quat) -> float:
+    """The heading [rad, NED, from north towards east] of an FRD-to-NED attitude (x, y, z, w)."""
+    x = attitude[0]
+    y = attitude[1]
+    z = attitude[2]
+    w = attitude[3]
+    return wp.atan2(2.0 * (x * y + z * w), 1.0 - 2.0 * (y * y + z * z))
+
+
+@wp.func
 def attitude_from_thrust_axis(body_z: wp.vec3, yaw: float) -> wp.quat:
     """The FRD→NED attitude whose z axis is ``body_z`` (unit, pointing down through the belly) and whose heading is ``yaw`` [rad]."""
     heading_y = wp.vec3(-wp.sin(yaw), wp.cos(yaw), 0.0)

@@ -245,6 +245,38 @@ def rate_loop(p: PidParams, s: PidState, rates: wp.vec3, rate_goal: wp.vec3, tor
     return torque, rate_integral
 
 
+@wp.func
+def velocity_loop(p: PidParams, s: PidState, velocity: wp.vec3, velocity_goal: wp.vec3, goal_acceleration: wp.vec3,
+                  horizontal: wp.vec3, dt: float, on: float):
+    """Velocity PID (NED): the acceleration goal [m/s²] (``goal_acceleration`` fed forward, each axis times
+    ``horizontal``'s, 0 to stop it) and the new velocity integral."""
+    velocity_error = wp.cw_mul(velocity_goal - velocity, horizontal)
+    velocity_integral = bounded(s.velocity_integral + velocity_error * dt, p.acceleration_integral_limit, p.velocity_i) * on
+    acceleration_rate = (velocity - s.previous_velocity) * (s.primed / dt)
+    acceleration = wp.cw_mul(
+        goal_acceleration
+        + wp.cw_mul(p.velocity_p, velocity_error)
+        + wp.cw_mul(p.velocity_i, velocity_integral)
+        - wp.cw_mul(p.velocity_d, acceleration_rate),
+        horizontal,
+    )
+    return acceleration, velocity_integral
+
+
+@wp.func
+def acceleration_to_rates(p: PidParams, attitude: wp.quat, acceleration: wp.vec3, yaw: float, yaw_rate: float):
+    """An acceleration goal [m/s², NED] and a heading [rad] with its rate [rad/s] fed forward: the collective
+    thrust fraction [-] and the body-rate goal [rad/s, FRD] (thrust axis, tilt limited, then the attitude law)."""
+    body_z = thrust_axis(acceleration, p.gravity, p.max_tilt)
+    collective = p.hover_thrust * (p.gravity - acceleration[2]) / p.gravity
+    collective = wp.clamp(collective / wp.max(body_z[2], 0.1), p.min_thrust, p.max_thrust)
+    attitude_goal = attitude_from_thrust_axis(body_z, yaw)
+    yaw_weight = wp.clamp(p.attitude_p[2] / wp.max(0.5 * (p.attitude_p[0] + p.attitude_p[1]), 1.0e-6), 0.0, 1.0)
+    rate_goal = attitude_error_rates(attitude, attitude_goal, p.attitude_p, yaw_weight)
+    rate_goal = clamp_rates(rate_goal + wp.quat_rotate_inv(attitude, wp.vec3(0.0, 0.0, yaw_rate)), p.max_rates)
+    return collective, rate_goal
+
+
 #: The status bit the horizontal loops need (a kernel constant).
 _HORIZONTAL_VALID = wp.constant(HORIZONTAL_VALID)
 
@@ -291,29 +323,11 @@ def pid_control(
         level = 0.0
     horizontal = wp.vec3(level, level, 1.0)
 
-    # Velocity -> acceleration goal [m/s²].
-    velocity_error = wp.cw_mul(velocity_goal - est.velocity, horizontal)
-    velocity_integral = bounded(s.velocity_integral + velocity_error * dt, p.acceleration_integral_limit, p.velocity_i) * on
-    acceleration_rate = (est.velocity - s.previous_velocity) * (s.primed / dt)
-    acceleration = wp.cw_mul(
-        goal_acceleration
-        + wp.cw_mul(p.velocity_p, velocity_error)
-        + wp.cw_mul(p.velocity_i, velocity_integral)
-        - wp.cw_mul(p.velocity_d, acceleration_rate),
-        horizontal,
-    )
-
-    # Acceleration -> thrust axis and collective thrust fraction.
-    body_z = thrust_axis(acceleration, p.gravity, p.max_tilt)
-    collective = p.hover_thrust * (p.gravity - acceleration[2]) / p.gravity
-    collective = wp.clamp(collective / wp.max(body_z[2], 0.1), p.min_thrust, p.max_thrust)
-
-    # Attitude -> body-rate goal, with the heading's rate fed forward.
-    attitude_goal = attitude_from_thrust_axis(body_z, goal.yaw)
-    yaw_weight = wp.clamp(p.attitude_p[2] / wp.max(0.5 * (p.attitude_p[0] + p.attitude_p[1]), 1.0e-6), 0.0, 1.0)
-    rate_goal = attitude_error_rates(est.attitude, attitude_goal, p.attitude_p, yaw_weight)
+    # Velocity -> acceleration goal [m/s²] -> collective and body-rate goal, the heading's rate fed forward.
+    acceleration, velocity_integral = velocity_loop(p, s, est.velocity, velocity_goal, goal_acceleration, horizontal,
+                                                    dt, on)
     yaw_rate = wrap_angle(goal.yaw - s.previous_yaw_goal) * (s.primed / dt)
-    rate_goal = clamp_rates(rate_goal + wp.quat_rotate_inv(est.attitude, wp.vec3(0.0, 0.0, yaw_rate)), p.max_rates)
+    collective, rate_goal = acceleration_to_rates(p, est.attitude, acceleration, goal.yaw, yaw_rate)
 
     # Rate -> normalised torque, mixed into the rotor commands.
     torque, rate_integral = rate_loop(p, s, est.rates, rate_goal, wp.vec3(0.0, 0.0, 0.0), dt, on)

@@ -24,10 +24,11 @@ import warp as wp
 
 from nexus.control.allocation import MixTables, allocation_for, mix_tables, write_rotor_commands
 from nexus.control.pid import PID_SPEC, PidGains, PidParams, PidState, device_params, rate_loop
+from nexus.control.velocity_action import VELOCITY_LIMITS, velocity_action
 from nexus.core import Component, Read, Stage, Write
 from nexus.estimation.ekf import Ekf
 from nexus.estimation.pose_twist import PoseTwist
-from nexus.gym.tasks import HOVER, TRACK, WAYPOINT, Task, TaskParams
+from nexus.gym.tasks import TRACK, WAYPOINT, Task, TaskParams
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.frames import attitude_ned_frd, ned_to_enu
 from nexus.plant.hover import command_for_speed
@@ -36,9 +37,10 @@ from nexus.plant.usd_checks import nexus_apis
 from nexus.schemas.reader import read_prim
 from nexus.sensors.samples import BaroSample, GpsSample, ImuSample
 
-#: Action modes: CTBR (collective and body rates) and normalised motor commands.
-ACTION_MODES = ("ctbr", "motors")
-CTBR, MOTORS = 0, 1
+#: Action modes: CTBR (collective and body rates), normalised motor commands, and a velocity in the heading frame
+#: with a yaw rate that the vehicle's PID cascade flies (:mod:`nexus.control.velocity_action`).
+ACTION_MODES = ("ctbr", "motors", "velocity")
+CTBR, MOTORS, VELOCITY = 0, 1, 2
 #: CTBR's body-rate range at action ±1 [rad/s]: roll, pitch, yaw.
 MAX_RATES = (3.0, 3.0, 1.5)
 #: Observation sources: the estimator's state, or that and the raw sensors' latest samples.
@@ -73,6 +75,8 @@ class Layout:
     hover_fraction: float
     hover_speed: float
     max_rates: wp.vec3
+    #: The velocity action's limits at ±1: horizontal, vertical speed [m/s], yaw rate [rad/s].
+    velocity_limits: wp.vec3
 
 
 @wp.struct
@@ -307,12 +311,14 @@ def reset_worlds(which: wp.array(dtype=wp.int32), task: TaskParams, layout: Layo
 
 
 @wp.func
-def apply_action(w: int, rates: wp.vec3, actions: wp.array2d(dtype=wp.float32), layout: Layout,
+def apply_action(w: int, est: PoseTwist, actions: wp.array2d(dtype=wp.float32), layout: Layout,
                  params: wp.array(dtype=PidParams), mix: MixTables, pid: wp.array(dtype=PidState),
                  controls: wp.array2d(dtype=wp.float32)) -> float:
     """Row ``w``'s held action as its ``controls`` row: CTBR through the PID's rate loop (its state in ``pid``,
-    ``rates`` the estimate's [rad/s]) and the allocation, or motor commands. Returns the action's effort as the
-    single-agent reward penalises it."""
+    the estimate's rates [rad/s]) and the allocation, a velocity through the PID's cascade
+    (:func:`~nexus.control.velocity_action.velocity_action`), or motor commands. Returns the action's effort as
+    the single-agent reward penalises it."""
+    rates = est.rates
     a0 = wp.clamp(actions[w, 0], -1.0, 1.0)
     a1 = wp.float32(0.0)
     a2 = wp.float32(0.0)
@@ -335,6 +341,13 @@ def apply_action(w: int, rates: wp.vec3, actions: wp.array2d(dtype=wp.float32), 
         out.rate_integral = integral
         out.previous_rates = rates
         out.primed = 1.0
+        pid[w] = out
+        effort = a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3
+    elif layout.action_mode == VELOCITY:
+        p = params[0]
+        collective, torque, out = velocity_action(p, pid[w], est, a0, a1, a2, a3, layout.velocity_limits,
+                                                  layout.tick_dt, 1.0)
+        write_rotor_commands(controls, w, p.thrust_model_factor, collective, torque, 1.0, mix, wp.int64(0))
         pid[w] = out
         effort = a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3
     else:
@@ -384,7 +397,7 @@ def agent_tick(
     for a in range(layout.articulations_per_world):
         fk_mask[w * layout.articulations_per_world + a] = False
     est = estimate[w]
-    effort = apply_action(w, est.rates, actions, layout, params, mix, pid, controls)
+    effort = apply_action(w, est, actions, layout, params, mix, pid, controls)
     sub = sub_tick[w] + 1
     if sub < layout.decimation:
         sub_tick[w] = sub
@@ -498,7 +511,7 @@ class LearningAgent(Component):
         self.hover_fraction = (1.0 - factor) * u + factor * u * u  # thrust fraction at hover [-]
         self.hover_command = u
         self.hover_speed = speed
-        self.action_width = 4 if self.action_mode == "ctbr" else len(plant.rotors)
+        self.action_width = len(plant.rotors) if self.action_mode == "motors" else 4
 
     def prepare_layout(self, ctx) -> None:
         """:attr:`layout` (where each row's state sits in Newton's and the agent's arrays, the policy step's
@@ -513,13 +526,14 @@ class LearningAgent(Component):
         layout.tick_dt = float(ctx.dt)
         layout.step_dt = float(ctx.dt) * self.decimation
         layout.episode_steps = max(1, int(round(self.task.episode_s / layout.step_dt)))
-        layout.action_mode = CTBR if self.action_mode == "ctbr" else MOTORS
+        layout.action_mode = ACTION_MODES.index(self.action_mode)
         layout.action_width = self.action_width
         layout.obs_width = self.observation_width
         layout.noise = self.noise
-        layout.hover_fraction = self.hover_fraction if self.action_mode == "ctbr" else self.hover_command
+        layout.hover_fraction = self.hover_command if self.action_mode == "motors" else self.hover_fraction
         layout.hover_speed = self.hover_speed
         layout.max_rates = wp.vec3(*MAX_RATES)
+        layout.velocity_limits = wp.vec3(*VELOCITY_LIMITS)
         self.layout = layout
         self.episode_steps = layout.episode_steps
 

@@ -63,14 +63,16 @@ def check_policy(policy, action: str = "ctbr", policy_hz: float = 50.0, labels: 
         raise BuildError(f"{where}: its input '{inputs[0].name}' takes {width} values, but the hover task observes "
                          f"{task.observation_width} ({task.layout}); {again}")
     declared = meta.get("nexus:action", "")
-    trained = "ctbr" if declared.startswith("ctbr") else "motors" if declared.startswith("controls") else None
+    trained = next((mode for prefix, mode in (("ctbr", "ctbr"), ("controls", "motors"), ("velocity", "velocity"))
+                    if declared.startswith(prefix)), None)
     if trained is not None and trained != action:
         raise BuildError(f"{where}: it was trained with {trained} actions (nexus:action {declared}); pass "
                          f"{said(names['action'], trained)}")
     given = outputs[0].shape[-1]
-    if action == "ctbr" and isinstance(given, int) and given != 4:
-        raise BuildError(f"{where}: its output '{outputs[0].name}' gives {given} values, but ctbr actions are 4 "
-                         "(thrust and three body rates); " + again)
+    if action in ("ctbr", "velocity") and isinstance(given, int) and given != 4:
+        meaning = "thrust and three body rates" if action == "ctbr" else "a velocity and a yaw rate"
+        raise BuildError(f"{where}: its output '{outputs[0].name}' gives {given} values, but {action} actions are 4 "
+                         f"({meaning}); " + again)
     rate = meta.get("nexus:policy_hz")
     try:
         differs = rate is not None and float(rate) != float(policy_hz)

@@ -9,7 +9,8 @@ CTBR action in [-1, 1]; ``controls:N``: ESC commands, mapped from [-1, 1] to
 ``ctbr:4`` also its scaling, ``nexus:ctbr_hover_thrust`` (the trained
 vehicle's hover thrust fraction) and ``nexus:ctbr_max_rates`` (the rates
 [rad/s] at ±1), which ``nexus run`` and ``--px4-offboard-policy`` read
-(:class:`nexus.control.policy.features.CtbrScaling`).
+(:class:`nexus.control.policy.features.CtbrScaling`); ``velocity:4`` (a velocity in the heading frame and a yaw
+rate, :mod:`nexus.control.velocity_action`) with its ``nexus:velocity_limits``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from nexus.control.policy.features import CTBR_LAYOUT, CtbrScaling
+from nexus.control.velocity_action import VELOCITY_LAYOUT, VELOCITY_LIMITS, VelocityScaling
 from nexus.gym.agent import MAX_RATES
 
 
@@ -74,7 +76,7 @@ def export_onnx(agent, env, path: Path, config, extra: dict[str, str] | None = N
         action_layout = f"controls:{width}"
     else:
         nodes.append(helper.make_node("Identity", [current], ["action"]))
-        action_layout = CTBR_LAYOUT
+        action_layout = VELOCITY_LAYOUT if env.action_mode == "velocity" else CTBR_LAYOUT
     graph = helper.make_graph(
         nodes, "nexus_policy",
         [helper.make_tensor_value_info("observation", TensorProto.FLOAT, ["batch", env.observation_width])],
@@ -86,6 +88,8 @@ def export_onnx(agent, env, path: Path, config, extra: dict[str, str] | None = N
                 "nexus:task": env.task.name, "nexus:trained_by": "nexus train (skrl PPO)"}
     if action_layout == CTBR_LAYOUT:
         metadata.update(CtbrScaling(env.hover_fraction, MAX_RATES).metadata())
+    if action_layout == VELOCITY_LAYOUT:
+        metadata.update(VelocityScaling(VELOCITY_LIMITS).metadata())
     metadata.update(extra or {})
     for key, value in metadata.items():
         entry = model.metadata_props.add()

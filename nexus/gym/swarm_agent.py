@@ -16,9 +16,10 @@ import numpy as np
 import warp as wp
 
 from nexus.control.allocation import MixTables, mix_tables
+from nexus.control.attitude import heading_of
 from nexus.control.pid import PidParams, PidState
 from nexus.core import Component
-from nexus.gym.agent import (CTBR, TARGET_YAW, Filter, Layout, LearningAgent, apply_action, filter_of,
+from nexus.gym.agent import (MOTORS, TARGET_YAW, Filter, Layout, LearningAgent, apply_action, filter_of,
                              place_at_start, restart_filter, write_observation)
 from nexus.gym.swarm_tasks import NEIGHBOUR_WIDTH, SwarmParams, SwarmTask
 from nexus.plant.frames import enu_to_ned
@@ -87,15 +88,6 @@ class SwarmArrays:
     terminated: wp.array(dtype=wp.bool)
     truncated: wp.array(dtype=wp.bool)
     done: wp.array(dtype=wp.int32)
-
-
-@wp.func
-def heading_of(attitude: wp.quat) -> float:
-    x = attitude[0]
-    y = attitude[1]
-    z = attitude[2]
-    w = attitude[3]
-    return wp.atan2(2.0 * (x * y + z * w), 1.0 - 2.0 * (y * y + z * z))
 
 
 @wp.func
@@ -172,13 +164,14 @@ def restart_world(w: int, task: SwarmParams, layout: Layout, fleet: Fleet, plant
 @wp.kernel
 def swarm_act(estimate: wp.array(dtype=PoseTwist), layout: Layout, params: wp.array(dtype=PidParams),
               mix: MixTables, plant: PlantArrays, a: SwarmArrays, controls: wp.array2d(dtype=wp.float32)):
-    """Each slot's held action as its ``controls`` row (CTBR through the PID's rate loop, or motor commands:
+    """Each slot's held action as its ``controls`` row (CTBR through the PID's rate loop, a velocity through its
+    cascade, or motor commands:
     :func:`nexus.gym.agent.apply_action`, as the single-agent tick applies it); counts the ticks of the policy
     step."""
     s = wp.tid()
     for i in range(layout.articulations_per_world):
         plant.fk_mask[s * layout.articulations_per_world + i] = False
-    apply_action(s, estimate[s].rates, a.actions, layout, params, mix, a.pid, controls)
+    apply_action(s, estimate[s], a.actions, layout, params, mix, a.pid, controls)
     sub = a.sub_tick[s] + 1
     if sub < layout.decimation:
         a.sub_tick[s] = sub
@@ -188,11 +181,12 @@ def swarm_act(estimate: wp.array(dtype=PoseTwist), layout: Layout, params: wp.ar
 
 @wp.func
 def action_effort(layout: Layout, a: SwarmArrays, s: int) -> float:
-    """The action's size the reward penalises: the CTBR values squared, or each motor's step from hover squared."""
+    """The action's size the reward penalises: the CTBR (or velocity) values squared, or each motor's step from
+    hover squared."""
     effort = float(0.0)
     for i in range(layout.action_width):
         value = wp.clamp(a.actions[s, i], -1.0, 1.0)
-        if layout.action_mode != CTBR:
+        if layout.action_mode == MOTORS:
             value = 0.5 * (value + 1.0) - layout.hover_fraction
         effort += value * value
     return effort

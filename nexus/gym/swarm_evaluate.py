@@ -10,7 +10,8 @@ the true state plus the observation noise. ``worlds x episodes`` episodes are
 flown, each world ``episodes`` times in a row, from a seed the training never drew (``seed``, default 1000).
 
 The policy runs in ONNX Runtime on each vehicle's observation (its own and its neighbours' features), every row
-of every world in one call. The baseline, :class:`StraightLinePid`, flies each vehicle straight at its goal
+of every world in one call, with the action it was trained with (``nexus:action``: CTBR, or a velocity the
+vehicle's PID cascade flies). The baseline, :class:`StraightLinePid`, flies each vehicle straight at its goal
 on its own features alone, through the same action (collective and body rates, the same rate loop); it ignores
 its neighbours, as a PID flying a straight line to a waypoint does.
 """
@@ -70,10 +71,10 @@ class StraightLinePid:
 class OnnxPolicy:
     """A swap policy exported by ``nexus train --task swap``, checked against the environment it is scored in."""
 
-    def __init__(self, path: Path, env: SwarmVectorEnv):
+    def __init__(self, path: Path):
         import onnxruntime as ort  # noqa: PLC0415  (reason: onnxruntime loads only to run a policy)
 
-        path = Path(path)
+        self.path = path = Path(path)
         again = "give the policy.onnx that `nexus train --task swap` wrote"
         if not path.is_file():
             raise BuildError(f"policy {path}: {'a folder, not a file' if path.is_dir() else 'no such file'}; {again}")
@@ -82,12 +83,22 @@ class OnnxPolicy:
         except Exception as error:  # noqa: BLE001  (ONNX Runtime raises its own types for what it cannot load)
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise BuildError(f"policy {path}: not an ONNX model ONNX Runtime can load ({first}); {again}") from None
-        meta = dict(self.session.get_modelmeta().custom_metadata_map)
-        layout = swarm_layout(env.task, env.vehicles)
-        if meta.get("nexus:observation") != layout:
-            raise BuildError(f"policy {path}: its nexus:observation is {meta.get('nexus:observation')!r}; the swap of "
-                             f"{env.vehicles} vehicles observes {layout!r}; {again} with --vehicles {env.vehicles}")
+        self.meta = meta = dict(self.session.get_modelmeta().custom_metadata_map)
+        declared = meta.get("nexus:action", "")
+        #: The action mode the environment must fly it with (``nexus:action``): velocity or CTBR.
+        self.action = "velocity" if declared.startswith("velocity") else "ctbr"
+        if not declared.startswith(("velocity", "ctbr")):
+            raise BuildError(f"policy {path}: its nexus:action is {declared!r}; a swap policy acts with ctbr:4 or "
+                             f"velocity:4; {again}")
         self.input = self.session.get_inputs()[0].name
+
+    def check(self, env: SwarmVectorEnv) -> None:
+        """Refuse in one line a policy whose observation layout is not ``env``'s."""
+        layout = swarm_layout(env.task, env.vehicles)
+        if self.meta.get("nexus:observation") != layout:
+            raise BuildError(f"policy {self.path}: its nexus:observation is {self.meta.get('nexus:observation')!r}; "
+                             f"the swap of {env.vehicles} vehicles observes {layout!r}; give the policy.onnx that "
+                             f"`nexus train --task swap` wrote with --vehicles {env.vehicles}")
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         (actions,) = self.session.run(None, {self.input: np.ascontiguousarray(obs, dtype=np.float32)})
@@ -112,10 +123,14 @@ def evaluate_swap(policy: str | Path | None, *, worlds: int = 64, episodes: int 
                   task="swap", say=None) -> dict:
     """Fly ``worlds x episodes`` swap episodes with ``policy`` (an ONNX file; None: the straight-line baseline) and
     score them (module doc). ``task``: the swap, or a :class:`~nexus.gym.swarm_tasks.SwarmTask` changed from it."""
+    model = None if policy is None else OnnxPolicy(policy)
     env = SwarmVectorEnv(num_envs=worlds, task=task, vehicles=vehicles, spacing=spacing, vehicle_contact=vehicle_contact,
-                         noise=noise, vehicle=vehicle, estimator=estimator)
+                         noise=noise, vehicle=vehicle, estimator=estimator,
+                         action="ctbr" if model is None else model.action)
     try:
-        act = StraightLinePid(worlds * vehicles, 1.0 / env.policy_hz) if policy is None else OnnxPolicy(policy, env)
+        if model is not None:
+            model.check(env)
+        act = StraightLinePid(worlds * vehicles, 1.0 / env.policy_hz) if model is None else model
         obs, _ = env.reset(seed=seed)
         # Each world's episodes in turn, scored as each ends; a world whose episode ended early starts its next at
         # once, so the worlds drift apart, and the loop runs until every world has flown ``episodes``.

@@ -31,6 +31,11 @@ from nexus.gym.swarm_tasks import NEIGHBOUR_FEATURES, swarm_task_named
 #: progress they make, 10 per metre, pays for the crash's 10); a collision costs 30 here and closeness three times
 #: as much, so passing each other pays.
 TRAINING_REWARD = {"crash_penalty": 30.0, "w_proximity": 3.0}
+#: With velocity actions the closeness above stalls the swap (docs/fleets.md): a policy flying 1.5 m/s makes
+#: 10 x 0.03 = 0.3 of progress a step, and two neighbours 1.2 m away cost 2 x 3 x (1 - 1.2/1.6)² = 0.375, so the
+#: vehicles learnt to stop about 2 m short of their goals, 1.2 to 1.5 m from each other (6.4 M steps). Here
+#: closeness costs from 1.4 m, at a third of the weight; a collision still costs 30.
+VELOCITY_TRAINING_REWARD = {"crash_penalty": 30.0, "w_proximity": 1.0, "safe_distance": 1.4}
 #: The task's reward terms and distances [m] the export records in ``nexus:reward``.
 REWARD_FIELDS = ("w_progress", "w_goal", "w_proximity", "safe_distance", "w_rates", "w_action", "crash_penalty",
                  "collision_distance")
@@ -95,7 +100,8 @@ class _ExportedTask:
 
 def make_swarm_env(config) -> FlatSwarmEnv:
     """The flattened swap environment for a :class:`~nexus.gym.training.TrainConfig`."""
-    task = replace(swarm_task_named(config.task), **TRAINING_REWARD)
+    reward = VELOCITY_TRAINING_REWARD if config.action == "velocity" else TRAINING_REWARD
+    task = replace(swarm_task_named(config.task), **reward)
     return FlatSwarmEnv(SwarmVectorEnv(num_envs=config.worlds, task=task, vehicles=config.vehicles,
                                        spacing=float(config.spacing), vehicle_contact=bool(config.vehicle_contact),
                                        action=config.action, policy_hz=config.policy_hz, tick_hz=config.tick_hz,

@@ -9,7 +9,9 @@ action into the ``controls`` row (the first ``width`` slots, clipped to
 ``thrust_torque:4`` (a collective thrust fraction and roll, pitch, yaw
 torques in the PID's units), the ESC commands the vehicle's control
 allocation (:mod:`nexus.control.allocation`) mixes from it, so one policy
-output fits any rotor layout. Everything else in the tick stays
+output fits any rotor layout, or, for ``velocity:4`` (a velocity in the heading frame and a yaw rate), the ESC
+commands the vehicle's PID cascade flies it with (:mod:`nexus.control.velocity_action`, the kernel the learning
+environment flies). Everything else in the tick stays
 captured in graphs. The format's runner (:mod:`nexus.control.policy.runners`,
 chosen by the file's suffix) is the only part that differs.
 
@@ -35,11 +37,12 @@ import numpy as np
 import warp as wp
 
 from nexus.control.allocation import Allocation, MixTables, allocation_for, mix_tables, quad_x_allocation, write_rotor_commands
-from nexus.control.pid import PID_SPEC, PidGains
+from nexus.control.pid import PID_SPEC, PidGains, PidParams, PidState, device_params
 from nexus.control.policy.features import (ACTIONS, FEATURES, CtbrScaling, neighbour_features, observe, parse_layout,
                                            split_neighbours)
 from nexus.control.policy.runners import runner_for
 from nexus.control.registry import ControllerOptions, option, register
+from nexus.control.velocity_action import VelocityScaling, fly_velocity_actions
 from nexus.core import Component, Read, Stage, Write
 from nexus.core.errors import BuildError
 from nexus.core.ports import StructView
@@ -106,7 +109,7 @@ class PolicyController(Component):
             raise BuildError(f"{where}: {action_key} ({meta[action_key]}) names {action_width} controls, "
                              f"but {self.runner.output_label} gives {given}")
         names = [name for name, _ in self.action]
-        for single in ("thrust_torque", "ctbr"):
+        for single in ("thrust_torque", "ctbr", "velocity"):
             if single in names and len(names) > 1:
                 raise BuildError(f"{where}: {action_key} ({meta[action_key]}) mixes {single} with other actions; "
                                  f"give either {single}:4 or controls:N")
@@ -118,8 +121,15 @@ class PolicyController(Component):
             self.ctbr_scaling = CtbrScaling.from_metadata(meta, where) if self.ctbr else None
         except ValueError as error:
             raise BuildError(str(error)) from None
+        #: True for a velocity action: the vehicle's PID cascade flies it here (:mod:`nexus.control.velocity_action`).
+        self.velocity = names == ["velocity"]
+        try:
+            #: A velocity action's limits at ±1, as the model declares them.
+            self.velocity_scaling = VelocityScaling.from_metadata(meta, where) if self.velocity else None
+        except ValueError as error:
+            raise BuildError(str(error)) from None
         #: True when the action is a collective and torques for the allocation to mix.
-        self.mixes = names == ["thrust_torque"] or self.ctbr
+        self.mixes = names == ["thrust_torque"] or self.ctbr or self.velocity
         #: The policy's own rate [Hz] (``nexus:policy_hz``; None: every tick), checked against the tick in prepare.
         self.policy_hz = _policy_hz(meta, where)
         self.decimation = 1
@@ -127,6 +137,8 @@ class PolicyController(Component):
         self._held = None
         #: The CTBR rate loop (set by build_policy from the vehicle's PID prim and hover command).
         self.rate_loop: HostRateLoop | None = None
+        #: The velocity action's cascade gains (set by build_policy from the vehicle's PID prim).
+        self.cascade_params: PidParams | None = None
         #: Every slot's NED origin [m, ENU] (the plant's; set by build_policy), for a fleet policy's neighbours.
         self.ned_origin = None
         self.vehicles = 1
@@ -170,6 +182,12 @@ class PolicyController(Component):
                 raise BuildError(f"controller '{self.name}': a ctbr policy needs the vehicle's rate gains; build it "
                                  "with build_policy")
             self.rate_loop.reset(ctx.worlds, ctx.dt)
+        if self.velocity:
+            if self.cascade_params is None:
+                raise BuildError(f"controller '{self.name}': a velocity policy needs the vehicle's PID gains; build "
+                                 "it with build_policy")
+            self.cascade = wp.array([self.cascade_params], dtype=PidParams, device=ctx.device)
+            self.cascade_state = wp.zeros(ctx.worlds, dtype=PidState, device=ctx.device)
         self.runner.prepare(ctx.device)
         if self.mixes:
             self.tables = mix_tables(self.allocation, ctx.worlds, ctx.device)
@@ -201,7 +219,7 @@ class PolicyController(Component):
         return np.clip(action, 0.0, 1.0)
 
     def _run(self, io) -> None:
-        if self.worlds > 1 or self.ctbr or self.decimation > 1 or self.neighbours:
+        if self.worlds > 1 or self.ctbr or self.velocity or self.decimation > 1 or self.neighbours:
             self._run_worlds(io)
             return
         row = np.zeros(CONTROLS_WIDTH, dtype=np.float32)
@@ -248,7 +266,23 @@ class PolicyController(Component):
             rates = np.stack([np.asarray(StructView(estimates[w], PoseTwist).rates, dtype=np.float64)
                               for w in range(self.worlds)])
             actions = self.rate_loop.thrust_torque(actions, rates, armed)
+        if self.velocity:
+            io["controls"].write_all(self.fly_velocity(actions, estimates, armed))
+            return
         io["controls"].write_all(self.controls_for(actions, armed))
+
+    def fly_velocity(self, actions: np.ndarray, estimates: np.ndarray, armed: np.ndarray) -> np.ndarray:
+        """The ``controls`` rows (worlds, 16) for velocity actions (worlds, 4), the estimates (a structured array)
+        and ``armed``: the cascade's kernel, the one the learning environment flies."""
+        device = self.tables.mix.device
+        rows = wp.zeros((len(armed), CONTROLS_WIDTH), dtype=wp.float32, device=device)
+        wp.launch(fly_velocity_actions, len(armed), inputs=[
+            wp.array(np.asarray(actions, dtype=np.float32).reshape(len(armed), -1), dtype=wp.float32, device=device),
+            wp.array(np.ascontiguousarray(estimates).reshape(-1), dtype=PoseTwist, device=device),
+            wp.array(np.asarray(armed, dtype=np.int32), dtype=wp.int32, device=device), self.cascade,
+            wp.vec3(*self.velocity_scaling.limits), float(self.dt), self.tables, self.cascade_state],
+            outputs=[rows], device=device)
+        return rows.numpy()
 
     def stats(self) -> dict:
         times = np.asarray(self.inference_us) if self.inference_us else np.zeros(1)
@@ -314,6 +348,9 @@ def build_policy(prim, ctx, model: str | Path | None = None) -> PolicyController
         gains = PidGains.from_values(prim, read_prim(prim, PID_SPEC, ctx.path), ctx.path)
         scaling = policy.ctbr_scaling
         policy.rate_loop = HostRateLoop(gains, scaling.hover_thrust, scaling.max_rates)
+    if policy.velocity:
+        gains = PidGains.from_values(prim, read_prim(prim, PID_SPEC, ctx.path), ctx.path)
+        policy.cascade_params = device_params(gains, factors[0], ctx.plant.gravity)
     if policy.mixes and len(factors) != 1:
         raise BuildError(f"controller '{policy.name}': the ESCs disagree on nexus:thrustModelFactor ({factors}); "
                          "mixing a thrust_torque action needs one")

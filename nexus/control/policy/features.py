@@ -40,9 +40,12 @@ NEIGHBOUR_BLOCK = (("neighbour_position_heading", 3), ("neighbour_velocity_headi
 #: units), which the vehicle's control allocation mixes into ESC commands (any rotor layout).
 #: ``ctbr``: see :class:`CtbrScaling` (the one meaning ``nexus run --controller policy`` and
 #: ``--px4-offboard-policy`` both fly).
-ACTIONS = {"controls": (16, "controls"), "thrust_torque": (4, "controls"), "ctbr": (4, "controls")}
+#: ``velocity``: a velocity in the heading frame and a yaw rate, flown by the vehicle's PID cascade
+#: (:mod:`nexus.control.velocity_action`).
+ACTIONS = {"controls": (16, "controls"), "thrust_torque": (4, "controls"), "ctbr": (4, "controls"),
+           "velocity": (4, "controls")}
 #: Actions whose width is exactly their limit.
-EXACT_ACTIONS = ("thrust_torque", "ctbr")
+EXACT_ACTIONS = ("thrust_torque", "ctbr", "velocity")
 #: The CTBR action layout (what ``nexus train`` exports) and the actions a PX4 offboard policy may declare.
 CTBR_LAYOUT = "ctbr:4"
 CTBR_ACTIONS = {"ctbr": ACTIONS["ctbr"]}
