@@ -170,7 +170,7 @@ class Px4Controller(Component):
         settle: bool = False,
         offboard_policy: str | None = None,
         offboard_rate: float | None = None,
-        offboard_url: str = offboard.DEFAULT_URL,
+        offboard_url: str = DEFAULT_URL,
         offboard_at_s: float = offboard.AT_S,
         offboard_lead_s: float = offboard.LEAD_S,
         offboard_arm_delay_s: float = offboard.ARM_DELAY_S,
@@ -180,6 +180,7 @@ class Px4Controller(Component):
         start=None,
         runway_takeoff: bool = False,
         slot: int = 0,
+        system_id: int = 1,
     ):
         super().__init__(name)
         #: The vehicle slot this instance flies (its row of every signal): 0, unless one PX4 instance flies each
@@ -208,7 +209,7 @@ class Px4Controller(Component):
         #: The CTBR policy flown in PX4's offboard mode (its model is loaded and checked here, at the build).
         self.offboard = None if offboard_policy is None else offboard.OffboardPilot(
             offboard_policy, rate_hz=offboard_rate, url=offboard_url, at_s=offboard_at_s, lead_s=offboard_lead_s,
-            arm_delay_s=offboard_arm_delay_s, hold_timeout_s=answer_timeout)
+            arm_delay_s=offboard_arm_delay_s, hold_timeout_s=answer_timeout, system_id=system_id)
         self.plant = plant
         self.link = MavlinkLink(host, port)
         self.connect_timeout, self.answer_timeout = connect_timeout, answer_timeout
@@ -431,11 +432,18 @@ class Px4Controller(Component):
 
     def _offboard(self, io) -> None:
         """Once PX4 is in lockstep: the policy's setpoint for this tick, before the exchange sends its HIL_SENSOR."""
-        if self.lockstep:
-            time_usec = int(io["time_ns"].read()) // 1000
-            action = self.offboard.step(self.exchanges + 1, time_usec, self.last_exchange_usec,
-                                        io["estimate"].read(), io["setpoint"].read())
+        action = self._offboard_action(io)
+        if action is not None:
             io["ctbr"].write(action)
+
+    def _offboard_action(self, io, neighbours=None):
+        """The action in force after this tick for this slot's vehicle (its own estimate and setpoint rows; a fleet
+        policy's ``neighbours`` callable gives its neighbour features), or None before lockstep."""
+        if not self.lockstep:
+            return None
+        time_usec = int(io["time_ns"].read()) // 1000  # one clock for every slot
+        return self.offboard.step(self.exchanges + 1, time_usec, self.last_exchange_usec,
+                                  io["estimate"].read(self.slot), io["setpoint"].read(self.slot), neighbours)
 
     def _connect(self) -> None:
         """Wait for PX4 to connect (the first tick), and find its process when it runs on this machine."""
@@ -755,7 +763,7 @@ class Px4Options(ControllerOptions):
     offboard_rate: float | None = option(None, "With --px4-offboard-policy: the policy's rate [Hz]; its period must "
                                          "be a whole number of ticks (default: the model's nexus:policy_hz, else "
                                          f"{offboard.RATE_HZ:g} Hz).", flag="--px4-offboard-rate", minimum=0.001)
-    offboard_url: str = option(offboard.DEFAULT_URL, "With --px4-offboard-policy: where PX4's MAVLink API stream "
+    offboard_url: str = option(DEFAULT_URL, "With --px4-offboard-policy: where PX4's MAVLink API stream "
                                "arrives (the setpoints go back to its sender).", flag="--px4-offboard-url")
     offboard_at_s: float = option(offboard.AT_S, "With --px4-offboard-policy: sim time [s] of the switch to offboard "
                                   "mode (the arm follows offboard_arm_delay_s later).", flag="--px4-offboard-at",
@@ -790,7 +798,10 @@ def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:
     if ctx.plant.vehicles > 1:
         return _fleet(path, ctx, options)
     if not is_plane(ctx.stage):
-        return Px4Controller(path, ctx.plant, **options.keywords())
+        controller = Px4Controller(path, ctx.plant, system_id=first_instance(options.port) + 1, **options.keywords())
+        if controller.offboard is not None:
+            controller.offboard.policy.check_vehicles(1)  # a fleet policy needs its fleet
+        return controller
     return Px4Controller(path, ctx.plant, **_plane_keywords(ctx, options))
 
 
@@ -858,11 +869,9 @@ def _plane_mission(ctx, vehicle, mission: dict, catapults: list, start, slot: in
 
 def _fleet(path: str, ctx, options: Px4Options) -> Px4FleetController:
     """One PX4 instance per vehicle of the one world (:mod:`nexus.px4.fleet_controller`): multirotors, or planes each
-    flying the plane mission from its own start; no offboard policy."""
+    flying the plane mission from its own start; with an offboard policy, each instance flies it for its own vehicle
+    (its pilot on the instance's API port, addressed to its system id)."""
     vehicles = ctx.plant.vehicles
-    if options.offboard_policy is not None:
-        raise BuildError(f"--px4-offboard-policy with --vehicles {vehicles}: the offboard pilot flies one PX4 "
-                         "instance; fly --vehicles 1, or --px4-mission for every vehicle")
     keywords = options.keywords()
     port, gcs_port, mission = keywords.pop("port"), keywords.pop("gcs_port"), keywords.pop("mission")
     first = first_instance(port)
@@ -874,8 +883,12 @@ def _fleet(path: str, ctx, options: Px4Options) -> Px4FleetController:
         own.pop("port", None), own.pop("gcs_port", None)
         if own["mission"] is not None:
             own["mission"] = {**own["mission"], "url": instance_url(own["mission"]["url"], k)}
+        if options.offboard_policy is not None:  # instance i's API stream arrives on the first's port + k
+            own["offboard_url"] = instance_url(options.offboard_url, k)
         peers.append(Px4Controller(f"{path}[{k}]", ctx.plant, port=instance_port(port, k), gcs_port=gcs_port + k,
-                                   slot=k, **{**keywords, **own}))
+                                   slot=k, system_id=first + k + 1, **{**keywords, **own}))
+        if peers[0].offboard is not None and k == 0:
+            peers[0].offboard.policy.check_vehicles(vehicles)  # a fleet policy for another fleet size: refused now
     return Px4FleetController(path, ctx.plant, peers, first)
 
 

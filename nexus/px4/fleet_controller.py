@@ -18,19 +18,30 @@ the tick at the same time (each is a process of its own) and the clock moves
 only when all have answered: one instance that is late holds all of them, as
 lockstep must. A failure ends the run with the instance, its vehicle and its
 port named; closing the run closes every link.
+
+With ``--px4-offboard-policy`` each instance flies the policy for its own
+vehicle: the fleet's ``offboard`` stage runs every slot's pilot in vehicle
+order, each on its instance's API port (14540 + i) addressed to its system id
+(i + 1), observing its own slot's ``estimate`` and ``setpoint`` rows, each
+setpoint confirmed (the clock held) before the next instance's goes; a fleet
+policy (neighbour features, as ``nexus train --task swap`` exports) also gets
+every other vehicle's estimate, moved to the world's frame by its start.
 """
 
 from __future__ import annotations
 
 import logging
 
+import numpy as np
 import warp as wp
 
+from nexus.control.policy.features import neighbour_features
 from nexus.core import Component, Stage
 from nexus.core.errors import BuildError, NexusError
 from nexus.px4.api_link import parse_url
 from nexus.px4.gather import Px4Row
 from nexus.px4.instance import MAX_INSTANCE, SIM_PORT
+from nexus.plant.frames import enu_to_ned_np
 
 log = logging.getLogger("nexus")
 
@@ -84,8 +95,11 @@ class Px4FleetController(Component):
 
     def stages(self) -> list[Stage]:
         # Vehicle 0's declarations serve every slot: the signals' leading axis holds every vehicle.
-        gather, exchange = (s for s in self.peers[0].stages() if s.name in ("px4_row", "exchange"))
+        own = {s.name: s for s in self.peers[0].stages()}
+        gather, exchange, offboard = own["px4_row"], own["exchange"], own.get("offboard")
         return [Stage(gather.name, gather.kind, self._gather, reads=gather.reads, writes=gather.writes),
+                *([] if offboard is None else [Stage(offboard.name, offboard.kind, self._offboard, host=True,
+                                                     reads=offboard.reads, writes=offboard.writes, batched=True)]),
                 Stage(exchange.name, exchange.kind, self._exchange, reads=exchange.reads, writes=exchange.writes,
                       host=True, batched=True)]
 
@@ -101,6 +115,30 @@ class Px4FleetController(Component):
 
     def _gather(self, io) -> None:
         self.peers[0]._gather(io)  # one launch over every slot (the rows hold them all)
+
+    def _offboard(self, io) -> None:
+        """Each instance's setpoint from its own vehicle's rows, in vehicle order, each confirmed before the next
+        goes (the clock holds meanwhile: no instance has this tick's sensors yet); one write of every action."""
+        actions = io["ctbr"].read_all()
+        found = {}
+
+        def neighbours(slot: int):  # a fleet policy's neighbour features, made once a tick when a setpoint goes
+            if "rows" not in found:
+                estimates = io["estimate"].read_all()
+                places = enu_to_ned_np(self.plant.ned_origin.numpy()) + np.asarray(estimates["position"], np.float64)
+                found["rows"] = neighbour_features(places, estimates["velocity"], estimates["attitude"],
+                                                   len(self.peers))
+            return found["rows"][slot]
+
+        peer = None
+        try:
+            for peer in self.peers:
+                action = peer._offboard_action(io, lambda k=peer.slot: neighbours(k))
+                if action is not None:
+                    actions[peer.slot] = action
+        except NexusError as error:
+            raise self._named(peer, error) from error
+        io["ctbr"].write_all(actions)
 
     def _exchange(self, io) -> None:
         """Every instance gets its tick, then every answer is awaited: the clock moves when all have answered."""

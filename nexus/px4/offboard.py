@@ -32,6 +32,12 @@ it also waits for a home position), and the arm follows ``arm_delay_s``
 later. Both commands go through the commander: confirmed, acknowledged, and
 a refusal ends the run with PX4's reason. Before PX4 is armed and in
 offboard mode it ignores the setpoints, which only prove the link alive.
+
+With several PX4 instances in one world (``--vehicles K``) every instance has
+a pilot of its own (:mod:`nexus.px4.fleet_controller`). A fleet policy, whose
+observation ends with one ``neighbour_position_heading:3,
+neighbour_velocity_heading:3`` pair per other vehicle, flies exactly that many
+vehicles plus one: another ``--vehicles`` is refused at the build.
 """
 
 from __future__ import annotations
@@ -43,13 +49,14 @@ from pathlib import Path
 
 import numpy as np
 
-from nexus.control.policy.features import CTBR_ACTIONS, CTBR_LAYOUT, FEATURES, CtbrScaling, observe, parse_layout
+from nexus.control.policy.features import (CTBR_ACTIONS, CTBR_LAYOUT, FEATURES, CtbrScaling, observe, parse_layout,
+                                           split_neighbours)
 from nexus.control.policy.runners import runner_for
 from nexus.core.errors import BuildError, RunError
 from nexus.px4.api_link import ApiLinkError, parse_url
 from nexus.px4.commander import LockstepCommander
 from nexus.px4.errors import CommandUnacknowledgedError
-from nexus.px4.mission import (AUTOPILOT_COMPONENT, COMMAND_NAMES, DEFAULT_URL, MAV_CMD_COMPONENT_ARM_DISARM, Command,
+from nexus.px4.mission import (AUTOPILOT_COMPONENT, COMMAND_NAMES, MAV_CMD_COMPONENT_ARM_DISARM, Command,
                                 MissionPlan, usec)
 
 log = logging.getLogger("nexus")
@@ -98,6 +105,9 @@ class CtbrPolicy:
         try:
             self.observation = parse_layout(meta[observation_key], FEATURES, observation_key, where)
             action = parse_layout(meta[action_key], CTBR_ACTIONS, action_key, where)
+            #: The vehicle's own features, and how many other vehicles' features follow them (a fleet policy's,
+            #: as ``nexus train --task swap`` exports it: one pair per other vehicle of the world).
+            self.own_observation, self.neighbours = split_neighbours(self.observation, observation_key, where)
         except ValueError as error:
             raise BuildError(str(error)) from None
         if action != [("ctbr", 4)]:
@@ -126,9 +136,21 @@ class CtbrPolicy:
                              f"{self.runner.output_label} gives {given}; export a model with 4 outputs")
         self.inference_us: list[float] = []
 
-    def act(self, estimate, setpoint, setpoint_velocity, setpoint_acceleration) -> np.ndarray:
-        """The model's ``ctbr`` action (float32, as it gave it) for one estimate and setpoint."""
-        row = observe(self.observation, estimate, setpoint, setpoint_velocity, setpoint_acceleration)[None, :]
+    def check_vehicles(self, vehicles: int) -> None:
+        """A fleet policy (with neighbour features) flies exactly one more vehicle a world than it has neighbours."""
+        if self.neighbours and vehicles != self.neighbours + 1:
+            raise BuildError(f"--px4-offboard-policy {self.path}: its {self.runner.observation_key} has "
+                             f"{self.neighbours} neighbours, so it flies {self.neighbours + 1} vehicles in one world "
+                             f"(one PX4 instance each); this run has --vehicles {vehicles}: give --vehicles "
+                             f"{self.neighbours + 1}")
+
+    def act(self, estimate, setpoint, setpoint_velocity, setpoint_acceleration, neighbours=None) -> np.ndarray:
+        """The model's ``ctbr`` action (float32, as it gave it) for one estimate and setpoint (and, for a fleet
+        policy, the vehicle's neighbour features, float32)."""
+        row = observe(self.own_observation, estimate, setpoint, setpoint_velocity, setpoint_acceleration)
+        if self.neighbours:
+            row = np.concatenate([row, np.asarray(neighbours, dtype=np.float32)])
+        row = row[None, :]
         begin = time.perf_counter()
         action = np.asarray(self.runner.run(row), dtype=np.float32).reshape(-1)
         self.inference_us.append((time.perf_counter() - begin) * 1e6)
@@ -176,8 +198,11 @@ class OffboardPilot:
     """Drives the policy and the plan from the PX4 controller's ``offboard`` stage, one call per tick."""
 
     def __init__(self, policy: str | Path, *, rate_hz: float | None = None, url: str, at_s: float = AT_S,
-                 lead_s: float = LEAD_S, arm_delay_s: float = ARM_DELAY_S, hold_timeout_s: float = 5.0):
+                 lead_s: float = LEAD_S, arm_delay_s: float = ARM_DELAY_S, hold_timeout_s: float = 5.0,
+                 system_id: int = 1):
         self.policy = CtbrPolicy(policy)
+        #: PX4's MAV_SYS_ID (instance i: i + 1): where the setpoints go until PX4's heartbeat names its system.
+        self.system_id = int(system_id)
         if rate_hz is None:  # the policy's own rate, as nexus run --controller policy flies it
             rate_hz = RATE_HZ if self.policy.policy_hz is None else self.policy.policy_hz
         self.rate_hz, self.url, self.hold_timeout_s = float(rate_hz), url, hold_timeout_s
@@ -227,8 +252,10 @@ class OffboardPilot:
         if self.commander is not None:
             self.commander.close()
 
-    def step(self, tick: int, time_usec: int, previous_usec: int, estimate, setpoint) -> np.ndarray:
-        """Before the ``HIL_SENSOR`` of ``tick`` (PX4's clock at ``previous_usec``): the action in force after it."""
+    def step(self, tick: int, time_usec: int, previous_usec: int, estimate, setpoint, neighbours=None) -> np.ndarray:
+        """Before the ``HIL_SENSOR`` of ``tick`` (PX4's clock at ``previous_usec``): the action in force after it.
+        ``neighbours``: for a fleet policy, a callable giving the vehicle's neighbour features (made only when a
+        setpoint goes)."""
         link = self.commander.link
         self.commander.read()
         if tick % self.decimation == 0 and time_usec >= self.stream_at_usec:
@@ -239,18 +266,19 @@ class OffboardPilot:
                                 "yet; they start once it is (their ticks may then differ between runs)",
                                 self.stream_at_usec * 1e-6, self.url)
             else:
-                self._send(tick, time_usec, previous_usec, estimate, setpoint)
+                self._send(tick, time_usec, previous_usec, estimate, setpoint, neighbours)
         self.commander.step(tick, time_usec, previous_usec)
         return self.last
 
-    def _send(self, tick: int, time_usec: int, previous_usec: int, estimate, setpoint) -> None:
+    def _send(self, tick: int, time_usec: int, previous_usec: int, estimate, setpoint, neighbours=None) -> None:
         goal = np.asarray(setpoint.position, dtype=np.float64)
         # The setpoint's own velocity and acceleration over the policy's period, as --controller policy feeds them.
         velocity = np.zeros(3) if self._previous_goal is None else (goal - self._previous_goal) / self.period_s
         acceleration = np.zeros(3) if self._previous_velocity is None else \
             (velocity - self._previous_velocity) / self.period_s
         self._previous_goal, self._previous_velocity = goal, velocity
-        action = self.policy.act(estimate, setpoint, velocity, acceleration)
+        action = self.policy.act(estimate, setpoint, velocity, acceleration,
+                                 neighbours() if self.policy.neighbours else None)
         if not np.isfinite(action).all():
             raise OffboardError(f"the offboard policy {self.policy.path} gave {action.tolist()} on tick {tick} "
                                 f"({time_usec * 1e-6:.3f} s sim); PX4 cannot fly a non-finite setpoint: check the "
@@ -258,7 +286,8 @@ class OffboardPilot:
         link = self.commander.link
         thrust, roll, pitch, yaw = (float(v) for v in self.policy.scaling.setpoint(action))
         link.send(link.mav.set_attitude_target_encode(
-            (time_usec // 1000) & 0xFFFFFFFF, link.target_system or 1, AUTOPILOT_COMPONENT, TYPE_MASK_RATES_THRUST,
+            (time_usec // 1000) & 0xFFFFFFFF, link.target_system or self.system_id, AUTOPILOT_COMPONENT,
+            TYPE_MASK_RATES_THRUST,
             [1.0, 0.0, 0.0, 0.0], roll, pitch, yaw, thrust))
         barrier = SETPOINT_BARRIER + len(self.sent)
         link.send(link.mav.timesync_encode(0, barrier))

@@ -13,8 +13,9 @@ The toy vehicle arms, climbs at 1 m/s to the takeoff altitude, turns at once,
 descends at 1 m/s after NAV_LAND and disarms on the ground.
 
 Offboard, as PX4 does it as far as the offboard tests need: each
-``SET_ATTITUDE_TARGET`` is noted with the clock it arrived at
-(``setpoints``); ``MAV_CMD_DO_SET_MODE`` to custom main mode 6 (offboard) is
+``SET_ATTITUDE_TARGET`` to its system is noted with the clock it arrived at
+(``setpoints``, and its bytes in ``setpoint_bytes``; one to another system is
+dropped and counted, ``foreign_setpoints``); ``MAV_CMD_DO_SET_MODE`` to custom main mode 6 (offboard) is
 refused (``MAV_RESULT_TEMPORARILY_REJECTED``, with PX4's words) unless
 setpoints have come for more than ``offboard_lead_s`` of its clock, and
 otherwise puts the heartbeat's custom mode in offboard. Its rate controller
@@ -126,6 +127,9 @@ class ScriptedApi:
         self.landing = False
         #: (clock [µs], sensor count, type_mask, (roll, pitch, yaw rate), thrust) of each SET_ATTITUDE_TARGET.
         self.setpoints: list[tuple[int, int, int, tuple, float]] = []
+        #: Each such message as it came on the wire, and how many were addressed to another system (dropped).
+        self.setpoint_bytes: list[bytes] = []
+        self.foreign_setpoints = 0
         #: The custom main mode (6: offboard), and (param1, param2, clock [µs]) of each DO_SET_MODE.
         self.main_mode = 0
         self.mode_requests: list[tuple[float, float, int]] = []
@@ -219,8 +223,11 @@ class ScriptedApi:
                         self._link_lost = False
                         self._say_now(REGAINED_TEXT, "info")
                     self._check_heartbeats(self.clock_us, force=True)
+            elif kind == "SET_ATTITUDE_TARGET" and message.target_system not in (0, self.system_id):
+                self.foreign_setpoints += 1  # PX4 takes an attitude target only for its own system (or all)
             elif kind == "SET_ATTITUDE_TARGET":
                 with self.lock:
+                    self.setpoint_bytes.append(bytes(message.get_msgbuf()))
                     self.setpoints.append((self.clock_us, self.sensors, message.type_mask,
                                            (message.body_roll_rate, message.body_pitch_rate, message.body_yaw_rate),
                                            message.thrust))
