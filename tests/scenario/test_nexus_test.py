@@ -52,7 +52,7 @@ def test_shipped_scenarios_pass_and_the_broken_controller_fails_named_checks(flo
     assert f"{SHIPPED / 'px4_mission.toml'}::px4_mission[seed=0] SKIPPED (no PX4 binary: give [px4] binary or " \
            "nexus test --px4-binary PATH)" in lines
     (summary,) = [line for line in lines if " passed, " in line]
-    assert "= 10 passed, 1 failed, 1 errors, 4 skipped in " in summary
+    assert "= 11 passed, 1 failed, 1 errors, 4 skipped in " in summary
     rows = json.loads((out / "results.json").read_text())
     verdicts = {row["scenario"]: row["verdict"] for row in rows}
     assert verdicts == {"gps_lost": "passed", "frozen_baro": "passed", "imu_bias": "passed",
@@ -60,7 +60,8 @@ def test_shipped_scenarios_pass_and_the_broken_controller_fails_named_checks(flo
                         "px4_mission": "skipped", "px4_steps": "skipped", "px4_link_loss": "skipped",
                         "px4_fleet": "skipped",
                         "takeoff_hover_land": "passed", "waypoint_square": "passed", "aerosonde_landing": "passed",
-                        "aerosonde_blocked_pitot": "passed", "fleet_swap": "passed",
+                        "aerosonde_blocked_pitot": "passed", "aerosonde_ekf_blocked_pitot": "passed",
+                        "fleet_swap": "passed",
                         "broken_hover": "failed", "crash": "error"}
     for row in rows:  # every flown case is an ordinary run folder
         if row["point"]:
@@ -70,9 +71,9 @@ def test_shipped_scenarios_pass_and_the_broken_controller_fails_named_checks(flo
 def test_junit_has_a_case_per_point_and_names_the_failed_checks(flown):
     folder, _, _ = flown
     suite = ET.parse(folder / "junit.xml").getroot().find("testsuite")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("16", "1", "1", "4")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("17", "1", "1", "4")
     cases = {case.get("name"): case for case in suite.findall("testcase")}
-    assert len(cases) == 16
+    assert len(cases) == 17
     failure = cases["broken_hover[seed=0]"].find("failure")
     message = failure.get("message")
     assert message.startswith("altitude_error: first failed at 2.500 s (tick 625), ")
@@ -90,9 +91,9 @@ def test_a_junit_parser_reads_the_file_back(flown):
 
     folder, _, _ = flown
     (suite,) = list(JUnitXml.fromfile(str(folder / "junit.xml")))
-    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (16, 1, 1, 4)
+    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (17, 1, 1, 4)
     results = {case.name: case.result for case in suite}
-    assert len(results) == 16
+    assert len(results) == 17
     (failure,) = results["broken_hover[seed=0]"]
     assert isinstance(failure, Failure) and failure.message.startswith("altitude_error: first failed at 2.500 s")
     assert [type(r) for r in results["crash[seed=0]"]] == [Error]
