@@ -106,13 +106,14 @@ def test_the_default_vehicle_lists_each_name_with_unit_bounds_and_readers(rows, 
 
 
 def test_the_table_has_every_prim_parameter_and_no_name_twice(rows):
-    # 4 ESCs x 11 parameters, 4 propellers x 4 and their discs' 4 (NexusRotorInflowAPI) each, the controller's 12, the EKF's 33 (the shipped estimator: its
+    # 4 ESCs x 11 parameters, 4 propellers x 4 and their discs' 4 (NexusRotorInflowAPI) each, the controller's 12, the EKF's 40 (the shipped estimator: its
     # EKF2_* tuning, fusions, limits and timeouts, the no-aid fake position's timeout and noise, the GPS drift's
-    # two random walks), the four sensors' own (IMU 9, magnetometer 4, barometer 6 with
-    # its dynamic-pressure coefficient and drift, GPS 10) and the drag's 4: 44 + 32 + 12 + 33 + 29 + 4 = 154 prim
+    # two random walks, and a plane's airspeed and sideslip: EKF2_ARSP_THR, EAS_NOISE, TAS_GATE, WIND_NSD,
+    # fuseSideslip, BETA_NOISE, BETA_GATE), the four sensors' own (IMU 9, magnetometer 4, barometer 6 with
+    # its dynamic-pressure coefficient and drift, GPS 10) and the drag's 4: 44 + 32 + 12 + 40 + 29 + 4 = 161 prim
     # attributes. (With the truth estimator, whose one attribute is its rate, and no discs, it was 106.)
     prim_attributes = [r for r in rows.values() if r["kind"] == "attribute" and " nexus:" in r["name"]]
-    assert len(prim_attributes) == 154
+    assert len(prim_attributes) == 161
     names = [n for r in rows.values() for n in (r["name"], *r["aliases"])]
     assert len(names) == len(set(names))
     # 8 PID gains x 3 axes, 3 inertia components and 3 body drag coefficients are elements; 6 start-state names;

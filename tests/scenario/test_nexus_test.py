@@ -107,7 +107,7 @@ def test_the_report_draws_each_failed_check(flown):
     page = (folder / "report" / "index.html").read_text()
     assert page.count("data:image/png;base64,") == 2
     assert "<h3>altitude_error</h3>" in page and "<h3>ended</h3>" in page
-    assert "10 passed, 1 failed, 1 errors, 4 skipped" in page
+    assert "11 passed, 1 failed, 1 errors, 4 skipped" in page
 
 
 def test_verdicts_and_first_failing_ticks_repeat_in_another_process_one_at_a_time(flown, tmp_path):
