@@ -402,6 +402,21 @@ def fuse_scalar_with_wind(P: wp.array3d(dtype=wp.float32), Pw: wp.array3d(dtype=
 
 
 @wp.func
+def passes_gate(innovation: float, S: float, gate: float, world: int, slot: int,
+                innovations: wp.array2d(dtype=wp.float32), ratios: wp.array2d(dtype=wp.float32),
+                rejected: wp.array2d(dtype=wp.int32)) -> bool:
+    """The innovation test of a scalar with innovation variance ``S``: its ratio ν²/(gate²·S) recorded in ``slot``
+    beside the innovation, and a rejection counted when it is over 1; True when the scalar may be fused."""
+    ratio = innovation * innovation / (gate * gate * S)
+    innovations[world, slot] = innovation
+    ratios[world, slot] = ratio
+    if ratio > 1.0:
+        rejected[world, slot] = rejected[world, slot] + 1
+        return False
+    return True
+
+
+@wp.func
 def fuse(
     P: wp.array3d(dtype=wp.float32), nominal: wp.array2d(dtype=wp.vec3), attitude: wp.array2d(dtype=wp.quat),
     world: int, k: int, c: float, innovation: float, variance: float, gate: float, slot: int,
@@ -412,11 +427,7 @@ def fuse(
     """Gate one scalar (test ratio ν²/(gate²·S)), fuse and inject it when it passes; 1 when fused. (The 15-state
     filter's: ``Pw``, ``wind`` and ``wind_on`` are not read; :func:`fuse_carrying_wind` has the same arguments.)"""
     S = c * c * P[world, k, k] + variance
-    ratio = innovation * innovation / (gate * gate * S)
-    innovations[world, slot] = innovation
-    ratios[world, slot] = ratio
-    if ratio > 1.0:
-        rejected[world, slot] = rejected[world, slot] + 1
+    if not passes_gate(innovation, S, gate, world, slot, innovations, ratios, rejected):
         return 0
     inject(nominal, attitude, world, fuse_scalar(P, world, k, c, innovation, variance))
     return 1
@@ -433,11 +444,7 @@ def fuse_carrying_wind(
     """:func:`fuse` in a filter with wind states: once they are on (``wind_on``) the fusion carries them too (S is the
     same: the measurement does not see the wind)."""
     S = c * c * P[world, k, k] + variance
-    ratio = innovation * innovation / (gate * gate * S)
-    innovations[world, slot] = innovation
-    ratios[world, slot] = ratio
-    if ratio > 1.0:
-        rejected[world, slot] = rejected[world, slot] + 1
+    if not passes_gate(innovation, S, gate, world, slot, innovations, ratios, rejected):
         return 0
     if wind_on != 0:
         h = vec15()
@@ -458,11 +465,7 @@ def fuse_attitude(
 ) -> int:
     """:func:`fuse` for a scalar whose Jacobian ``h`` lies on the attitude error's three entries."""
     S = attitude_variance_of(P, world, h, variance)
-    ratio = innovation * innovation / (gate * gate * S)
-    innovations[world, slot] = innovation
-    ratios[world, slot] = ratio
-    if ratio > 1.0:
-        rejected[world, slot] = rejected[world, slot] + 1
+    if not passes_gate(innovation, S, gate, world, slot, innovations, ratios, rejected):
         return 0
     inject(nominal, attitude, world, fuse_attitude_scalar(P, world, h, innovation, variance))
     return 1
@@ -478,11 +481,7 @@ def fuse_attitude_carrying_wind(
 ) -> int:
     """:func:`fuse_attitude` in a filter with wind states (as :func:`fuse_carrying_wind`)."""
     S = attitude_variance_of(P, world, h, variance)
-    ratio = innovation * innovation / (gate * gate * S)
-    innovations[world, slot] = innovation
-    ratios[world, slot] = ratio
-    if ratio > 1.0:
-        rejected[world, slot] = rejected[world, slot] + 1
+    if not passes_gate(innovation, S, gate, world, slot, innovations, ratios, rejected):
         return 0
     if wind_on != 0:
         h15 = vec15()
