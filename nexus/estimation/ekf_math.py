@@ -222,25 +222,17 @@ def predict_wind_covariance(Pw: wp.array3d(dtype=wp.float32), world: int, T: flo
                             wind_variance: float, limit: float):
     """C ← F·C and W ← W + q·I over the interval ``T`` [s] of :func:`predict_covariance` (the wind a random walk,
     F = I on it; ``wind_variance`` q [m²/s²]), q added to an axis only while its variance is below ``limit``
-    [m²/s²] (as PX4, which keeps an unobserved wind from growing without bound). In place: rows are written in an
-    order that never reads a row already written (position reads velocity; velocity reads attitude and accel bias;
-    attitude reads gyro bias)."""
+    [m²/s²] (as PX4, which keeps an unobserved wind from growing without bound). Each column of C is F applied to
+    it, by :func:`apply_columns` (the blocks of F the 15-state covariance's prediction applies)."""
     M = -wp.skew(dv_ned)
     Rdt = R * T
     for a in range(NW):
+        column = vec15()
         for i in range(N):
-            block = i // 3
-            r = i - 3 * block
-            value = Pw[world, i, a]
-            if block == 0:
-                value += T * Pw[world, VEL + r, a]
-            elif block == 1:
-                for k in range(3):
-                    value += M[r, k] * Pw[world, ATT + k, a] - Rdt[r, k] * Pw[world, ACCEL_BIAS + k, a]
-            elif block == 2:
-                for k in range(3):
-                    value -= Rdt[r, k] * Pw[world, GYRO_BIAS + k, a]
-            Pw[world, i, a] = value
+            column[i] = Pw[world, i, a]
+        column = apply_columns(column, T, M, Rdt)
+        for i in range(N):
+            Pw[world, i, a] = column[i]
         if Pw[world, WIND + a, a] < limit:
             Pw[world, WIND + a, a] = Pw[world, WIND + a, a] + wind_variance
 
