@@ -73,24 +73,30 @@ HOLD_2S = '''    over "catapult"
     }'''
 
 
-def build(vehicle: Path, mission: dict | None = None):
+def build(vehicle: Path | str, mission: dict | None = None, **fields):
+    """The flight of ``vehicle`` under PX4 with ``mission`` (default: the shortened times); ``fields`` are further
+    RunConfig fields (a fleet's ``vehicles``, ``spacing``)."""
     mission = {"url": "udpin:127.0.0.1:0", **TIMES} if mission is None else mission
     config = RunConfig(vehicle=str(vehicle), scene="empty", controller="px4",
-                       controller_options={**OPTIONS, "mission": mission}, device="cpu", duration=3.0)
+                       controller_options={**OPTIONS, "mission": mission}, device="cpu", duration=3.0, **fields)
     return build_flight(config, "cpu")
+
+
+def fly(flight, out: Path):
+    """``flight`` for 3 s against the scripted PX4 (a fixed wing, zeros after a boot of three messages) and its toy
+    API stream (landed and disarmed 0.6 s after the start): the summary, run.json and the toy."""
+    px4 = flight.vehicle.controller
+    toy = ScriptedApi(px4.commander.link.port, mission_s=0.6)
+    peer = ScriptedPx4(px4.link.port, lambda n: None if n <= 3 else [0.0] * 16, api=toy, mav_type=1)
+    with peer.running():
+        summary = run_flight(replace(flight.options, device="cpu", duration=3.0), out, progress=False, flight=flight)
+    return summary, json.loads((out / "run.json").read_text()), toy
 
 
 @pytest.fixture(scope="module")
 def flown(tmp_path_factory):
     folder = tmp_path_factory.mktemp("plane_mission")
-    flight = build(layer(folder, HOLD_2S))
-    px4 = flight.vehicle.controller
-    toy = ScriptedApi(px4.commander.link.port, mission_s=0.6)
-    peer = ScriptedPx4(px4.link.port, lambda n: None if n <= 3 else [0.0] * 16, api=toy, mav_type=1)
-    with peer.running():
-        summary = run_flight(replace(flight.options, device="cpu", duration=3.0), folder / "run", progress=False,
-                             flight=flight)
-    info = json.loads((folder / "run" / "run.json").read_text())
+    summary, info, toy = fly(build(layer(folder, HOLD_2S)), folder / "run")
     return summary, info["controller_stats"]["mission"], toy
 
 

@@ -9,9 +9,7 @@ degE7; the east offset leaves the parallel by θ² tan φ / 2 (θ = 50 / (N + h)
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -19,32 +17,16 @@ import pytest
 from click.testing import CliRunner
 
 from nexus.cli import main
-from nexus.px4.scripted_api import ScriptedApi
-from nexus.px4.scripted_peer import ScriptedPx4
 from nexus.runtime.config import RunConfig
 from nexus.runtime.flight import build_flight
-from nexus.runtime.run import run_flight
-
-TIMES = {"upload_at_s": 0.5, "arm_delay_s": 0.2, "start_delay_s": 0.2}
-OPTIONS = {"host": "127.0.0.1", "port": 0, "connect_timeout": 10.0, "answer_timeout": 5.0, "boot_patience": 0.5}
-ORIGIN = (473977420, 85455940)  # degE7
+from tests.px4.test_plane_mission import OPTIONS, ORIGIN, build, fly
 
 
 @pytest.fixture(scope="module")
 def flown(tmp_path_factory):
     folder = tmp_path_factory.mktemp("plane_runway")
-    config = RunConfig(vehicle="aerosonde_runway", scene="empty", controller="px4",
-                       controller_options={**OPTIONS, "mission": {"url": "udpin:127.0.0.1:0", **TIMES}},
-                       device="cpu", duration=3.0)
-    flight = build_flight(config, "cpu")
-    px4 = flight.vehicle.controller
-    toy = ScriptedApi(px4.commander.link.port, mission_s=0.6)
-    peer = ScriptedPx4(px4.link.port, lambda n: None if n <= 3 else [0.0] * 16, api=toy, mav_type=1)
-    with peer.running():
-        summary = run_flight(replace(flight.options, device="cpu", duration=3.0), folder / "run", progress=False,
-                             flight=flight)
-    record = pd.read_parquet(folder / "run" / "record.parquet")
-    return summary, toy, record, json.loads((folder / "run" / "run.json").read_text())
+    summary, info, toy = fly(build("aerosonde_runway"), folder / "run")
+    return summary, toy, pd.read_parquet(folder / "run" / "record.parquet"), info
 
 
 def test_px4_s_parameters_take_off_from_the_runway():

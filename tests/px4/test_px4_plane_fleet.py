@@ -2,7 +2,7 @@
 
 Two catapult Aerosondes (vehicles/aerosonde_px4.usda, the catapult's hold at 2 s) 200 m apart: vehicle 1 starts
 200 m east of vehicle 0, so its PX4 gets the plane mission moved 200 m east, each item placed from its own start;
-the scripted PXs and their toy API streams as in tests/px4/test_plane_mission.py (upload at 0.5 s, arm 0.2 s
+the scripted PX4s and their toy API streams as in tests/px4/test_plane_mission.py (upload at 0.5 s, arm 0.2 s
 later, start 0.2 s after; each toy lands and disarms 0.6 s after its start, tick 374).
 
 By hand on WGS-84 at 47.397742°, 488 m (N = 6,389,735.4 m, tan φ = 1.0916): a point e east is λ + e / ((N + h)
@@ -16,51 +16,19 @@ from __future__ import annotations
 import contextlib
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from nexus.px4.scripted_api import ScriptedApi
 from nexus.px4.scripted_peer import ScriptedPx4
-from nexus.runtime.config import RunConfig
-from nexus.runtime.flight import build_flight
 from nexus.runtime.run import run_flight
-
-VEHICLES = Path(__file__).resolve().parents[2] / "vehicles"
-TIMES = {"upload_at_s": 0.5, "arm_delay_s": 0.2, "start_delay_s": 0.2}
-OPTIONS = {"host": "127.0.0.1", "port": 0, "connect_timeout": 10.0, "answer_timeout": 5.0, "boot_patience": 0.5}
-ORIGIN = (473977420, 85455940)  # degE7
-
-
-def catapult_at_2s(folder: Path) -> Path:
-    path = folder / "plane.usda"
-    path.write_text(f'''#usda 1.0
-(
-    defaultPrim = "vehicle"
-    kilogramsPerUnit = 1
-    metersPerUnit = 1
-    upAxis = "Z"
-    subLayers = [@{VEHICLES / "aerosonde_px4.usda"}@]
-)
-
-over "vehicle"
-{{
-    over "catapult"
-    {{
-        float nexus:holdTime = 2
-    }}
-}}
-''')
-    return path
+from tests.px4.test_plane_mission import HOLD_2S, ORIGIN, build, layer
 
 
 @pytest.fixture(scope="module")
 def flown(tmp_path_factory):
     folder = tmp_path_factory.mktemp("px4_plane_fleet")
-    config = RunConfig(vehicle=str(catapult_at_2s(folder)), scene="empty", controller="px4", device="cpu",
-                       controller_options={**OPTIONS, "mission": {"url": "udpin:127.0.0.1:0", **TIMES}},
-                       duration=3.0, vehicles=2, spacing=200.0)
-    flight = build_flight(config, "cpu")
+    flight = build(layer(folder, HOLD_2S), vehicles=2, spacing=200.0)
     links = flight.vehicle.controller.peers
     toys = [ScriptedApi(px4.commander.link.port, system_id=k + 1, mission_s=0.6) for k, px4 in enumerate(links)]
     peers = [ScriptedPx4(px4.link.port, lambda n: None if n <= 3 else [0.0] * 16, api=toys[k], mav_type=1)
