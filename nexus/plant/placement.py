@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import newton
 import numpy as np
 
-from nexus.plant.frames import quat_multiply_np
+from nexus.plant.frames import attitude_ned_frd_np, quat_multiply_np, yaw_ned_np
 from nexus.plant.plant import Plant
 from nexus.vocab.drawn import Drawn, abs_at_most, draws, positive
 
@@ -117,9 +117,5 @@ def place_in_air(plant: Plant, height: float, airspeed: float, pitch: float) -> 
 def resting_heading(plant: Plant, world: int = 0) -> float:
     """Where world ``world``'s vehicle points as placed [rad, NED: clockwise from north]: its body x axis
     (forward) projected on the ground. A plane that takes off from a runway rolls along it."""
-    q = plant.state.joint_q.numpy()
     coord = plant._base_coord + world * plant.coords_per_world
-    x, y, z, w = (float(v) for v in q[coord + 3 : coord + 7])
-    east = 1.0 - 2.0 * (y * y + z * z)  # the ENU world's x component of the body's x axis
-    north = 2.0 * (x * y + w * z)
-    return math.atan2(east, north)
+    return yaw_ned_np(attitude_ned_frd_np(plant.state.joint_q.numpy()[coord + 3 : coord + 7]))
