@@ -158,11 +158,13 @@ def nees(error: np.ndarray, block: np.ndarray) -> np.ndarray:
 
 
 def fly(vehicle: Path | str, scene: Path | str, worlds: int, seconds: float, converge: float, solver: str,
-        seed: int, estimator: str = "vehicle") -> dict:
+        seed: int, estimator: str = "vehicle", vary: str | None = None) -> dict:
     """Fly and gather: per 1 s sample, each world's NEES of position, velocity, attitude and the errors; per
-    0.1 s read, each fused slot's normalised innovation ν/√S per world."""
+    0.1 s read, each fused slot's normalised innovation ν/√S per world. ``vary``: a variation file (e.g.
+    ``start_yaw = 90``, the same heading for every world), None for none."""
     options = RunConfig(vehicle=str(vehicle), scene=str(scene), device="cpu", worlds=worlds, solver=solver,
-                        seed=seed, estimator=estimator, ticks_per_replay=READ_TICKS, record_mode="summary")
+                        vary=vary, seed=seed, estimator=estimator, ticks_per_replay=READ_TICKS,
+                        record_mode="summary")
     with FlightSession(options, None) as session:
         loop = session.loop
         ekf = next(c for c in loop.components if isinstance(c, Ekf))
@@ -282,6 +284,8 @@ def main(argv=None) -> int:
     parser.add_argument("--converge", type=float, default=10.0, help="seconds left to converge [s]")
     parser.add_argument("--solver", default="freeflyer", choices=("mujoco", "freeflyer"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--vary", default=None, help="variation file (docs/worlds.md), e.g. one line "
+                        "'start_yaw = 90' to hover facing another way")
     parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
     parser.add_argument("--matched", action="store_true", help="print the EKF attributes matched to the vehicle's "
                         "sensors in the scene, and fly nothing")
@@ -290,7 +294,7 @@ def main(argv=None) -> int:
         print(json.dumps(matched_tuning(args.vehicle, args.scene), indent=1))
         return 0
     data = fly(args.vehicle, args.scene, args.worlds, args.seconds, args.converge, args.solver, args.seed,
-               args.estimator)
+               args.estimator, args.vary)
     result = statistics(data)
     print(json.dumps(result, indent=1) if args.json else table(result))
     return 0

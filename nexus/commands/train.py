@@ -22,7 +22,8 @@ from nexus.runtime.stopping import StopSignals
 #: Python keyword ``worlds=0``).
 OPTIONS = {"task": "--task", "worlds": "--worlds", "steps": "--steps", "seed": "--seed", "action": "--action",
            "policy_hz": "--policy-hz", "noise": "--noise", "vary": "--vary", "vehicle": "--vehicle",
-           "shards": "--shards", "vehicles": "--vehicles", "spacing": "--spacing"}
+           "shards": "--shards", "vehicles": "--vehicles", "spacing": "--spacing",
+           "goal_gain": "--goal-gain", "goal_fade": "--goal-fade"}
 #: The swap's evaluation: worlds flown at once, and episodes each flies in turn (256 episodes).
 SWAP_EVALUATION_WORLDS, SWAP_EVALUATION_EPISODES = 64, 4
 #: The same for the evaluation's settings (:func:`nexus.gym.evaluate.check_policy`).
@@ -58,6 +59,12 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
 @click.option("--vehicle-contact/--no-vehicle-contact", default=True, show_default=True,
               help="With --task swap: the vehicles of a world share one physics world (they collide and blow on "
                    "each other), or each flies in its own (a collision is still counted by distance).")
+@click.option("--goal-gain", type=float, default=0.0, show_default=True,
+              help="With --task swap --action velocity: the policy's velocity corrects a go-to-goal law of this gain "
+                   "[1/s] (action 0 flies straight at the goal; docs/fleets.md); 0: the policy's velocity alone.")
+@click.option("--goal-fade", type=float, default=0.0, show_default=True,
+              help="With --goal-gain: the policy's correction fades to 0 within this distance of the goal [m], so the "
+                   "law alone lands the vehicle on it; 0: never.")
 @click.option("--evaluate/--no-evaluate", default=True, show_default=True,
               help="After training a hover policy: score it against the success bar; a swap policy: score it and "
                    "the straight-line baseline on 256 episodes (OUT/evaluation.json).")
@@ -66,7 +73,7 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
                    "swap policy and the baseline); train nothing.")
 @click.pass_context
 def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, vehicle, shards, vehicles, spacing,
-          vehicle_contact, evaluate, evaluate_only):
+          vehicle_contact, goal_gain, goal_fade, evaluate, evaluate_only):
     """Train a policy with PPO (skrl) and export it as OUT/policy.onnx.
 
     Exit status: 0 when trained, 2 for bad input (nothing trained), 130 on Ctrl-C and 143 on SIGTERM (the
@@ -80,7 +87,7 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
         raise BuildError(f"--out {out}: a file is there; give a folder (it is made if missing)")
     config = TrainConfig(task=task, worlds=worlds, steps=int(steps), seed=seed, action=action, policy_hz=policy_hz,
                          noise=noise, vary=vary, vehicle=vehicle, shards=shards, vehicles=vehicles, spacing=spacing,
-                         vehicle_contact=vehicle_contact)
+                         vehicle_contact=vehicle_contact, goal_gain=goal_gain, goal_fade=goal_fade)
     config.check(OPTIONS)
     swarm = task in SWARM_TASKS
     if not swarm:

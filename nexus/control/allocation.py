@@ -44,7 +44,7 @@ import warp as wp
 
 from nexus.control.mixer import command_for_thrust
 from nexus.core.clock import at_ns
-from nexus.plant.rotor_geometry import MAX_ROTORS, RotorGeometry, effectiveness, rotor_geometry
+from nexus.plant.rotor_geometry import RotorGeometry, effectiveness, rotor_geometry
 
 #: Change of the most-moved rotor's thrust fraction per unit of normalised torque [-].
 TORQUE_SCALE = 0.5
@@ -134,7 +134,8 @@ def mix_tables(allocation: Allocation, worlds: int, device, failures=None) -> Mi
         slot, remaining, at_ns = failure
         tables.append(allocation.mix_without(slot, remaining))
         fail_table[w], fail_ns[w] = len(tables) - 1, at_ns
-    padded = np.zeros((len(tables), MAX_ROTORS, 4), dtype=np.float32)
+    # One row per rotor of the vehicle (every table has as many): the mixing loops run over these rows only.
+    padded = np.zeros((len(tables), max(table.shape[0] for table in tables), 4), dtype=np.float32)
     for k, table in enumerate(tables):
         padded[k, : table.shape[0]] = table
     t = MixTables()
@@ -160,7 +161,7 @@ def failures_of(ctx, geometry: list[RotorGeometry]) -> list:
     return found
 
 
-# The mix has MAX_ROTORS rows; rows past the vehicle's rotors (and a failed rotor's) are zeros and give 0.
+# The mix has a row per rotor of the vehicle (at most MAX_ROTORS); a failed rotor's row is zeros and gives 0.
 @wp.func
 def _tilt(t: MixTables, table: int, i: int, torque: wp.vec3) -> float:
     return t.mix[table, i, 0] * torque[0] + t.mix[table, i, 1] * torque[1]
@@ -169,19 +170,22 @@ def _tilt(t: MixTables, table: int, i: int, torque: wp.vec3) -> float:
 @wp.func
 def write_rotor_commands(controls: wp.array2d(dtype=wp.float32), world: int, thrust_model_factor: float,
                          collective: float, torque: wp.vec3, on: float, t: MixTables, now_ns: wp.int64):
-    """Mix ``collective`` (thrust fraction) and ``torque`` (normalised, FRD) into ESC commands in the first
-    :data:`MAX_ROTORS` slots of ``controls`` (zeros elsewhere), roll and pitch first, then yaw, then thrust."""
+    """Mix ``collective`` (thrust fraction) and ``torque`` (normalised, FRD) into ESC commands in the vehicle's
+    rotors' slots of ``controls`` (zeros elsewhere), roll and pitch first, then yaw, then thrust. The loops run over
+    the mix's rows (one per rotor of the vehicle), not :data:`MAX_ROTORS`: a slot past the rotors keeps the zero
+    written first."""
+    rows = t.mix.shape[1]
     table = int(0)
     if now_ns >= t.fail_ns[world]:
         table = t.fail_table[world]
     # Roll and pitch: the spread that must fit in [0, 1] whatever the collective (rows that carry thrust).
     low = float(1.0e30)
-    for i in range(MAX_ROTORS):
+    for i in range(rows):
         m = t.mix[table, i, 3]
         if m > 1.0e-6:
             low = wp.min(low, _tilt(t, table, i, torque) / m)
     spread = float(0.0)
-    for i in range(MAX_ROTORS):
+    for i in range(rows):
         m = t.mix[table, i, 3]
         if m > 1.0e-6:
             spread = wp.max(spread, (_tilt(t, table, i, torque) / m - low) * m)
@@ -191,7 +195,7 @@ def write_rotor_commands(controls: wp.array2d(dtype=wp.float32), world: int, thr
     # The collective moves into the range where roll and pitch fit.
     lo = float(-1.0e30)
     hi = float(1.0e30)
-    for i in range(MAX_ROTORS):
+    for i in range(rows):
         m = t.mix[table, i, 3]
         if m > 1.0e-6:
             tilt = _tilt(t, table, i, torque) / shrink
@@ -202,7 +206,7 @@ def write_rotor_commands(controls: wp.array2d(dtype=wp.float32), world: int, thr
     # the yaw asked for is moved into the range where they fit (empty: none such, the yaw asked for).
     yaw_lo = float(-1.0e30)
     yaw_hi = float(1.0e30)
-    for i in range(MAX_ROTORS):
+    for i in range(rows):
         m = t.mix[table, i, 3]
         k = t.mix[table, i, 2]
         if m <= 1.0e-6 and wp.abs(k) > 1.0e-6:
@@ -216,7 +220,7 @@ def write_rotor_commands(controls: wp.array2d(dtype=wp.float32), world: int, thr
         yaw = wp.clamp(yaw, yaw_lo, yaw_hi)
     # Yaw: in full if it fits at this collective, ...
     share = float(1.0)
-    for i in range(MAX_ROTORS):
+    for i in range(rows):
         spin = t.mix[table, i, 2] * yaw
         thrust = base * t.mix[table, i, 3] + _tilt(t, table, i, torque) / shrink
         if spin > 0.0:
@@ -228,7 +232,7 @@ def write_rotor_commands(controls: wp.array2d(dtype=wp.float32), world: int, thr
         # ... else in full with the collective moved to make room (thrust given up), else scaled to the room left.
         lo_yaw = float(-1.0e30)
         hi_yaw = float(1.0e30)
-        for i in range(MAX_ROTORS):
+        for i in range(rows):
             m = t.mix[table, i, 3]
             if m > 1.0e-6:
                 tilt = _tilt(t, table, i, torque) / shrink + t.mix[table, i, 2] * yaw
@@ -239,7 +243,7 @@ def write_rotor_commands(controls: wp.array2d(dtype=wp.float32), world: int, thr
             share = 1.0
     for i in range(controls.shape[1]):
         controls[world, i] = 0.0
-    for i in range(MAX_ROTORS):
+    for i in range(rows):
         if i < controls.shape[1]:
             thrust = base * t.mix[table, i, 3] + _tilt(t, table, i, torque) / shrink
             thrust = thrust + share * (t.mix[table, i, 2] * yaw)

@@ -77,6 +77,10 @@ class Layout:
     max_rates: wp.vec3
     #: The velocity action's limits at ±1: horizontal, vertical speed [m/s], yaw rate [rad/s].
     velocity_limits: wp.vec3
+    #: The go-to-goal law's gain [1/s] a velocity action corrects (0: none; :mod:`nexus.control.velocity_action`) and
+    #: the radius [m] its correction fades within (0: never).
+    goal_gain: float
+    goal_fade: float
 
 
 @wp.struct
@@ -313,11 +317,11 @@ def reset_worlds(which: wp.array(dtype=wp.int32), task: TaskParams, layout: Layo
 @wp.func
 def apply_action(w: int, est: PoseTwist, actions: wp.array2d(dtype=wp.float32), layout: Layout,
                  params: wp.array(dtype=PidParams), mix: MixTables, pid: wp.array(dtype=PidState),
-                 controls: wp.array2d(dtype=wp.float32)) -> float:
+                 controls: wp.array2d(dtype=wp.float32), goal: wp.vec3) -> float:
     """Row ``w``'s held action as its ``controls`` row: CTBR through the PID's rate loop (its state in ``pid``,
     the estimate's rates [rad/s]) and the allocation, a velocity through the PID's cascade
-    (:func:`~nexus.control.velocity_action.velocity_action`), or motor commands. Returns the action's effort as
-    the single-agent reward penalises it."""
+    (:func:`~nexus.control.velocity_action.velocity_action`, its go-to-goal law aiming at ``goal`` when the layout
+    has a goal gain), or motor commands. Returns the action's effort as the single-agent reward penalises it."""
     rates = est.rates
     a0 = wp.clamp(actions[w, 0], -1.0, 1.0)
     a1 = wp.float32(0.0)
@@ -345,8 +349,8 @@ def apply_action(w: int, est: PoseTwist, actions: wp.array2d(dtype=wp.float32), 
         effort = a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3
     elif layout.action_mode == VELOCITY:
         p = params[0]
-        collective, torque, out = velocity_action(p, pid[w], est, a0, a1, a2, a3, layout.velocity_limits,
-                                                  layout.tick_dt, 1.0)
+        collective, torque, out = velocity_action(p, pid[w], est, a0, a1, a2, a3, layout.velocity_limits, goal,
+                                                  layout.goal_gain, layout.goal_fade, layout.tick_dt, 1.0)
         write_rotor_commands(controls, w, p.thrust_model_factor, collective, torque, 1.0, mix, wp.int64(0))
         pid[w] = out
         effort = a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3
@@ -397,7 +401,7 @@ def agent_tick(
     for a in range(layout.articulations_per_world):
         fk_mask[w * layout.articulations_per_world + a] = False
     est = estimate[w]
-    effort = apply_action(w, est, actions, layout, params, mix, pid, controls)
+    effort = apply_action(w, est, actions, layout, params, mix, pid, controls, goal[w])
     sub = sub_tick[w] + 1
     if sub < layout.decimation:
         sub_tick[w] = sub
@@ -534,6 +538,9 @@ class LearningAgent(Component):
         layout.hover_speed = self.hover_speed
         layout.max_rates = wp.vec3(*MAX_RATES)
         layout.velocity_limits = wp.vec3(*VELOCITY_LIMITS)
+        # A multi-agent task may fly its velocity actions as corrections to a go-to-goal law (its goal_gain).
+        layout.goal_gain = float(getattr(self.task, "goal_gain", 0.0))
+        layout.goal_fade = float(getattr(self.task, "goal_fade", 0.0))
         self.layout = layout
         self.episode_steps = layout.episode_steps
 

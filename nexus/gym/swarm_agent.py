@@ -171,7 +171,7 @@ def swarm_act(estimate: wp.array(dtype=PoseTwist), layout: Layout, params: wp.ar
     s = wp.tid()
     for i in range(layout.articulations_per_world):
         plant.fk_mask[s * layout.articulations_per_world + i] = False
-    apply_action(s, estimate[s], a.actions, layout, params, mix, a.pid, controls)
+    apply_action(s, estimate[s], a.actions, layout, params, mix, a.pid, controls, a.goal[s])
     sub = a.sub_tick[s] + 1
     if sub < layout.decimation:
         a.sub_tick[s] = sub

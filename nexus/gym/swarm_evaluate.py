@@ -19,13 +19,16 @@ its neighbours, as a PID flying a straight line to a waypoint does.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from nexus.control.velocity_action import VelocityScaling
 from nexus.core.errors import BuildError
 from nexus.gym.agent import MAX_RATES
 from nexus.gym.multi_agent import SwarmVectorEnv
+from nexus.gym.swarm_tasks import swarm_task_named
 from nexus.gym.swarm_training import swarm_layout
 
 #: The bar of issue 47: every vehicle within this distance of its goal [m] at the episode's end, no collision.
@@ -90,6 +93,15 @@ class OnnxPolicy:
         if not declared.startswith(("velocity", "ctbr")):
             raise BuildError(f"policy {path}: its nexus:action is {declared!r}; a swap policy acts with ctbr:4 or "
                              f"velocity:4; {again}")
+        #: The go-to-goal law a velocity policy corrects (``nexus:velocity_goal_gain`` [1/s]; 0: none) and the
+        #: radius its correction fades within (``nexus:velocity_goal_fade`` [m]; 0: never).
+        self.goal_gain = self.goal_fade = 0.0
+        if self.action == "velocity":
+            try:
+                scaling = VelocityScaling.from_metadata(meta, f"policy {path}")
+            except ValueError as error:
+                raise BuildError(str(error)) from None
+            self.goal_gain, self.goal_fade = scaling.goal_gain, scaling.goal_fade
         self.input = self.session.get_inputs()[0].name
 
     def check(self, env: SwarmVectorEnv) -> None:
@@ -124,6 +136,8 @@ def evaluate_swap(policy: str | Path | None, *, worlds: int = 64, episodes: int 
     """Fly ``worlds x episodes`` swap episodes with ``policy`` (an ONNX file; None: the straight-line baseline) and
     score them (module doc). ``task``: the swap, or a :class:`~nexus.gym.swarm_tasks.SwarmTask` changed from it."""
     model = None if policy is None else OnnxPolicy(policy)
+    if model is not None and model.goal_gain > 0.0:  # the law it was trained to correct
+        task = replace(swarm_task_named(task), goal_gain=model.goal_gain, goal_fade=model.goal_fade)
     env = SwarmVectorEnv(num_envs=worlds, task=task, vehicles=vehicles, spacing=spacing, vehicle_contact=vehicle_contact,
                          noise=noise, vehicle=vehicle, estimator=estimator,
                          action="ctbr" if model is None else model.action)

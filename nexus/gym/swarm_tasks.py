@@ -79,6 +79,11 @@ class SwarmTask(TaskTable):
     w_action: float = 0.01
     w_proximity: float = 1.0
     crash_penalty: float = 10.0
+    #: A velocity action's go-to-goal law gain [1/s] (0: none; :mod:`nexus.control.velocity_action`); the agent's
+    #: layout carries it, not the reward table.
+    goal_gain: float = 0.0
+    #: The radius [m] within which that law's correction fades to 0 at the goal (0: never).
+    goal_fade: float = 0.0
 
     @property
     def own_width(self) -> int:

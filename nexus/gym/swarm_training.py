@@ -22,6 +22,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from nexus.control.velocity_action import VELOCITY_LIMITS, VelocityScaling
 from nexus.gym.export import export_onnx
 from nexus.gym.multi_agent import SwarmVectorEnv
 from nexus.gym.swarm_tasks import NEIGHBOUR_FEATURES, swarm_task_named
@@ -85,7 +86,10 @@ class FlatSwarmEnv(VectorEnv):
         """policy.onnx, its metadata naming the neighbours, the vehicles a world and the reward it was trained with."""
         task = self.swarm.task
         reward = ",".join(f"{name}={getattr(task, name):g}" for name in REWARD_FIELDS)
-        return export_onnx(agent, self, path, None, extra={"nexus:vehicles": str(self.vehicles), "nexus:reward": reward})
+        extra = {"nexus:vehicles": str(self.vehicles), "nexus:reward": reward}
+        if task.goal_gain > 0.0:
+            extra.update(VelocityScaling(VELOCITY_LIMITS, task.goal_gain, task.goal_fade).metadata())
+        return export_onnx(agent, self, path, None, extra=extra)
 
     def close(self, **kwargs):
         self.swarm.close()
@@ -101,7 +105,8 @@ class _ExportedTask:
 def make_swarm_env(config) -> FlatSwarmEnv:
     """The flattened swap environment for a :class:`~nexus.gym.training.TrainConfig`."""
     reward = VELOCITY_TRAINING_REWARD if config.action == "velocity" else TRAINING_REWARD
-    task = replace(swarm_task_named(config.task), **reward)
+    task = replace(swarm_task_named(config.task), **reward, goal_gain=float(config.goal_gain),
+                   goal_fade=float(config.goal_fade))
     return FlatSwarmEnv(SwarmVectorEnv(num_envs=config.worlds, task=task, vehicles=config.vehicles,
                                        spacing=float(config.spacing), vehicle_contact=bool(config.vehicle_contact),
                                        action=config.action, policy_hz=config.policy_hz, tick_hz=config.tick_hz,

@@ -53,6 +53,10 @@ class TrainConfig:
     vehicles: int = 4
     spacing: float = 2.0
     vehicle_contact: bool = True
+    #: With a velocity action on a multi-agent task: the go-to-goal law's gain [1/s] the policy corrects (0: none).
+    goal_gain: float = 0.0
+    #: With that law: the radius [m] within which the policy's correction fades to 0 at the goal (0: never).
+    goal_fade: float = 0.0
     hidden: int = 64
     rollouts: int = 32
     epochs: int = 5
@@ -76,6 +80,9 @@ class TrainConfig:
 
         if self.task in SWARM_TASKS:
             check_swarm(self, label)
+        elif self.goal_gain != 0.0 or self.goal_fade != 0.0:
+            raise BuildError(f"{said(label('goal_gain'), self.goal_gain)}: the go-to-goal law is for the multi-agent "
+                             f"tasks ({', '.join(SWARM_TASKS)}); drop {label('goal_gain').rstrip('=')}")
         elif self.task not in TASKS:
             raise BuildError(f"{said(label('task'), self.task)}: unknown task; choose one of "
                              f"{', '.join((*TASKS, *SWARM_TASKS))}")
@@ -106,6 +113,20 @@ def check_swarm(config: TrainConfig, label) -> None:
     if isinstance(spacing, bool) or not isinstance(spacing, (int, float)) or not np.isfinite(spacing) or spacing <= 0:
         raise BuildError(f"{said(label('spacing'), spacing)}: give the distance between neighbouring vehicles in "
                          "metres, above 0 (e.g. 2)")
+    gain = config.goal_gain
+    if isinstance(gain, bool) or not isinstance(gain, (int, float)) or not np.isfinite(gain) or gain < 0:
+        raise BuildError(f"{said(label('goal_gain'), gain)}: give the go-to-goal law's gain in 1/s, 0 or more "
+                         "(0: the policy's velocity alone; e.g. 1)")
+    fade = config.goal_fade
+    if isinstance(fade, bool) or not isinstance(fade, (int, float)) or not np.isfinite(fade) or fade < 0:
+        raise BuildError(f"{said(label('goal_fade'), fade)}: give the radius in metres within which the correction "
+                         "fades at the goal, 0 or more (0: never; e.g. 1)")
+    if fade > 0 and gain == 0:
+        raise BuildError(f"{said(label('goal_fade'), fade)}: it fades the correction to a go-to-goal law; give "
+                         f"{label('goal_gain').rstrip('=')} too, or drop {label('goal_fade').rstrip('=')}")
+    if gain > 0 and config.action != "velocity":
+        raise BuildError(f"{said(label('goal_gain'), gain)}: the go-to-goal law is a velocity the policy corrects; "
+                         f"give {label('action').rstrip('=')} velocity too, or drop {label('goal_gain').rstrip('=')}")
     if config.vary is not None:
         raise BuildError(f"{said(label('vary'), config.vary)}: the {config.task} task draws no variation file yet; "
                          f"drop {label('vary').rstrip('=')} (the single-agent tasks {', '.join(TASKS)} take it)")

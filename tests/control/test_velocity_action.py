@@ -41,17 +41,18 @@ def _params() -> PidParams:
 
 @wp.kernel
 def one_tick(params: wp.array(dtype=PidParams), estimate: wp.array(dtype=PoseTwist),
-             actions: wp.array2d(dtype=wp.float32), limits: wp.vec3, collective: wp.array(dtype=wp.float32),
-             torque: wp.array(dtype=wp.vec3)):
+             actions: wp.array2d(dtype=wp.float32), limits: wp.vec3, goal: wp.vec3, goal_gain: float,
+             goal_fade: float, collective: wp.array(dtype=wp.float32), torque: wp.array(dtype=wp.vec3)):
     i = wp.tid()
     c, t, _ = velocity_action(params[0], PidState(), estimate[i], actions[i, 0], actions[i, 1], actions[i, 2],
-                              actions[i, 3], limits, DT, 1.0)
+                              actions[i, 3], limits, goal, goal_gain, goal_fade, DT, 1.0)
     collective[i] = c
     torque[i] = t
 
 
-def _tick(actions, yaw: float = 0.0):
-    """One tick for each action row, the vehicle level and still, heading ``yaw`` [rad] (NED)."""
+def _tick(actions, yaw: float = 0.0, goal=(0.0, 0.0, 0.0), goal_gain: float = 0.0, goal_fade: float = 0.0):
+    """One tick for each action row, the vehicle level and still at the origin, heading ``yaw`` [rad] (NED), its
+    go-to-goal law aiming at ``goal`` [m, NED] with ``goal_gain`` [1/s] (0: none)."""
     n = len(actions)
     est = PoseTwist()
     est.attitude = wp.quat(0.0, 0.0, math.sin(yaw / 2.0), math.cos(yaw / 2.0))
@@ -60,7 +61,9 @@ def _tick(actions, yaw: float = 0.0):
     torque = wp.zeros(n, dtype=wp.vec3, device="cpu")
     wp.launch(one_tick, n, inputs=[wp.array([_params()], dtype=PidParams, device="cpu"), estimate,
                                    wp.array(np.asarray(actions, np.float32), dtype=wp.float32, device="cpu"),
-                                   wp.vec3(*LIMITS), collective, torque], device="cpu")
+                                   wp.vec3(*LIMITS), wp.vec3(*goal), float(goal_gain), float(goal_fade),
+                                   collective, torque],
+              device="cpu")
     return collective.numpy(), torque.numpy()
 
 
@@ -109,6 +112,36 @@ def test_a_command_past_the_limits_is_clipped_to_them():
     assert collective[0] == pytest.approx(0.431995, abs=2e-6)
 
 
+def test_action_zero_with_a_goal_gain_flies_at_the_goal():
+    """Goal 1 m north, gain 1 /s, action 0: the law asks 1 x 1 m = 1 m/s north, which is the +1 m/s forward case
+    above (pitch torque -0.181725, collective 0.408234). Goal 5 m north: the law's 5 m/s is limited to the 2 m/s
+    horizontal limit, and a₀ = -0.5 (1 m/s back) leaves 1 m/s: the same numbers again. Gain 0 ignores the goal."""
+    for goal, action in (((1.0, 0.0, 0.0), 0.0), ((5.0, 0.0, 0.0), -0.5)):
+        collective, torque = _tick([[action, 0.0, 0.0, 0.0]], goal=goal, goal_gain=1.0)
+        assert torque[0][1] == pytest.approx(PITCH_TORQUE, abs=2e-6) and abs(torque[0][0]) < 1e-7
+        assert collective[0] == pytest.approx(TILTED_COLLECTIVE, abs=2e-6)
+    collective, torque = _tick([[0.0, 0.0, 0.0, 0.0]], goal=(1.0, 0.0, 0.0), goal_gain=0.0)
+    assert collective[0] == pytest.approx(0.4, abs=1e-7) and np.abs(torque[0]).max() == 0.0
+
+
+def test_the_correction_fades_within_its_radius_of_the_goal():
+    """Fade radius 2 m, goal 1 m north, gain 0.5 /s: the law asks 0.5 m/s north and a₀ = 0.5 (1 m/s forward) is
+    halved (1 m of 2) to 0.5 m/s: 1 m/s in all, the forward case's numbers. Past the radius (goal 3 m north, gain
+    1/6 /s: 0.5 m/s) the correction is whole: 1.5 m/s, a larger pitch than the forward case's."""
+    collective, torque = _tick([[0.5, 0.0, 0.0, 0.0]], goal=(1.0, 0.0, 0.0), goal_gain=0.5, goal_fade=2.0)
+    assert torque[0][1] == pytest.approx(PITCH_TORQUE, abs=2e-6)
+    assert collective[0] == pytest.approx(TILTED_COLLECTIVE, abs=2e-6)
+    _, torque = _tick([[0.5, 0.0, 0.0, 0.0]], goal=(3.0, 0.0, 0.0), goal_gain=1.0 / 6.0, goal_fade=2.0)
+    assert torque[0][1] < PITCH_TORQUE - 0.01
+
+
+def test_the_goal_law_is_in_ned_whatever_the_heading():
+    """Heading east, goal 1 m north, gain 1: 1 m/s north is 1 m/s to the vehicle's left, a roll to the left (negative
+    about FRD x) by the forward case's rate: torque x = -0.181725, no pitch."""
+    _, torque = _tick([[0.0, 0.0, 0.0, 0.0]], yaw=math.pi / 2, goal=(1.0, 0.0, 0.0), goal_gain=1.0)
+    assert torque[0][0] == pytest.approx(PITCH_TORQUE, abs=2e-6) and abs(torque[0][1]) < 1e-6
+
+
 @pytest.mark.parametrize("meta, needle", [
     ({}, "its metadata has no 'nexus:velocity_limits', which scales its velocity:4 action"),
     ({"nexus:velocity_limits": "2,1"}, "its metadata nexus:velocity_limits is '2,1'; it must be three positive limits"),
@@ -123,3 +156,14 @@ def test_missing_or_malformed_limits_are_refused_in_one_line(meta, needle):
 
 def test_the_limits_read_back_from_their_metadata():
     assert VelocityScaling.from_metadata(VelocityScaling(LIMITS).metadata(), "m").limits == LIMITS
+    assert "nexus:velocity_goal_gain" not in VelocityScaling(LIMITS).metadata()  # no law: no key
+    assert VelocityScaling.from_metadata(VelocityScaling(LIMITS, 1.25).metadata(), "m").goal_gain == 1.25
+    assert VelocityScaling.from_metadata(VelocityScaling(LIMITS, 1.25, 0.75).metadata(), "m").goal_fade == 0.75
+
+
+@pytest.mark.parametrize("gain", ["-1", "nan", "fast"])
+def test_a_malformed_goal_gain_is_refused_in_one_line(gain):
+    with pytest.raises(ValueError) as caught:
+        VelocityScaling.from_metadata({"nexus:velocity_limits": "2,1,1.5", "nexus:velocity_goal_gain": gain}, "m.onnx")
+    assert f"m.onnx: its metadata nexus:velocity_goal_gain is '{gain}'; it must be a gain of at least 0" in str(
+        caught.value) and "\n" not in str(caught.value)

@@ -103,6 +103,15 @@ def test_the_straight_line_baseline_alone_ends_within_the_bar():
     (["--vehicles", "4"], "--vehicles with --task hover: a hover world flies one vehicle"),
     (["--task", "swap", "--evaluate-only", "none.onnx"], "--evaluate-only none.onnx: no such file"),
     (["--task", "swarm"], "--task swarm: unknown task; choose one of hover, waypoint, track, swap"),
+    (["--task", "swap", "--goal-gain", "1"], "--goal-gain 1: the go-to-goal law is a velocity the policy corrects; "
+                                             "give --action velocity too"),
+    (["--task", "swap", "--action", "velocity", "--goal-gain", "-1"], "--goal-gain -1: give the go-to-goal law's "
+                                                                      "gain in 1/s, 0 or more"),
+    (["--action", "velocity", "--goal-gain", "1"], "--goal-gain 1: the go-to-goal law is for the multi-agent tasks"),
+    (["--task", "swap", "--action", "velocity", "--goal-fade", "1"], "--goal-fade 1: it fades the correction to a "
+                                                                     "go-to-goal law; give --goal-gain too"),
+    (["--task", "swap", "--action", "velocity", "--goal-gain", "1", "--goal-fade", "-2"],
+     "--goal-fade -2: give the radius in metres within which the correction fades at the goal"),
 ])
 def test_bad_input_exits_2_with_one_line(args, words, tmp_path):
     """Refused before anything is built (no OUT folder)."""

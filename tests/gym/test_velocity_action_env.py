@@ -76,18 +76,32 @@ def test_forward_command_tilts_forward_and_settles_to_one_metre_a_second(flown):
 @wp.kernel
 def environment_controls(estimate: wp.array(dtype=PoseTwist), actions: wp.array2d(dtype=wp.float32), layout: Layout,
                          params: wp.array(dtype=PidParams), mix: MixTables, pid: wp.array(dtype=PidState),
-                         controls: wp.array2d(dtype=wp.float32)):
+                         goals: wp.array(dtype=wp.vec3), controls: wp.array2d(dtype=wp.float32)):
     w = wp.tid()
-    apply_action(w, estimate[w], actions, layout, params, mix, pid, controls)
+    apply_action(w, estimate[w], actions, layout, params, mix, pid, controls, goals[w])
 
 
-def test_the_policy_controller_flies_the_environments_controls_bit_for_bit(flown, tmp_path):
+@pytest.mark.parametrize("goal_gain, goal_fade", [(0.0, 0.0), (1.5, 0.0), (1.5, 2.0)])
+def test_the_policy_controller_flies_the_environments_controls_bit_for_bit(flown, tmp_path, goal_gain, goal_fade):
     """The same estimates and velocity actions, five ticks (the cascade's state carried): the environment's
-    ``apply_action`` and the policy controller's kernel write the same ESC commands, bit for bit."""
+    ``apply_action`` and the policy controller's kernel write the same ESC commands, bit for bit; with a go-to-goal
+    law too, and with its correction fading near the goal (the environment's goals and the controller's setpoints
+    the same points)."""
     env, _ = flown
     agent = env.agent
-    path = _model(tmp_path / "v.onnx", 12, 4, {"nexus:observation": OWN_LAYOUT, "nexus:action": "velocity:4",
-                                            "nexus:velocity_limits": "2.0,1.0,1.5", "nexus:policy_hz": "50"})
+    layout = agent.layout
+    if goal_gain:
+        layout = Layout()
+        for name in Layout.vars:
+            setattr(layout, name, getattr(agent.layout, name))
+        layout.goal_gain, layout.goal_fade = goal_gain, goal_fade
+    meta = {"nexus:observation": OWN_LAYOUT, "nexus:action": "velocity:4",
+            "nexus:velocity_limits": "2.0,1.0,1.5", "nexus:policy_hz": "50"}
+    if goal_gain:
+        meta["nexus:velocity_goal_gain"] = repr(goal_gain)
+    if goal_fade:
+        meta["nexus:velocity_goal_fade"] = repr(goal_fade)
+    path = _model(tmp_path / "v.onnx", 12, 4, meta)
     policy = PolicyController("/vehicle/controller", path, allocation=agent.allocation,
                               thrust_model_factor=agent.rate_params.thrust_model_factor)
     policy.cascade_params = agent.rate_params
@@ -104,11 +118,13 @@ def test_the_policy_controller_flies_the_environments_controls_bit_for_bit(flown
             estimates.append(e)
         estimate = wp.array(estimates, dtype=PoseTwist, device="cpu")
         actions = rng.uniform(-1.2, 1.2, (2, 4)).astype(np.float32)
+        goals = rng.normal(0.0, 2.0, (2, 3)).astype(np.float32)
         ours = wp.zeros((2, 16), dtype=wp.float32, device="cpu")
         wp.launch(environment_controls, 2, inputs=[estimate, wp.array(actions, dtype=wp.float32, device="cpu"),
-                                                   agent.layout, agent.params, agent.mix, pid], outputs=[ours],
+                                                   layout, agent.params, agent.mix, pid,
+                                                   wp.array(goals, dtype=wp.vec3, device="cpu")], outputs=[ours],
                   device="cpu")
-        theirs = policy.fly_velocity(actions, estimate.numpy(), np.ones(2, np.int32))
+        theirs = policy.fly_velocity(actions, estimate.numpy(), np.ones(2, np.int32), goals)
         assert np.array_equal(ours.numpy().view(np.uint32), theirs.view(np.uint32)), tick
         assert ours.numpy()[:, :4].max() > 0.0 and ours.numpy()[:, 4:].max() == 0.0  # four rotors driven
 

@@ -267,20 +267,30 @@ class PolicyController(Component):
                               for w in range(self.worlds)])
             actions = self.rate_loop.thrust_torque(actions, rates, armed)
         if self.velocity:
-            io["controls"].write_all(self.fly_velocity(actions, estimates, armed))
+            io["controls"].write_all(self.fly_velocity(actions, estimates, armed, setpoints["position"]))
             return
         io["controls"].write_all(self.controls_for(actions, armed))
 
-    def fly_velocity(self, actions: np.ndarray, estimates: np.ndarray, armed: np.ndarray) -> np.ndarray:
-        """The ``controls`` rows (worlds, 16) for velocity actions (worlds, 4), the estimates (a structured array)
-        and ``armed``: the cascade's kernel, the one the learning environment flies."""
+    def fly_velocity(self, actions: np.ndarray, estimates: np.ndarray, armed: np.ndarray,
+                     goals: np.ndarray | None = None) -> np.ndarray:
+        """The ``controls`` rows (worlds, 16) for velocity actions (worlds, 4), the estimates (a structured array),
+        ``armed`` and the setpoints' positions ``goals`` (worlds, 3) [m, NED] that a go-to-goal law aims at (needed
+        only when the model declares one): the cascade's kernel, the one the learning environment flies."""
         device = self.tables.mix.device
+        gain = float(self.velocity_scaling.goal_gain)
+        if goals is None:
+            if gain > 0.0:
+                raise ValueError(f"controller '{self.name}': its velocity policy corrects a go-to-goal law; give goals")
+            goals = np.zeros((len(armed), 3), dtype=np.float32)
         rows = wp.zeros((len(armed), CONTROLS_WIDTH), dtype=wp.float32, device=device)
         wp.launch(fly_velocity_actions, len(armed), inputs=[
             wp.array(np.asarray(actions, dtype=np.float32).reshape(len(armed), -1), dtype=wp.float32, device=device),
             wp.array(np.ascontiguousarray(estimates).reshape(-1), dtype=PoseTwist, device=device),
             wp.array(np.asarray(armed, dtype=np.int32), dtype=wp.int32, device=device), self.cascade,
-            wp.vec3(*self.velocity_scaling.limits), float(self.dt), self.tables, self.cascade_state],
+            wp.vec3(*self.velocity_scaling.limits),
+            wp.array(np.asarray(goals, dtype=np.float32).reshape(len(armed), 3), dtype=wp.vec3, device=device), gain,
+            float(self.velocity_scaling.goal_fade),
+            float(self.dt), self.tables, self.cascade_state],
             outputs=[rows], device=device)
         return rows.numpy()
 
