@@ -14,7 +14,7 @@ from nexus.core.errors import BuildError
 from nexus.core.warp_setup import init_warp
 from nexus.gym.evaluate import check_policy, evaluate, write_evaluation
 from nexus.gym.swarm_tasks import SWARM_TASKS
-from nexus.gym.training import TrainConfig, train as run_training
+from nexus.gym.training import TrainConfig, check_resume, train as run_training
 from nexus.runtime.config import RunConfig
 from nexus.runtime.stopping import StopSignals
 
@@ -65,6 +65,9 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
 @click.option("--goal-fade", type=float, default=0.0, show_default=True,
               help="With --goal-gain: the policy's correction fades to 0 within this distance of the goal [m], so the "
                    "law alone lands the vehicle on it; 0: never.")
+@click.option("--resume", is_flag=True, default=False,
+              help="Go on from OUT's checkpoint (a run stopped by Ctrl-C or SIGTERM, or one that finished) up to "
+                   "--steps in all; every other option must be the one OUT was trained with.")
 @click.option("--evaluate/--no-evaluate", default=True, show_default=True,
               help="After training a hover policy: score it against the success bar; a swap policy: score it and "
                    "the straight-line baseline on 256 episodes (OUT/evaluation.json).")
@@ -73,7 +76,7 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
                    "swap policy and the baseline); train nothing.")
 @click.pass_context
 def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, vehicle, shards, vehicles, spacing,
-          vehicle_contact, goal_gain, goal_fade, evaluate, evaluate_only):
+          vehicle_contact, goal_gain, goal_fade, resume, evaluate, evaluate_only):
     """Train a policy with PPO (skrl) and export it as OUT/policy.onnx.
 
     Exit status: 0 when trained, 2 for bad input (nothing trained), 130 on Ctrl-C and 143 on SIGTERM (the
@@ -105,6 +108,10 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
         check_policy(evaluate_only, action, policy_hz, EVALUATE_OPTIONS)
     if vary is not None:
         RunConfig(vehicle=vehicle, vary=vary, worlds=worlds).check()
+    if resume:
+        if evaluate_only is not None:
+            raise BuildError("--resume with --evaluate-only: the one trains on, the other trains nothing; drop one")
+        check_resume(config, out, OPTIONS)
     init_warp(bool((ctx.obj or {}).get("verbose", False)))  # no banner, no missing-driver line (as `nexus run`)
     _skrl_log_once()
     if evaluate_only is not None:
@@ -115,7 +122,7 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
                 _evaluate(evaluate_only, out, action, policy_hz, vehicle)
         return
     with StopSignals():
-        last = run_training(config, out, say=lambda text: click.echo(text, err=True)).last
+        last = run_training(config, out, say=lambda text: click.echo(text, err=True), resume=resume).last
     click.echo(f"trained: {last.get('steps', 0):,} steps in {last.get('wall_s', 0.0):.0f} s, mean return "
                f"{last.get('mean_return', float('nan')):.2f}; policy {out / 'policy.onnx'}")
     if evaluate and task == "hover":

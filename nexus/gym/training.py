@@ -251,10 +251,11 @@ class TrainResult:
     agent: object
 
 
-def train(config: TrainConfig, out: Path, say=print) -> TrainResult:
+def train(config: TrainConfig, out: Path, say=print, resume: bool = False) -> TrainResult:
     """Train ``config`` into ``out`` (curve, checkpoint, policy.onnx).
 
     Ctrl-C or SIGTERM stops it after writing the checkpoint, the curve and the ONNX of the policy so far.
+    ``resume``: go on from ``out``'s checkpoint (:func:`check_resume` first) up to ``config.steps`` in all.
     """
     config.check()
     if config.task in SWARM_TASKS:  # one policy shared by every vehicle (nexus.gym.swarm_training)
@@ -262,26 +263,60 @@ def train(config: TrainConfig, out: Path, say=print) -> TrainResult:
 
         vector = make_swarm_env(config)
         return learn(vector, config, out, say, f"PPO on nexus {config.task}, {config.worlds} worlds x "
-                                               f"{config.vehicles} vehicles, one shared policy")
+                                               f"{config.vehicles} vehicles, one shared policy", resume=resume)
     # The environment first: a variation file's unknown parameter or a bad vehicle fails before OUT is made.
     # The learner and the worlds take turns (PPO acts, every world steps, it learns): while the worlds step, the
     # learner waits, so the worlds take every core (docs/learning.md, "Both cores").
     vector = make_vector_env(num_envs=config.worlds, shards=config.shards, task=config.task, action=config.action,
                              policy_hz=config.policy_hz, tick_hz=config.tick_hz, noise=config.noise,
                              vary=config.vary, vehicle=config.vehicle)
-    return learn(vector, config, out, say, f"PPO on nexus {config.task}, {config.worlds} worlds")
+    return learn(vector, config, out, say, f"PPO on nexus {config.task}, {config.worlds} worlds", resume=resume)
 
 
-def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO") -> TrainResult:
+#: The TrainConfig fields a resumed run may change: how far it goes and how many processes step the worlds.
+RESUMABLE_CHANGES = ("steps", "shards")
+
+
+def check_resume(config: TrainConfig, out: Path, labels: dict[str, str] | None = None) -> int:
+    """The steps ``out``'s checkpoint has trained, after one-line errors for a resume that cannot go on: no
+    checkpoint, a train.json whose problem differs from ``config`` (only :data:`RESUMABLE_CHANGES` may), or
+    ``config.steps`` not past what is done."""
+    out = Path(out)
+    again = "give the --out of an earlier nexus train, or train afresh without --resume"
+    for name in ("checkpoint.pt", "checkpoint.json", "train.json", "curve.csv"):
+        if not (out / name).is_file():
+            raise BuildError(f"--resume: {out / name} is missing; {again}")
+    saved = json.loads((out / "train.json").read_text())
+    for field, value in asdict(config).items():
+        if field in RESUMABLE_CHANGES or field not in saved or saved[field] == value:
+            continue
+        option = (labels or {}).get(field, f"{field}=")
+        shown = option if option.endswith("=") else option + " "
+        raise BuildError(f"--resume: {out / 'train.json'} was trained with {shown}{saved[field]}, this run asks "
+                         f"{shown}{value}; give the same options to go on, or a new --out")
+    done = int(json.loads((out / "checkpoint.json").read_text())["steps"])
+    if config.steps <= done:
+        raise BuildError(f"--resume: {out} has trained {done:,} steps already; give --steps above that (the total "
+                         f"to reach)")
+    return done
+
+
+def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO", resume: bool = False) -> TrainResult:
     """PPO on ``vector`` (a Gymnasium vector environment whose rows are the learner's environments) into ``out``:
     the config as train.json, a curve row and a progress line every update, checkpoints, and policy.onnx
-    (exported by ``vector``'s own :meth:`export` when it has one, else :func:`export_onnx`). Closes ``vector``."""
+    (exported by ``vector``'s own :meth:`export` when it has one, else :func:`export_onnx`). Closes ``vector``.
+
+    ``resume``: the models, optimiser and observation scaler from ``out``'s checkpoint, the curve's rows kept and
+    the step count, wall time and episode count going on from them; the worlds restart from a seed moved on by
+    the steps done (their episodes in flight at the stop are not kept), so the resumed run is not the bits of one
+    that never stopped."""
     import torch  # noqa: PLC0415  (reason: torch, of the learn extra, loads only for a policy)
     from skrl.envs.wrappers.torch import wrap_env  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
     from skrl.utils import set_seed  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
 
     export = getattr(vector, "export", None) or (lambda agent, path: export_onnx(agent, vector, path, config))
     out = Path(out)
+    trained = check_resume(config, out) if resume else 0  # steps the checkpoint has done
     out.mkdir(parents=True, exist_ok=True)
     (out / "train.json").write_text(json.dumps(asdict(config), indent=2) + "\n")
     set_seed(config.seed, deterministic=True)
@@ -290,18 +325,28 @@ def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO")
     agent = make_agent(env, config)
     curve = Curve(out / "curve.csv")
     per_step = vector.num_envs
+    first, wall_before, episodes_before = 0, 0.0, 0
+    if resume:
+        agent.load(str(out / "checkpoint.pt"))
+        with open(out / "curve.csv", newline="") as f:
+            curve.rows = [{k: float(v) if "." in v else int(v) for k, v in row.items()} for row in csv.DictReader(f)
+                          if int(row["steps"]) <= trained]
+        first = trained // per_step
+        if curve.rows:
+            wall_before, episodes_before = float(curve.rows[-1]["wall_s"]), int(curve.rows[-1]["episodes"])
+        say(f"train: resumed from {out / 'checkpoint.pt'} at {trained:,} steps")
     total = int(np.ceil(config.steps / per_step))
     returns = np.zeros(per_step)
     lengths = np.zeros(per_step, dtype=np.int64)
     finished_returns: list[float] = []
     finished_lengths: list[int] = []
-    env._seed = config.seed  # skrl's wrapper passes its seed to the first reset
+    env._seed = config.seed + trained  # skrl's wrapper passes its seed to the first reset (resumed: fresh starts)
     observations, _ = env.reset()
     began = time.perf_counter()
     last: dict = {}
-    updates = 0
+    updates = first // config.rollouts
     try:
-        for timestep in range(total):
+        for timestep in range(first, total):
             agent.pre_interaction(timestep=timestep, timesteps=total)
             with torch.no_grad():
                 actions, _ = agent.act(observations, None, timestep=timestep, timesteps=total)
@@ -326,18 +371,21 @@ def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO")
                 steps = (timestep + 1) * per_step
                 recent_r = finished_returns[-4 * per_step:] or [float(returns.mean())]
                 recent_l = finished_lengths[-4 * per_step:] or [float(lengths.mean())]
-                last = {"steps": steps, "wall_s": round(wall, 2), "steps_per_s": round(steps / max(wall, 1e-9), 1),
-                        "episodes": len(finished_returns), "mean_return": round(float(np.mean(recent_r)), 4),
+                rate = (steps - trained) / max(wall, 1e-9)  # this run's own steps over its own time
+                wall += wall_before
+                last = {"steps": steps, "wall_s": round(wall, 2), "steps_per_s": round(rate, 1),
+                        "episodes": episodes_before + len(finished_returns),
+                        "mean_return": round(float(np.mean(recent_r)), 4),
                         "mean_length": round(float(np.mean(recent_l)), 2)}
                 curve.add(last)
                 say(f"train: {steps:,} steps, {last['steps_per_s']:,.0f} steps/s, mean return "
                     f"{last['mean_return']:.2f}, episode length {last['mean_length']:.0f} "
-                    f"({len(finished_returns)} episodes, {wall:.0f} s)")
+                    f"({last['episodes']} episodes, {wall:.0f} s)")
                 if updates % config.checkpoint_every == 0:
                     save_checkpoint(agent, out, steps)
                     export(agent, out / "policy.onnx")
     finally:
-        steps = last.get("steps", 0)
+        steps = last.get("steps", trained)
         save_checkpoint(agent, out, steps)
         curve.plot(out / "curve.png", title)
         export(agent, out / "policy.onnx")
