@@ -81,8 +81,9 @@ class TrainConfig:
         if self.task in SWARM_TASKS:
             check_swarm(self, label)
         elif self.goal_gain != 0.0 or self.goal_fade != 0.0:
-            raise BuildError(f"{said(label('goal_gain'), self.goal_gain)}: the go-to-goal law is for the multi-agent "
-                             f"tasks ({', '.join(SWARM_TASKS)}); drop {label('goal_gain').rstrip('=')}")
+            field = "goal_gain" if self.goal_gain != 0.0 else "goal_fade"
+            raise BuildError(f"{said(label(field), getattr(self, field))}: the go-to-goal law is for the multi-agent "
+                             f"tasks ({', '.join(SWARM_TASKS)}); drop {label(field).rstrip('=')}")
         elif self.task not in TASKS:
             raise BuildError(f"{said(label('task'), self.task)}: unknown task; choose one of "
                              f"{', '.join((*TASKS, *SWARM_TASKS))}")

@@ -108,6 +108,7 @@ def test_the_straight_line_baseline_alone_ends_within_the_bar():
     (["--task", "swap", "--action", "velocity", "--goal-gain", "-1"], "--goal-gain -1: give the go-to-goal law's "
                                                                       "gain in 1/s, 0 or more"),
     (["--action", "velocity", "--goal-gain", "1"], "--goal-gain 1: the go-to-goal law is for the multi-agent tasks"),
+    (["--action", "velocity", "--goal-fade", "1"], "--goal-fade 1: the go-to-goal law is for the multi-agent tasks"),
     (["--task", "swap", "--action", "velocity", "--goal-fade", "1"], "--goal-fade 1: it fades the correction to a "
                                                                      "go-to-goal law; give --goal-gain too"),
     (["--task", "swap", "--action", "velocity", "--goal-gain", "1", "--goal-fade", "-2"],
