@@ -259,19 +259,23 @@ def train(config: TrainConfig, out: Path, say=print, resume: bool = False) -> Tr
     ``resume``: go on from ``out``'s checkpoint (:func:`check_resume` first) up to ``config.steps`` in all.
     """
     config.check()
+    # Before the environment is built: a resume that cannot go on is refused at once.
+    resume_from = check_resume(config, out) if resume else None
     if config.task in SWARM_TASKS:  # one policy shared by every vehicle (nexus.gym.swarm_training)
         from nexus.gym.swarm_training import make_swarm_env  # noqa: PLC0415  (reason: the multi-agent environment loads only for its tasks)
 
         vector = make_swarm_env(config)
         return learn(vector, config, out, say, f"PPO on nexus {config.task}, {config.worlds} worlds x "
-                                               f"{config.vehicles} vehicles, one shared policy", resume=resume)
+                                               f"{config.vehicles} vehicles, one shared policy",
+                     resume_from=resume_from)
     # The environment first: a variation file's unknown parameter or a bad vehicle fails before OUT is made.
     # The learner and the worlds take turns (PPO acts, every world steps, it learns): while the worlds step, the
     # learner waits, so the worlds take every core (docs/learning.md, "Both cores").
     vector = make_vector_env(num_envs=config.worlds, shards=config.shards, task=config.task, action=config.action,
                              policy_hz=config.policy_hz, tick_hz=config.tick_hz, noise=config.noise,
                              vary=config.vary, vehicle=config.vehicle)
-    return learn(vector, config, out, say, f"PPO on nexus {config.task}, {config.worlds} worlds", resume=resume)
+    return learn(vector, config, out, say, f"PPO on nexus {config.task}, {config.worlds} worlds",
+                 resume_from=resume_from)
 
 
 #: The TrainConfig fields a resumed run may change: how far it goes and how many processes step the worlds.
@@ -302,12 +306,14 @@ def check_resume(config: TrainConfig, out: Path, labels: dict[str, str] | None =
     return done
 
 
-def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO", resume: bool = False) -> TrainResult:
+def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO",
+          resume_from: int | None = None) -> TrainResult:
     """PPO on ``vector`` (a Gymnasium vector environment whose rows are the learner's environments) into ``out``:
     the config as train.json, a curve row and a progress line every update, checkpoints, and policy.onnx
     (exported by ``vector``'s own :meth:`export` when it has one, else :func:`export_onnx`). Closes ``vector``.
 
-    ``resume``: the models, optimiser and observation scaler from ``out``'s checkpoint, the curve's rows kept and
+    ``resume_from``: the steps ``out``'s checkpoint has done (:func:`check_resume`'s answer; None: a fresh run):
+    the models, optimiser and observation scaler from that checkpoint, the curve's rows kept and
     the step count, wall time and episode count going on from them; the worlds restart from a seed moved on by
     the steps done (their episodes in flight at the stop are not kept), so the resumed run is not the bits of one
     that never stopped."""
@@ -317,7 +323,7 @@ def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO",
 
     export = getattr(vector, "export", None) or (lambda agent, path: export_onnx(agent, vector, path, config))
     out = Path(out)
-    trained = check_resume(config, out) if resume else 0  # steps the checkpoint has done
+    trained = resume_from or 0  # steps the checkpoint has done
     out.mkdir(parents=True, exist_ok=True)
     (out / "train.json").write_text(json.dumps(asdict(config), indent=2) + "\n")
     set_seed(config.seed, deterministic=True)
@@ -327,7 +333,7 @@ def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO",
     curve = Curve(out / "curve.csv")
     per_step = vector.num_envs
     first, wall_before, episodes_before = 0, 0.0, 0
-    if resume:
+    if resume_from is not None:
         agent.load(str(out / "checkpoint.pt"))
         with open(out / "curve.csv", newline="") as f:
             curve.rows = [{k: float(v) if "." in v else int(v) for k, v in row.items()} for row in csv.DictReader(f)
