@@ -3,6 +3,7 @@
     python tools/stage_costs.py
     NEXUS_WORLDS=16 python tools/stage_costs.py   # the same flight with 16 worlds
     NEXUS_VEHICLE=tests/data/astro_max_power_ground.usda python tools/stage_costs.py   # another vehicle file
+    NEXUS_SOLVER=freeflyer NEXUS_WORLDS=1024 python tools/stage_costs.py   # another solver
 
 Flies the default mission to 2 s (in the air), then for each stage of the ring
 captures 50 copies of that stage alone into one graph and replays it (best of
@@ -86,7 +87,8 @@ def drain_costs(flight, folder: Path) -> list[tuple[str, float, float]]:
 
 def main() -> None:
     config = RunConfig(device="cpu", worlds=int(os.environ.get("NEXUS_WORLDS", "1")),
-                       vehicle=os.environ.get("NEXUS_VEHICLE", "astro_max_base"))
+                       vehicle=os.environ.get("NEXUS_VEHICLE", "astro_max_base"),
+                       solver=os.environ.get("NEXUS_SOLVER", RunConfig().solver))
     with FlightSession(config) as session:  # no record written: drain_costs times the drain itself
         flight = session.flight
         session.fly(int(round(2.0 / config.dt)))  # airborne, as the flight suite's rounds are

@@ -45,7 +45,7 @@ import numpy as np
 import warp as wp
 from newton.solvers import SolverBase
 
-from nexus.plant.freeflyer_kernels import freeflyer_inertia, freeflyer_step
+from nexus.plant.freeflyer_kernels import freeflyer_inertia, freeflyer_step, freeflyer_step_holding
 
 #: The ground contact's natural frequency with the vehicle resting on its gear [rad/s] (MuJoCo's
 #: default contact time constant, 0.02 s, is 1 / 50 rad/s) and its damping ratio [1] (critical).
@@ -299,6 +299,9 @@ class SolverFreeFlyer(SolverBase):
         }
         #: Where body_qdd goes when no observable asks for it (never read).
         self._no_qdd = wp.zeros(1, dtype=wp.spatial_vector, device=device)
+        #: The hold's arguments for a plain step (``freeflyer_step`` never reads or writes them).
+        self._no_hold = (wp.zeros(1, dtype=wp.int32, device=device), wp.zeros(1, dtype=wp.int64, device=device),
+                         wp.zeros(1, dtype=wp.int32, device=device), wp.zeros(1, dtype=wp.int64, device=device), 0)
 
     def _update_mass_properties(self) -> None:
         model, tables = self.model, self._tables
@@ -308,19 +311,38 @@ class SolverFreeFlyer(SolverBase):
                   outputs=list(self._mass.values()), device=model.device)
 
     def step(self, state_in, state_out, control, contacts, dt: float, *, observables=None) -> None:
+        self._launch(state_in, state_out, control, dt, observables, None)
+
+    def step_holding(self, state, control, dt: float, observables, running, tick, done, failed_tick,
+                     failed_flag: int) -> None:
+        """One step in place that also holds the finished worlds, in the same launch.
+
+        A world whose ``running`` is 0 keeps its state; a flying world whose new state is not finite keeps its
+        last finite one and gets ``done = failed_flag`` and ``failed_tick = tick``. This is what the engine's
+        separate hold after a step (``nexus.plant.physics.hold_finished_worlds``) does, bit for bit, without its
+        launch, its copies of the state and the held arrays it keeps.
+        """
+        self._launch(state, state, control, dt, observables, (running, tick, done, failed_tick, int(failed_flag)))
+
+    def _launch(self, state_in, state_out, control, dt: float, observables, hold) -> None:
         model = self.model
         control = control if control is not None else model.control()
         qdd = None
         if observables is not None and observables.is_requested(SolverBase.ObservableKind.BODY_QDD):
             qdd = observables.body_qdd
+        if hold is None:
+            running, tick, done, failed_tick, flag = self._no_hold
+        else:
+            running, tick, done, failed_tick, flag = hold
         wp.launch(
-            freeflyer_step, self.worlds,
+            freeflyer_step if hold is None else freeflyer_step_holding, self.worlds,
             inputs=[*self._tables, *self._mass.values(), model.body_com, model.joint_X_p,
                     model.joint_X_c, model.joint_axis, model.gravity, self.contact_frequency,
                     self.contact_damping_ratio, float(dt), state_in.body_f, control.joint_f,
-                    state_in.joint_q, state_in.joint_qd, 1 if qdd is not None else 0, *self._carried.values()],
+                    state_in.joint_q, state_in.joint_qd, 1 if qdd is not None else 0,
+                    running, tick, flag, *self._carried.values()],
             outputs=[state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd,
-                     qdd if qdd is not None else self._no_qdd],
+                     qdd if qdd is not None else self._no_qdd, done, failed_tick],
             device=model.device,
         )
 

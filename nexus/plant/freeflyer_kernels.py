@@ -88,219 +88,262 @@ def freeflyer_inertia(
     inverse_inertia[world] = wp.inverse(inertia)
 
 
-@wp.kernel
-def freeflyer_step(
-    # layout, one row per world
-    base_body: wp.array(dtype=wp.int32),
-    base_coord: wp.array(dtype=wp.int32),
-    base_dof: wp.array(dtype=wp.int32),
-    rotor_joint: wp.array2d(dtype=wp.int32),
-    rotor_body: wp.array2d(dtype=wp.int32),
-    rotor_coord: wp.array2d(dtype=wp.int32),
-    rotor_dof: wp.array2d(dtype=wp.int32),
-    gear_point: wp.array2d(dtype=wp.vec3),
-    gear_radius: wp.array2d(dtype=wp.float32),
-    gear_mu: wp.array2d(dtype=wp.float32),
-    rest_points: wp.array(dtype=wp.int32),
-    plane: wp.array(dtype=wp.vec4),
-    reach: wp.array(dtype=wp.float32),
-    # mass properties (freeflyer_inertia)
-    total_mass: wp.array(dtype=wp.float32),
-    centre: wp.array(dtype=wp.vec3),
-    inertia_b: wp.array(dtype=wp.mat33),
-    inverse_inertia: wp.array(dtype=wp.mat33),
-    axis: wp.array2d(dtype=wp.vec3),
-    axial: wp.array2d(dtype=wp.float32),
-    arm: wp.array2d(dtype=wp.vec3),
-    # the model
-    body_com: wp.array(dtype=wp.vec3),
-    joint_x_p: wp.array(dtype=wp.transform),
-    joint_x_c: wp.array(dtype=wp.transform),
-    joint_axis: wp.array(dtype=wp.vec3),
-    gravity: wp.array(dtype=wp.vec3),
-    contact_frequency: float,
-    contact_damping_ratio: float,
-    dt: float,
-    # the applied loads
-    body_f: wp.array(dtype=wp.spatial_vector),
-    joint_f: wp.array(dtype=wp.float32),
-    # the state in (may be the state out: each world reads all it needs before it writes)
-    joint_q_in: wp.array(dtype=wp.float32),
-    joint_qd_in: wp.array(dtype=wp.float32),
-    write_qdd: wp.int32,
-    # carried from step to step (see SolverFreeFlyer.carried)
-    carried_valid: wp.array(dtype=wp.int32),
-    carried_momentum: wp.array(dtype=wp.vec3),
-    carried_rate: wp.array(dtype=wp.vec3),
-    carried_spin: wp.array2d(dtype=wp.float32),
-    carried_speed: wp.array2d(dtype=wp.float32),
-    # out
-    joint_q: wp.array(dtype=wp.float32),
-    joint_qd: wp.array(dtype=wp.float32),
-    body_q: wp.array(dtype=wp.transform),
-    body_qd: wp.array(dtype=wp.spatial_vector),
-    body_qdd: wp.array(dtype=wp.spatial_vector),
-):
-    world = wp.tid()
-    nr = rotor_joint.shape[1]
-    b = base_body[world]
-    qc = base_coord[world]
-    qv = base_dof[world]
-    g = gravity[wp.min(world, gravity.shape[0] - 1)]
-    mass = total_mass[world]
-    c = centre[world]
-    inverse = inverse_inertia[world]
-    com_base = body_com[b]
+def _step_kernel(hold: bool):
+    """The step kernel, with the hold of finished worlds (``hold``) or without it: two kernels from one source,
+    so the plain step (Newton's ``step``, the benchmarks' bare step) carries none of the hold's work."""
 
-    # The base's pose and twist (free joint: origin, quaternion; centre-of-mass velocity, angular velocity).
-    p = wp.vec3(joint_q_in[qc], joint_q_in[qc + 1], joint_q_in[qc + 2])
-    rot = wp.normalize(wp.quat(joint_q_in[qc + 3], joint_q_in[qc + 4], joint_q_in[qc + 5], joint_q_in[qc + 6]))
-    turn0 = wp.quat_to_matrix(rot)
-    v_base = wp.vec3(joint_qd_in[qv], joint_qd_in[qv + 1], joint_qd_in[qv + 2])
-    w_world = wp.vec3(joint_qd_in[qv + 3], joint_qd_in[qv + 4], joint_qd_in[qv + 5])
-    w_body = wp.transpose(turn0) * w_world
-    # The momentum and spins this solver wrote last step stand for the state while the state holds the very
-    # bits it wrote (a reset, a held world or a restored snapshot changes them, and they are rebuilt).
-    carried = carried_valid[world] != 0
-    for k in range(3):
-        if carried_rate[world][k] != w_world[k]:
-            carried = False
-    for i in range(nr):
-        if carried_speed[world, i] != joint_qd_in[rotor_dof[world, i]]:
-            carried = False
+    def freeflyer_step(
+        # layout, one row per world
+        base_body: wp.array(dtype=wp.int32),
+        base_coord: wp.array(dtype=wp.int32),
+        base_dof: wp.array(dtype=wp.int32),
+        rotor_joint: wp.array2d(dtype=wp.int32),
+        rotor_body: wp.array2d(dtype=wp.int32),
+        rotor_coord: wp.array2d(dtype=wp.int32),
+        rotor_dof: wp.array2d(dtype=wp.int32),
+        gear_point: wp.array2d(dtype=wp.vec3),
+        gear_radius: wp.array2d(dtype=wp.float32),
+        gear_mu: wp.array2d(dtype=wp.float32),
+        rest_points: wp.array(dtype=wp.int32),
+        plane: wp.array(dtype=wp.vec4),
+        reach: wp.array(dtype=wp.float32),
+        # mass properties (freeflyer_inertia)
+        total_mass: wp.array(dtype=wp.float32),
+        centre: wp.array(dtype=wp.vec3),
+        inertia_b: wp.array(dtype=wp.mat33),
+        inverse_inertia: wp.array(dtype=wp.mat33),
+        axis: wp.array2d(dtype=wp.vec3),
+        axial: wp.array2d(dtype=wp.float32),
+        arm: wp.array2d(dtype=wp.vec3),
+        # the model
+        body_com: wp.array(dtype=wp.vec3),
+        joint_x_p: wp.array(dtype=wp.transform),
+        joint_x_c: wp.array(dtype=wp.transform),
+        joint_axis: wp.array(dtype=wp.vec3),
+        gravity: wp.array(dtype=wp.vec3),
+        contact_frequency: float,
+        contact_damping_ratio: float,
+        dt: float,
+        # the applied loads
+        body_f: wp.array(dtype=wp.spatial_vector),
+        joint_f: wp.array(dtype=wp.float32),
+        # the state in (may be the state out: each world reads all it needs before it writes)
+        joint_q_in: wp.array(dtype=wp.float32),
+        joint_qd_in: wp.array(dtype=wp.float32),
+        write_qdd: wp.int32,
+        # the hold of finished worlds (read only by the holding kernel: SolverFreeFlyer.step_holding)
+        running: wp.array(dtype=wp.int32),
+        tick: wp.array(dtype=wp.int64),
+        failed_flag: wp.int32,
+        # carried from step to step (see SolverFreeFlyer.carried)
+        carried_valid: wp.array(dtype=wp.int32),
+        carried_momentum: wp.array(dtype=wp.vec3),
+        carried_rate: wp.array(dtype=wp.vec3),
+        carried_spin: wp.array2d(dtype=wp.float32),
+        carried_speed: wp.array2d(dtype=wp.float32),
+        # out
+        joint_q: wp.array(dtype=wp.float32),
+        joint_qd: wp.array(dtype=wp.float32),
+        body_q: wp.array(dtype=wp.transform),
+        body_qd: wp.array(dtype=wp.spatial_vector),
+        body_qdd: wp.array(dtype=wp.spatial_vector),
+        done: wp.array(dtype=wp.int32),
+        failed_tick: wp.array(dtype=wp.int64),
+    ):
+        world = wp.tid()
+        nr = rotor_joint.shape[1]
+        b = base_body[world]
+        qc = base_coord[world]
+        qv = base_dof[world]
+        g = gravity[wp.min(world, gravity.shape[0] - 1)]
+        mass = total_mass[world]
+        c = centre[world]
+        inverse = inverse_inertia[world]
+        com_base = body_com[b]
 
-    base_arm = turn0 * (com_base - c)
-    x_c = p + turn0 * c  # the composite centre of mass [m, world]
-    v_c = v_base - wp.cross(w_world, base_arm)
+        # The base's pose and twist (free joint: origin, quaternion; centre-of-mass velocity, angular velocity).
+        p = wp.vec3(joint_q_in[qc], joint_q_in[qc + 1], joint_q_in[qc + 2])
+        rot = wp.normalize(wp.quat(joint_q_in[qc + 3], joint_q_in[qc + 4], joint_q_in[qc + 5], joint_q_in[qc + 6]))
+        turn0 = wp.quat_to_matrix(rot)
+        v_base = wp.vec3(joint_qd_in[qv], joint_qd_in[qv + 1], joint_qd_in[qv + 2])
+        w_world = wp.vec3(joint_qd_in[qv + 3], joint_qd_in[qv + 4], joint_qd_in[qv + 5])
+        w_body = wp.transpose(turn0) * w_world
+        # The momentum and spins this solver wrote last step stand for the state while the state holds the very
+        # bits it wrote (a reset, a held world or a restored snapshot changes them, and they are rebuilt).
+        carried = carried_valid[world] != 0
+        for k in range(3):
+            if carried_rate[world][k] != w_world[k]:
+                carried = False
+        for i in range(nr):
+            if carried_speed[world, i] != joint_qd_in[rotor_dof[world, i]]:
+                carried = False
 
-    # Loads: gravity, every body's wrench (about the composite centre of mass), the rotors' axial torques.
-    force = mass * g + wp.spatial_top(body_f[b])
-    torque = wp.spatial_bottom(body_f[b]) + wp.cross(base_arm, wp.spatial_top(body_f[b]))
-    spin_momentum = wp.vec3(0.0)  # sum J_i a_i s_i [base frame]
-    axial_load = wp.vec3(0.0)  # sum a_i u_i [base frame]
-    for i in range(nr):
-        r = rotor_body[world, i]
-        dof = rotor_dof[world, i]
-        a = axis[world, i]
-        wrench = body_f[r]
-        force += wp.spatial_top(wrench)
-        torque += wp.spatial_bottom(wrench) + wp.cross(turn0 * arm[world, i], wp.spatial_top(wrench))
-        s = wp.dot(a, w_body) + joint_qd_in[dof]
+        base_arm = turn0 * (com_base - c)
+        x_c = p + turn0 * c  # the composite centre of mass [m, world]
+        v_c = v_base - wp.cross(w_world, base_arm)
+
+        # Loads: gravity, every body's wrench (about the composite centre of mass), the rotors' axial torques.
+        force = mass * g + wp.spatial_top(body_f[b])
+        torque = wp.spatial_bottom(body_f[b]) + wp.cross(base_arm, wp.spatial_top(body_f[b]))
+        spin_momentum = wp.vec3(0.0)  # sum J_i a_i s_i [base frame]
+        axial_load = wp.vec3(0.0)  # sum a_i u_i [base frame]
+        for i in range(nr):
+            r = rotor_body[world, i]
+            dof = rotor_dof[world, i]
+            a = axis[world, i]
+            wrench = body_f[r]
+            force += wp.spatial_top(wrench)
+            torque += wp.spatial_bottom(wrench) + wp.cross(turn0 * arm[world, i], wp.spatial_top(wrench))
+            s = wp.dot(a, w_body) + joint_qd_in[dof]
+            if carried:
+                s = carried_spin[world, i]
+            u = joint_f[dof] + wp.dot(turn0 * a, wp.spatial_bottom(wrench))
+            spin_momentum += axial[world, i] * s * a
+            axial_load += u * a
+
+        # Ground contact at the gear points: spring and damper along the plane's normal, Coulomb friction.
+        plane_w = plane[world]
+        n = wp.vec3(plane_w[0], plane_w[1], plane_w[2])
+        offset = plane_w[3]
+        if wp.length_sq(n) > 0.0 and wp.dot(n, p) - offset < reach[world]:
+            per_point = mass / float(rest_points[world])
+            stiffness = per_point * contact_frequency * contact_frequency
+            damping = per_point * 2.0 * contact_damping_ratio * contact_frequency
+            for k in range(gear_point.shape[1]):
+                tip = p + turn0 * gear_point[world, k] - gear_radius[world, k] * n
+                depth = offset - wp.dot(n, tip)
+                if depth > 0.0:
+                    lever = tip - x_c
+                    velocity = v_c + wp.cross(w_world, lever)
+                    normal_speed = wp.dot(n, velocity)
+                    push = stiffness * depth - damping * normal_speed
+                    if push > 0.0:
+                        slip = velocity - normal_speed * n
+                        slip_speed = wp.length(slip)
+                        contact = push * n
+                        if slip_speed > 0.0:
+                            contact -= wp.min(gear_mu[world, k] * push, damping * slip_speed) / slip_speed * slip
+                        force += contact
+                        torque += wp.cross(lever, contact)
+
+        # Accelerations at the start of the step (the body_qdd observable).
+        torque_body = wp.transpose(turn0) * torque
+        h_body = inertia_b[world] * w_body + spin_momentum
+        alpha_body = inverse * (torque_body - wp.cross(w_body, h_body) - axial_load)
+        a_c = force / mass
+
+        # Step: momentum with the step's torque; attitude by the midpoint rate; centre of mass by the mean velocity.
+        momentum = turn0 * h_body
         if carried:
-            s = carried_spin[world, i]
-        u = joint_f[dof] + wp.dot(turn0 * a, wp.spatial_bottom(wrench))
-        spin_momentum += axial[world, i] * s * a
-        axial_load += u * a
+            momentum = carried_momentum[world]
+        momentum_half = momentum + 0.5 * dt * torque
+        spin_half = spin_momentum + 0.5 * dt * axial_load
+        # The momentum in the half-step body frame: turned back by half the start rate's rotation, to first order
+        # in it (R_half^T H = R^T H - (dt/2) w x R^T H), which keeps the midpoint rate, and the step, second order.
+        held = wp.transpose(turn0) * momentum_half
+        rate = inverse * (held - spin_half)
+        rate = inverse * (held - (0.5 * dt) * wp.cross(rate, held) - spin_half)
+        rot1 = turn(rot, rate, dt)
+        turn1 = wp.quat_to_matrix(rot1)
+        momentum1 = momentum + dt * torque
+        w_body1 = inverse * (wp.transpose(turn1) * momentum1 - (spin_momentum + dt * axial_load))
+        w_world1 = turn1 * w_body1
+        v_c1 = v_c + dt * a_c
+        x_c1 = x_c + 0.5 * dt * (v_c + v_c1)
+        p1 = x_c1 - turn1 * c
+        v_base1 = v_c1 + wp.cross(w_world1, turn1 * (com_base - c))
+        alpha_world = turn0 * alpha_body
+        pose1 = wp.transform(p1, rot1)
 
-    # Ground contact at the gear points: spring and damper along the plane's normal, Coulomb friction.
-    plane_w = plane[world]
-    n = wp.vec3(plane_w[0], plane_w[1], plane_w[2])
-    offset = plane_w[3]
-    if wp.length_sq(n) > 0.0 and wp.dot(n, p) - offset < reach[world]:
-        per_point = mass / float(rest_points[world])
-        stiffness = per_point * contact_frequency * contact_frequency
-        damping = per_point * 2.0 * contact_damping_ratio * contact_frequency
-        for k in range(gear_point.shape[1]):
-            tip = p + turn0 * gear_point[world, k] - gear_radius[world, k] * n
-            depth = offset - wp.dot(n, tip)
-            if depth > 0.0:
-                lever = tip - x_c
-                velocity = v_c + wp.cross(w_world, lever)
-                normal_speed = wp.dot(n, velocity)
-                push = stiffness * depth - damping * normal_speed
-                if push > 0.0:
-                    slip = velocity - normal_speed * n
-                    slip_speed = wp.length(slip)
-                    contact = push * n
-                    if slip_speed > 0.0:
-                        contact -= wp.min(gear_mu[world, k] * push, damping * slip_speed) / slip_speed * slip
-                    force += contact
-                    torque += wp.cross(lever, contact)
+        # With the hold, a world that is done keeps its state, and a flying world whose step is not finite keeps its
+        # last finite state and is marked failed: the state is written only when ``keep``. Everything else (the
+        # carried momentum and spins, the accelerations) is written either way, as the step alone writes it.
+        keep = True
+        if wp.static(hold):
+            finite = wp.isfinite(p1) and wp.isfinite(rot1) and wp.isfinite(v_base1) and wp.isfinite(w_world1)
+            for i in range(nr):
+                dof = rotor_dof[world, i]
+                a = axis[world, i]
+                speed = joint_qd_in[dof]
+                s = wp.dot(a, w_body) + speed
+                if carried:
+                    s = carried_spin[world, i]
+                u = joint_f[dof] + wp.dot(turn0 * a, wp.spatial_bottom(body_f[rotor_body[world, i]]))
+                speed1 = s + dt * u / axial[world, i] - wp.dot(a, w_body1)
+                angle1 = joint_q_in[rotor_coord[world, i]] + 0.5 * dt * (speed + speed1)
+                if not (wp.isfinite(speed1) and wp.isfinite(angle1)):
+                    finite = False
+            flying = running[world] != 0
+            keep = flying and finite
+            if flying and not finite:
+                done[world] = failed_flag
+                failed_tick[world] = tick[world]
 
-    # Accelerations at the start of the step (the body_qdd observable).
-    torque_body = wp.transpose(turn0) * torque
-    h_body = inertia_b[world] * w_body + spin_momentum
-    alpha_body = inverse * (torque_body - wp.cross(w_body, h_body) - axial_load)
-    a_c = force / mass
-
-    # Step: momentum with the step's torque; attitude by the midpoint rate; centre of mass by the mean velocity.
-    momentum = turn0 * h_body
-    if carried:
-        momentum = carried_momentum[world]
-    momentum_half = momentum + 0.5 * dt * torque
-    spin_half = spin_momentum + 0.5 * dt * axial_load
-    # The momentum in the half-step body frame: turned back by half the start rate's rotation, to first order
-    # in it (R_half^T H = R^T H - (dt/2) w x R^T H), which keeps the midpoint rate, and the step, second order.
-    held = wp.transpose(turn0) * momentum_half
-    rate = inverse * (held - spin_half)
-    rate = inverse * (held - (0.5 * dt) * wp.cross(rate, held) - spin_half)
-    rot1 = turn(rot, rate, dt)
-    turn1 = wp.quat_to_matrix(rot1)
-    momentum1 = momentum + dt * torque
-    w_body1 = inverse * (wp.transpose(turn1) * momentum1 - (spin_momentum + dt * axial_load))
-    w_world1 = turn1 * w_body1
-    v_c1 = v_c + dt * a_c
-    x_c1 = x_c + 0.5 * dt * (v_c + v_c1)
-    p1 = x_c1 - turn1 * c
-    v_base1 = v_c1 + wp.cross(w_world1, turn1 * (com_base - c))
-    alpha_world = turn0 * alpha_body
-    pose1 = wp.transform(p1, rot1)
-
-    # Rotors, each read before it is written (in place).
-    for i in range(nr):
-        j = rotor_joint[world, i]
-        r = rotor_body[world, i]
-        dof = rotor_dof[world, i]
-        coord = rotor_coord[world, i]
-        a = axis[world, i]
-        along = axial[world, i]
-        speed = joint_qd_in[dof]
-        s = wp.dot(a, w_body) + speed
-        if carried:
-            s = carried_spin[world, i]
-        u = joint_f[dof] + wp.dot(turn0 * a, wp.spatial_bottom(body_f[r]))
-        s1 = s + dt * u / along
-        speed1 = s1 - wp.dot(a, w_body1)
-        angle1 = joint_q_in[coord] + 0.5 * dt * (speed + speed1)
-        axis_joint = joint_axis[dof]
-        half = 0.5 * angle1
-        spin_q = wp.quat(axis_joint * wp.sin(half), wp.cos(half))
-        x_p = joint_x_p[j]
-        pose_r = wp.transform(wp.transform_get_translation(x_p), wp.transform_get_rotation(x_p) * spin_q) * \
-            wp.transform_inverse(joint_x_c[j])
-        a_world1 = turn1 * a
-        joint_q[coord] = angle1
-        joint_qd[dof] = speed1
-        carried_spin[world, i] = s1
-        carried_speed[world, i] = speed1
-        body_q[r] = pose1 * pose_r
-        body_qd[r] = wp.spatial_vector(v_c1 + wp.cross(w_world1, turn1 * arm[world, i]),
-                                       w_world1 + speed1 * a_world1)
+        # Rotors, each read before it is written (in place).
+        for i in range(nr):
+            j = rotor_joint[world, i]
+            r = rotor_body[world, i]
+            dof = rotor_dof[world, i]
+            coord = rotor_coord[world, i]
+            a = axis[world, i]
+            along = axial[world, i]
+            speed = joint_qd_in[dof]
+            s = wp.dot(a, w_body) + speed
+            if carried:
+                s = carried_spin[world, i]
+            u = joint_f[dof] + wp.dot(turn0 * a, wp.spatial_bottom(body_f[r]))
+            s1 = s + dt * u / along
+            speed1 = s1 - wp.dot(a, w_body1)
+            angle1 = joint_q_in[coord] + 0.5 * dt * (speed + speed1)
+            axis_joint = joint_axis[dof]
+            half = 0.5 * angle1
+            spin_q = wp.quat(axis_joint * wp.sin(half), wp.cos(half))
+            x_p = joint_x_p[j]
+            pose_r = wp.transform(wp.transform_get_translation(x_p), wp.transform_get_rotation(x_p) * spin_q) * \
+                wp.transform_inverse(joint_x_c[j])
+            a_world1 = turn1 * a
+            carried_spin[world, i] = s1
+            carried_speed[world, i] = speed1
+            if keep:
+                joint_q[coord] = angle1
+                joint_qd[dof] = speed1
+                body_q[r] = pose1 * pose_r
+                body_qd[r] = wp.spatial_vector(v_c1 + wp.cross(w_world1, turn1 * arm[world, i]),
+                                               w_world1 + speed1 * a_world1)
+            if write_qdd != 0:
+                lever = turn0 * arm[world, i]
+                a_world = turn0 * a
+                spin_accel = u / along - wp.dot(a, alpha_body)
+                body_qdd[r] = wp.spatial_vector(
+                    a_c + wp.cross(alpha_world, lever) + wp.cross(w_world, wp.cross(w_world, lever)),
+                    alpha_world + spin_accel * a_world + wp.cross(w_world, speed * a_world))
+        if keep:
+            joint_q[qc] = p1[0]
+            joint_q[qc + 1] = p1[1]
+            joint_q[qc + 2] = p1[2]
+            joint_q[qc + 3] = rot1[0]
+            joint_q[qc + 4] = rot1[1]
+            joint_q[qc + 5] = rot1[2]
+            joint_q[qc + 6] = rot1[3]
+            joint_qd[qv] = v_base1[0]
+            joint_qd[qv + 1] = v_base1[1]
+            joint_qd[qv + 2] = v_base1[2]
+            joint_qd[qv + 3] = w_world1[0]
+            joint_qd[qv + 4] = w_world1[1]
+            joint_qd[qv + 5] = w_world1[2]
+            body_q[b] = pose1
+            body_qd[b] = wp.spatial_vector(v_base1, w_world1)
+        carried_momentum[world] = momentum1
+        carried_rate[world] = w_world1
+        carried_valid[world] = 1
         if write_qdd != 0:
-            lever = turn0 * arm[world, i]
-            a_world = turn0 * a
-            spin_accel = u / along - wp.dot(a, alpha_body)
-            body_qdd[r] = wp.spatial_vector(
-                a_c + wp.cross(alpha_world, lever) + wp.cross(w_world, wp.cross(w_world, lever)),
-                alpha_world + spin_accel * a_world + wp.cross(w_world, speed * a_world))
-    joint_q[qc] = p1[0]
-    joint_q[qc + 1] = p1[1]
-    joint_q[qc + 2] = p1[2]
-    joint_q[qc + 3] = rot1[0]
-    joint_q[qc + 4] = rot1[1]
-    joint_q[qc + 5] = rot1[2]
-    joint_q[qc + 6] = rot1[3]
-    joint_qd[qv] = v_base1[0]
-    joint_qd[qv + 1] = v_base1[1]
-    joint_qd[qv + 2] = v_base1[2]
-    joint_qd[qv + 3] = w_world1[0]
-    joint_qd[qv + 4] = w_world1[1]
-    joint_qd[qv + 5] = w_world1[2]
-    body_q[b] = pose1
-    body_qd[b] = wp.spatial_vector(v_base1, w_world1)
-    carried_momentum[world] = momentum1
-    carried_rate[world] = w_world1
-    carried_valid[world] = 1
-    if write_qdd != 0:
-        body_qdd[b] = wp.spatial_vector(
-            a_c + wp.cross(alpha_world, base_arm) + wp.cross(w_world, wp.cross(w_world, base_arm)), alpha_world)
+            body_qdd[b] = wp.spatial_vector(
+                a_c + wp.cross(alpha_world, base_arm) + wp.cross(w_world, wp.cross(w_world, base_arm)), alpha_world)
+
+    return wp.kernel(freeflyer_step, module="unique")
+
+
+#: One step of every world; every world's state written.
+freeflyer_step = _step_kernel(False)
+#: One step of every world, holding the worlds that are done or whose step is not finite (see ``step_holding``).
+freeflyer_step_holding = _step_kernel(True)
