@@ -246,8 +246,11 @@ EKF_SPEC = Spec(
 )
 
 #: The outputs a filter that fuses airspeed adds; declared only then, so every other flight records what it did before.
+#: The filter's wind estimate: what a plane's stack flies once its pitot fails (nexus:airspeedFallback).
+WIND_SIGNAL = "ekf_wind"
+
 AIRSPEED_OUTPUTS = (
-    Output("ekf_wind", wp.vec3, recorded=True, doc="The wind estimate [m/s] NED (down 0)"),
+    Output(WIND_SIGNAL, wp.vec3, recorded=True, doc="The wind estimate [m/s] NED (down 0)"),
     Output("ekf_wind_variance", wp.float32, (1, NW), recorded=True,
            doc="The wind estimate's variance north, east [m^2/s^2]"),
     Output("ekf_airspeed", wp.float32, (1, 3), recorded=True,
@@ -1400,5 +1403,5 @@ def divergence_line(name: str, d: dict) -> str:
             f"last innovations: {innovations}")
 
 
-__all__ = ["AIRSPEED_OUTPUTS", "DIVERGED", "DIVERGED_REASON", "EKF_SPEC", "Ekf", "EkfTuning", "divergence_line",
+__all__ = ["AIRSPEED_OUTPUTS", "WIND_SIGNAL", "DIVERGED", "DIVERGED_REASON", "EKF_SPEC", "Ekf", "EkfTuning", "divergence_line",
            "ekf_step", "ekf_step_with_wind", "make_ekf_step"]

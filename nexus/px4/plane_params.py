@@ -27,6 +27,9 @@ differs for the vehicle file is set here:
   without a rangefinder ``FW_LND_USETER`` and ``FW_LND_ABORT`` 0 (PX4 would abort a mission landing that finds no
   terrain estimate).
 
+* ``ASPD_FALLBACK`` 1 where the file's gains prim sets ``nexus:airspeedFallback`` (once the airspeed is invalid, fly
+  the ground speed less the wind, as the ``fixed_wing`` stack then does), else 0 (PX4's default).
+
 The air start (where a run puts the plane) is not a parameter; whether the file has one decides ``RWTO_TKOFF``.
 
 A vehicle's own ``px4Parameters`` (:func:`nexus.px4.params.pinned_parameters`) replace any of these.
@@ -44,6 +47,7 @@ from nexus.aero.propeller_advance import ADVANCE_RATIO_PROPELLER_SPEC
 from nexus.aero.trim import straight_and_level
 from nexus.control.fixed_wing.air_start import stall_speed
 from nexus.control.fixed_wing.catapult import has_catapult
+from nexus.control.fixed_wing.gains import vehicle_gains
 from nexus.control.fixed_wing.mission import PLANE_MISSION_SPEC
 from nexus.core.errors import BuildError, NexusError
 from nexus.plant.usd_checks import nexus_apis
@@ -129,6 +133,8 @@ def plane_parameters(plant, stage) -> dict[str, float | int]:
         warn_short_rangefinder(rangefinders[0], path, landing)
     # A fixed wing's waypoint acceptance radius (PX4 reads an item's own only on a multicopter): the mission's.
     params["NAV_ACC_RAD"] = round(float(landing["acceptance_radius"]), 2)
+    # Once the airspeed is invalid: the ground speed less the wind (1) where the file's own stack flies it, else none.
+    params["ASPD_FALLBACK"] = 1 if vehicle_gains(stage, path).airspeed_fallback else 0
     deflections = {"aileron": trim.aileron, "elevator": trim.elevator, "rudder": trim.rudder}
     names = {"aileron": "TRIM_ROLL", "elevator": "TRIM_PITCH", "rudder": "TRIM_YAW"}
     for surface in outputs.surfaces:

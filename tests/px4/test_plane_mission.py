@@ -30,6 +30,7 @@ from click.testing import CliRunner
 
 from nexus.cli import main
 from nexus.core.errors import BuildError
+from nexus.plant.assets import resolve_asset
 from nexus.px4.params import px4_parameters
 from nexus.px4.scripted_api import ScriptedApi
 from nexus.px4.scripted_peer import ScriptedPx4
@@ -158,9 +159,21 @@ def test_the_plane_s_px4_parameters_fly_the_mission_s_landing_and_launch():
     # push is a launch PX4 detects; no runway takeoff, no data-link-loss action (it needs a ground station to arm).
     assert (params["FW_LND_ANG"], params["FW_LND_AIRSPD"], params["NAV_ACC_RAD"]) == (5.0, 18.0, 60.0)
     assert (params["FW_LAUN_DETCN_ON"], params["RWTO_TKOFF"], params["NAV_DLL_ACT"]) == (1, 0, 0)
+    assert params["ASPD_FALLBACK"] == 0  # the file's gains prim asks no fallback: PX4's default
     # PX4's mission check: the tangent from the approach circle to the touchdown, √(d² − r²) = 342.90 m, under 30 m:
     # atan(30 / 342.90) = 5.000°, within FW_LND_ANG + 0.1°.
     assert math.degrees(math.atan(30.0 / math.sqrt(150.0**2 + 342.9016**2 - 150.0**2))) < 5.0 + 0.1
+
+
+def test_a_plane_that_flies_the_estimated_wind_without_its_pitot_asks_px4_for_the_same(tmp_path):
+    vehicle = tmp_path / "aerosonde_px4_fallback.usda"
+    vehicle.write_text('#usda 1.0\n(\n    defaultPrim = "vehicle"\n    kilogramsPerUnit = 1\n    metersPerUnit = 1\n'
+                       '    upAxis = "Z"\n)\n\ndef Xform "vehicle" (\n    prepend references = '
+                       f'@{resolve_asset("vehicle", "aerosonde_px4")}@\n)\n{{\n    def Scope "fixed_wing" (\n'
+                       '        prepend apiSchemas = ["NexusFixedWingGainsAPI"]\n    )\n    {\n'
+                       '        bool nexus:airspeedFallback = 1\n    }\n}\n')
+    config = RunConfig(vehicle=str(vehicle), scene="empty", controller="px4", device="cpu", duration=0.1)
+    assert px4_parameters(build_flight(config, "cpu").vehicle.plant)["ASPD_FALLBACK"] == 1
 
 
 def one_line(error) -> str:

@@ -42,6 +42,8 @@ from nexus.control.fixed_wing.tecs import TecsGains, tecs_goals
 from nexus.core import Component
 from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Output, Spec, StateVar
+from nexus.estimation.ekf import WIND_SIGNAL
+from nexus.estimation.estimate_status import AIRSPEED_AIDING, STATUS_SIGNAL, TRUSTED
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.usd_checks import nexus_apis
@@ -51,6 +53,8 @@ from nexus.sensors.barometer import isa_density
 
 #: :attr:`FixedWingTask.mode` values.
 LINE, LOITER = 0, 1
+#: The status bit that says the estimator has fused an airspeed, so its wind is known (a kernel constant).
+_AIRSPEED_AIDING = wp.constant(AIRSPEED_AIDING)
 #: New pitot samples in a row equal to the one before that make it frozen (its noise is above zero: a live pitot
 #: never repeats a float32 reading), and the time [s] without a new sample that makes it dropped out.
 FROZEN_SAMPLES, PITOT_TIMEOUT = 3.0, 0.5
@@ -90,6 +94,7 @@ class FixedWingParams:
     pitot: wp.int32  # 1: the vehicle has an airspeed sensor, and the stack flies its reading while it is good
     air_density: float  # ρ that turns the pitot's pressure into a speed: ISA at the scene's origin [kg/m³]
     pitot_timeout: float  # [s] with no new pitot sample the sensor has failed (dropped out)
+    fallback: wp.int32  # 1: once the pitot has failed, fly the ground speed less the estimator's wind (if it has one)
 
 
 @wp.struct
@@ -105,6 +110,7 @@ class FixedWingState:
     pitot_time: wp.float64  # its time [s]; -1 before the first
     pitot_repeats: float  # new samples in a row equal to the one before
     pitot_failed: float  # 1 once the pitot froze or dropped out: latched for the flight
+    wind_known: float  # 1 once the estimator has fused an airspeed (its wind states on): latched for the flight
 
 
 def zero_fixed_wing_state(component, ctx) -> FixedWingState:
@@ -128,13 +134,19 @@ FIXED_WING_CONTROLLER_SPEC = Spec(
         Input("armed", wp.int32, default=1, doc="0 cuts the throttle and clears the integrators; 1 when nothing writes it"),
         Input("airspeed", AirspeedSample, default=AirspeedSample(),
               doc="The pitot's reading (nexus/sensors/airspeed.py); read only when the vehicle has one"),
+        Input(WIND_SIGNAL, wp.vec3, default=wp.vec3(0.0, 0.0, 0.0),
+              doc="The estimator's wind [m/s] NED, flown once the pitot fails; read only with nexus:airspeedFallback"),
+        Input(STATUS_SIGNAL, wp.int32, default=TRUSTED,
+              doc="The estimator's status bits: its wind is flown only once it has fused an airspeed (AIRSPEED_AIDING); "
+                  "read only with nexus:airspeedFallback"),
     ),
     outputs=(Output("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True,
                     doc="Servo commands in [-1, 1] at the surfaces' channels, throttle in [0, 1] at the propeller's"),
              Output("plane_airspeed", wp.float32, recorded=True, default=0.0,
                     doc="The airspeed the stack flew this tick [m/s]: the pitot's, else the speed over the ground"),
              Output("airspeed_source", wp.int32, recorded=True, default=0,
-                    doc="0 the speed over the ground (no pitot), 1 the pitot, 2 none: the pitot failed (airspeed-less)")),
+                    doc="0 the speed over the ground (no pitot), 1 the pitot, 2 none: the pitot failed (airspeed-less), "
+                        "3 the ground speed less the estimator's wind: the pitot failed (nexus:airspeedFallback)")),
     state=(FIXED_WING_STATE,),
     stage="fixed_wing",
     kind="control",
@@ -155,6 +167,8 @@ def fixed_wing_control(
     estimate: wp.array(dtype=PoseTwist),
     armed: wp.array(dtype=wp.int32),
     pitot: wp.array(dtype=AirspeedSample),
+    wind: wp.array(dtype=wp.vec3),
+    status: wp.array(dtype=wp.int32),
     task: wp.array(dtype=FixedWingTask),
     state_in: wp.array2d(dtype=FixedWingState),
     # Model:
@@ -192,6 +206,9 @@ def fixed_wing_control(
     sampled = s.pitot_time
     repeats = s.pitot_repeats
     failed = s.pitot_failed
+    wind_known = s.wind_known
+    if p.fallback == 1 and (status[world] & _AIRSPEED_AIDING) != 0:
+        wind_known = 1.0
     if p.pitot == 1:
         if sample.time > sampled:  # a new sample: a frozen pitot repeats its pressure exactly, a live one never
             if sampled >= wp.float64(0.0) and sample.differential_pressure == pressure:
@@ -205,6 +222,9 @@ def fixed_wing_control(
         if failed == 0.0:
             airspeed = wp.sqrt(2.0 * wp.max(pressure, 0.0) / p.air_density)
             source = wp.int32(1)
+        elif wind_known == 1.0:  # PX4's ASPD_FALLBACK 1: the speed through the air the estimator's wind gives
+            airspeed = wp.length(est.velocity - wind[world])
+            source = wp.int32(3)
         else:
             source = wp.int32(2)
     angles = roll_and_pitch(est.attitude)
@@ -271,6 +291,7 @@ def fixed_wing_control(
     out.pitot_time = sampled
     out.pitot_repeats = repeats
     out.pitot_failed = failed
+    out.wind_known = wind_known
     state_out[world, 0] = out
     airspeed_flown[world] = airspeed
     airspeed_source[world] = source
@@ -328,6 +349,7 @@ class FixedWingController(Component):
         p.aileron_channel, p.elevator_channel = int(self.channels["aileron"]), int(self.channels["elevator"])
         p.rudder_channel, p.throttle_channel = int(self.channels["rudder"]), int(self.channels["throttle"])
         p.pitot, p.air_density, p.pitot_timeout = int(self.pitot), float(self.air_density), PITOT_TIMEOUT
+        p.fallback = int(g.airspeed_fallback)
         return p
 
     def set_task(self, tasks) -> None:
@@ -344,15 +366,34 @@ class FixedWingController(Component):
             raise ValueError(f"{self.name} flies {worlds} worlds; got {len(tasks)} tasks")
         return tasks * worlds if len(tasks) == 1 else tasks
 
+    def reads(self) -> tuple:
+        """The spec's inputs; the estimator's wind and status only when the stack may fly them (the fallback)."""
+        if self.gains.airspeed_fallback:
+            return super().reads()
+        return tuple(r for r in super().reads() if r.signal not in (WIND_SIGNAL, STATUS_SIGNAL))
+
     def prepare(self, ctx) -> None:
         self.dt, self.worlds = float(ctx.dt), ctx.worlds
+        if self.gains.airspeed_fallback and not any(
+                write.signal == WIND_SIGNAL for stage, _ in ctx.stage_ios for write in stage.writes):
+            where = self.gains.where or self.name
+            raise BuildError(
+                f"{where}: nexus:airspeedFallback is 1 (once the pitot fails, fly the ground speed less the "
+                "estimator's wind) but no estimator in this flight fuses airspeed; give the vehicle's EKF "
+                "nexus:EKF2_ARSP_THR above 0 (with a pitot), or set nexus:airspeedFallback = 0")
         self._params = wp.array([self.params(self.dt)], dtype=FixedWingParams, device=ctx.device)
         self.task = wp.array(self._rows(self._pending), dtype=FixedWingTask, device=ctx.device)
+        #: What the kernel reads for the wind and the status without the fallback (never the stack's airspeed).
+        self._no_wind = wp.zeros(ctx.worlds, dtype=wp.vec3, device=ctx.device)
+        self._no_status = wp.zeros(ctx.worlds, dtype=wp.int32, device=ctx.device)
 
     def run(self, io) -> None:
+        fallback = self.gains.airspeed_fallback
+        wind = io[WIND_SIGNAL] if fallback else self._no_wind
+        status = io[STATUS_SIGNAL] if fallback else self._no_status
         wp.launch(fixed_wing_control, dim=self.worlds,
-                  inputs=[io["estimate"], io["armed"], io["airspeed"], self.task, io.state_in["fixed_wing"],
-                          self._params, self.dt],
+                  inputs=[io["estimate"], io["armed"], io["airspeed"], wind, status, self.task,
+                          io.state_in["fixed_wing"], self._params, self.dt],
                   outputs=[io.state_out["fixed_wing"], io["controls"], io["plane_airspeed"], io["airspeed_source"]],
                   device=io.device)
 

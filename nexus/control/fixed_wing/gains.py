@@ -18,7 +18,7 @@ from pathlib import Path
 from nexus.core.errors import BuildError
 from nexus.core.spec import Param, Spec
 from nexus.plant.usd_checks import nexus_apis
-from nexus.schemas.reader import read_prim
+from nexus.schemas.reader import read_prim, where
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,11 @@ class FixedWingGains:
     l1: float = 60.0  # [m]
     bank_max: float = math.radians(45.0)  # [rad]
     speed_filter_time: float = 0.1  # [s]
+    # The airspeed once the pitot has failed (PX4's ASPD_FALLBACK): False flies airspeed-less, True the ground
+    # speed less the estimator's wind.
+    airspeed_fallback: bool = False
+    #: The gains prim, ``<file>: fixed-wing gains prim <path>``, for messages ("" for the defaults).
+    where: str = ""
 
 
 _D = FixedWingGains()
@@ -113,15 +118,20 @@ FIXED_WING_GAINS_SPEC = Spec(
               "Largest bank goal (PX4's FW_R_LIM, in radians)", low=0.0, high=1.3962634, open_low=True),
         Param("speed_filter_time", "nexus:airspeedFilterTime", "float", _D.speed_filter_time, "s",
               "Time constant of the airspeed rate's first-order filter", low=0.0, open_low=True),
+        Param("airspeed_fallback", "nexus:airspeedFallback", "bool", _D.airspeed_fallback,
+              doc="Once the pitot has failed, fly the ground speed less the estimator's wind (PX4's ASPD_FALLBACK "
+                  "1; needs an EKF fusing airspeed, nexus:EKF2_ARSP_THR above 0); 0 flies airspeed-less (no speed "
+                  "demand, as PX4 does without airspeed)"),
     ),
 )
 
 
-def gains_from_values(values: dict) -> FixedWingGains:
+def gains_from_values(values: dict, where: str = "") -> FixedWingGains:
     """The gains of a prim's checked values (:data:`FIXED_WING_GAINS_SPEC`): the time constants as k_h, k_V."""
     values = dict(values)
     height_tc, speed_tc = values.pop("height_time_constant"), values.pop("speed_time_constant")
-    return FixedWingGains(height_p=1.0 / height_tc, speed_p=1.0 / speed_tc, **values)
+    values["airspeed_fallback"] = bool(values["airspeed_fallback"])
+    return FixedWingGains(height_p=1.0 / height_tc, speed_p=1.0 / speed_tc, where=where, **values)
 
 
 def vehicle_gains(stage, path: Path | str) -> FixedWingGains:
@@ -134,7 +144,7 @@ def vehicle_gains(stage, path: Path | str) -> FixedWingGains:
     if len(prims) > 1:
         raise BuildError(f"{path}: {prims[0].GetPath()} and {prims[1].GetPath()} both apply NexusFixedWingGainsAPI; "
                          "keep one")
-    return gains_from_values(read_prim(prims[0], FIXED_WING_GAINS_SPEC, path))
+    return gains_from_values(read_prim(prims[0], FIXED_WING_GAINS_SPEC, path), where(prims[0], FIXED_WING_GAINS_SPEC, path))
 
 
 __all__ = ["FIXED_WING_GAINS_SPEC", "FixedWingGains", "gains_from_values", "vehicle_gains"]
