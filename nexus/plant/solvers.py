@@ -35,6 +35,8 @@ SOLVERS = ("mujoco", "featherstone", "freeflyer")
 DEFAULT_SOLVER = SOLVERS[0]
 #: Observables Nexus computes itself when a solver does not (see :func:`step_average_acceleration`).
 NEXUS_OBSERVABLES = {"featherstone": frozenset({"body_qdd"})}
+#: MuJoCo's conjugate-gradient iteration limit a step (its default: 100).
+CG_ITERATIONS = 1000
 
 
 def check_solver(name: str) -> str:
@@ -60,8 +62,13 @@ def make_solver(name: str, model: newton.Model, vehicle_path: Path, nconmax: int
         with newton_messages_to_nexus(str(vehicle_path)):
             if name == "mujoco":
                 # Conjugate gradient instead of Newton's method: 92 graph nodes per step instead of 95 and about
-                # 19% less CPU time, with the same flight (docs/benchmarking.md, Kernels per tick).
-                return newton.solvers.SolverMuJoCo(model, solver="cg", nconmax=nconmax)
+                # 19% less CPU time, with the same flight (docs/benchmarking.md, Kernels per tick). CG needs more
+                # iterations where contacts are stiff: a plane on its wheels in gusts took up to 199 at moderate
+                # turbulence and 517 at severe, past MuJoCo's default limit of 100 (each such tick printed a
+                # warning and left its contact forces unconverged); a step stops at convergence, so the higher
+                # limit costs only those ticks.
+                return newton.solvers.SolverMuJoCo(model, solver="cg", nconmax=nconmax,
+                                                   iterations=CG_ITERATIONS)
             return newton.solvers.SolverFeatherstone(model)
     except Exception as error:
         what = " ".join(str(error).split()) or type(error).__name__

@@ -40,7 +40,7 @@ def test_the_plane_flies_its_mission_on_the_ekf_and_ends_stopped_on_its_wheels(f
     assert "truth_estimate" not in plan  # every controller input is the filter's
     t, phase, _ = errors(flown)
     assert sorted(set(phase.tolist())) == list(range(8)) and np.all(np.diff(phase) >= 0)
-    assert 200.0 < t[-1] < 280.0  # flown: 232.80 s (5 s of hold more than the release's 228.24; 232.76 before the
+    assert 200.0 < t[-1] < 280.0  # flown: 232.60 s (5 s of hold more than the release's 228.24; 232.76 before the
     # filter fused the airspeed)
 
 

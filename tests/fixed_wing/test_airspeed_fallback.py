@@ -101,7 +101,7 @@ def test_the_fallback_flies_the_approach_speed_and_airspeed_less_flight_does_not
 
 def test_on_the_route_after_the_freeze_both_keep_clear_of_the_stall(fallback, airspeed_less):
     # The square and the loiter (41 to 136 s, 100 m): the fallback 22.92 to 25.20 m/s through the air (the turns' dip,
-    # as with the pitot), airspeed-less 24.94 to 28.14; the Aerosonde stalls at 10.39 m/s.
+    # as with the pitot), airspeed-less 24.93 to 28.14; the Aerosonde stalls at 10.39 m/s.
     for (record, _), (low, high) in ((fallback, (22.0, 25.5)), (airspeed_less, (24.0, 29.0))):
         t, phase = record.time.to_numpy(), record["plane_phase"].to_numpy()
         air = true_airspeed(record)[(t > FROZEN_AT + 1.0) & (phase <= 2)]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import socket
 from dataclasses import replace
 from pathlib import Path
 
@@ -172,7 +173,11 @@ def test_a_plane_that_flies_the_estimated_wind_without_its_pitot_asks_px4_for_th
                        f'@{resolve_asset("vehicle", "aerosonde_px4")}@\n)\n{{\n    def Scope "fixed_wing" (\n'
                        '        prepend apiSchemas = ["NexusFixedWingGainsAPI"]\n    )\n    {\n'
                        '        bool nexus:airspeedFallback = 1\n    }\n}\n')
-    config = RunConfig(vehicle=str(vehicle), scene="empty", controller="px4", device="cpu", duration=0.1)
+    with socket.socket() as probe:  # a free port: the link listens on it while the flight is built
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = RunConfig(vehicle=str(vehicle), scene="empty", controller="px4", device="cpu", duration=0.1,
+                       controller_options={"port": port})
     assert px4_parameters(build_flight(config, "cpu").vehicle.plant)["ASPD_FALLBACK"] == 1
 
 
