@@ -6,7 +6,18 @@ The public surface: :func:`run_sweep` with :class:`SweepOptions`, and
 are in ``DIR/sweep.parquet``. See docs/sweeps.md.
 """
 
-from nexus.sweep.runner import SweepOptions, SweepResult, run_sweep
-from nexus.sweep.spec import SweepError, parse
+from nexus.core.lazy import lazy_names as _lazy_names
+
+#: Public name -> the module that defines it, loaded on first access (PEP 562): importing a module of this
+#: package (the warm-up gate a Ray actor imports, in a fresh process) loads no flight code.
+_PUBLIC: dict[str, str] = {
+    "SweepOptions": "nexus.sweep.runner",
+    "SweepResult": "nexus.sweep.runner",
+    "SweepError": "nexus.sweep.spec",
+    "parse": "nexus.sweep.spec",
+    "run_sweep": "nexus.sweep.runner",
+}
 
 __all__ = ["SweepOptions", "SweepResult", "SweepError", "parse", "run_sweep"]
+
+__getattr__, __dir__ = _lazy_names("nexus.sweep", _PUBLIC, globals())

@@ -62,6 +62,21 @@ def _cmdline(pid: int) -> str | None:
         return None
 
 
+def _group_runs(pgid: int) -> bool:
+    """Whether a process of the group still runs; zombies (exited, waiting for their reaper: us, or init for an
+    orphan, which may reap only every few seconds) do not, and no signal reaches them."""
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[2:3] == [str(pgid)] and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
 def _end_group(pgid: int, grace_s: float = GRACE_S) -> None:
     """SIGTERM to the process group, SIGKILL to what is left after ``grace_s``."""
     try:
@@ -73,6 +88,8 @@ def _end_group(pgid: int, grace_s: float = GRACE_S) -> None:
         try:
             os.killpg(pgid, 0)
         except (ProcessLookupError, PermissionError):
+            return
+        if not _group_runs(pgid):  # only zombies left: ended
             return
         time.sleep(0.05)
     try:

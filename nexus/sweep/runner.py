@@ -49,7 +49,8 @@ from nexus.sweep.progress import SweepProgress
 from nexus.sweep.px4_fleet import end_leftovers
 from nexus.sweep.spec import MAX_POINTS_WITHOUT_YES, SweepError, parse
 from nexus.sweep.table import OK_STATUSES, write_table
-from nexus.sweep.task import Gate, fly_point, unpack, warm
+from nexus.sweep.gate import Gate
+from nexus.sweep.task import fly_point, unpack, warm
 
 log = logging.getLogger("nexus")
 

@@ -52,7 +52,7 @@ def _ready_warp() -> None:
 def warm(config: dict | None = None, gate=None, workers: int = 1) -> int:
     """Ready this worker before its first point; returns its pid.
 
-    With ``gate`` (a :class:`Gate` actor), it waits until ``workers`` warm-ups arrived, so Ray starts that
+    With ``gate`` (a :class:`~nexus.sweep.gate.Gate` actor), it waits until ``workers`` warm-ups arrived, so Ray starts that
     many workers rather than warming one worker twice.
 
     Imports the flight code, initialises Warp and, given a point's configuration, builds that flight once
@@ -77,19 +77,6 @@ def warm(config: dict | None = None, gate=None, workers: int = 1) -> int:
         while ray.get(gate.count.remote()) < workers and time.monotonic() < deadline:
             time.sleep(0.1)
     return os.getpid()
-
-
-class Gate:
-    """Counts the warm-ups that arrived (a Ray actor in a sweep), so each one holds its worker until all did."""
-
-    def __init__(self):
-        self.arrived = 0
-
-    def arrive(self) -> None:
-        self.arrived += 1
-
-    def count(self) -> int:
-        return self.arrived
 
 
 def clear_folder(folder: Path) -> None:
