@@ -547,7 +547,13 @@ class Px4Controller(Component):
             if not self.lockstep:
                 raise self._no_answer(time_usec, "the run was asked to end")
             return True
-        return self.commander is not None and self.commander.finished(time_usec)
+        if self.commander is None:
+            return False
+        plan = self.commander.plan
+        if isinstance(plan, PlanePlan):  # a plane rolls on after PX4's disarm: the run ends at its stop
+            ints = self.row_view.value("truth_ints")  # HIL_STATE_QUATERNION's: vx, vy [cm/s] at 3 and 4
+            return plan.rolled_out(time_usec, math.hypot(float(ints[3]), float(ints[4])) * 0.01)
+        return self.commander.finished(time_usec)
 
     def _take_airspeed(self) -> int:
         """HIL_SENSOR's diff-pressure bit when the airspeed sensor has a new sample (kept in hPa), else 0."""

@@ -109,6 +109,9 @@ class MissionReport:
     yaw: list[dict] = field(default_factory=list)
     landed_disarmed: bool = False
     mission_time_s: float | None = None
+    #: A plane: PX4 time [s] from its disarm after the landing to the stop on its wheels, where the run ends (None:
+    #: not a plane, or no landing).
+    rolled_to_stop_s: float | None = None
     wall_time_s: float | None = None
     #: Each command: label, due and sent PX4 time [s], the sim tick it went on (in the loop), ack result.
     commands: list[dict] = field(default_factory=list)
@@ -127,6 +130,8 @@ class MissionReport:
             tick = f" on tick {entry['tick']}" if entry.get("tick") is not None else ""
             out.append(f"command {entry['name']}: sent at {entry['sent_s']:.3f} s{tick}, ack {entry['result']}")
         out.append("landed and disarmed" if self.landed_disarmed else "did not land and disarm")
+        if self.rolled_to_stop_s is not None:
+            out.append(f"rolled to a stop {self.rolled_to_stop_s:.2f} s after the disarm")
         if self.mission_time_s is not None:
             wall = f", {self.wall_time_s:.1f} s wall" if self.wall_time_s is not None else ""
             out.append(f"mission took {self.mission_time_s:.1f} s PX4 time{wall}")

@@ -44,7 +44,7 @@ import math
 
 from nexus.core.errors import BuildError
 from nexus.px4.step_mission import MAV_CMD_NAV_LOITER_TIME, MAV_CMD_NAV_WAYPOINT, MAV_FRAME_GLOBAL_RELATIVE_ALT_INT, StepsPlan
-from nexus.px4.mission import MAV_CMD_NAV_LAND, MAV_CMD_NAV_TAKEOFF
+from nexus.px4.mission import MAV_CMD_NAV_LAND, MAV_CMD_NAV_TAKEOFF, usec
 from nexus.sensors.geodesy import enu_offset_to_geodetic
 
 MAV_CMD_NAV_LOITER_TO_ALT = 31
@@ -109,8 +109,15 @@ def plane_mission_items(mission, origin, where: str, runway_heading: float | Non
     return items
 
 
+#: A plane's ground speed [m/s] below which its roll-out has stopped, and the longest the run waits for it after PX4's
+#: disarm [s] (a plane still rolling then ends the run anyway).
+STOPPED_SPEED, ROLLOUT_LIMIT_S = 0.1, 60.0
+
+
 class PlanePlan(StepsPlan):
-    """Upload the plane's items, arm, start; over when PX4 disarmed after the start (its landing)."""
+    """Upload the plane's items, arm, start; over once PX4 disarmed after the start (its landing) and the plane has
+    rolled to a stop on its wheels (:meth:`rolled_out`): PX4 disarms when its land detector sees the plane down,
+    still rolling."""
 
     def __init__(self, items: list[tuple], *, height: float = 0.0, **times):
         super().__init__([], **times)
@@ -122,6 +129,17 @@ class PlanePlan(StepsPlan):
         super().note(message)
         if self.started:
             self.report.max_altitude_m = self.highest
+
+    def rolled_out(self, now_usec: int, ground_speed: float) -> bool:
+        """Whether the run ends at PX4 time ``now_usec`` [µs]: PX4 disarmed after its landing and the plane's true
+        ground speed [m/s] is below :data:`STOPPED_SPEED` (or :data:`ROLLOUT_LIMIT_S` passed since the disarm)."""
+        if not self.finished(now_usec):
+            return False
+        if ground_speed >= STOPPED_SPEED and now_usec - self.over_usec < usec(ROLLOUT_LIMIT_S):
+            return False
+        if self.landed and self.report.rolled_to_stop_s is None:
+            self.report.rolled_to_stop_s = (now_usec - self.over_usec) * 1e-6
+        return True
 
     def start_s(self) -> float:
         """PX4 time [s] the mission is started at (when no gate holds the upload)."""

@@ -26,6 +26,7 @@ import socket
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -37,6 +38,7 @@ from nexus.px4.scripted_api import ScriptedApi
 from nexus.px4.scripted_peer import ScriptedPx4
 from nexus.runtime.config import RunConfig
 from nexus.runtime.flight import build_flight
+from nexus.record.parts import read_record
 from nexus.runtime.run import run_flight
 
 VEHICLES = Path(__file__).resolve().parents[2] / "vehicles"
@@ -150,6 +152,40 @@ def test_the_run_ends_on_the_tick_px4_disarms_after_its_landing(flown):
     assert summary.exit_reason == "done"
     assert summary.ticks == 374
     assert mission["landed_disarmed"] is True
+
+
+SLOW_CATAPULT = '''    over "catapult"
+    {
+        float nexus:holdTime = 2
+        float nexus:launchSpeed = 2
+    }'''
+
+
+def test_a_plane_still_rolling_at_px4_s_disarm_flies_on_to_its_stop(tmp_path):
+    """The catapult lets go at 2 m/s (2.05 s); the toy PX4 disarms 1.4 s after the start (2.3 s), the plane rolling
+    on its wheels with the throttle off: the run goes on until its ground speed is under 0.1 m/s."""
+    flight = build(layer(tmp_path, SLOW_CATAPULT))
+    px4 = flight.vehicle.controller
+    toy = ScriptedApi(px4.commander.link.port, mission_s=1.4)
+    peer = ScriptedPx4(px4.link.port, lambda n: None if n <= 3 else [0.0] * 16, api=toy, mav_type=1)
+    with peer.running():
+        summary = run_flight(replace(flight.options, device="cpu", duration=10.0), tmp_path / "run", progress=False,
+                             flight=flight)
+    mission = json.loads((tmp_path / "run" / "run.json").read_text())["controller_stats"]["mission"]
+    record = read_record(tmp_path / "run" / "record.parquet").to_pandas()
+    t = record.time.to_numpy()
+    speed = np.hypot(record["body/base.velocity[0]"], record["body/base.velocity[1]"]).to_numpy()
+    assert summary.exit_reason == "done" and mission["landed_disarmed"] is True
+    disarm = 2.3  # [s]: the start at 0.9 s (TIMES) and the toy's 1.4 s
+    rolling = speed[np.searchsorted(t, disarm)]
+    assert 1.5 < rolling < 2.0  # let go at 2 m/s (2.02 s), then slowing
+    # It ends on the first tick under 0.1 m/s as HIL_STATE_QUATERNION's whole cm/s give it (within a tick of the
+    # float speed's), the wheels' friction alone (μ = 0.05) stopping it from v in (v − 0.1)/(μ·g) s at the most.
+    assert speed[-1] < 0.1 and speed[-2] > 0.09
+    # Flown: 1.93 m/s at the disarm, stopped 3.72 s later (friction alone: 3.73 s; the drag at 2 m/s is small).
+    most = (rolling - 0.1) / (0.05 * 9.80665)
+    assert 0.8 * most < mission["rolled_to_stop_s"] < 1.05 * most
+    assert abs(t[-1] - (disarm + mission["rolled_to_stop_s"])) < 0.01
 
 
 def test_the_plane_s_px4_parameters_fly_the_mission_s_landing_and_launch():
