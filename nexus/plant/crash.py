@@ -30,12 +30,16 @@ import warp as wp
 from nexus.core import Component, Read, Stage
 from nexus.core.spec import Spec, StateVar
 from nexus.plant.body_state import BodyState
-from nexus.plant.contact_slots import count_touching, geom_slots
+from nexus.plant.contact_slots import contact_slots, count_touching, geom_slots
 
 #: Vertical speed [m/s] above which touching the ground (or an obstacle) is a crash.
 CRASH_SPEED = 3.0
 #: The done flag a world gets when it crashes (1 is a mission's "done", 2 a failed world, 3 an empty pack).
 CRASHED = wp.constant(4)
+#: Up to this many worlds each world's thread counts its own contacts (one launch a tick, each thread reading every
+#: contact: a few on the ground, none in the air); from it one thread per contact slot counts them first (two
+#: launches, each contact read once). The same counts either way.
+COUNT_IN_CHECK_WORLDS = 16
 CRASHED_REASON = "crashed"
 
 CRASH_SPEC = Spec(
@@ -60,6 +64,13 @@ def check_crash(
     running: wp.array(dtype=wp.int32),
     tick: wp.array(dtype=wp.int64),
     touching: wp.array(dtype=wp.int32),
+    # With ``count_here`` 1 the thread counts its world's contacts itself (``touching`` is not read):
+    count_here: wp.int32,
+    nacon: wp.array(dtype=wp.int32),
+    world_of: wp.array(dtype=wp.int32),
+    geom: wp.array(dtype=wp.vec2i),
+    dist: wp.array(dtype=wp.float32),
+    geom_slot: wp.array2d(dtype=wp.int32),
     crash_speed: wp.float32,
     descent_in: wp.array2d(dtype=wp.float32),
     touchdown_in: wp.array2d(dtype=wp.float64),
@@ -75,8 +86,18 @@ def check_crash(
     hardest_tick = touchdown_in[world, 1]
     crash_tick = crash_in[world, 0]
     crash_at = crash_in[world, 1]
-    touches = touching[world]
-    touching[world] = 0  # counted afresh after the next step
+    touches = wp.int32(0)
+    if count_here != 0:  # what count_touching adds for this world's slot, contact by contact
+        for i in range(nacon[0]):
+            if dist[i] <= 0.0:
+                slots = contact_slots(geom_slot, world_of[i], geom[i])
+                if slots[0] == world:
+                    touches += 1
+                if slots[1] == world:
+                    touches += 1
+    else:
+        touches = touching[world]
+        touching[world] = 0  # counted afresh after the next step
     if running[world] != 0:
         now = wp.float64(tick[world])
         if touches > 0 and wp.float64(came_down) > hardest:
@@ -128,13 +149,14 @@ class CrashDetector(Component):
 
     def _run(self, io) -> None:
         data = self.plant.solver.mjw_data
-        wp.launch(count_touching, data.naconmax,
-                  inputs=[data.nacon, data.contact.worldid, data.contact.geom, data.contact.dist, self._geom_slot],
-                  outputs=[self._touching], device=io.device)
+        contacts = [data.nacon, data.contact.worldid, data.contact.geom, data.contact.dist, self._geom_slot]
+        count_here = self.plant.worlds <= COUNT_IN_CHECK_WORLDS
+        if not count_here:
+            wp.launch(count_touching, data.naconmax, inputs=contacts, outputs=[self._touching], device=io.device)
         wp.launch(
             check_crash, self.plant.worlds,
-            inputs=[io[self._body], io["running"], io["tick"], self._touching, self.crash_speed,
-                    io.state_in["descent"], io.state_in["touchdown"], io.state_in["crash"]],
+            inputs=[io[self._body], io["running"], io["tick"], self._touching, int(count_here), *contacts,
+                    self.crash_speed, io.state_in["descent"], io.state_in["touchdown"], io.state_in["crash"]],
             outputs=[io.state_out["descent"], io.state_out["touchdown"], io.state_out["crash"], io.done],
             device=io.device,
         )

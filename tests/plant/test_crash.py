@@ -99,6 +99,24 @@ def test_with_many_worlds_a_crashed_world_ends_alone_and_the_summary_says_crashe
                                 "6.28 m/s, over the 3 m/s a crash is"]
 
 
+def test_contacts_counted_by_each_world_or_by_each_contact_slot_give_the_same_flight(tmp_path, monkeypatch):
+    """Up to 16 worlds each world's thread counts its contacts (one launch); above, one thread per contact slot
+    does first (two): a crash from 2 m beside a touchdown from 0.45 m, both ways, the same run in every bit."""
+    from nexus.plant import crash
+
+    inside, _ = drop(tmp_path / "inside", [2.0, 0.45])
+    monkeypatch.setattr(crash, "COUNT_IN_CHECK_WORLDS", 0)
+    by_slot, _ = drop(tmp_path / "by_slot", [2.0, 0.45])
+    assert (inside.exit_reason, inside.ticks) == (by_slot.exit_reason, by_slot.ticks) == ("duration", 250)
+    infos = [json.loads((tmp_path / name / "run.json").read_text())["crash"] for name in ("inside", "by_slot")]
+    assert infos[0] == infos[1]
+    # The hand figures of the module doc: world 0 crashes on tick 161 at 6.2763 m/s, world 1 touches at 2.9812.
+    assert infos[0]["crashed_worlds"][0]["tick"] == 161
+    assert infos[0]["hardest_touchdowns_m_s"] == [pytest.approx(6.2763, abs=1e-3), pytest.approx(2.9812, abs=1e-3)]
+    tables = [ds.dataset(tmp_path / name / "record.parquet").to_table() for name in ("inside", "by_slot")]
+    assert tables[0].equals(tables[1])
+
+
 def test_a_run_whose_every_world_crashed_ends_crashed():
     assert run_end_reason(np.array([4, 4], dtype=np.int32)) == "crashed"
     assert run_end_reason(np.array([4, 1], dtype=np.int32)) == "done"
