@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -37,7 +38,8 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
 @click.option("--worlds", type=int, default=64, show_default=True, help="Worlds flown at once in one graph.")
 @click.option("--steps", type=float, default=2e6, show_default=True, help="Environment steps in all (all worlds).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder: curve.csv, curve.png, checkpoint.pt, policy.onnx, train.json.")
+              help="Folder: curve.csv, curve.png, checkpoint.pt, policy.onnx (the last policy), policy_best.onnx and "
+                   "best.json (the best checkpoint's by the curve's mean return), train.json.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the worlds' starts and of PPO.")
 @click.option("--action", default="ctbr", show_default=True,
               help="ctbr (thrust and body rates), motors, or velocity (a velocity and yaw rate the vehicle's PID "
@@ -123,8 +125,13 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
         return
     with StopSignals():
         last = run_training(config, out, say=lambda text: click.echo(text, err=True), resume=resume).last
+    best = ""
+    if (out / "best.json").is_file():
+        kept = json.loads((out / "best.json").read_text())
+        best = f"; the best checkpoint's {out / 'policy_best.onnx'} ({kept['steps']:,} steps, mean return " \
+               f"{kept['mean_return']:.2f})"
     click.echo(f"trained: {last.get('steps', 0):,} steps in {last.get('wall_s', 0.0):.0f} s, mean return "
-               f"{last.get('mean_return', float('nan')):.2f}; policy {out / 'policy.onnx'}")
+               f"{last.get('mean_return', float('nan')):.2f}; policy {out / 'policy.onnx'}{best}")
     if evaluate and task == "hover":
         with StopSignals():
             _evaluate(out / "policy.onnx", out, action, policy_hz, vehicle)

@@ -244,6 +244,35 @@ def save_checkpoint(agent, folder: Path, steps: int) -> Path:
     return path
 
 
+class BestPolicy:
+    """The policy of the best checkpoint so far by the learning curve's mean return, kept beside the last one.
+
+    PPO's last policy is not always its best (a run can get worse before it stops), so at each checkpoint whose
+    ``mean_return`` beats every earlier checkpoint's the policy is also exported as ``policy_best.onnx``, with its
+    steps and return in ``best.json`` (written whole, then renamed). The curve's return is the training episodes'
+    (the stochastic policy's), a proxy: score the kept policy with ``--evaluate-only``.
+    """
+
+    def __init__(self, folder: Path, resumed: bool):
+        self.folder = folder
+        path = folder / "best.json"
+        if not resumed:  # a fresh run keeps nothing of an earlier one in the folder
+            path.unlink(missing_ok=True)
+        #: {"steps", "mean_return"} of the kept policy (a resumed run goes on from the one it kept).
+        self.kept: dict | None = json.loads(path.read_text()) if path.is_file() else None
+
+    def offer(self, row: dict, export) -> bool:
+        """Keep ``row``'s policy (``export(path)`` writes it) when its mean return is the best yet; True if kept."""
+        if self.kept is not None and not row["mean_return"] > self.kept["mean_return"]:
+            return False
+        export(self.folder / "policy_best.onnx")
+        self.kept = {"steps": row["steps"], "mean_return": row["mean_return"]}
+        temporary = self.folder / "best.json.tmp"
+        temporary.write_text(json.dumps(self.kept) + "\n")
+        os.replace(temporary, self.folder / "best.json")
+        return True
+
+
 @dataclass
 class TrainResult:
     """The last learning-curve row and the skrl agent (its policy, value and observation scaler)."""
@@ -331,6 +360,7 @@ def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO",
     env = wrap_env(vector, wrapper="gymnasium")
     agent = make_agent(env, config)
     curve = Curve(out / "curve.csv")
+    best = BestPolicy(out, resumed=resume_from is not None)
     per_step = vector.num_envs
     first, wall_before, episodes_before = 0, 0.0, 0
     if resume_from is not None:
@@ -391,10 +421,13 @@ def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO",
                 if updates % config.checkpoint_every == 0:
                     save_checkpoint(agent, out, steps)
                     export(agent, out / "policy.onnx")
+                    best.offer(last, lambda path: export(agent, path))
     finally:
         steps = last.get("steps", trained)
         save_checkpoint(agent, out, steps)
         curve.plot(out / "curve.png", title)
         export(agent, out / "policy.onnx")
+        if last:
+            best.offer(last, lambda path: export(agent, path))
         vector.close()
     return TrainResult(last, agent)

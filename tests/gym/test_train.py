@@ -5,6 +5,7 @@ is refused before anything is built. The long training is a figure in docs/learn
 from __future__ import annotations
 
 import csv
+import json
 
 import numpy as np
 import onnx
@@ -36,6 +37,31 @@ def test_the_curve_has_a_row_per_update_and_progress_is_shown(trained):
     assert len(lines) == 2 and "steps/s" in lines[0] and "mean return" in lines[0] and "episode length" in lines[0]
     assert (out / "curve.png").stat().st_size > 0
     assert (out / "checkpoint.pt").is_file() and result.last["steps"] == 128
+
+
+def test_the_best_checkpoint_s_policy_is_kept_beside_the_last(trained):
+    out, _, _ = trained
+    rows = list(csv.DictReader(open(out / "curve.csv")))
+    returns = [float(r["mean_return"]) for r in rows]  # a checkpoint every update (checkpoint_every=1)
+    first_best = returns.index(max(returns))  # a later equal return does not replace it
+    kept = json.loads((out / "best.json").read_text())
+    assert kept == {"steps": int(rows[first_best]["steps"]), "mean_return": returns[first_best]}
+    assert (out / "policy_best.onnx").stat().st_size > 0
+    assert not (out / "best.json.tmp").exists()
+
+
+def test_a_policy_is_kept_only_when_its_return_beats_every_earlier_one(tmp_path):
+    from nexus.gym.training import BestPolicy
+
+    (tmp_path / "best.json").write_text('{"steps": 1, "mean_return": 99.0}')  # an earlier run's, in the same folder
+    exported: list[str] = []
+    best = BestPolicy(tmp_path, resumed=False)  # a fresh run forgets it
+    for steps, mean_return in ((64, 2.0), (128, 5.0), (192, 5.0), (256, 3.0), (320, 6.5)):
+        best.offer({"steps": steps, "mean_return": mean_return}, lambda path: exported.append(path.name))
+    assert exported == ["policy_best.onnx"] * 3 and best.kept == {"steps": 320, "mean_return": 6.5}
+    resumed = BestPolicy(tmp_path, resumed=True)  # a resumed run goes on from the kept one
+    assert resumed.kept == {"steps": 320, "mean_return": 6.5}
+    assert not resumed.offer({"steps": 384, "mean_return": 6.5}, lambda path: exported.append(path.name))
 
 
 def test_training_on_two_shards_learns_what_one_process_does(trained, tmp_path):
@@ -208,6 +234,7 @@ def test_train_prints_no_warp_banner_nor_cuda_warning(command_output):
     stdout, stderr = command_output
     assert stdout.splitlines()[0].startswith("trained: 64 steps in "), stdout
     assert len(stdout.splitlines()) == 1, stdout
+    assert "policy_best.onnx (64 steps, mean return " in stdout, stdout  # one checkpoint: the best is the last
     assert "Warp" not in stdout + stderr and "CUDA" not in stdout + stderr, stdout + stderr
 
 
