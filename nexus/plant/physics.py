@@ -326,10 +326,7 @@ class Physics(Component):
             return
         plant = self.plant
         if self._hold_in_step:
-            if not plant.servo_ran:  # else this tick's ESC launch ran it (nexus.plant.esc.esc_servo_all)
-                for actuator in plant.actuators:
-                    actuator.step(plant.state, plant.control, dt=self.dt_sub)
-            plant.servo_ran = False
+            self._servos()
             plant.solver.step_holding(plant.state, plant.control, self.dt_sub, self.observables, io["running"],
                                       io["tick"], io.done, self.failed_tick, int(FAILED))
             return
@@ -338,10 +335,7 @@ class Physics(Component):
         for substep in range(self.substeps):
             if substep:
                 plant.control.joint_f.zero_()  # the servos add their torque afresh each substep
-            if not plant.servo_ran:  # else this tick's ESC launch ran it (nexus.plant.esc.esc_servo_all)
-                for actuator in plant.actuators:
-                    actuator.step(plant.state, plant.control, dt=self.dt_sub)
-            plant.servo_ran = False
+            self._servos()
             if plant.collision is not None:
                 plant.collision.collide(plant.state, plant.contacts)
             plant.solver.step(plant.state, plant.state_out, plant.control, plant.contacts, self.dt_sub,
@@ -362,6 +356,14 @@ class Physics(Component):
         if by_copy:
             for held, array in zip(self._held, live):
                 wp.copy(held, array)
+
+    def _servos(self) -> None:
+        """The rotors' servos ahead of a (sub)step, unless this tick's ESC launch ran them (``esc_servo_all``)."""
+        plant = self.plant
+        if not plant.servo_ran:
+            for actuator in plant.actuators:
+                actuator.step(plant.state, plant.control, dt=self.dt_sub)
+        plant.servo_ran = False
 
     def _publish(self, io) -> None:
         state = self.plant.state_out
