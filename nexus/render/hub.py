@@ -45,12 +45,14 @@ class RenderHub:
     """Renders every render sensor of one run: ``add`` each sensor's spec, then ``submit`` and ``take``."""
 
     def __init__(self, vehicle: str | Path, scene: str | Path, worlds: int, device: str, mode: str = "peer",
-                 frame_timeout_s: float = FRAME_TIMEOUT_S):
+                 frame_timeout_s: float = FRAME_TIMEOUT_S, close_wait_s: float = CLOSE_WAIT_S):
         if mode not in MODES:
             raise BuildError(f"unknown render mode '{mode}': choose one of {', '.join(MODES)} (--render)")
         self.vehicle, self.scene = str(vehicle), str(scene)
         self.worlds, self.device, self.mode = int(worlds), device, mode
         self.frame_timeout_s = float(frame_timeout_s)
+        #: Wall time [s] :meth:`close` gives the peer to exit before it is killed.
+        self.close_wait_s = float(close_wait_s)
         self.specs: dict[str, ViewSpec] = {}
         self.slots: dict[str, int] = {}
         #: Sensor -> its declared frame rate [Hz] (None: not given), kept in its frame folder.
@@ -205,7 +207,7 @@ class RenderHub:
             except (BrokenPipeError, OSError, ValueError):
                 pass
             try:
-                self.process.wait(timeout=CLOSE_WAIT_S)
+                self.process.wait(timeout=self.close_wait_s)
             except subprocess.TimeoutExpired:  # stuck (or stopped): it has had its chance
                 self.process.kill()
                 self.process.wait(timeout=5.0)

@@ -6,7 +6,6 @@ import math
 import threading
 import time
 from dataclasses import replace
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -234,6 +233,7 @@ def test_a_peer_that_hangs_ends_the_run_render_peer_timeout(tmp_path):
 
     flight = build_flight(RunConfig(vehicle=SENSORS, scene="obstacles", mission="short", render="peer"), "cpu")
     flight.render.frame_timeout_s = 1.0
+    flight.render.close_wait_s = 0.2  # a stopped peer cannot exit however long it is given: killed
     pid = flight.render.process.pid
     os.kill(pid, signal.SIGSTOP)  # alive, but never answers
     try:
