@@ -14,7 +14,9 @@ propeller (throttle in [0, 1]); the other slots stay 0.
 The airspeed is the pitot's (``airspeed``, :mod:`nexus.sensors.airspeed`: ``√(2q/ρ)``) where the vehicle has one and
 it reads; a pitot that repeats its pressure exactly three new samples in a row (frozen: its noise is above zero) or
 gives no new sample for 0.5 s (dropped out) has failed for the rest of the flight, and the stack then flies
-airspeed-less as PX4 does: no speed demand, the throttle from the trim and the energy rate, the pitch for height.
+airspeed-less as PX4 does: no speed demand, the throttle from the trim and the energy rate, the pitch for height;
+or, with ``nexus:airspeedFallback`` (PX4's ASPD_FALLBACK 1) and an estimator that has fused an airspeed, the
+length of the estimate's velocity less the estimator's wind (``ekf_wind``), with its speed demand as before.
 Without a pitot the airspeed is the estimate's ground speed (exact in still air). ``plane_airspeed`` and
 ``airspeed_source`` record which. The speed's rate is a first-order filter (time constant ``speed_filter``) of the
 acceleration along the nose with a pitot (in a steady wind the airspeed's rate, turns included), else of the
@@ -143,7 +145,8 @@ FIXED_WING_CONTROLLER_SPEC = Spec(
     outputs=(Output("controls", wp.float32, (1, CONTROLS_WIDTH), recorded=True,
                     doc="Servo commands in [-1, 1] at the surfaces' channels, throttle in [0, 1] at the propeller's"),
              Output("plane_airspeed", wp.float32, recorded=True, default=0.0,
-                    doc="The airspeed the stack flew this tick [m/s]: the pitot's, else the speed over the ground"),
+                    doc="The airspeed the stack flew this tick [m/s]: the pitot's, else the speed over the ground "
+                        "(or, its pitot failed, that less the estimator's wind: nexus:airspeedFallback)"),
              Output("airspeed_source", wp.int32, recorded=True, default=0,
                     doc="0 the speed over the ground (no pitot), 1 the pitot, 2 none: the pitot failed (airspeed-less), "
                         "3 the ground speed less the estimator's wind: the pitot failed (nexus:airspeedFallback)")),
