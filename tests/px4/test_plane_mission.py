@@ -178,7 +178,7 @@ def test_a_plane_still_rolling_at_px4_s_disarm_flies_on_to_its_stop(tmp_path):
     assert summary.exit_reason == "done" and mission["landed_disarmed"] is True
     disarm = 2.3  # [s]: the start at 0.9 s (TIMES) and the toy's 1.4 s
     rolling = speed[np.searchsorted(t, disarm)]
-    assert 1.5 < rolling < 2.0  # let go at 2 m/s (2.02 s), then slowing
+    assert 1.5 < rolling < 2.0  # let go at 2 m/s (about 2.05 s), then slowing
     # It ends on the first tick under 0.1 m/s as HIL_STATE_QUATERNION's whole cm/s give it (within a tick of the
     # float speed's), the wheels' friction alone (μ = 0.05) stopping it from v in (v − 0.1)/(μ·g) s at the most.
     assert speed[-1] < 0.1 and speed[-2] > 0.09
