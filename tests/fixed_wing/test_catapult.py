@@ -117,7 +117,7 @@ def test_in_gusts_the_shuttle_holds_the_plane_on_its_rail_until_it_lets_go(gusty
     r = gusty.record
     t, push = r.time.to_numpy(), r["catapult_push"].to_numpy()
     resting = t < 5.0 - DT / 2
-    # The grip (10 rad/s, critically damped: 1 cm per 13.5 N of side force on the 13.5 kg plane) holds the base where
+    # The grip (10 rad/s, critically damped: 1 cm per 11 N of side force on the 11 kg plane) holds the base where
     # it rested and on its heading: flown 3.3 cm and 0.76° at most in 5 s of a side wind gusting to 5.4 m/s. Without
     # the grip (broken on purpose) the plane rolled 4.26 m and turned 118° before the push, which then read as low as
     # −19.6 m/s² along the nose.

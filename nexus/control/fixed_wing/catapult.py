@@ -59,8 +59,8 @@ CATAPULT_SPEC = Spec(
 )
 
 
-#: The grip's natural frequency [rad/s], critically damped: stiff against a gust (a 10 N gust moves the 13.5 kg
-#: Aerosonde about 7 mm), slow against the 4 ms tick (0.04 rad a tick).
+#: The grip's natural frequency [rad/s], critically damped: stiff against a gust (a 10 N gust moves the 11 kg
+#: Aerosonde about 9 mm), slow against the 4 ms tick (0.04 rad a tick).
 GRIP_FREQUENCY = 10.0
 
 
