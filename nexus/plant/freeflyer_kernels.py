@@ -88,6 +88,17 @@ def freeflyer_inertia(
     inverse_inertia[world] = wp.inverse(inertia)
 
 
+@wp.func
+def rotor_advance(s: float, u: float, along: float, a: wp.vec3, w_body1: wp.vec3, speed: float, angle: float,
+                  dt: float) -> wp.vec3:
+    """A rotor's absolute spin, relative speed and angle after the step: ``(s1, speed1, angle1)``, from its spin
+    ``s`` and axial torque ``u`` [N·m] at the step's start, its axial inertia ``along`` [kg·m²] and axis ``a`` (base
+    frame), the base's new body rate, and its relative speed and angle at the start (trapezoidal angle)."""
+    s1 = s + dt * u / along
+    speed1 = s1 - wp.dot(a, w_body1)
+    return wp.vec3(s1, speed1, angle + 0.5 * dt * (speed + speed1))
+
+
 def _step_kernel(hold: bool):
     """The step kernel, with the hold of finished worlds (``hold``) or without it: two kernels from one source,
     so the plain step (Newton's ``step``, the benchmarks' bare step) carries none of the hold's work."""
@@ -269,9 +280,8 @@ def _step_kernel(hold: bool):
                 if carried:
                     s = carried_spin[world, i]
                 u = joint_f[dof] + wp.dot(turn0 * a, wp.spatial_bottom(body_f[rotor_body[world, i]]))
-                speed1 = s + dt * u / axial[world, i] - wp.dot(a, w_body1)
-                angle1 = joint_q_in[rotor_coord[world, i]] + 0.5 * dt * (speed + speed1)
-                if not (wp.isfinite(speed1) and wp.isfinite(angle1)):
+                advanced = rotor_advance(s, u, axial[world, i], a, w_body1, speed, joint_q_in[rotor_coord[world, i]], dt)
+                if not (wp.isfinite(advanced[1]) and wp.isfinite(advanced[2])):
                     finite = False
             flying = running[world] != 0
             keep = flying and finite
@@ -292,9 +302,10 @@ def _step_kernel(hold: bool):
             if carried:
                 s = carried_spin[world, i]
             u = joint_f[dof] + wp.dot(turn0 * a, wp.spatial_bottom(body_f[r]))
-            s1 = s + dt * u / along
-            speed1 = s1 - wp.dot(a, w_body1)
-            angle1 = joint_q_in[coord] + 0.5 * dt * (speed + speed1)
+            advanced = rotor_advance(s, u, along, a, w_body1, speed, joint_q_in[coord], dt)
+            s1 = advanced[0]
+            speed1 = advanced[1]
+            angle1 = advanced[2]
             axis_joint = joint_axis[dof]
             half = 0.5 * angle1
             spin_q = wp.quat(axis_joint * wp.sin(half), wp.cos(half))
