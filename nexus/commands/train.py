@@ -24,7 +24,7 @@ from nexus.runtime.stopping import StopSignals
 OPTIONS = {"task": "--task", "worlds": "--worlds", "steps": "--steps", "seed": "--seed", "action": "--action",
            "policy_hz": "--policy-hz", "noise": "--noise", "vary": "--vary", "vehicle": "--vehicle",
            "shards": "--shards", "vehicles": "--vehicles", "spacing": "--spacing",
-           "goal_gain": "--goal-gain", "goal_fade": "--goal-fade"}
+           "goal_gain": "--goal-gain", "goal_fade": "--goal-fade", "goal_fade_power": "--goal-fade-power"}
 #: The swap's evaluation: worlds flown at once, and episodes each flies in turn (256 episodes).
 SWAP_EVALUATION_WORLDS, SWAP_EVALUATION_EPISODES = 64, 4
 #: The same for the evaluation's settings (:func:`nexus.gym.evaluate.check_policy`).
@@ -67,6 +67,9 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
 @click.option("--goal-fade", type=float, default=0.0, show_default=True,
               help="With --goal-gain: the policy's correction fades to 0 within this distance of the goal [m], so the "
                    "law alone lands the vehicle on it; 0: never.")
+@click.option("--goal-fade-power", type=float, default=1.0, show_default=True,
+              help="With --goal-fade: the fade's power (1: linear; 2: quadratic, under which the law wins inside "
+                   "gain x fade^2 / speed of the goal whatever the correction asks).")
 @click.option("--resume", is_flag=True, default=False,
               help="Go on from OUT's checkpoint (a run stopped by Ctrl-C or SIGTERM, or one that finished) up to "
                    "--steps in all; every other option must be the one OUT was trained with.")
@@ -78,7 +81,7 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
                    "swap policy and the baseline); train nothing.")
 @click.pass_context
 def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, vehicle, shards, vehicles, spacing,
-          vehicle_contact, goal_gain, goal_fade, resume, evaluate, evaluate_only):
+          vehicle_contact, goal_gain, goal_fade, goal_fade_power, resume, evaluate, evaluate_only):
     """Train a policy with PPO (skrl) and export it as OUT/policy.onnx.
 
     Exit status: 0 when trained, 2 for bad input (nothing trained), 130 on Ctrl-C and 143 on SIGTERM (the
@@ -92,7 +95,8 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
         raise BuildError(f"--out {out}: a file is there; give a folder (it is made if missing)")
     config = TrainConfig(task=task, worlds=worlds, steps=int(steps), seed=seed, action=action, policy_hz=policy_hz,
                          noise=noise, vary=vary, vehicle=vehicle, shards=shards, vehicles=vehicles, spacing=spacing,
-                         vehicle_contact=vehicle_contact, goal_gain=goal_gain, goal_fade=goal_fade)
+                         vehicle_contact=vehicle_contact, goal_gain=goal_gain, goal_fade=goal_fade,
+                         goal_fade_power=goal_fade_power)
     config.check(OPTIONS)
     swarm = task in SWARM_TASKS
     if not swarm:

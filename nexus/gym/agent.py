@@ -78,9 +78,10 @@ class Layout:
     #: The velocity action's limits at ±1: horizontal, vertical speed [m/s], yaw rate [rad/s].
     velocity_limits: wp.vec3
     #: The go-to-goal law's gain [1/s] a velocity action corrects (0: none; :mod:`nexus.control.velocity_action`) and
-    #: the radius [m] its correction fades within (0: never).
+    #: the radius [m] its correction fades within (0: never) with the fade's power [-] (1: linear).
     goal_gain: float
     goal_fade: float
+    goal_fade_power: float
 
 
 @wp.struct
@@ -350,7 +351,8 @@ def apply_action(w: int, est: PoseTwist, actions: wp.array2d(dtype=wp.float32), 
     elif layout.action_mode == VELOCITY:
         p = params[0]
         collective, torque, out = velocity_action(p, pid[w], est, a0, a1, a2, a3, layout.velocity_limits, goal,
-                                                  layout.goal_gain, layout.goal_fade, layout.tick_dt, 1.0)
+                                                  layout.goal_gain, layout.goal_fade, layout.goal_fade_power,
+                                                  layout.tick_dt, 1.0)
         write_rotor_commands(controls, w, p.thrust_model_factor, collective, torque, 1.0, mix, wp.int64(0))
         pid[w] = out
         effort = a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3
@@ -541,6 +543,7 @@ class LearningAgent(Component):
         # A multi-agent task may fly its velocity actions as corrections to a go-to-goal law (its goal_gain).
         layout.goal_gain = float(getattr(self.task, "goal_gain", 0.0))
         layout.goal_fade = float(getattr(self.task, "goal_fade", 0.0))
+        layout.goal_fade_power = float(getattr(self.task, "goal_fade_power", 1.0))
         self.layout = layout
         self.episode_steps = layout.episode_steps
 

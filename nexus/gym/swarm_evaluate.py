@@ -94,14 +94,17 @@ class OnnxPolicy:
             raise BuildError(f"policy {path}: its nexus:action is {declared!r}; a swap policy acts with ctbr:4 or "
                              f"velocity:4; {again}")
         #: The go-to-goal law a velocity policy corrects (``nexus:velocity_goal_gain`` [1/s]; 0: none) and the
-        #: radius its correction fades within (``nexus:velocity_goal_fade`` [m]; 0: never).
+        #: radius its correction fades within (``nexus:velocity_goal_fade`` [m]; 0: never) with the fade's power
+        #: (``nexus:velocity_goal_fade_power``; 1: linear).
         self.goal_gain = self.goal_fade = 0.0
+        self.goal_fade_power = 1.0
         if self.action == "velocity":
             try:
                 scaling = VelocityScaling.from_metadata(meta, f"policy {path}")
             except ValueError as error:
                 raise BuildError(str(error)) from None
             self.goal_gain, self.goal_fade = scaling.goal_gain, scaling.goal_fade
+            self.goal_fade_power = scaling.goal_fade_power
         self.input = self.session.get_inputs()[0].name
 
     def check(self, env: SwarmVectorEnv) -> None:
@@ -137,7 +140,8 @@ def evaluate_swap(policy: str | Path | None, *, worlds: int = 64, episodes: int 
     score them (module doc). ``task``: the swap, or a :class:`~nexus.gym.swarm_tasks.SwarmTask` changed from it."""
     model = None if policy is None else OnnxPolicy(policy)
     if model is not None and model.goal_gain > 0.0:  # the law it was trained to correct
-        task = replace(swarm_task_named(task), goal_gain=model.goal_gain, goal_fade=model.goal_fade)
+        task = replace(swarm_task_named(task), goal_gain=model.goal_gain, goal_fade=model.goal_fade,
+                       goal_fade_power=model.goal_fade_power)
     env = SwarmVectorEnv(num_envs=worlds, task=task, vehicles=vehicles, spacing=spacing, vehicle_contact=vehicle_contact,
                          noise=noise, vehicle=vehicle, estimator=estimator,
                          action="ctbr" if model is None else model.action)

@@ -82,8 +82,9 @@ class SwarmTask(TaskTable):
     #: A velocity action's go-to-goal law gain [1/s] (0: none; :mod:`nexus.control.velocity_action`); the agent's
     #: layout carries it, not the reward table.
     goal_gain: float = 0.0
-    #: The radius [m] within which that law's correction fades to 0 at the goal (0: never).
+    #: The radius [m] within which that law's correction fades to 0 at the goal (0: never), and the fade's power [-].
     goal_fade: float = 0.0
+    goal_fade_power: float = 1.0
 
     @property
     def own_width(self) -> int:

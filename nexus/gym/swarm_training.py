@@ -88,7 +88,8 @@ class FlatSwarmEnv(VectorEnv):
         reward = ",".join(f"{name}={getattr(task, name):g}" for name in REWARD_FIELDS)
         extra = {"nexus:vehicles": str(self.vehicles), "nexus:reward": reward}
         if task.goal_gain > 0.0:
-            extra.update(VelocityScaling(VELOCITY_LIMITS, task.goal_gain, task.goal_fade).metadata())
+            extra.update(VelocityScaling(VELOCITY_LIMITS, task.goal_gain, task.goal_fade,
+                                         task.goal_fade_power).metadata())
         return export_onnx(agent, self, path, None, extra=extra)
 
     def close(self, **kwargs):
@@ -106,7 +107,7 @@ def make_swarm_env(config) -> FlatSwarmEnv:
     """The flattened swap environment for a :class:`~nexus.gym.training.TrainConfig`."""
     reward = VELOCITY_TRAINING_REWARD if config.action == "velocity" else TRAINING_REWARD
     task = replace(swarm_task_named(config.task), **reward, goal_gain=float(config.goal_gain),
-                   goal_fade=float(config.goal_fade))
+                   goal_fade=float(config.goal_fade), goal_fade_power=float(config.goal_fade_power))
     return FlatSwarmEnv(SwarmVectorEnv(num_envs=config.worlds, task=task, vehicles=config.vehicles,
                                        spacing=float(config.spacing), vehicle_contact=bool(config.vehicle_contact),
                                        action=config.action, policy_hz=config.policy_hz, tick_hz=config.tick_hz,

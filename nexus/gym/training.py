@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nexus.control.velocity_action import MAX_FADE_POWER
 from nexus.core.errors import BuildError
 from nexus.gym.agent import ACTION_MODES
 from nexus.gym.env import check_noise, check_seed, check_worlds, decimation_of, said
@@ -57,6 +58,8 @@ class TrainConfig:
     goal_gain: float = 0.0
     #: With that law: the radius [m] within which the policy's correction fades to 0 at the goal (0: never).
     goal_fade: float = 0.0
+    #: With that fade: its power [-] (1: linear, 2: quadratic; :mod:`nexus.control.velocity_action`).
+    goal_fade_power: float = 1.0
     hidden: int = 64
     rollouts: int = 32
     epochs: int = 5
@@ -80,8 +83,9 @@ class TrainConfig:
 
         if self.task in SWARM_TASKS:
             check_swarm(self, label)
-        elif self.goal_gain != 0.0 or self.goal_fade != 0.0:
-            field = "goal_gain" if self.goal_gain != 0.0 else "goal_fade"
+        elif self.goal_gain != 0.0 or self.goal_fade != 0.0 or self.goal_fade_power != 1.0:
+            field = next(name for name, unset in (("goal_gain", 0.0), ("goal_fade", 0.0), ("goal_fade_power", 1.0))
+                         if getattr(self, name) != unset)
             raise BuildError(f"{said(label(field), getattr(self, field))}: the go-to-goal law is for the multi-agent "
                              f"tasks ({', '.join(SWARM_TASKS)}); drop {label(field).rstrip('=')}")
         elif self.task not in TASKS:
@@ -125,6 +129,13 @@ def check_swarm(config: TrainConfig, label) -> None:
     if fade > 0 and gain == 0:
         raise BuildError(f"{said(label('goal_fade'), fade)}: it fades the correction to a go-to-goal law; give "
                          f"{label('goal_gain').rstrip('=')} too, or drop {label('goal_fade').rstrip('=')}")
+    power = config.goal_fade_power
+    if isinstance(power, bool) or not isinstance(power, (int, float)) or not 1.0 <= power <= MAX_FADE_POWER:
+        raise BuildError(f"{said(label('goal_fade_power'), power)}: give the fade's power, from 1 to "
+                         f"{MAX_FADE_POWER:g} (1: linear, 2: quadratic, the law winning sooner near the goal)")
+    if power != 1.0 and fade == 0:
+        raise BuildError(f"{said(label('goal_fade_power'), power)}: it shapes the correction's fade; give "
+                         f"{label('goal_fade').rstrip('=')} too, or drop {label('goal_fade_power').rstrip('=')}")
     if gain > 0 and config.action != "velocity":
         raise BuildError(f"{said(label('goal_gain'), gain)}: the go-to-goal law is a velocity the policy corrects; "
                          f"give {label('action').rstrip('=')} velocity too, or drop {label('goal_gain').rstrip('=')}")

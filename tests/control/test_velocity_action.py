@@ -42,17 +42,20 @@ def _params() -> PidParams:
 @wp.kernel
 def one_tick(params: wp.array(dtype=PidParams), estimate: wp.array(dtype=PoseTwist),
              actions: wp.array2d(dtype=wp.float32), limits: wp.vec3, goal: wp.vec3, goal_gain: float,
-             goal_fade: float, collective: wp.array(dtype=wp.float32), torque: wp.array(dtype=wp.vec3)):
+             goal_fade: float, goal_fade_power: float, collective: wp.array(dtype=wp.float32),
+             torque: wp.array(dtype=wp.vec3)):
     i = wp.tid()
     c, t, _ = velocity_action(params[0], PidState(), estimate[i], actions[i, 0], actions[i, 1], actions[i, 2],
-                              actions[i, 3], limits, goal, goal_gain, goal_fade, DT, 1.0)
+                              actions[i, 3], limits, goal, goal_gain, goal_fade, goal_fade_power, DT, 1.0)
     collective[i] = c
     torque[i] = t
 
 
-def _tick(actions, yaw: float = 0.0, goal=(0.0, 0.0, 0.0), goal_gain: float = 0.0, goal_fade: float = 0.0):
+def _tick(actions, yaw: float = 0.0, goal=(0.0, 0.0, 0.0), goal_gain: float = 0.0, goal_fade: float = 0.0,
+          goal_fade_power: float = 1.0):
     """One tick for each action row, the vehicle level and still at the origin, heading ``yaw`` [rad] (NED), its
-    go-to-goal law aiming at ``goal`` [m, NED] with ``goal_gain`` [1/s] (0: none)."""
+    go-to-goal law aiming at ``goal`` [m, NED] with ``goal_gain`` [1/s] (0: none), the correction fading within
+    ``goal_fade`` [m] to the power ``goal_fade_power``."""
     n = len(actions)
     est = PoseTwist()
     est.attitude = wp.quat(0.0, 0.0, math.sin(yaw / 2.0), math.cos(yaw / 2.0))
@@ -62,7 +65,7 @@ def _tick(actions, yaw: float = 0.0, goal=(0.0, 0.0, 0.0), goal_gain: float = 0.
     wp.launch(one_tick, n, inputs=[wp.array([_params()], dtype=PidParams, device="cpu"), estimate,
                                    wp.array(np.asarray(actions, np.float32), dtype=wp.float32, device="cpu"),
                                    wp.vec3(*LIMITS), wp.vec3(*goal), float(goal_gain), float(goal_fade),
-                                   collective, torque],
+                                   float(goal_fade_power), collective, torque],
               device="cpu")
     return collective.numpy(), torque.numpy()
 
@@ -135,6 +138,18 @@ def test_the_correction_fades_within_its_radius_of_the_goal():
     assert torque[0][1] < PITCH_TORQUE - 0.01
 
 
+def test_a_quadratic_fade_cuts_the_correction_by_the_square_of_the_distance():
+    """Fade radius 2 m to the power 2, goal 1 m north, gain 0.5 /s: the law asks 0.5 m/s north and a₀ = 1 (2 m/s
+    forward) is cut by (1/2)² to 0.5 m/s: 1 m/s in all, the forward case's numbers again. The same action under a
+    linear fade would be halved to 1 m/s, 1.5 m/s in all: a larger pitch."""
+    collective, torque = _tick([[1.0, 0.0, 0.0, 0.0]], goal=(1.0, 0.0, 0.0), goal_gain=0.5, goal_fade=2.0,
+                               goal_fade_power=2.0)
+    assert torque[0][1] == pytest.approx(PITCH_TORQUE, abs=2e-6)
+    assert collective[0] == pytest.approx(TILTED_COLLECTIVE, abs=2e-6)
+    _, linear = _tick([[1.0, 0.0, 0.0, 0.0]], goal=(1.0, 0.0, 0.0), goal_gain=0.5, goal_fade=2.0)
+    assert linear[0][1] < PITCH_TORQUE - 0.01
+
+
 def test_the_goal_law_is_in_ned_whatever_the_heading():
     """Heading east, goal 1 m north, gain 1: 1 m/s north is 1 m/s to the vehicle's left, a roll to the left (negative
     about FRD x) by the forward case's rate: torque x = -0.181725, no pitch."""
@@ -159,6 +174,20 @@ def test_the_limits_read_back_from_their_metadata():
     assert "nexus:velocity_goal_gain" not in VelocityScaling(LIMITS).metadata()  # no law: no key
     assert VelocityScaling.from_metadata(VelocityScaling(LIMITS, 1.25).metadata(), "m").goal_gain == 1.25
     assert VelocityScaling.from_metadata(VelocityScaling(LIMITS, 1.25, 0.75).metadata(), "m").goal_fade == 0.75
+    assert "nexus:velocity_goal_fade_power" not in VelocityScaling(LIMITS, 1.25, 0.75).metadata()  # linear: no key
+    assert VelocityScaling.from_metadata(VelocityScaling(LIMITS, 1.25, 0.75).metadata(), "m").goal_fade_power == 1.0
+    quadratic = VelocityScaling.from_metadata(VelocityScaling(LIMITS, 1.25, 0.75, 2.0).metadata(), "m")
+    assert quadratic.goal_fade == 0.75 and quadratic.goal_fade_power == 2.0
+
+
+@pytest.mark.parametrize("power", ["0.5", "5", "nan", "square"])
+def test_a_malformed_fade_power_is_refused_in_one_line(power):
+    meta = {"nexus:velocity_limits": "2,1,1.5", "nexus:velocity_goal_gain": "1", "nexus:velocity_goal_fade": "1",
+            "nexus:velocity_goal_fade_power": power}
+    with pytest.raises(ValueError) as caught:
+        VelocityScaling.from_metadata(meta, "m.onnx")
+    assert f"m.onnx: its metadata nexus:velocity_goal_fade_power is '{power}'; it must be a power from 1 to 4" in str(
+        caught.value) and "\n" not in str(caught.value)
 
 
 @pytest.mark.parametrize("gain", ["-1", "nan", "fast"])

@@ -113,6 +113,11 @@ def test_the_straight_line_baseline_alone_ends_within_the_bar():
                                                                      "go-to-goal law; give --goal-gain too"),
     (["--task", "swap", "--action", "velocity", "--goal-gain", "1", "--goal-fade", "-2"],
      "--goal-fade -2: give the radius in metres within which the correction fades at the goal"),
+    (["--task", "swap", "--action", "velocity", "--goal-gain", "1", "--goal-fade", "1", "--goal-fade-power", "0.5"],
+     "--goal-fade-power 0.5: give the fade's power, from 1 to 4"),
+    (["--task", "swap", "--action", "velocity", "--goal-gain", "1", "--goal-fade-power", "2"],
+     "--goal-fade-power 2: it shapes the correction's fade; give --goal-fade too"),
+    (["--goal-fade-power", "2"], "--goal-fade-power 2: the go-to-goal law is for the multi-agent tasks"),
 ])
 def test_bad_input_exits_2_with_one_line(args, words, tmp_path):
     """Refused before anything is built (no OUT folder)."""

@@ -81,12 +81,14 @@ def environment_controls(estimate: wp.array(dtype=PoseTwist), actions: wp.array2
     apply_action(w, estimate[w], actions, layout, params, mix, pid, controls, goals[w])
 
 
-@pytest.mark.parametrize("goal_gain, goal_fade", [(0.0, 0.0), (1.5, 0.0), (1.5, 2.0)])
-def test_the_policy_controller_flies_the_environments_controls_bit_for_bit(flown, tmp_path, goal_gain, goal_fade):
+@pytest.mark.parametrize("goal_gain, goal_fade, power", [(0.0, 0.0, 1.0), (1.5, 0.0, 1.0), (1.5, 2.0, 1.0),
+                                                          (1.5, 2.0, 2.0)])
+def test_the_policy_controller_flies_the_environments_controls_bit_for_bit(flown, tmp_path, goal_gain, goal_fade,
+                                                                            power):
     """The same estimates and velocity actions, five ticks (the cascade's state carried): the environment's
     ``apply_action`` and the policy controller's kernel write the same ESC commands, bit for bit; with a go-to-goal
-    law too, and with its correction fading near the goal (the environment's goals and the controller's setpoints
-    the same points)."""
+    law too, and with its correction fading near the goal, linearly or as the square (the environment's goals and
+    the controller's setpoints the same points)."""
     env, _ = flown
     agent = env.agent
     layout = agent.layout
@@ -94,13 +96,15 @@ def test_the_policy_controller_flies_the_environments_controls_bit_for_bit(flown
         layout = Layout()
         for name in Layout.vars:
             setattr(layout, name, getattr(agent.layout, name))
-        layout.goal_gain, layout.goal_fade = goal_gain, goal_fade
+        layout.goal_gain, layout.goal_fade, layout.goal_fade_power = goal_gain, goal_fade, power
     meta = {"nexus:observation": OWN_LAYOUT, "nexus:action": "velocity:4",
             "nexus:velocity_limits": "2.0,1.0,1.5", "nexus:policy_hz": "50"}
     if goal_gain:
         meta["nexus:velocity_goal_gain"] = repr(goal_gain)
     if goal_fade:
         meta["nexus:velocity_goal_fade"] = repr(goal_fade)
+    if power != 1.0:
+        meta["nexus:velocity_goal_fade_power"] = repr(power)
     path = _model(tmp_path / "v.onnx", 12, 4, meta)
     policy = PolicyController("/vehicle/controller", path, allocation=agent.allocation,
                               thrust_model_factor=agent.rate_params.thrust_model_factor)

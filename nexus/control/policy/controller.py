@@ -289,7 +289,7 @@ class PolicyController(Component):
             wp.array(np.asarray(armed, dtype=np.int32), dtype=wp.int32, device=device), self.cascade,
             wp.vec3(*self.velocity_scaling.limits),
             wp.array(np.asarray(goals, dtype=np.float32).reshape(len(armed), 3), dtype=wp.vec3, device=device), gain,
-            float(self.velocity_scaling.goal_fade),
+            float(self.velocity_scaling.goal_fade), float(self.velocity_scaling.goal_fade_power),
             float(self.dt), self.tables, self.cascade_state],
             outputs=[rows], device=device)
         return rows.numpy()
