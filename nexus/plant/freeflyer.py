@@ -283,6 +283,7 @@ class SolverFreeFlyer(SolverBase):
             "axis": wp.zeros(per_rotor, dtype=wp.vec3, device=device),
             "axial": wp.zeros(per_rotor, dtype=wp.float32, device=device),
             "arm": wp.zeros(per_rotor, dtype=wp.vec3, device=device),
+            "child_inverse": wp.zeros(per_rotor, dtype=wp.transform, device=device),
         }
         self._update_mass_properties()
         #: What a step hands the next beside Newton's state: each world's angular momentum [kg·m²/s, world],
@@ -299,6 +300,8 @@ class SolverFreeFlyer(SolverBase):
         }
         #: Where body_qdd goes when no observable asks for it (never read).
         self._no_qdd = wp.zeros(1, dtype=wp.spatial_vector, device=device)
+        #: Each rotor's axial torque in the step (scratch: formed and read within one launch).
+        self._rotor_torque = wp.zeros(per_rotor, dtype=wp.float32, device=device)
         #: The hold's arguments for a plain step (``freeflyer_step`` never reads or writes them).
         self._no_hold = (wp.zeros(1, dtype=wp.int32, device=device), wp.zeros(1, dtype=wp.int64, device=device),
                          wp.zeros(1, dtype=wp.int32, device=device), wp.zeros(1, dtype=wp.int64, device=device), 0)
@@ -336,11 +339,10 @@ class SolverFreeFlyer(SolverBase):
             running, tick, done, failed_tick, flag = hold
         wp.launch(
             freeflyer_step if hold is None else freeflyer_step_holding, self.worlds,
-            inputs=[*self._tables, *self._mass.values(), model.body_com, model.joint_X_p,
-                    model.joint_X_c, model.joint_axis, model.gravity, self.contact_frequency,
+            inputs=[*self._tables, *self._mass.values(), model.body_com, model.joint_X_p, model.joint_axis, model.gravity, self.contact_frequency,
                     self.contact_damping_ratio, float(dt), state_in.body_f, control.joint_f,
                     state_in.joint_q, state_in.joint_qd, 1 if qdd is not None else 0,
-                    running, tick, flag, *self._carried.values()],
+                    running, tick, flag, *self._carried.values(), self._rotor_torque],
             outputs=[state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd,
                      qdd if qdd is not None else self._no_qdd, done, failed_tick],
             device=model.device,

@@ -52,10 +52,12 @@ def freeflyer_inertia(
     axis: wp.array2d(dtype=wp.vec3),
     axial: wp.array2d(dtype=wp.float32),
     arm: wp.array2d(dtype=wp.vec3),
+    child_inverse: wp.array2d(dtype=wp.transform),
 ):
     """Each world's composite: mass [kg], centre of mass [m, base frame], ``I_b^-1`` (the locked inertia about
     the centre of mass less each rotor's axial inertia, ``I_b``, and its inverse) and each rotor's axis (base frame), axial inertia
-    ``J`` [kg·m²] and centre of mass relative to the composite's [m, base frame]."""
+    ``J`` [kg·m²], centre of mass relative to the composite's [m, base frame] and the inverse of its joint's child
+    frame (the step places the rotor's body with it)."""
     world = wp.tid()
     nr = rotor_joint.shape[1]
     b = base_body[world]
@@ -82,6 +84,7 @@ def freeflyer_inertia(
         axis[world, i] = a
         axial[world, i] = along
         arm[world, i] = x_r - c
+        child_inverse[world, i] = wp.transform_inverse(joint_x_c[j])
     total_mass[world] = mass
     centre[world] = c
     inertia_b[world] = inertia
@@ -126,10 +129,10 @@ def _step_kernel(hold: bool):
         axis: wp.array2d(dtype=wp.vec3),
         axial: wp.array2d(dtype=wp.float32),
         arm: wp.array2d(dtype=wp.vec3),
+        child_inverse: wp.array2d(dtype=wp.transform),
         # the model
         body_com: wp.array(dtype=wp.vec3),
         joint_x_p: wp.array(dtype=wp.transform),
-        joint_x_c: wp.array(dtype=wp.transform),
         joint_axis: wp.array(dtype=wp.vec3),
         gravity: wp.array(dtype=wp.vec3),
         contact_frequency: float,
@@ -152,6 +155,8 @@ def _step_kernel(hold: bool):
         carried_rate: wp.array(dtype=wp.vec3),
         carried_spin: wp.array2d(dtype=wp.float32),
         carried_speed: wp.array2d(dtype=wp.float32),
+        # scratch: each rotor's axial torque, formed with the loads and read again where the rotors are written
+        rotor_torque: wp.array2d(dtype=wp.float32),
         # out
         joint_q: wp.array(dtype=wp.float32),
         joint_qd: wp.array(dtype=wp.float32),
@@ -211,6 +216,9 @@ def _step_kernel(hold: bool):
             u = joint_f[dof] + wp.dot(turn0 * a, wp.spatial_bottom(wrench))
             spin_momentum += axial[world, i] * s * a
             axial_load += u * a
+            # Kept for the rotors' pass below (the spin is replaced by the step's own at the end).
+            carried_spin[world, i] = s
+            rotor_torque[world, i] = u
 
         # Ground contact at the gear points: spring and damper along the plane's normal, Coulomb friction.
         plane_w = plane[world]
@@ -273,14 +281,9 @@ def _step_kernel(hold: bool):
         if wp.static(hold):
             finite = wp.isfinite(p1) and wp.isfinite(rot1) and wp.isfinite(v_base1) and wp.isfinite(w_world1)
             for i in range(nr):
-                dof = rotor_dof[world, i]
-                a = axis[world, i]
-                speed = joint_qd_in[dof]
-                s = wp.dot(a, w_body) + speed
-                if carried:
-                    s = carried_spin[world, i]
-                u = joint_f[dof] + wp.dot(turn0 * a, wp.spatial_bottom(body_f[rotor_body[world, i]]))
-                advanced = rotor_advance(s, u, axial[world, i], a, w_body1, speed, joint_q_in[rotor_coord[world, i]], dt)
+                advanced = rotor_advance(carried_spin[world, i], rotor_torque[world, i], axial[world, i],
+                                         axis[world, i], w_body1, joint_qd_in[rotor_dof[world, i]],
+                                         joint_q_in[rotor_coord[world, i]], dt)
                 if not (wp.isfinite(advanced[1]) and wp.isfinite(advanced[2])):
                     finite = False
             flying = running[world] != 0
@@ -298,11 +301,8 @@ def _step_kernel(hold: bool):
             a = axis[world, i]
             along = axial[world, i]
             speed = joint_qd_in[dof]
-            s = wp.dot(a, w_body) + speed
-            if carried:
-                s = carried_spin[world, i]
-            u = joint_f[dof] + wp.dot(turn0 * a, wp.spatial_bottom(body_f[r]))
-            advanced = rotor_advance(s, u, along, a, w_body1, speed, joint_q_in[coord], dt)
+            u = rotor_torque[world, i]
+            advanced = rotor_advance(carried_spin[world, i], u, along, a, w_body1, speed, joint_q_in[coord], dt)
             s1 = advanced[0]
             speed1 = advanced[1]
             angle1 = advanced[2]
@@ -311,7 +311,7 @@ def _step_kernel(hold: bool):
             spin_q = wp.quat(axis_joint * wp.sin(half), wp.cos(half))
             x_p = joint_x_p[j]
             pose_r = wp.transform(wp.transform_get_translation(x_p), wp.transform_get_rotation(x_p) * spin_q) * \
-                wp.transform_inverse(joint_x_c[j])
+                child_inverse[world, i]
             a_world1 = turn1 * a
             carried_spin[world, i] = s1
             carried_speed[world, i] = speed1
