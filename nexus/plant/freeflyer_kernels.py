@@ -5,12 +5,15 @@
 axis, axial inertia and place, per world. ``freeflyer_step`` is the one launch a step: one thread per
 world reads those, the state and the loads, and writes the next state. Rotations by the base's
 attitude go through its rotation matrix, formed once a step (9 products a vector instead of a
-quaternion sandwich), which is what keeps the step short.
+quaternion sandwich), and the sines and cosines of the half angles through :func:`sin_cos` (no C
+library calls), which is what keeps the step short.
 """
 
 from __future__ import annotations
 
 import warp as wp
+
+from nexus.plant.sin_cos import sin_cos
 
 
 @wp.func
@@ -27,7 +30,8 @@ def turn(q: wp.quat, rate_body: wp.vec3, dt: float):
     step = wp.quat_identity()
     if angle > 1.0e-12:
         half = 0.5 * angle
-        step = wp.quat(phi * (wp.sin(half) / angle), wp.cos(half))
+        both = sin_cos(half)
+        step = wp.quat(phi * (both[0] / angle), both[1])
     return wp.normalize(q * step)
 
 
@@ -100,6 +104,20 @@ def rotor_advance(s: float, u: float, along: float, a: wp.vec3, w_body1: wp.vec3
     s1 = s + dt * u / along
     speed1 = s1 - wp.dot(a, w_body1)
     return wp.vec3(s1, speed1, angle + 0.5 * dt * (speed + speed1))
+
+
+@wp.func
+def stable_damping(damping: float, mass: float, inverse: wp.mat33, turn: wp.mat33, lever: wp.vec3, direction: wp.vec3,
+                   shared: float, dt: float) -> float:
+    """``damping`` [N·s/m] at a gear point, capped where one explicit step of it would reverse the point's velocity
+    along ``direction`` (unit, world): at ``m_eff / (shared · dt)``, with ``m_eff`` the vehicle's effective mass there
+    (``1 / m_eff = 1 / M + (r × d) · I⁻¹ (r × d)``, ``lever`` r from the centre of mass [m, world]) shared by the points
+    the vehicle rests on. Used for the friction's viscous part, whose slip at the gear of a light, narrow frame is
+    mostly a roll about a centre of mass high above it: on the x500 the uncapped slope reversed the skids' slip every
+    step and the vehicle rocked at ±0.6 rad/s after settling (docs/freeflyer.md, Contact)."""
+    arm_body = wp.transpose(turn) * wp.cross(lever, direction)
+    inverse_mass = 1.0 / mass + wp.dot(arm_body, inverse * arm_body)
+    return wp.min(damping, 1.0 / (inverse_mass * shared * dt))
 
 
 def _step_kernel(hold: bool):
@@ -225,7 +243,8 @@ def _step_kernel(hold: bool):
         n = wp.vec3(plane_w[0], plane_w[1], plane_w[2])
         offset = plane_w[3]
         if wp.length_sq(n) > 0.0 and wp.dot(n, p) - offset < reach[world]:
-            per_point = mass / float(rest_points[world])
+            shared = float(rest_points[world])
+            per_point = mass / shared
             stiffness = per_point * contact_frequency * contact_frequency
             damping = per_point * 2.0 * contact_damping_ratio * contact_frequency
             for k in range(gear_point.shape[1]):
@@ -241,7 +260,8 @@ def _step_kernel(hold: bool):
                         slip_speed = wp.length(slip)
                         contact = push * n
                         if slip_speed > 0.0:
-                            contact -= wp.min(gear_mu[world, k] * push, damping * slip_speed) / slip_speed * slip
+                            grip = stable_damping(damping, mass, inverse, turn0, lever, slip / slip_speed, shared, dt)
+                            contact -= wp.min(gear_mu[world, k] * push, grip * slip_speed) / slip_speed * slip
                         force += contact
                         torque += wp.cross(lever, contact)
 
@@ -307,8 +327,8 @@ def _step_kernel(hold: bool):
             speed1 = advanced[1]
             angle1 = advanced[2]
             axis_joint = joint_axis[dof]
-            half = 0.5 * angle1
-            spin_q = wp.quat(axis_joint * wp.sin(half), wp.cos(half))
+            half = sin_cos(0.5 * angle1)
+            spin_q = wp.quat(axis_joint * half[0], half[1])
             x_p = joint_x_p[j]
             pose_r = wp.transform(wp.transform_get_translation(x_p), wp.transform_get_rotation(x_p) * spin_q) * \
                 child_inverse[world, i]
