@@ -46,6 +46,16 @@ def contact_slots(geom_slot: wp.array2d(dtype=wp.int32), world: wp.int32, geoms:
     return wp.vec2i(first, second)
 
 
+@wp.func
+def touched_slots(i: int, world_of: wp.array(dtype=wp.int32), geom: wp.array(dtype=wp.vec2i),
+                  dist: wp.array(dtype=wp.float32), geom_slot: wp.array2d(dtype=wp.int32)) -> wp.vec2i:
+    """The slots contact ``i`` counts for (:func:`contact_slots`) when it touches (distance 0 or less); (-1, -1)
+    when it does not. Both counts of the touching contacts (one thread per contact, or per world) read this."""
+    if dist[i] <= 0.0:
+        return contact_slots(geom_slot, world_of[i], geom[i])
+    return wp.vec2i(-1, -1)
+
+
 @wp.kernel
 def count_touching(
     # Data in:
@@ -60,8 +70,8 @@ def count_touching(
 ):
     """One thread per contact slot: a found contact with distance <= 0 adds one to each slot it touches."""
     i = wp.tid()
-    if i < nacon[0] and dist[i] <= 0.0:
-        slots = contact_slots(geom_slot, world_of[i], geom[i])
+    if i < nacon[0]:
+        slots = touched_slots(i, world_of, geom, dist, geom_slot)
         if slots[0] >= 0:
             wp.atomic_add(count, slots[0], 1)
         if slots[1] >= 0:

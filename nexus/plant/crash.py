@@ -30,7 +30,7 @@ import warp as wp
 from nexus.core import Component, Read, Stage
 from nexus.core.spec import Spec, StateVar
 from nexus.plant.body_state import BodyState
-from nexus.plant.contact_slots import contact_slots, count_touching, geom_slots
+from nexus.plant.contact_slots import count_touching, geom_slots, touched_slots
 
 #: Vertical speed [m/s] above which touching the ground (or an obstacle) is a crash.
 CRASH_SPEED = 3.0
@@ -89,12 +89,11 @@ def check_crash(
     touches = wp.int32(0)
     if count_here != 0:  # what count_touching adds for this world's slot, contact by contact
         for i in range(nacon[0]):
-            if dist[i] <= 0.0:
-                slots = contact_slots(geom_slot, world_of[i], geom[i])
-                if slots[0] == world:
-                    touches += 1
-                if slots[1] == world:
-                    touches += 1
+            slots = touched_slots(i, world_of, geom, dist, geom_slot)
+            if slots[0] == world:
+                touches += 1
+            if slots[1] == world:
+                touches += 1
     else:
         touches = touching[world]
         touching[world] = 0  # counted afresh after the next step
