@@ -4,7 +4,11 @@ Runs once, after the loop is built and before its first tick, eagerly and at
 sim time 0, so captured and eager runs start from the same state:
 
 1. the plant steps with its rotors stopped for ``settle_seconds`` so the
-   vehicle comes to rest on its gear;
+   vehicle comes to rest on its gear, and on in steps of ``SETTLE_STEP_S``
+   while any world's base still moves (faster than ``REST_SPEED`` or
+   ``REST_RATE``), up to ``SETTLE_LIMIT_S`` more: an estimator aligns its tilt
+   on the first accelerometer sample, which must be one at rest. A base still
+   moving then is logged as a warning naming the world;
 2. where the base then sits becomes the NED origin (``plant.ned_origin``);
 3. the state stage publishes, every sensor takes its first sample (which
    starts its schedule), then the estimator and the guidance run once, the
@@ -22,6 +26,8 @@ nothing to launch it, and is refused.
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from nexus.core import Loop
@@ -32,6 +38,20 @@ from nexus.plant.plant import Plant
 FIRST_SAMPLE_KINDS = ("state", "sensor", "estimate", "guide")
 #: The schema of a wing, and of the launcher that starts a plane from rest (settled like a multirotor).
 WING_SCHEMA, CATAPULT_SCHEMA = "NexusFixedWingAeroAPI", "NexusCatapultAPI"
+#: A settled base is at rest below these speeds [m/s] and turn rates [rad/s] (the EKF's own rest test asks
+#: 0.05 rad/s of its gyro, PX4's EKF2_MOVE_TEST).
+REST_SPEED, REST_RATE = 0.05, 0.05
+#: How long the start-up settles on past ``settle_seconds`` while a base still moves [s], and in what steps [s].
+SETTLE_LIMIT_S, SETTLE_STEP_S = 2.0, 0.1
+
+log = logging.getLogger("nexus")
+
+
+def base_motion(plant: Plant) -> tuple[np.ndarray, np.ndarray]:
+    """Every world's base speed [m/s] and turn rate [rad/s], read from the host."""
+    bodies = plant.base + plant.bodies_per_world * np.arange(plant.worlds)
+    twist = plant.state.body_qd.numpy()[bodies].astype(np.float64)
+    return np.linalg.norm(twist[:, :3], axis=1), np.linalg.norm(twist[:, 3:], axis=1)
 
 
 def settle(loop: Loop, plant: Plant, seconds: float = 0.2) -> np.ndarray:
@@ -40,9 +60,28 @@ def settle(loop: Loop, plant: Plant, seconds: float = 0.2) -> np.ndarray:
     Every world's origin is where its own base settled (``plant.ned_origin``, one per world).
     """
     loop.build()
-    steps = int(round(seconds / (loop.dt_ns * 1e-9)))
-    for _ in range(steps):
-        loop.run_kinds(("clear", "step"))
+    tick_s = loop.dt_ns * 1e-9
+
+    def step(for_seconds: float) -> None:
+        for _ in range(int(round(for_seconds / tick_s))):
+            loop.run_kinds(("clear", "step"))
+
+    step(seconds)
+    more = 0.0
+    speed, rate = base_motion(plant)
+    while (speed.max() > REST_SPEED or rate.max() > REST_RATE) and more < SETTLE_LIMIT_S - 1e-9:
+        step(SETTLE_STEP_S)
+        more += SETTLE_STEP_S
+        speed, rate = base_motion(plant)
+    moving = np.flatnonzero((speed > REST_SPEED) | (rate > REST_RATE))
+    if len(moving):
+        w = int(moving[0])
+        log.warning(f"start-up: {plant.vehicle_path}: world {w}'s base still moves at {speed[w]:.3g} m/s and "
+                    f"{rate[w]:.3g} rad/s after {seconds + more:.1f} s of settling ({len(moving)} world(s) so); an "
+                    "estimator aligns its tilt on this first sample. Check the gear's collision shapes and the "
+                    "start pose, or fly --solver mujoco")
+    elif more:
+        log.info(f"start-up: settled for {seconds + more:.1f} s (the base moved after {seconds:.1f} s)")
     origins = plant.base_positions()
     plant.set_ned_origin(origins)
     return origins[0]
