@@ -340,8 +340,8 @@ class SolverFreeFlyer(SolverBase):
         wp.launch(
             freeflyer_step if hold is None else freeflyer_step_holding, self.worlds,
             inputs=[*self._tables, *self._mass.values(), model.body_com, model.joint_X_p, model.joint_axis,
-                    model.gravity, self.contact_frequency, self.contact_damping_ratio, float(dt), state_in.body_f, control.joint_f,
-                    state_in.joint_q, state_in.joint_qd, 1 if qdd is not None else 0,
+                    model.gravity, self.contact_frequency, self.contact_damping_ratio, float(dt), state_in.body_f,
+                    control.joint_f, state_in.joint_q, state_in.joint_qd, 1 if qdd is not None else 0,
                     running, tick, flag, *self._carried.values(), self._rotor_torque],
             outputs=[state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd,
                      qdd if qdd is not None else self._no_qdd, done, failed_tick],
