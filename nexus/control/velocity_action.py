@@ -12,8 +12,8 @@ correction to a go-to-goal law: the cascade flies ``limit(K·(goal − position)
 ``goal`` is the setpoint (the task's goal in training). Action 0 then flies straight at the goal and the policy
 learns only what to add (going round a neighbour): residual learning on a proportional guidance law. With a fade
 radius R > 0 (``nexus:velocity_goal_fade``) the correction is scaled by ``min(1, |goal − position| / R)^n``, so it
-vanishes at the goal and the law alone brings the vehicle onto it; the power n ≥ 1 (``nexus:velocity_goal_fade_power``,
-1 when absent) decides where the law wins: at e from the goal the law asks K·e and a correction of speed v is cut
+vanishes at the goal and the law alone brings the vehicle onto it; the power n ≥ 1
+(``nexus:velocity_goal_fade_power``, 1 when absent) decides where the law wins: at e from the goal the law asks K·e and a correction of speed v is cut
 to v·(e/R)^n, so with n = 1 a steady correction above K·R holds a vehicle off its goal anywhere inside R, and with
 n = 2 the law wins inside K·R²/v of it. K = 0 (the default) leaves the velocity the
 policy's alone, bit for bit as before. The cascade is :mod:`nexus.control.pid`'s own
