@@ -205,10 +205,13 @@ class Plant:
         self.ned_origin.assign(origins)
         self.geodetic_anchor.assign(origins - self.home_offset)
 
+    def base_bodies(self) -> np.ndarray:
+        """Every world's base body index, shape (worlds,)."""
+        return self.base + self.bodies_per_world * np.arange(self.worlds)
+
     def base_positions(self) -> np.ndarray:
         """Every world's base body origin [m, world ENU], shape (worlds, 3), read from the host."""
-        bodies = self.base + self.bodies_per_world * np.arange(self.worlds)
-        return self.state.body_q.numpy()[bodies][:, :3].astype(np.float64)
+        return self.state.body_q.numpy()[self.base_bodies()][:, :3].astype(np.float64)
 
     @property
     def mass(self) -> float:

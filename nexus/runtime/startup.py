@@ -49,8 +49,7 @@ log = logging.getLogger("nexus")
 
 def base_motion(plant: Plant) -> tuple[np.ndarray, np.ndarray]:
     """Every world's base speed [m/s] and turn rate [rad/s], read from the host."""
-    bodies = plant.base + plant.bodies_per_world * np.arange(plant.worlds)
-    twist = plant.state.body_qd.numpy()[bodies].astype(np.float64)
+    twist = plant.state.body_qd.numpy()[plant.base_bodies()].astype(np.float64)
     return np.linalg.norm(twist[:, :3], axis=1), np.linalg.norm(twist[:, 3:], axis=1)
 
 
@@ -66,14 +65,17 @@ def settle(loop: Loop, plant: Plant, seconds: float = 0.2) -> np.ndarray:
         for _ in range(int(round(for_seconds / tick_s))):
             loop.run_kinds(("clear", "step"))
 
+    def still_moving() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        speed, rate = base_motion(plant)
+        return speed, rate, np.flatnonzero((speed > REST_SPEED) | (rate > REST_RATE))
+
     step(seconds)
     more = 0.0
-    speed, rate = base_motion(plant)
-    while (speed.max() > REST_SPEED or rate.max() > REST_RATE) and more < SETTLE_LIMIT_S - 1e-9:
+    speed, rate, moving = still_moving()
+    while len(moving) and more < SETTLE_LIMIT_S - 1e-9:
         step(SETTLE_STEP_S)
         more += SETTLE_STEP_S
-        speed, rate = base_motion(plant)
-    moving = np.flatnonzero((speed > REST_SPEED) | (rate > REST_RATE))
+        speed, rate, moving = still_moving()
     if len(moving):
         w = int(moving[0])
         log.warning(f"start-up: {plant.vehicle_path}: world {w}'s base still moves at {speed[w]:.3g} m/s and "
