@@ -24,7 +24,8 @@ from nexus.runtime.stopping import StopSignals
 OPTIONS = {"task": "--task", "worlds": "--worlds", "steps": "--steps", "seed": "--seed", "action": "--action",
            "policy_hz": "--policy-hz", "noise": "--noise", "vary": "--vary", "vehicle": "--vehicle",
            "shards": "--shards", "vehicles": "--vehicles", "spacing": "--spacing",
-           "goal_gain": "--goal-gain", "goal_fade": "--goal-fade", "goal_fade_power": "--goal-fade-power"}
+           "goal_gain": "--goal-gain", "goal_fade": "--goal-fade", "goal_fade_power": "--goal-fade-power",
+           "score_every": "--score-every", "score_episodes": "--score-episodes", "max_log_std": "--max-log-std"}
 #: The swap's evaluation: worlds flown at once, and episodes each flies in turn (256 episodes).
 SWAP_EVALUATION_WORLDS, SWAP_EVALUATION_EPISODES = 64, 4
 #: The same for the evaluation's settings (:func:`nexus.gym.evaluate.check_policy`).
@@ -70,6 +71,16 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
 @click.option("--goal-fade-power", type=float, default=1.0, show_default=True,
               help="With --goal-fade: the fade's power (1: linear; 2: quadratic, under which the law wins inside "
                    "gain x fade^2 / speed of the goal whatever the correction asks).")
+@click.option("--score-every", type=float, default=0.0, show_default=True,
+              help="With --task swap: every this many environment steps (at the next checkpoint) score the policy on "
+                   "the bar itself and keep the best as OUT/policy_bar.onnx (bar.csv, bar.json; docs/fleets.md); "
+                   "0: never.")
+@click.option("--score-episodes", type=int, default=64, show_default=True,
+              help="With --score-every: the episodes of each score (one a world, flown at once, from a seed that "
+                   "neither the training nor the final evaluation draws).")
+@click.option("--max-log-std", type=float, default=1.0, show_default=True,
+              help="The largest log standard deviation of the policy's actions (its exploration): 1 lets it grow to "
+                   "2.7 times the action's range; the curve's action_std column shows where it is (docs/learning.md).")
 @click.option("--resume", is_flag=True, default=False,
               help="Go on from OUT's checkpoint (a run stopped by Ctrl-C or SIGTERM, or one that finished) up to "
                    "--steps in all; every other option must be the one OUT was trained with.")
@@ -81,7 +92,8 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
                    "swap policy and the baseline); train nothing.")
 @click.pass_context
 def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, vehicle, shards, vehicles, spacing,
-          vehicle_contact, goal_gain, goal_fade, goal_fade_power, resume, evaluate, evaluate_only):
+          vehicle_contact, goal_gain, goal_fade, goal_fade_power, score_every, score_episodes, max_log_std, resume,
+          evaluate, evaluate_only):
     """Train a policy with PPO (skrl) and export it as OUT/policy.onnx.
 
     Exit status: 0 when trained, 2 for bad input (nothing trained), 130 on Ctrl-C and 143 on SIGTERM (the
@@ -91,14 +103,21 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
     # Every value is checked before Warp starts, anything is built or OUT is made.
     if not math.isfinite(steps) or steps != int(steps):
         raise BuildError(f"--steps {steps:g}: give a whole number of environment steps, 1 or more (e.g. 2e6)")
+    if not math.isfinite(score_every) or score_every != int(score_every):
+        raise BuildError(f"--score-every {score_every:g}: give a whole number of environment steps, 0 or more (0: "
+                         "never; e.g. 1e6)")
     if out.exists() and not out.is_dir():
         raise BuildError(f"--out {out}: a file is there; give a folder (it is made if missing)")
     config = TrainConfig(task=task, worlds=worlds, steps=int(steps), seed=seed, action=action, policy_hz=policy_hz,
                          noise=noise, vary=vary, vehicle=vehicle, shards=shards, vehicles=vehicles, spacing=spacing,
                          vehicle_contact=vehicle_contact, goal_gain=goal_gain, goal_fade=goal_fade,
-                         goal_fade_power=goal_fade_power)
+                         goal_fade_power=goal_fade_power, score_every=int(score_every), score_episodes=score_episodes,
+                         max_log_std=max_log_std)
     config.check(OPTIONS)
     swarm = task in SWARM_TASKS
+    if score_every == 0 and ctx.get_parameter_source("score_episodes") is not ParameterSource.DEFAULT:
+        raise BuildError(f"--score-episodes {score_episodes} without --score-every: nothing is scored; give "
+                         "--score-every too (e.g. 1e6), or drop --score-episodes")
     if not swarm:
         for name, flag in (("vehicles", "--vehicles"), ("spacing", "--spacing"), ("vehicle_contact", "--vehicle-contact")):
             if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT:
@@ -134,6 +153,10 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
         kept = json.loads((out / "best.json").read_text())
         best = f"; the best checkpoint's {out / 'policy_best.onnx'} ({kept['steps']:,} steps, mean return " \
                f"{kept['mean_return']:.2f})"
+    if (out / "bar.json").is_file():
+        kept = json.loads((out / "bar.json").read_text())
+        best += f"; the bar's best {out / 'policy_bar.onnx'} ({kept['steps']:,} steps, {kept['success']} of " \
+                f"{kept['episodes']} scoring episodes)"
     click.echo(f"trained: {last.get('steps', 0):,} steps in {last.get('wall_s', 0.0):.0f} s, mean return "
                f"{last.get('mean_return', float('nan')):.2f}; policy {out / 'policy.onnx'}{best}")
     if evaluate and task == "hover":
@@ -141,16 +164,20 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
             _evaluate(out / "policy.onnx", out, action, policy_hz, vehicle)
     if evaluate and swarm:
         with StopSignals():
-            _evaluate_swap(out / "policy.onnx", out, vehicles, spacing, vehicle)
+            bar = out / "policy_bar.onnx"
+            _evaluate_swap(out / "policy.onnx", out, vehicles, spacing, vehicle, bar if bar.is_file() else None)
 
 
-def _evaluate_swap(policy: Path, out: Path, vehicles: int, spacing: float, vehicle: str) -> None:
+def _evaluate_swap(policy: Path, out: Path, vehicles: int, spacing: float, vehicle: str, bar: Path | None = None) -> None:
     """Score ``policy`` and the straight-line baseline on the same 256 swap episodes (64 worlds x 4, the vehicles in
-    contact) into OUT/evaluation.json."""
-    from nexus.gym.swarm_evaluate import compare_swap, write_swap_evaluation  # noqa: PLC0415  (reason: loads the multi-agent environment only for the swap)
+    contact) into OUT/evaluation.json; ``bar``: the policy the bar kept during training (policy_bar.onnx) too."""
+    from nexus.gym.swarm_evaluate import compare_swap, evaluate_swap, write_swap_evaluation  # noqa: PLC0415  (reason: loads the multi-agent environment only for the swap)
 
-    result = compare_swap(policy, say=lambda text: click.echo(text, err=True), worlds=SWAP_EVALUATION_WORLDS,
-                          episodes=SWAP_EVALUATION_EPISODES, vehicles=vehicles, spacing=spacing, vehicle=vehicle)
+    settings = dict(worlds=SWAP_EVALUATION_WORLDS, episodes=SWAP_EVALUATION_EPISODES, vehicles=vehicles,
+                    spacing=spacing, vehicle=vehicle)
+    result = compare_swap(policy, say=lambda text: click.echo(text, err=True), **settings)
+    if bar is not None:  # the policy the bar kept during training, on the same (held-out) episodes
+        result["policy_bar"] = evaluate_swap(bar, say=lambda text: click.echo(text, err=True), **settings)
     out.mkdir(parents=True, exist_ok=True)
     write_swap_evaluation(result, out / "evaluation.json")
     for name, score in result.items():

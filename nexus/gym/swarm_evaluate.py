@@ -26,6 +26,7 @@ import numpy as np
 
 from nexus.control.velocity_action import VelocityScaling
 from nexus.core.errors import BuildError
+from nexus.gym.bar_best import SCORING_SEED
 from nexus.gym.agent import MAX_RATES
 from nexus.gym.multi_agent import SwarmVectorEnv
 from nexus.gym.swarm_tasks import swarm_task_named
@@ -93,18 +94,14 @@ class OnnxPolicy:
         if not declared.startswith(("velocity", "ctbr")):
             raise BuildError(f"policy {path}: its nexus:action is {declared!r}; a swap policy acts with ctbr:4 or "
                              f"velocity:4; {again}")
-        #: The go-to-goal law a velocity policy corrects (``nexus:velocity_goal_gain`` [1/s]; 0: none) and the
-        #: radius its correction fades within (``nexus:velocity_goal_fade`` [m]; 0: never) with the fade's power
-        #: (``nexus:velocity_goal_fade_power``; 1: linear).
-        self.goal_gain = self.goal_fade = 0.0
-        self.goal_fade_power = 1.0
+        #: A velocity policy's scaling, with the go-to-goal law it corrects (gain, fade and its power; a gain of
+        #: 0: none); None for CTBR.
+        self.scaling: VelocityScaling | None = None
         if self.action == "velocity":
             try:
-                scaling = VelocityScaling.from_metadata(meta, f"policy {path}")
+                self.scaling = VelocityScaling.from_metadata(meta, f"policy {path}")
             except ValueError as error:
                 raise BuildError(str(error)) from None
-            self.goal_gain, self.goal_fade = scaling.goal_gain, scaling.goal_fade
-            self.goal_fade_power = scaling.goal_fade_power
         self.input = self.session.get_inputs()[0].name
 
     def check(self, env: SwarmVectorEnv) -> None:
@@ -132,24 +129,28 @@ def true_goal_distances(env: SwarmVectorEnv) -> np.ndarray:
     return np.linalg.norm(position_ned - goal, axis=1)
 
 
-def evaluate_swap(policy: str | Path | None, *, worlds: int = 64, episodes: int = 4, vehicles: int = 4,
-                  spacing: float = 2.0, vehicle_contact: bool = True, seed: int = 1000, noise: float = 1.0,
-                  radius: float = GOAL_RADIUS_M, vehicle: str = "astro_max_base", estimator: str = "truth",
-                  task="swap", say=None) -> dict:
-    """Fly ``worlds x episodes`` swap episodes with ``policy`` (an ONNX file; None: the straight-line baseline) and
-    score them (module doc). ``task``: the swap, or a :class:`~nexus.gym.swarm_tasks.SwarmTask` changed from it."""
-    model = None if policy is None else OnnxPolicy(policy)
-    if model is not None and model.goal_gain > 0.0:  # the law it was trained to correct
-        task = replace(swarm_task_named(task), goal_gain=model.goal_gain, goal_fade=model.goal_fade,
-                       goal_fade_power=model.goal_fade_power)
-    env = SwarmVectorEnv(num_envs=worlds, task=task, vehicles=vehicles, spacing=spacing, vehicle_contact=vehicle_contact,
-                         noise=noise, vehicle=vehicle, estimator=estimator,
-                         action="ctbr" if model is None else model.action)
-    try:
+class SwapScorer:
+    """The swap's episodes built once and flown again for each policy scored (module doc): every :meth:`score`
+    starts the graph from ``seed``, so two policies, or one policy twice, meet the same episodes (the training's
+    own scoring, :mod:`nexus.gym.bar_best`, scores one checkpoint after another on one environment)."""
+
+    def __init__(self, *, worlds: int = 64, episodes: int = 4, vehicles: int = 4, spacing: float = 2.0,
+                 vehicle_contact: bool = True, seed: int = 1000, noise: float = 1.0, radius: float = GOAL_RADIUS_M,
+                 vehicle: str = "astro_max_base", estimator: str = "truth", task="swap", action: str = "ctbr"):
+        self.worlds, self.episodes, self.vehicles, self.seed = worlds, episodes, vehicles, seed
+        self.radius, self.estimator, self.vehicle_contact = radius, estimator, vehicle_contact
+        self.env = SwarmVectorEnv(num_envs=worlds, task=task, vehicles=vehicles, spacing=spacing,
+                                  vehicle_contact=vehicle_contact, noise=noise, vehicle=vehicle, estimator=estimator,
+                                  action=action)
+
+    def score(self, policy: str | Path | None, say=None) -> dict:
+        """Fly the episodes with ``policy`` (an ONNX file; None: the straight-line baseline) and score them."""
+        env, worlds, vehicles, episodes = self.env, self.worlds, self.vehicles, self.episodes
+        model = None if policy is None else OnnxPolicy(policy)
         if model is not None:
             model.check(env)
         act = StraightLinePid(worlds * vehicles, 1.0 / env.policy_hz) if model is None else model
-        obs, _ = env.reset(seed=seed)
+        obs, _ = env.reset(seed=self.seed)
         # Each world's episodes in turn, scored as each ends; a world whose episode ended early starts its next at
         # once, so the worlds drift apart, and the loop runs until every world has flown ``episodes``.
         scored = [[] for _ in range(worlds)]  # per world: (ended early, each vehicle's final distance [m])
@@ -173,29 +174,67 @@ def evaluate_swap(policy: str | Path | None, *, worlds: int = 64, episodes: int 
                     if say is not None and sum(len(done) for done in scored) % worlds == 0:
                         say(f"evaluate: {sum(len(done) for done in scored)} of {worlds * episodes} episodes")
                 nearest[w], steps_flown[w] = np.inf, 0
-        policy_hz = env.policy_hz
-        steps = env.episode_steps
+        policy_hz, steps, radius = env.policy_hz, env.episode_steps, self.radius
+        early = np.array([[e for e, _ in done] for done in scored])  # (worlds, episodes)
+        final = np.array([[d for _, d in done] for done in scored])  # (worlds, episodes, vehicles)
+        within = final <= radius
+        success = ~early & within.all(axis=2)
+        closest = np.array(closest)
+        flown = ~early
+        return {"policy": "straight-line baseline" if policy is None else str(policy),
+                "episodes": int(success.size), "worlds": worlds, "estimator": self.estimator, "vehicles": vehicles,
+                "vehicle_contact": bool(self.vehicle_contact), "seed": self.seed,
+                "radius_m": radius, "time_s": round((steps - 1) / policy_hz, 4),
+                "success": int(success.sum()), "success_rate": round(float(success.mean()), 4),
+                # Episodes a crash or collision ended; how long the episodes flew [s]; the vehicles that came within
+                # ``radius`` of their goals at some time, and the median closest approach [m].
+                "ended_early": int(early.sum()),
+                "vehicles_within": round(float(within[flown].mean()) if flown.any() else 0.0, 4),
+                "median_final_error_m": round(float(np.median(final[flown])), 4) if flown.any() else None,
+                "mean_flown_s": round(float(np.mean(lengths)) / policy_hz, 3),
+                "vehicles_reached": round(float((closest <= radius).mean()), 4),
+                "median_closest_m": round(float(np.median(closest)), 4)}
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def scoring_task(policy: str | Path | None, task="swap"):
+    """The task ``policy`` is flown on: the swap, with the go-to-goal law it was trained to correct if it declares
+    one (``nexus:velocity_goal_gain``), and its action mode (``nexus:action``)."""
+    model = None if policy is None else OnnxPolicy(policy)
+    law = None if model is None else model.scaling
+    if law is not None and law.goal_gain > 0.0:
+        task = replace(swarm_task_named(task), goal_gain=law.goal_gain, goal_fade=law.goal_fade,
+                       goal_fade_power=law.goal_fade_power)
+    return task, "ctbr" if model is None else model.action
+
+
+def evaluate_swap(policy: str | Path | None, *, worlds: int = 64, episodes: int = 4, vehicles: int = 4,
+                  spacing: float = 2.0, vehicle_contact: bool = True, seed: int = 1000, noise: float = 1.0,
+                  radius: float = GOAL_RADIUS_M, vehicle: str = "astro_max_base", estimator: str = "truth",
+                  task="swap", say=None) -> dict:
+    """Fly ``worlds x episodes`` swap episodes with ``policy`` (an ONNX file; None: the straight-line baseline) and
+    score them (module doc). ``task``: the swap, or a :class:`~nexus.gym.swarm_tasks.SwarmTask` changed from it."""
+    task, action = scoring_task(policy, task)
+    scorer = SwapScorer(worlds=worlds, episodes=episodes, vehicles=vehicles, spacing=spacing,
+                        vehicle_contact=vehicle_contact, seed=seed, noise=noise, radius=radius, vehicle=vehicle,
+                        estimator=estimator, task=task, action=action)
+    try:
+        return scorer.score(policy, say=say)
     finally:
-        env.close()
-    early = np.array([[e for e, _ in done] for done in scored])  # (worlds, episodes)
-    final = np.array([[d for _, d in done] for done in scored])  # (worlds, episodes, vehicles)
-    within = final <= radius
-    success = ~early & within.all(axis=2)
-    closest = np.array(closest)
-    flown = ~early
-    return {"policy": "straight-line baseline" if policy is None else str(policy), "episodes": int(success.size),
-            "worlds": worlds, "estimator": estimator, "vehicles": vehicles, "vehicle_contact": bool(vehicle_contact),
-            "seed": seed,
-            "radius_m": radius, "time_s": round((steps - 1) / policy_hz, 4),
-            "success": int(success.sum()), "success_rate": round(float(success.mean()), 4),
-            # Episodes a crash or collision ended; how long the episodes flew [s]; the vehicles that came within
-            # ``radius`` of their goals at some time, and the median closest approach [m].
-            "ended_early": int(early.sum()),
-            "vehicles_within": round(float(within[flown].mean()) if flown.any() else 0.0, 4),
-            "median_final_error_m": round(float(np.median(final[flown])), 4) if flown.any() else None,
-            "mean_flown_s": round(float(np.mean(lengths)) / policy_hz, 3),
-            "vehicles_reached": round(float((closest <= radius).mean()), 4),
-            "median_closest_m": round(float(np.median(closest)), 4)}
+        scorer.close()
+
+
+def make_swarm_scorer(config) -> SwapScorer:
+    """The bar's scoring during a :class:`~nexus.gym.training.TrainConfig`'s run (:mod:`nexus.gym.bar_best`): its
+    ``score_episodes`` worlds flown once each, in contact, on the truth and with the bar's noise, from the scoring
+    seed, with the go-to-goal law and the action the policy is trained with (scoring reads no reward)."""
+    task = replace(swarm_task_named(config.task), goal_gain=float(config.goal_gain),
+                   goal_fade=float(config.goal_fade), goal_fade_power=float(config.goal_fade_power))
+    return SwapScorer(worlds=config.score_episodes, episodes=1, vehicles=config.vehicles,
+                      spacing=float(config.spacing), vehicle_contact=True, seed=SCORING_SEED,
+                      vehicle=config.vehicle, task=task, action=config.action)
 
 
 def compare_swap(policy: str | Path, say=None, **settings) -> dict:

@@ -24,14 +24,20 @@ import numpy as np
 from nexus.control.velocity_action import MAX_FADE_POWER
 from nexus.core.errors import BuildError
 from nexus.gym.agent import ACTION_MODES
+from nexus.gym.bar_best import BarBest
 from nexus.gym.env import check_noise, check_seed, check_worlds, decimation_of, said
 from nexus.gym.export import export_onnx
 from nexus.gym.sharded_env import check_shards, make_vector_env
+from nexus.gym.swarm_evaluate import make_swarm_scorer
 from nexus.gym.swarm_tasks import SWARM_TASKS
 from nexus.gym.tasks import TASKS
 
-#: The learning curve's columns.
-CURVE_COLUMNS = ("steps", "wall_s", "steps_per_s", "episodes", "mean_return", "mean_length")
+#: The smallest log standard deviation of the policy's actions [log action units].
+MIN_LOG_STD = -5.0
+#: The learning curve's columns: the last two are the optimiser's learning rate after the update (skrl's
+#: KL-adaptive rate) and the policy's exploration, the mean standard deviation of its actions [action units].
+CURVE_COLUMNS = ("steps", "wall_s", "steps_per_s", "episodes", "mean_return", "mean_length", "learning_rate",
+                 "action_std")
 
 
 @dataclass
@@ -61,6 +67,9 @@ class TrainConfig:
     #: With that fade: its power [-] (1: linear, 2: quadratic; :mod:`nexus.control.velocity_action`).
     goal_fade_power: float = 1.0
     hidden: int = 64
+    #: The largest log standard deviation of the policy's actions [log action units]: 1 lets the exploration grow
+    #: to e = 2.7 times the action's range, where the swap's runs went (docs/fleets.md).
+    max_log_std: float = 1.0
     rollouts: int = 32
     epochs: int = 5
     mini_batches: int = 4
@@ -70,6 +79,11 @@ class TrainConfig:
     entropy: float = 0.0
     #: Updates between checkpoints.
     checkpoint_every: int = 10
+    #: With a multi-agent task: score the policy on the bar every this many environment steps, at the first
+    #: checkpoint past each multiple, and keep the best as policy_bar.onnx (:mod:`nexus.gym.bar_best`; 0: never).
+    score_every: int = 0
+    #: The episodes of each such score (one a world, flown at once).
+    score_episodes: int = 64
 
     def check(self, labels: dict[str, str] | None = None) -> None:
         """One-line errors for what cannot train, before anything is built.
@@ -91,6 +105,15 @@ class TrainConfig:
         elif self.task not in TASKS:
             raise BuildError(f"{said(label('task'), self.task)}: unknown task; choose one of "
                              f"{', '.join((*TASKS, *SWARM_TASKS))}")
+        if self.task not in SWARM_TASKS and self.score_every != 0:
+            raise BuildError(f"{said(label('score_every'), self.score_every)}: scoring by the bar during training is "
+                             f"for the multi-agent tasks ({', '.join(SWARM_TASKS)}); drop "
+                             f"{label('score_every').rstrip('=')}")
+        top = self.max_log_std
+        if isinstance(top, bool) or not isinstance(top, (int, float)) or not MIN_LOG_STD < top <= 2.0:
+            raise BuildError(f"{said(label('max_log_std'), top)}: give the largest log standard deviation of the "
+                             f"policy's actions, above {MIN_LOG_STD:g} and at most 2 (1: std up to 2.7 of the action's "
+                             "range; -1: 0.37)")
         check_worlds(self.worlds, label("worlds"))
         decimation_of(self.tick_hz, self.policy_hz, label("policy_hz"), label("tick_hz"))
         if self.action not in ACTION_MODES:
@@ -139,6 +162,14 @@ def check_swarm(config: TrainConfig, label) -> None:
     if gain > 0 and config.action != "velocity":
         raise BuildError(f"{said(label('goal_gain'), gain)}: the go-to-goal law is a velocity the policy corrects; "
                          f"give {label('action').rstrip('=')} velocity too, or drop {label('goal_gain').rstrip('=')}")
+    every = config.score_every
+    if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 0:
+        raise BuildError(f"{said(label('score_every'), every)}: give the environment steps between scores by the "
+                         "bar, a whole number, 0 or more (0: never; e.g. 1e6)")
+    episodes = config.score_episodes
+    if isinstance(episodes, bool) or not isinstance(episodes, (int, np.integer)) or not 1 <= episodes <= 1024:
+        raise BuildError(f"{said(label('score_episodes'), episodes)}: give the episodes of each score by the bar, "
+                         "a whole number from 1 to 1024 (one world each, flown at once; e.g. 64)")
     if config.vary is not None:
         raise BuildError(f"{said(label('vary'), config.vary)}: the {config.task} task draws no variation file yet; "
                          f"drop {label('vary').rstrip('=')} (the single-agent tasks {', '.join(TASKS)} take it)")
@@ -147,7 +178,7 @@ def check_swarm(config: TrainConfig, label) -> None:
                          f"drop {label('shards').rstrip('=')}")
 
 
-def _models(env, hidden: int, device):
+def _models(env, hidden: int, device, max_log_std: float = 1.0):
     import torch  # noqa: PLC0415  (reason: torch, of the learn extra, loads only for a policy)
     from skrl.models.torch import DeterministicMixin, GaussianMixin, Model  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
 
@@ -158,7 +189,8 @@ def _models(env, hidden: int, device):
     class Policy(GaussianMixin, Model):
         def __init__(self):
             Model.__init__(self, observation_space=env.observation_space, action_space=env.action_space, device=device)
-            GaussianMixin.__init__(self, clip_actions=False, clip_log_std=True, min_log_std=-5.0, max_log_std=1.0)
+            GaussianMixin.__init__(self, clip_actions=False, clip_log_std=True, min_log_std=MIN_LOG_STD,
+                                   max_log_std=float(max_log_std))
             self.net = mlp(self.num_observations, self.num_actions)
             with torch.no_grad():  # start near the action 0 (hover thrust, no rates): episodes last from the first
                 self.net[-1].weight.mul_(0.01)
@@ -187,7 +219,7 @@ def make_agent(env, config: TrainConfig):
     from skrl.resources.preprocessors.torch import RunningStandardScaler  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
     from skrl.resources.schedulers.torch import KLAdaptiveLR  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
 
-    models = _models(env, config.hidden, env.device)
+    models = _models(env, config.hidden, env.device, config.max_log_std)
     memory = RandomMemory(memory_size=config.rollouts, num_envs=env.num_envs, device=env.device)
     cfg = PPO_CFG(rollouts=config.rollouts, learning_epochs=config.epochs, mini_batches=config.mini_batches,
                   discount_factor=config.discount, gae_lambda=config.gae_lambda, learning_rate=config.learning_rate,
@@ -243,6 +275,20 @@ class Curve:
         figure.savefig(temporary, dpi=100)
         plt.close(figure)
         os.replace(temporary, path)
+
+
+def _number(text: str):
+    """A curve cell read back: an int, else a float (``1e-05`` and ``0.0003`` alike)."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def _learning_rate(agent, config: TrainConfig) -> float:
+    """The optimiser's learning rate now (the scheduler moves it after every update)."""
+    scheduler = getattr(agent, "scheduler", None)
+    return float(scheduler.get_last_lr()[0]) if scheduler else float(config.learning_rate)
 
 
 def save_checkpoint(agent, folder: Path, steps: int) -> Path:
@@ -305,9 +351,14 @@ def train(config: TrainConfig, out: Path, say=print, resume: bool = False) -> Tr
         from nexus.gym.swarm_training import make_swarm_env  # noqa: PLC0415  (reason: the multi-agent environment loads only for its tasks)
 
         vector = make_swarm_env(config)
+        bar = None
+        if config.score_every > 0:
+            out.mkdir(parents=True, exist_ok=True)
+            bar = BarBest(out, config.score_every, lambda: make_swarm_scorer(config), resumed=resume_from is not None,
+                          say=say)
         return learn(vector, config, out, say, f"PPO on nexus {config.task}, {config.worlds} worlds x "
                                                f"{config.vehicles} vehicles, one shared policy",
-                     resume_from=resume_from)
+                     resume_from=resume_from, bar=bar)
     # The environment first: a variation file's unknown parameter or a bad vehicle fails before OUT is made.
     # The learner and the worlds take turns (PPO acts, every world steps, it learns): while the worlds step, the
     # learner waits, so the worlds take every core (docs/learning.md, "Both cores").
@@ -318,8 +369,9 @@ def train(config: TrainConfig, out: Path, say=print, resume: bool = False) -> Tr
                  resume_from=resume_from)
 
 
-#: The TrainConfig fields a resumed run may change: how far it goes and how many processes step the worlds.
-RESUMABLE_CHANGES = ("steps", "shards")
+#: The TrainConfig fields a resumed run may change: how far it goes, how many processes step the worlds and how
+#: often and widely the bar scores the policy (none of which the learning sees).
+RESUMABLE_CHANGES = ("steps", "shards", "score_every", "score_episodes")
 
 
 def check_resume(config: TrainConfig, out: Path, labels: dict[str, str] | None = None) -> int:
@@ -347,7 +399,7 @@ def check_resume(config: TrainConfig, out: Path, labels: dict[str, str] | None =
 
 
 def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO",
-          resume_from: int | None = None) -> TrainResult:
+          resume_from: int | None = None, bar=None) -> TrainResult:
     """PPO on ``vector`` (a Gymnasium vector environment whose rows are the learner's environments) into ``out``:
     the config as train.json, a curve row and a progress line every update, checkpoints, and policy.onnx
     (exported by ``vector``'s own :meth:`export` when it has one, else :func:`export_onnx`). Closes ``vector``.
@@ -356,7 +408,7 @@ def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO",
     the models, optimiser and observation scaler from that checkpoint, the curve's rows kept and
     the step count, wall time and episode count going on from them; the worlds restart from a seed moved on by
     the steps done (their episodes in flight at the stop are not kept), so the resumed run is not the bits of one
-    that never stopped."""
+    that never stopped. ``bar``: a :class:`~nexus.gym.bar_best.BarBest` that scores the policy at checkpoints."""
     import torch  # noqa: PLC0415  (reason: torch, of the learn extra, loads only for a policy)
     from skrl.envs.wrappers.torch import wrap_env  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
     from skrl.utils import set_seed  # noqa: PLC0415  (reason: skrl, of the learn extra, loads only to train)
@@ -377,7 +429,7 @@ def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO",
     if resume_from is not None:
         agent.load(str(out / "checkpoint.pt"))
         with open(out / "curve.csv", newline="") as f:
-            curve.rows = [{k: float(v) if "." in v else int(v) for k, v in row.items()} for row in csv.DictReader(f)
+            curve.rows = [{k: _number(v) for k, v in row.items() if v not in ("", None)} for row in csv.DictReader(f)
                           if int(row["steps"]) <= trained]
         first = trained // per_step
         if curve.rows:
@@ -390,6 +442,8 @@ def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO",
     finished_lengths: list[int] = []
     env._seed = config.seed + trained  # skrl's wrapper passes its seed to the first reset (resumed: fresh starts)
     observations, _ = env.reset()
+    if bar is not None:
+        bar.start(trained)
     began = time.perf_counter()
     last: dict = {}
     updates = first // config.rollouts
@@ -424,7 +478,10 @@ def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO",
                 last = {"steps": steps, "wall_s": round(wall, 2), "steps_per_s": round(rate, 1),
                         "episodes": episodes_before + len(finished_returns),
                         "mean_return": round(float(np.mean(recent_r)), 4),
-                        "mean_length": round(float(np.mean(recent_l)), 2)}
+                        "mean_length": round(float(np.mean(recent_l)), 2),
+                        "learning_rate": float(f"{_learning_rate(agent, config):.4g}"),
+                        "action_std": round(float(agent.policy.log_std_parameter.detach()
+                                                  .clamp(MIN_LOG_STD, config.max_log_std).exp().mean()), 4)}
                 curve.add(last)
                 say(f"train: {steps:,} steps, {last['steps_per_s']:,.0f} steps/s, mean return "
                     f"{last['mean_return']:.2f}, episode length {last['mean_length']:.0f} "
@@ -433,6 +490,10 @@ def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO",
                     save_checkpoint(agent, out, steps)
                     export(agent, out / "policy.onnx")
                     best.offer(last, lambda path: export(agent, path))
+                    if bar is not None and bar.due(steps):
+                        bar.offer(steps, lambda path: export(agent, path))
+        if bar is not None and last and bar.due(last["steps"]):  # the end, reached (not stopped): scored if due
+            bar.offer(last["steps"], lambda path: export(agent, path))
     finally:
         steps = last.get("steps", trained)
         save_checkpoint(agent, out, steps)
@@ -441,4 +502,6 @@ def learn(vector, config: TrainConfig, out: Path, say=print, title: str = "PPO",
         if last:
             best.offer(last, lambda path: export(agent, path))
         vector.close()
+        if bar is not None:
+            bar.close()
     return TrainResult(last, agent)

@@ -81,7 +81,7 @@ def settle(loop: Loop, plant: Plant, seconds: float = 0.2) -> np.ndarray:
         log.warning(f"start-up: {plant.vehicle_path}: world {w}'s base still moves at {speed[w]:.3g} m/s and "
                     f"{rate[w]:.3g} rad/s after {seconds + more:.1f} s of settling ({len(moving)} world(s) so); an "
                     "estimator aligns its tilt on this first sample. Check the gear's collision shapes and the "
-                    "start pose, or fly --solver mujoco")
+                    "start pose" + (", or fly --solver mujoco" if plant.solver_name != "mujoco" else ""))
     elif more:
         log.info(f"start-up: settled for {seconds + more:.1f} s (the base moved after {seconds:.1f} s)")
     origins = plant.base_positions()
