@@ -25,7 +25,8 @@ OPTIONS = {"task": "--task", "worlds": "--worlds", "steps": "--steps", "seed": "
            "policy_hz": "--policy-hz", "noise": "--noise", "vary": "--vary", "vehicle": "--vehicle",
            "shards": "--shards", "vehicles": "--vehicles", "spacing": "--spacing",
            "goal_gain": "--goal-gain", "goal_fade": "--goal-fade", "goal_fade_power": "--goal-fade-power",
-           "score_every": "--score-every", "score_episodes": "--score-episodes", "max_log_std": "--max-log-std"}
+           "score_every": "--score-every", "score_episodes": "--score-episodes", "max_log_std": "--max-log-std",
+           "max_learning_rate": "--max-learning-rate"}
 #: The swap's evaluation: worlds flown at once, and episodes each flies in turn (256 episodes).
 SWAP_EVALUATION_WORLDS, SWAP_EVALUATION_EPISODES = 64, 4
 #: The same for the evaluation's settings (:func:`nexus.gym.evaluate.check_policy`).
@@ -81,6 +82,9 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
 @click.option("--max-log-std", type=float, default=1.0, show_default=True,
               help="The largest log standard deviation of the policy's actions (its exploration): 1 lets it grow to "
                    "2.7 times the action's range; the curve's action_std column shows where it is (docs/learning.md).")
+@click.option("--max-learning-rate", type=float, default=1e-2, show_default=True,
+              help="The largest learning rate: PPO starts at 3e-4 and skrl's KL-adaptive rule raises it while the "
+                   "updates move the policy little (the curve's learning_rate column), up to this.")
 @click.option("--resume", is_flag=True, default=False,
               help="Go on from OUT's checkpoint (a run stopped by Ctrl-C or SIGTERM, or one that finished) up to "
                    "--steps in all; every other option must be the one OUT was trained with.")
@@ -92,8 +96,8 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
                    "swap policy and the baseline); train nothing.")
 @click.pass_context
 def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, vehicle, shards, vehicles, spacing,
-          vehicle_contact, goal_gain, goal_fade, goal_fade_power, score_every, score_episodes, max_log_std, resume,
-          evaluate, evaluate_only):
+          vehicle_contact, goal_gain, goal_fade, goal_fade_power, score_every, score_episodes, max_log_std,
+          max_learning_rate, resume, evaluate, evaluate_only):
     """Train a policy with PPO (skrl) and export it as OUT/policy.onnx.
 
     Exit status: 0 when trained, 2 for bad input (nothing trained), 130 on Ctrl-C and 143 on SIGTERM (the
@@ -112,7 +116,7 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
                          noise=noise, vary=vary, vehicle=vehicle, shards=shards, vehicles=vehicles, spacing=spacing,
                          vehicle_contact=vehicle_contact, goal_gain=goal_gain, goal_fade=goal_fade,
                          goal_fade_power=goal_fade_power, score_every=int(score_every), score_episodes=score_episodes,
-                         max_log_std=max_log_std)
+                         max_log_std=max_log_std, max_learning_rate=max_learning_rate)
     config.check(OPTIONS)
     swarm = task in SWARM_TASKS
     if score_every == 0 and ctx.get_parameter_source("score_episodes") is not ParameterSource.DEFAULT:

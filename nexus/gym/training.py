@@ -74,6 +74,9 @@ class TrainConfig:
     epochs: int = 5
     mini_batches: int = 4
     learning_rate: float = 3e-4
+    #: The largest learning rate skrl's KL-adaptive rule may raise it to (1e-2, skrl's own default); the swap's
+    #: runs sat near 2e-3 (docs/fleets.md).
+    max_learning_rate: float = 1e-2
     discount: float = 0.99
     gae_lambda: float = 0.95
     entropy: float = 0.0
@@ -114,6 +117,11 @@ class TrainConfig:
             raise BuildError(f"{said(label('max_log_std'), top)}: give the largest log standard deviation of the "
                              f"policy's actions, above {MIN_LOG_STD:g} and at most 2 (1: std up to 2.7 of the action's "
                              "range; -1: 0.37)")
+        cap = self.max_learning_rate
+        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not 1e-6 < cap <= 1e-2 \
+                or cap < self.learning_rate:
+            raise BuildError(f"{said(label('max_learning_rate'), cap)}: give the largest learning rate, at least the "
+                             f"starting {self.learning_rate:g} and at most 0.01 (e.g. 5e-4)")
         check_worlds(self.worlds, label("worlds"))
         decimation_of(self.tick_hz, self.policy_hz, label("policy_hz"), label("tick_hz"))
         if self.action not in ACTION_MODES:
@@ -223,7 +231,7 @@ def make_agent(env, config: TrainConfig):
     memory = RandomMemory(memory_size=config.rollouts, num_envs=env.num_envs, device=env.device)
     cfg = PPO_CFG(rollouts=config.rollouts, learning_epochs=config.epochs, mini_batches=config.mini_batches,
                   discount_factor=config.discount, gae_lambda=config.gae_lambda, learning_rate=config.learning_rate,
-                  learning_rate_scheduler=KLAdaptiveLR, learning_rate_scheduler_kwargs={"kl_threshold": 0.01},
+                  learning_rate_scheduler=KLAdaptiveLR, learning_rate_scheduler_kwargs={"kl_threshold": 0.01, "max_lr": config.max_learning_rate},
                   observation_preprocessor=RunningStandardScaler,
                   observation_preprocessor_kwargs={"size": env.observation_space, "device": env.device},
                   entropy_loss_scale=config.entropy, value_loss_scale=1.0, time_limit_bootstrap=True,
@@ -286,7 +294,7 @@ def _number(text: str):
 
 
 def _learning_rate(agent, config: TrainConfig) -> float:
-    """The optimiser's learning rate now (the scheduler moves it after every update)."""
+    """The optimiser's learning rate now (skrl's scheduler moves it after every epoch of an update)."""
     scheduler = getattr(agent, "scheduler", None)
     return float(scheduler.get_last_lr()[0]) if scheduler else float(config.learning_rate)
 

@@ -36,14 +36,16 @@ def test_the_shared_policy_learns_on_every_vehicle_of_every_world(trained):
     assert output.splitlines()[-1].startswith("trained: 256 steps in ")
 
 
-def test_the_curve_shows_the_learning_rate_and_the_exploration_capped(tmp_path):
+@pytest.mark.parametrize("cap", [1e-2, 4.5e-4])
+def test_the_curve_shows_the_learning_rate_and_the_exploration_capped(cap, tmp_path):
     """The policy starts at log std -1.6 (std 0.2019); capped at -1.7 its actions' std is e^-1.7 = 0.1827 on every
     row, whatever the updates do to the parameter. The learning rate starts at 3e-4 and skrl's KL-adaptive rule
     moves it by a factor of 1.5 after each of an update's 5 epochs (up when the epoch's KL is under half of 0.01,
-    down when over twice, else not): from row to row by 1.5^k, |k| at most 5."""
+    down when over twice, else not): from row to row by 1.5^k, |k| at most 5, never above the cap (this run's
+    rate rises to 6.75e-4 = 3e-4 x 1.5² on its third update uncapped, 4.5e-4 = 3e-4 x 1.5 capped)."""
     result = CliRunner().invoke(main, ["train", "--task", "swap", "--worlds", "1", "--steps", "512", "--seed", "3",
                                        "--no-vehicle-contact", "--no-evaluate", "--max-log-std", "-1.7",
-                                       "--out", str(tmp_path)])
+                                       "--max-learning-rate", str(cap), "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(open(tmp_path / "curve.csv")))
     assert [float(r["action_std"]) for r in rows] == [0.1827] * 4
@@ -51,6 +53,7 @@ def test_the_curve_shows_the_learning_rate_and_the_exploration_capped(tmp_path):
     for earlier, later in zip([3e-4, *rates], rates):
         k = np.log(later / earlier) / np.log(1.5)
         assert abs(k - round(k)) < 2e-3 and abs(round(k)) <= 5, (earlier, later)
+    assert max(rates) == pytest.approx(6.75e-4 if cap == 1e-2 else 4.5e-4, rel=1e-3)
 
 
 def test_the_onnx_declares_the_neighbours_and_the_vehicles(trained):
@@ -142,6 +145,8 @@ def test_the_straight_line_baseline_alone_ends_within_the_bar():
     (["--task", "swap", "--score-every", "1e6", "--score-episodes", "0"],
      "--score-episodes 0: give the episodes of each score by the bar, a whole number from 1 to 1024"),
     (["--task", "swap", "--score-episodes", "8"], "--score-episodes 8 without --score-every: nothing is scored"),
+    (["--max-learning-rate", "1e-4"], "--max-learning-rate 0.0001: give the largest learning rate, at least the "
+                                      "starting 0.0003 and at most 0.01"),
     (["--max-log-std", "3"], "--max-log-std 3: give the largest log standard deviation of the policy's actions, "
                              "above -5 and at most 2"),
 ])
