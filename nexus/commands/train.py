@@ -6,6 +6,7 @@ import json
 import logging
 import math
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -14,7 +15,7 @@ from click.core import ParameterSource
 from nexus.core.errors import BuildError
 from nexus.core.warp_setup import init_warp
 from nexus.gym.evaluate import check_policy, evaluate, write_evaluation
-from nexus.gym.swarm_tasks import SWARM_TASKS
+from nexus.gym.swarm_tasks import SWARM_TASKS, swarm_task_named
 from nexus.gym.training import TrainConfig, check_resume, train as run_training
 from nexus.runtime.config import RunConfig
 from nexus.runtime.stopping import StopSignals
@@ -26,7 +27,7 @@ OPTIONS = {"task": "--task", "worlds": "--worlds", "steps": "--steps", "seed": "
            "shards": "--shards", "vehicles": "--vehicles", "spacing": "--spacing",
            "goal_gain": "--goal-gain", "goal_fade": "--goal-fade", "goal_fade_power": "--goal-fade-power",
            "score_every": "--score-every", "score_episodes": "--score-episodes", "max_log_std": "--max-log-std",
-           "max_learning_rate": "--max-learning-rate"}
+           "max_learning_rate": "--max-learning-rate", "episode_s": "--episode-s"}
 #: The swap's evaluation: worlds flown at once, and episodes each flies in turn (256 episodes).
 SWAP_EVALUATION_WORLDS, SWAP_EVALUATION_EPISODES = 64, 4
 #: The same for the evaluation's settings (:func:`nexus.gym.evaluate.check_policy`).
@@ -72,6 +73,9 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
 @click.option("--goal-fade-power", type=float, default=1.0, show_default=True,
               help="With --goal-fade: the fade's power (1: linear; 2: quadratic, under which the law wins inside "
                    "gain x fade^2 / speed of the goal whatever the correction asks).")
+@click.option("--episode-s", type=float, default=8.0, show_default=True,
+              help="With --task swap: the episode [s], in training and in the evaluation, whose bar is scored at its "
+                   "last step (every vehicle within 0.2 m of its goal, no collision).")
 @click.option("--score-every", type=float, default=0.0, show_default=True,
               help="With --task swap: every this many environment steps (at the next checkpoint) score the policy on "
                    "the bar itself and keep the best as OUT/policy_bar.onnx (bar.csv, bar.json; docs/fleets.md); "
@@ -96,8 +100,8 @@ EVALUATE_OPTIONS = {"policy": "--evaluate-only", "action": "--action", "policy_h
                    "swap policy and the baseline); train nothing.")
 @click.pass_context
 def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, vehicle, shards, vehicles, spacing,
-          vehicle_contact, goal_gain, goal_fade, goal_fade_power, score_every, score_episodes, max_log_std,
-          max_learning_rate, resume, evaluate, evaluate_only):
+          vehicle_contact, goal_gain, goal_fade, goal_fade_power, episode_s, score_every, score_episodes,
+          max_log_std, max_learning_rate, resume, evaluate, evaluate_only):
     """Train a policy with PPO (skrl) and export it as OUT/policy.onnx.
 
     Exit status: 0 when trained, 2 for bad input (nothing trained), 130 on Ctrl-C and 143 on SIGTERM (the
@@ -116,7 +120,7 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
                          noise=noise, vary=vary, vehicle=vehicle, shards=shards, vehicles=vehicles, spacing=spacing,
                          vehicle_contact=vehicle_contact, goal_gain=goal_gain, goal_fade=goal_fade,
                          goal_fade_power=goal_fade_power, score_every=int(score_every), score_episodes=score_episodes,
-                         max_log_std=max_log_std, max_learning_rate=max_learning_rate)
+                         max_log_std=max_log_std, max_learning_rate=max_learning_rate, episode_s=episode_s)
     config.check(OPTIONS)
     swarm = task in SWARM_TASKS
     if score_every == 0 and ctx.get_parameter_source("score_episodes") is not ParameterSource.DEFAULT:
@@ -146,7 +150,7 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
     if evaluate_only is not None:
         with StopSignals():
             if swarm:
-                _evaluate_swap(evaluate_only, out, vehicles, spacing, vehicle)
+                _evaluate_swap(evaluate_only, out, config)
             else:
                 _evaluate(evaluate_only, out, action, policy_hz, vehicle)
         return
@@ -169,16 +173,18 @@ def train(ctx, task, worlds, steps, out, seed, action, policy_hz, noise, vary, v
     if evaluate and swarm:
         with StopSignals():
             bar = out / "policy_bar.onnx"
-            _evaluate_swap(out / "policy.onnx", out, vehicles, spacing, vehicle, bar if bar.is_file() else None)
+            _evaluate_swap(out / "policy.onnx", out, config, bar if bar.is_file() else None)
 
 
-def _evaluate_swap(policy: Path, out: Path, vehicles: int, spacing: float, vehicle: str, bar: Path | None = None) -> None:
+def _evaluate_swap(policy: Path, out: Path, config: TrainConfig, bar: Path | None = None) -> None:
     """Score ``policy`` and the straight-line baseline on the same 256 swap episodes (64 worlds x 4, the vehicles in
-    contact) into OUT/evaluation.json; ``bar``: the policy the bar kept during training (policy_bar.onnx) too."""
+    contact, ``config``'s vehicles, spacing, vehicle and episode) into OUT/evaluation.json; ``bar``: the policy the
+    bar kept during training (policy_bar.onnx) too."""
     from nexus.gym.swarm_evaluate import compare_swap, evaluate_swap, write_swap_evaluation  # noqa: PLC0415  (reason: loads the multi-agent environment only for the swap)
 
-    settings = dict(worlds=SWAP_EVALUATION_WORLDS, episodes=SWAP_EVALUATION_EPISODES, vehicles=vehicles,
-                    spacing=spacing, vehicle=vehicle)
+    settings = dict(worlds=SWAP_EVALUATION_WORLDS, episodes=SWAP_EVALUATION_EPISODES, vehicles=config.vehicles,
+                    spacing=config.spacing, vehicle=config.vehicle,
+                    task=replace(swarm_task_named(config.task), episode_s=float(config.episode_s)))
     result = compare_swap(policy, say=lambda text: click.echo(text, err=True), **settings)
     if bar is not None:  # the policy the bar kept during training, on the same (held-out) episodes
         result["policy_bar"] = evaluate_swap(bar, say=lambda text: click.echo(text, err=True), **settings)

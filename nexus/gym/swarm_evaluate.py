@@ -231,7 +231,8 @@ def make_swarm_scorer(config) -> SwapScorer:
     ``score_episodes`` worlds flown once each, in contact, on the truth and with the bar's noise, from the scoring
     seed, with the go-to-goal law and the action the policy is trained with (scoring reads no reward)."""
     task = replace(swarm_task_named(config.task), goal_gain=float(config.goal_gain),
-                   goal_fade=float(config.goal_fade), goal_fade_power=float(config.goal_fade_power))
+                   goal_fade=float(config.goal_fade), goal_fade_power=float(config.goal_fade_power),
+                   episode_s=float(config.episode_s))
     return SwapScorer(worlds=config.score_episodes, episodes=1, vehicles=config.vehicles,
                       spacing=float(config.spacing), vehicle_contact=True, seed=SCORING_SEED,
                       vehicle=config.vehicle, task=task, action=config.action)

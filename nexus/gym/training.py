@@ -66,6 +66,9 @@ class TrainConfig:
     goal_fade: float = 0.0
     #: With that fade: its power [-] (1: linear, 2: quadratic; :mod:`nexus.control.velocity_action`).
     goal_fade_power: float = 1.0
+    #: A multi-agent task's episode [s]: every vehicle of a world is truncated after it, and the bar is scored at
+    #: its last step (the swap's own 8 s by default).
+    episode_s: float = 8.0
     hidden: int = 64
     #: The largest log standard deviation of the policy's actions [log action units]: 1 lets the exploration grow
     #: to e = 2.7 times the action's range, where the swap's runs went (docs/fleets.md).
@@ -100,6 +103,10 @@ class TrainConfig:
 
         if self.task in SWARM_TASKS:
             check_swarm(self, label)
+        elif self.episode_s != 8.0:
+            raise BuildError(f"{said(label('episode_s'), self.episode_s)}: it sets a multi-agent task's episode "
+                             f"({', '.join(SWARM_TASKS)}); the single-agent tasks keep their own; drop "
+                             f"{label('episode_s').rstrip('=')}")
         elif self.goal_gain != 0.0 or self.goal_fade != 0.0 or self.goal_fade_power != 1.0:
             field = next(name for name, unset in (("goal_gain", 0.0), ("goal_fade", 0.0), ("goal_fade_power", 1.0))
                          if getattr(self, name) != unset)
@@ -170,6 +177,10 @@ def check_swarm(config: TrainConfig, label) -> None:
     if gain > 0 and config.action != "velocity":
         raise BuildError(f"{said(label('goal_gain'), gain)}: the go-to-goal law is a velocity the policy corrects; "
                          f"give {label('action').rstrip('=')} velocity too, or drop {label('goal_gain').rstrip('=')}")
+    seconds = config.episode_s
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 1.0 <= seconds <= 60.0:
+        raise BuildError(f"{said(label('episode_s'), seconds)}: give the episode's length in seconds, from 1 to 60 "
+                         "(the swap's own: 8)")
     every = config.score_every
     if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 0:
         raise BuildError(f"{said(label('score_every'), every)}: give the environment steps between scores by the "

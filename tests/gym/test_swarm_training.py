@@ -145,6 +145,8 @@ def test_the_straight_line_baseline_alone_ends_within_the_bar():
     (["--task", "swap", "--score-every", "1e6", "--score-episodes", "0"],
      "--score-episodes 0: give the episodes of each score by the bar, a whole number from 1 to 1024"),
     (["--task", "swap", "--score-episodes", "8"], "--score-episodes 8 without --score-every: nothing is scored"),
+    (["--task", "swap", "--episode-s", "0.5"], "--episode-s 0.5: give the episode's length in seconds, from 1 to 60"),
+    (["--episode-s", "12"], "--episode-s 12: it sets a multi-agent task's episode (swap)"),
     (["--max-learning-rate", "1e-4"], "--max-learning-rate 0.0001: give the largest learning rate, at least the "
                                       "starting 0.0003 and at most 0.01"),
     (["--max-log-std", "3"], "--max-log-std 3: give the largest log standard deviation of the policy's actions, "
