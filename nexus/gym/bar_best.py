@@ -96,6 +96,8 @@ class BarBest:
         return row
 
     def close(self) -> None:
+        """The scorer's environment closed, and a policy a stop caught mid-score removed."""
+        (self.folder / "policy_scored.onnx").unlink(missing_ok=True)
         if self.scorer is not None:
             self.scorer.close()
             self.scorer = None

@@ -33,7 +33,10 @@ def test_the_curve_has_a_row_per_update_and_progress_is_shown(trained):
     out, result, lines = trained
     rows = list(csv.DictReader(open(out / "curve.csv")))
     assert [int(r["steps"]) for r in rows] == [64, 128]
-    assert set(rows[0]) == {"steps", "wall_s", "steps_per_s", "episodes", "mean_return", "mean_length"}
+    assert set(rows[0]) == {"steps", "wall_s", "steps_per_s", "episodes", "mean_return", "mean_length",
+                            "learning_rate", "action_std"}
+    # The policy starts at log std -1.6 (std 0.2019) and the rate at 3e-4; two updates move both a little.
+    assert all(0.15 < float(r["action_std"]) < 0.25 and 1e-6 <= float(r["learning_rate"]) <= 1e-2 for r in rows)
     assert len(lines) == 2 and "steps/s" in lines[0] and "mean return" in lines[0] and "episode length" in lines[0]
     assert (out / "curve.png").stat().st_size > 0
     assert (out / "checkpoint.pt").is_file() and result.last["steps"] == 128
