@@ -69,19 +69,20 @@ def test_the_best_is_kept_and_a_fresh_run_drops_an_earlier_ones(tmp_path):
 
 
 def _train(out, *extra):
-    result = CliRunner().invoke(main, ["train", "--task", "swap", "--worlds", "1", "--steps", "1536", "--seed", "3",
-                                       "--no-vehicle-contact", "--no-evaluate", "--out", str(out), *extra])
+    result = CliRunner().invoke(main, ["train", "--task", "swap", "--worlds", "1", "--vehicles", "2", "--steps", "768",
+                                       "--seed", "3", "--no-vehicle-contact", "--no-evaluate", "--out", str(out),
+                                       *extra])
     assert result.exit_code == 0, result.output
     return result.output
 
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory):
-    """A tiny swap training twice (one world of four: 128 steps an update, a checkpoint every 10 updates, 12
-    updates): unscored, and scored on 2 episodes at its checkpoint of 1,280 steps, two updates before its end."""
+    """A tiny swap training twice (one world of two: 64 steps an update, a checkpoint every 10 updates, 12
+    updates): unscored, and scored on 2 episodes at its checkpoint of 640 steps, two updates before its end."""
     plain, scored = tmp_path_factory.mktemp("plain"), tmp_path_factory.mktemp("scored")
     _train(plain)
-    output = _train(scored, "--score-every", "1280", "--score-episodes", "2")
+    output = _train(scored, "--score-every", "640", "--score-episodes", "2")
     return plain, scored, output
 
 
@@ -90,22 +91,22 @@ def test_scoring_changes_nothing_of_the_learning(scored):
     keep = ("steps", "episodes", "mean_return", "mean_length")
     rows = [[{k: r[k] for k in keep} for r in csv.DictReader(open(out / "curve.csv"))] for out in (plain, scored_out)]
     assert rows[0] == rows[1]
-    obs = np.random.default_rng(0).normal(size=(8, 30)).astype(np.float32)
+    obs = np.random.default_rng(0).normal(size=(8, 18)).astype(np.float32)  # 12 own features, 6 of one neighbour
     actions = [ort.InferenceSession(str(out / "policy.onnx"), providers=["CPUExecutionProvider"]).run(
         None, {"observation": obs})[0] for out in (plain, scored_out)]
     np.testing.assert_array_equal(actions[0], actions[1])
 
 
 def test_the_checkpoint_is_scored_and_kept_as_the_scorer_scores_it_afresh(scored):
-    """One score, at 1,280 steps (the end, 1,536, is not a multiple past it): kept, and the row is the bar's own
+    """One score, at 640 steps (the end, 768, is not a multiple past it): kept, and the row is the bar's own
     evaluation of that policy on the scoring seed's 2 episodes, one world each."""
     from nexus.gym.swarm_evaluate import evaluate_swap
 
     _, out, output = scored
     rows = list(csv.DictReader(open(out / "bar.csv")))
-    assert len(rows) == 1 and rows[0]["steps"] == "1280" and rows[0]["episodes"] == "2"
-    assert "train: the bar at 1,280 steps: " in output and "the bar's best " in output.splitlines()[-1]
-    again = evaluate_swap(out / "policy_bar.onnx", worlds=2, episodes=1, seed=2000)
+    assert len(rows) == 1 and rows[0]["steps"] == "640" and rows[0]["episodes"] == "2"
+    assert "train: the bar at 640 steps: " in output and "the bar's best " in output.splitlines()[-1]
+    again = evaluate_swap(out / "policy_bar.onnx", worlds=2, episodes=1, vehicles=2, seed=2000)
     assert int(rows[0]["success"]) == again["success"] and int(rows[0]["ended_early"]) == again["ended_early"]
     assert float(rows[0]["mean_flown_s"]) == again["mean_flown_s"]
-    assert json.loads((out / "bar.json").read_text())["steps"] == 1280
+    assert json.loads((out / "bar.json").read_text())["steps"] == 640
