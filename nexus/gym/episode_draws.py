@@ -134,8 +134,7 @@ class EpisodeDraws:
         """Every world's current value of ``name`` as its owner's array holds it (for tests and inspection)."""
         plant = self.plant
         if name == "mass":
-            bodies = plant.base + np.arange(plant.worlds) * plant.bodies_per_world
-            return plant.model.body_mass.numpy()[bodies]
+            return plant.model.body_mass.numpy()[plant.base_bodies()]
         if name in ("thrust_scale", "drag_scale"):
             return self.scaled[0].arrays[name].numpy()
         if name.startswith("base_force_"):

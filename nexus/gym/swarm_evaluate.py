@@ -30,7 +30,7 @@ from nexus.gym.bar_best import SCORING_SEED
 from nexus.gym.agent import MAX_RATES
 from nexus.gym.multi_agent import SwarmVectorEnv
 from nexus.gym.swarm_tasks import swarm_task_named
-from nexus.gym.swarm_training import swarm_layout
+from nexus.gym.swarm_training import configured_task, swarm_layout
 
 #: The bar of issue 47: every vehicle within this distance of its goal [m] at the episode's end, no collision.
 GOAL_RADIUS_M = 0.2
@@ -143,10 +143,11 @@ class SwapScorer:
                                   vehicle_contact=vehicle_contact, noise=noise, vehicle=vehicle, estimator=estimator,
                                   action=action)
 
-    def score(self, policy: str | Path | None, say=None) -> dict:
-        """Fly the episodes with ``policy`` (an ONNX file; None: the straight-line baseline) and score them."""
+    def score(self, policy: str | Path | OnnxPolicy | None, say=None) -> dict:
+        """Fly the episodes with ``policy`` (an ONNX file, or one already loaded; None: the straight-line baseline)
+        and score them."""
         env, worlds, vehicles, episodes = self.env, self.worlds, self.vehicles, self.episodes
-        model = None if policy is None else OnnxPolicy(policy)
+        model = policy if isinstance(policy, OnnxPolicy) or policy is None else OnnxPolicy(policy)
         if model is not None:
             model.check(env)
         act = StraightLinePid(worlds * vehicles, 1.0 / env.policy_hz) if model is None else model
@@ -181,7 +182,7 @@ class SwapScorer:
         success = ~early & within.all(axis=2)
         closest = np.array(closest)
         flown = ~early
-        return {"policy": "straight-line baseline" if policy is None else str(policy),
+        return {"policy": "straight-line baseline" if model is None else str(model.path),
                 "episodes": int(success.size), "worlds": worlds, "estimator": self.estimator, "vehicles": vehicles,
                 "vehicle_contact": bool(self.vehicle_contact), "seed": self.seed,
                 "radius_m": radius, "time_s": round((steps - 1) / policy_hz, 4),
@@ -199,10 +200,9 @@ class SwapScorer:
         self.env.close()
 
 
-def scoring_task(policy: str | Path | None, task="swap"):
-    """The task ``policy`` is flown on: the swap, with the go-to-goal law it was trained to correct if it declares
-    one (``nexus:velocity_goal_gain``), and its action mode (``nexus:action``)."""
-    model = None if policy is None else OnnxPolicy(policy)
+def scoring_task(model: OnnxPolicy | None, task="swap"):
+    """The task ``model`` is flown on: the swap, with the go-to-goal law it was trained to correct if it declares
+    one (``nexus:velocity_goal_gain``), and its action mode (``nexus:action``; the baseline's, None: CTBR)."""
     law = None if model is None else model.scaling
     if law is not None and law.goal_gain > 0.0:
         task = replace(swarm_task_named(task), goal_gain=law.goal_gain, goal_fade=law.goal_fade,
@@ -216,12 +216,13 @@ def evaluate_swap(policy: str | Path | None, *, worlds: int = 64, episodes: int 
                   task="swap", say=None) -> dict:
     """Fly ``worlds x episodes`` swap episodes with ``policy`` (an ONNX file; None: the straight-line baseline) and
     score them (module doc). ``task``: the swap, or a :class:`~nexus.gym.swarm_tasks.SwarmTask` changed from it."""
-    task, action = scoring_task(policy, task)
+    model = None if policy is None else OnnxPolicy(policy)
+    task, action = scoring_task(model, task)
     scorer = SwapScorer(worlds=worlds, episodes=episodes, vehicles=vehicles, spacing=spacing,
                         vehicle_contact=vehicle_contact, seed=seed, noise=noise, radius=radius, vehicle=vehicle,
                         estimator=estimator, task=task, action=action)
     try:
-        return scorer.score(policy, say=say)
+        return scorer.score(model, say=say)
     finally:
         scorer.close()
 
@@ -230,12 +231,9 @@ def make_swarm_scorer(config) -> SwapScorer:
     """The bar's scoring during a :class:`~nexus.gym.training.TrainConfig`'s run (:mod:`nexus.gym.bar_best`): its
     ``score_episodes`` worlds flown once each, in contact, on the truth and with the bar's noise, from the scoring
     seed, with the go-to-goal law and the action the policy is trained with (scoring reads no reward)."""
-    task = replace(swarm_task_named(config.task), goal_gain=float(config.goal_gain),
-                   goal_fade=float(config.goal_fade), goal_fade_power=float(config.goal_fade_power),
-                   episode_s=float(config.episode_s))
     return SwapScorer(worlds=config.score_episodes, episodes=1, vehicles=config.vehicles,
                       spacing=float(config.spacing), vehicle_contact=True, seed=SCORING_SEED,
-                      vehicle=config.vehicle, task=task, action=config.action)
+                      vehicle=config.vehicle, task=configured_task(config), action=config.action)
 
 
 def compare_swap(policy: str | Path, say=None, **settings) -> dict:

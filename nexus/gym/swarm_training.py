@@ -103,12 +103,17 @@ class _ExportedTask:
         self.name, self.layout = name, layout
 
 
+def configured_task(config):
+    """A :class:`~nexus.gym.training.TrainConfig`'s multi-agent task: its go-to-goal law and its episode, on the
+    task's own reward (the training's environment and its scoring of the bar both fly this)."""
+    return replace(swarm_task_named(config.task), goal_gain=float(config.goal_gain), goal_fade=float(config.goal_fade),
+                   goal_fade_power=float(config.goal_fade_power), episode_s=float(config.episode_s))
+
+
 def make_swarm_env(config) -> FlatSwarmEnv:
     """The flattened swap environment for a :class:`~nexus.gym.training.TrainConfig`."""
     reward = VELOCITY_TRAINING_REWARD if config.action == "velocity" else TRAINING_REWARD
-    task = replace(swarm_task_named(config.task), **reward, goal_gain=float(config.goal_gain),
-                   goal_fade=float(config.goal_fade), goal_fade_power=float(config.goal_fade_power),
-                   episode_s=float(config.episode_s))
+    task = replace(configured_task(config), **reward)
     return FlatSwarmEnv(SwarmVectorEnv(num_envs=config.worlds, task=task, vehicles=config.vehicles,
                                        spacing=float(config.spacing), vehicle_contact=bool(config.vehicle_contact),
                                        action=config.action, policy_hz=config.policy_hz, tick_hz=config.tick_hz,
