@@ -23,7 +23,7 @@ import numpy as np
 import warp as wp
 
 from nexus.core import Loop
-from nexus.estimation.ekf import EKF_SPEC, Ekf, ekf_step
+from nexus.estimation.ekf import EKF_SPEC, Ekf, ekf_step, state_arrays
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.plant.plant import GeodeticOrigin
 from nexus.runtime.assembly import assemble
@@ -113,7 +113,7 @@ def count(tick: wp.array(dtype=wp.int64)):
 
 
 def _time_kernel(worlds, ticks, rounds, ekf, ekf_step, inputs, state, outputs, views, strides, tick):
-    step = wp.launch(ekf_step, worlds, inputs=[*inputs, ekf.tuning, 1, *state, *state], outputs=outputs, device="cpu",
+    step = wp.launch(ekf_step, worlds, inputs=[*inputs, ekf.tuning, 1, state_arrays(state), state_arrays(state)], outputs=outputs, device="cpu",
                      record_cmd=True)
     move = wp.launch(advance, worlds, inputs=[*views, wp.vec4i(*strides), inputs[6], tick], device="cpu",
                      record_cmd=True)

@@ -699,6 +699,43 @@ def fuse_airspeed_sample(
                                  fuse_with_wind(P, Pw, world, h, hw, innovation, variance))
 
 
+@wp.struct
+class EkfStateArrays:
+    """The filter's state arrays, by the kernel's names (one struct argument: a launch costs a few nanoseconds per
+    argument on the CPU, and the filter has 24 state arrays in and out)."""
+
+    nominal: wp.array2d(dtype=wp.vec3)
+    attitude: wp.array2d(dtype=wp.quat)
+    P: wp.array3d(dtype=wp.float32)
+    times: wp.array2d(dtype=wp.float64)
+    refs: wp.array2d(dtype=wp.float32)
+    history: wp.array3d(dtype=wp.vec3)
+    history_times: wp.array2d(dtype=wp.float64)
+    divergence: wp.array2d(dtype=wp.float32)
+    monitor: wp.array2d(dtype=wp.float64)
+    wind: wp.array2d(dtype=wp.vec3)
+    Pw: wp.array3d(dtype=wp.float32)
+    air_monitor: wp.array2d(dtype=wp.float64)
+
+
+#: The component's state keys (the spec's state, in order), in :class:`EkfStateArrays`' field order.
+STATE_KEYS = ("nominal", "attitude", "covariance", "times", "references", "history", "history_times", "divergence",
+              "monitor", "wind", "wind_covariance", "airspeed_monitor")
+
+
+def state_arrays(arrays) -> EkfStateArrays:
+    """``arrays`` (the component's state: by key, or a sequence in :data:`STATE_KEYS`' order) as one
+    :class:`EkfStateArrays`, made at each launch: a struct holds its arrays as they were when set, so one made once
+    would miss a gradient buffer given to them later."""
+    values = [arrays[key] for key in STATE_KEYS] if hasattr(arrays, "keys") else list(arrays)
+    if len(values) != len(STATE_KEYS):
+        raise ValueError(f"the EKF has {len(STATE_KEYS)} state arrays, got {len(values)}")
+    out = EkfStateArrays()
+    for field, array in zip(EkfStateArrays.vars, values):
+        setattr(out, field, array)
+    return out
+
+
 def make_ekf_step(with_wind: bool):
     """The filter's kernel: without wind states (``with_wind`` False: the 15-state filter, every airspeed and wind
     branch left out of its code by ``wp.static``, so it costs and computes what it did before they existed), or
@@ -717,30 +754,8 @@ def make_ekf_step(with_wind: bool):
         time: wp.array(dtype=wp.float64),
         tuning: EkfTuning,
         in_place: int,
-        nominal_in: wp.array2d(dtype=wp.vec3),
-        attitude_in: wp.array2d(dtype=wp.quat),
-        P_in: wp.array3d(dtype=wp.float32),
-        times_in: wp.array2d(dtype=wp.float64),
-        refs_in: wp.array2d(dtype=wp.float32),
-        history_in: wp.array3d(dtype=wp.vec3),
-        history_times_in: wp.array2d(dtype=wp.float64),
-        divergence_in: wp.array2d(dtype=wp.float32),
-        monitor_in: wp.array2d(dtype=wp.float64),
-        wind_in: wp.array2d(dtype=wp.vec3),
-        Pw_in: wp.array3d(dtype=wp.float32),
-        air_monitor_in: wp.array2d(dtype=wp.float64),
-        nominal: wp.array2d(dtype=wp.vec3),
-        attitude: wp.array2d(dtype=wp.quat),
-        P: wp.array3d(dtype=wp.float32),
-        times: wp.array2d(dtype=wp.float64),
-        refs: wp.array2d(dtype=wp.float32),
-        history: wp.array3d(dtype=wp.vec3),
-        history_times: wp.array2d(dtype=wp.float64),
-        divergence: wp.array2d(dtype=wp.float32),
-        monitor: wp.array2d(dtype=wp.float64),
-        wind: wp.array2d(dtype=wp.vec3),
-        Pw: wp.array3d(dtype=wp.float32),
-        air_monitor: wp.array2d(dtype=wp.float64),
+        state_in: EkfStateArrays,
+        state_out: EkfStateArrays,
         estimate: wp.array(dtype=PoseTwist),
         status: wp.array(dtype=wp.int32),
         variances: wp.array2d(dtype=wp.float32),
@@ -758,7 +773,15 @@ def make_ekf_step(with_wind: bool):
         beta_rejected: wp.array(dtype=wp.int32),
     ):
         world = wp.tid()
+        nominal, attitude, P, times = state_out.nominal, state_out.attitude, state_out.P, state_out.times
+        refs, history, history_times = state_out.refs, state_out.history, state_out.history_times
+        divergence, monitor, wind = state_out.divergence, state_out.monitor, state_out.wind
+        Pw, air_monitor = state_out.Pw, state_out.air_monitor
         if in_place == 0:  # a differentiable caller's fresh state_out; in a run the state advances in place
+            nominal_in, attitude_in, P_in, times_in = state_in.nominal, state_in.attitude, state_in.P, state_in.times
+            refs_in, history_in, history_times_in = state_in.refs, state_in.history, state_in.history_times
+            divergence_in, monitor_in, wind_in = state_in.divergence, state_in.monitor, state_in.wind
+            Pw_in, air_monitor_in = state_in.Pw, state_in.air_monitor
             for i in range(8):
                 nominal[world, i] = nominal_in[world, i]
             attitude[world, 0] = attitude_in[world, 0]
@@ -1353,15 +1376,14 @@ class Ekf(Component):
     def run(self, io) -> None:
         sensors = [self._idle[s] if s in self._idle else io[s] for s in ("gps", "baro", "mag", "range", "airspeed")]
         si, so = io.state_in, io.state_out
-        keys = ("nominal", "attitude", "covariance", "times", "references", "history", "history_times", "divergence",
-                "monitor", "wind", "wind_covariance", "airspeed_monitor")
+        keys = STATE_KEYS
         air_outputs = ([io[port.signal] for port in AIRSPEED_OUTPUTS] if self.fuses_airspeed
                        else self._idle_outputs)
         in_place = int(all(si[k].ptr == so[k].ptr for k in keys))
         wp.launch(
             ekf_step_with_wind if self.fuses_airspeed else ekf_step, dim=self.worlds,
             inputs=[io["imu"], *sensors, io["time"], self.tuning, in_place,
-                    *(si[k] for k in keys), *(so[k] for k in keys)],
+                    state_arrays(si), state_arrays(so)],
             outputs=[io["estimate"], io[STATUS_SIGNAL], io["ekf_variance"], io["ekf_innovation"],
                      io["ekf_test_ratio"], io["ekf_rejected"], io.done, io[RESET_SIGNAL], io["ekf_resets"],
                      *air_outputs],
@@ -1404,4 +1426,5 @@ def divergence_line(name: str, d: dict) -> str:
 
 
 __all__ = ["AIRSPEED_OUTPUTS", "WIND_SIGNAL", "DIVERGED", "DIVERGED_REASON", "EKF_SPEC", "Ekf", "EkfTuning", "divergence_line",
-           "ekf_step", "ekf_step_with_wind", "make_ekf_step"]
+           "ekf_step", "ekf_step_with_wind", "make_ekf_step", "state_arrays", "STATE_KEYS",
+           "EkfStateArrays"]

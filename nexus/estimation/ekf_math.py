@@ -68,17 +68,20 @@ def predict_covariance(
     """P ← F·P·Fᵀ + Q over an interval ``T`` [s] in which the specific force added ``dv_ned`` [m/s] (NED).
 
     F: δp += T·δv; δv += −[Δv]ₓ·δθ − R·T·δba; δθ += −R·T·δbg. ``P_in`` may be ``P``: rows are
-    computed from rows not yet written (position, velocity, attitude, then the biases).
+    computed from rows not yet written (position, velocity, attitude, then the biases). Only the upper
+    triangle is written row by row (row ``i`` reads its own old entries left of the diagonal), then mirrored:
+    the result is exactly symmetric, and half the stores of a full write and a symmetrising pass.
     """
     M = -wp.skew(dv_ned)
     Rdt = R * T
     for i in range(N):
         row = apply_columns(predict_row(P_in, world, i, T, M, Rdt), T, M, Rdt)
-        for j in range(N):
+        for j in range(i, N):
             P[world, i, j] = row[j]
     for i in range(N):
-        P[world, i, i] = P[world, i, i] + q_diag[i]
-    symmetrise(P, world)
+        for j in range(i + 1, N):
+            P[world, j, i] = P[world, i, j]
+        P[world, i, i] = wp.max(P[world, i, i] + q_diag[i], 1.0e-12)
 
 
 @wp.func
@@ -89,6 +92,13 @@ def symmetrise(P: wp.array3d(dtype=wp.float32), world: int):
             mean = 0.5 * (P[world, i, j] + P[world, j, i])
             P[world, i, j] = mean
             P[world, j, i] = mean
+        P[world, i, i] = wp.max(P[world, i, i], 1.0e-12)
+
+
+@wp.func
+def floor_variances(P: wp.array3d(dtype=wp.float32), world: int):
+    """No variance below 1e-12 (kept positive definite against round-off)."""
+    for i in range(N):
         P[world, i, i] = wp.max(P[world, i, i], 1.0e-12)
 
 
@@ -112,10 +122,12 @@ def fuse_scalar(
     for i in range(N):
         col_k[i] = P[world, i, k] - c * K[i] * row_k[k]
     for i in range(N):
-        for j in range(N):
+        for j in range(i, N):
             lp = P[world, i, j] - c * K[i] * row_k[j]
-            P[world, i, j] = lp - c * col_k[i] * K[j] + variance * K[i] * K[j]
-    symmetrise(P, world)
+            value = lp - c * col_k[i] * K[j] + variance * K[i] * K[j]
+            P[world, i, j] = value
+            P[world, j, i] = value
+    floor_variances(P, world)
     return K * innovation
 
 
@@ -136,9 +148,11 @@ def fuse_attitude_scalar(
     # (L·P·Lᵀ)_ij = (L·P)_ij − (L·P·Hᵀ)_i·K_j.
     lph = col - K * hph
     for i in range(N):
-        for j in range(N):
-            P[world, i, j] = P[world, i, j] - K[i] * row[j] - lph[i] * K[j] + variance * K[i] * K[j]
-    symmetrise(P, world)
+        for j in range(i, N):
+            value = P[world, i, j] - K[i] * row[j] - lph[i] * K[j] + variance * K[i] * K[j]
+            P[world, i, j] = value
+            P[world, j, i] = value
+    floor_variances(P, world)
     return K * innovation
 
 

@@ -144,7 +144,7 @@ class Recorder(Component):
     A tap is a :class:`Tap` or a ``(signal, dtype, shape)`` tuple for a signal one component writes.
     """
 
-    def __init__(self, taps: Sequence[Tap | tuple], capacity: int = 10240, name: str = "/record", every: int = 1,
+    def __init__(self, taps: Sequence[Tap | tuple], capacity: int = 40960, name: str = "/record", every: int = 1,
                  table_bytes: int = TABLE_BYTES):
         super().__init__(name)
         if capacity < 1:

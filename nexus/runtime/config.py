@@ -115,9 +115,11 @@ class RunConfig:
     eager: bool = setting(False, "Launch stage by stage instead of replaying graphs (debugging)")
     #: WMM date [decimal year]; None takes the plant's fixed default.
     decimal_year: float | None = None
-    #: Rows the device record table holds between drains (41 s at 250 Hz; a multiple of the 16 ticks a replay
-    #: runs). A full drain of 10,240 rows to Parquet costs about 8 ms, under 1 µs per tick (docs/benchmarking.md).
-    record_capacity: int = 10240
+    #: Rows the device record table holds between drains (164 s at 250 Hz; a multiple of the 16 ticks a replay
+    #: runs; fewer for many worlds, see ``Recorder.table_bytes``). A drain has a fixed cost (the Parquet file's
+    #: set-up, two fsyncs, run.json) besides its rows': a full drain of 40,960 rows costs 0.85 µs a tick against
+    #: 1.2 for 10,240 (docs/benchmarking.md). A killed run still loses at most about 2 s of wall time.
+    record_capacity: int = 40960
     #: Ticks per graph replay; None lets the loop choose (a hidden knob for tests, not a CLI option).
     ticks_per_replay: int | None = None
     worlds: int = setting(1, "Vehicles flown at once, one Newton world each, in one graph (docs/worlds.md)")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import warp as wp
 
-from nexus.estimation.ekf import Ekf, divergence_line, ekf_step, heading_jacobian
+from nexus.estimation.ekf import Ekf, divergence_line, ekf_step, heading_jacobian, state_arrays
 from nexus.estimation.ekf_math import fuse_attitude_scalar, fuse_scalar, predict_covariance, vec15
 from nexus.plant.plant import GeodeticOrigin
 from nexus.sensors.airspeed import AirspeedSample
@@ -196,7 +196,8 @@ class Harness:
             self._samples(gps_on)
             out = self.state if self.in_place else self.spare
             wp.launch(ekf_step, self.worlds, inputs=[self.imu, self.gps, self.baro, self.mag, self.rng, self.air, self.time,
-                                                     self.ekf.tuning, int(self.in_place), *self.state, *out],
+                                                     self.ekf.tuning, int(self.in_place), state_arrays(self.state),
+                                                     state_arrays(out)],
                       outputs=self.out, device="cpu")
             if not self.in_place:
                 self.state, self.spare = self.spare, self.state

@@ -25,8 +25,8 @@ from nexus.runtime.replay import replay
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ["run", "--controller", "hold", "--duration", "3000", "--device", "cpu", "--quiet"]
-#: The default record table: a drain every 10,240 ticks, or sooner after 2 s of wall time.
-CAPACITY = 10240
+#: The default record table: a drain every 40,960 ticks, or sooner after 2 s of wall time.
+CAPACITY = 40960
 
 
 def start(out: Path, slow: tuple[Path, float] | None = None, extra: tuple[str, ...] = ()) -> subprocess.Popen:
@@ -166,8 +166,8 @@ def mount_small_disk(where: Path, size: str) -> bool:
 
 def test_a_full_disk_ends_the_run_disk_full_and_keeps_what_was_written(tmp_path):
     disk = tmp_path / "disk"
-    if not mount_small_disk(disk, "3m"):
-        pytest.skip("cannot mount a 3 MB tmpfs here (needs root and mount); tests/record/test_full_disk.py "
+    if not mount_small_disk(disk, "12m"):
+        pytest.skip("cannot mount a 12 MB tmpfs here (needs root and mount); tests/record/test_full_disk.py "
                     "covers a full disk with an injected ENOSPC")
     try:
         out = disk / "run"
