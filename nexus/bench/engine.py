@@ -12,6 +12,7 @@ import warp as wp
 from nexus.bench.timing import interleaved_best, seconds_per_call
 from nexus.core import Component, Loop, Read, Stage, Write
 from nexus.core.clock import advance_clock
+from nexus.core.schedule import due_table
 from nexus.core.loop import DEFAULT_TICK_HZ, tick_ns
 
 STAGES = 20
@@ -57,7 +58,7 @@ def _hand_graph(device: str):
     rows = [wp.full((1, WIDTH), 1.0, dtype=wp.float32, device=device)]
     rows += [wp.zeros((1, WIDTH), dtype=wp.float32, device=device) for _ in range(STAGES)]
     with wp.ScopedDevice(device), wp.ScopedCapture(device=device) as capture:
-        wp.launch(advance_clock, 1, inputs=[wp.int64(tick_ns(DEFAULT_TICK_HZ)), done], outputs=[tick, time_ns, time, running], device=device)
+        wp.launch(advance_clock, 1, inputs=[wp.int64(tick_ns(DEFAULT_TICK_HZ)), done], outputs=[tick, time_ns, time, running, due_table([], device)], device=device)
         for i in range(STAGES):
             wp.launch(relax, WIDTH, inputs=[rows[i]], outputs=[rows[i + 1]], device=device)
     return capture.graph, rows

@@ -26,6 +26,7 @@ import numpy as np
 import warp as wp
 
 from nexus.core.component import Component
+from nexus.core.schedule import DueTable, due_table, set_due_flags
 from nexus.core.signals import Write
 from nexus.core.stage import Stage
 from nexus.core.stage_io import StageIO
@@ -48,10 +49,12 @@ def advance_clock(
     time_ns: wp.array(dtype=wp.int64),
     time: wp.array(dtype=wp.float64),
     running: wp.array(dtype=wp.int32),
+    due: DueTable,
 ):
     world = wp.tid()
     if done[world] != 0:
         running[world] = 0
+        set_due_flags(due, time_ns[world], 1)
         return
     running[world] = 1
     count = tick[world] + wp.int64(1)
@@ -59,6 +62,7 @@ def advance_clock(
     now_ns = count * dt_ns
     time_ns[world] = now_ns
     time[world] = wp.float64(now_ns) / wp.float64(1.0e9)
+    set_due_flags(due, now_ns, 0)
 
 
 class Clock(Component):
@@ -72,6 +76,9 @@ class Clock(Component):
         #: The loop's done flags (``wp.int32``, one per world), handed over before capture.
         self.done = None
         self.worlds = 1
+        #: The scheduled stages' flags it sets each tick (:mod:`nexus.core.schedule`); empty unless the loop
+        #: hands it a table before capture (a one-world captured ring on the CPU).
+        self.due: DueTable | None = None
 
     def stages(self) -> list[Stage]:
         return [
@@ -92,6 +99,7 @@ class Clock(Component):
         if self.done is None:  # a clock outside a loop: nothing ever ends its run
             self.done = wp.zeros(ctx.worlds, dtype=wp.int32, device=ctx.device)
         self.worlds = int(self.done.shape[0])
+        self.due = due_table([], ctx.device)  # the loop hands over its table after every component is prepared
 
     def tables(self, ticks: int, worlds: int, device: str) -> dict[str, wp.array]:
         """What this clock writes on ticks 1 .. ``ticks`` when no world ends, one row per tick (leading axis:
@@ -113,6 +121,6 @@ class Clock(Component):
             advance_clock,
             dim=self.worlds,
             inputs=[wp.int64(self.dt_ns), self.done],
-            outputs=[io["tick"], io["time_ns"], io["time"], io["running"]],
+            outputs=[io["tick"], io["time_ns"], io["time"], io["running"], self.due],
             device=io.device,
         )

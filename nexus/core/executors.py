@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable
+from functools import partial
 
 import warp as wp
 
@@ -65,7 +66,8 @@ class EagerExecutor:
     #: Not counted: nothing is captured.
     nodes_per_tick = None
 
-    def __init__(self, plan: Plan, ios: dict[int, StageIO], device: str, ticks_per_replay: int = 1):
+    def __init__(self, plan: Plan, ios: dict[int, StageIO], device: str, ticks_per_replay: int = 1,
+                 conditions: dict[int, wp.array] | None = None):
         if ticks_per_replay != 1:
             raise ValueError("the eager executor runs one tick at a time")
         self._calls = [(stage, ios[id(stage)]) for stage in plan.stages]
@@ -83,8 +85,12 @@ class CapturedExecutor:
 
     mode = "captured"
 
-    def __init__(self, plan: Plan, ios: dict[int, StageIO], device: str, ticks_per_replay: int = 1):
+    def __init__(self, plan: Plan, ios: dict[int, StageIO], device: str, ticks_per_replay: int = 1,
+                 conditions: dict[int, wp.array] | None = None):
         self.device = device
+        #: Stage id -> the one-element flag whose conditional node runs it (the scheduled stages of
+        #: :mod:`nexus.core.schedule`); any other stage is captured as it is.
+        self.conditions = dict(conditions or {})
         self.graphs: list = []
         self._steps: list[Callable[[], None]] = []
         for segment in plan.segments:
@@ -121,7 +127,11 @@ class CapturedExecutor:
             with wp.ScopedDevice(self.device), wp.ScopedCapture(device=self.device) as capture:
                 for _ in range(ticks):
                     for current in segment.stages:
-                        current.run(ios[id(current)])
+                        flag = self.conditions.get(id(current))
+                        if flag is None:
+                            current.run(ios[id(current)])
+                        else:  # launched only on the ticks the clock's kernel flags
+                            wp.capture_if(flag, on_true=partial(current.run, ios[id(current)]))
         except Exception as error:
             where = current.where if current is not None else "the segment's start"
             raise CaptureError(

@@ -23,6 +23,7 @@ from nexus.core.executors import EXECUTORS, run_stage
 from nexus.core.planner import Plan, plan_segments
 from nexus.core.ring import RING_ORDER, is_known_kind, kind_rank
 from nexus.core.rng import RngTree
+from nexus.core.schedule import due_table
 from nexus.core.stage import Stage
 from nexus.core.stage_io import StageIO
 from nexus.core.state import StateStore, TickState, put_back, take
@@ -36,6 +37,9 @@ MODES = tuple(EXECUTORS)
 #: loop's Python negligible next to the tick, few enough that the ticks replayed after
 #: "done" cost little. Components bound it (``max_ticks_per_replay``: the record's table).
 DEFAULT_TICKS_PER_REPLAY = 16
+#: Whether a one-world captured ring on the CPU skips a scheduled stage's launch on ticks it has no sample due
+#: (:mod:`nexus.core.schedule`); False launches it every tick, as the reference tests compare with.
+SKIP_BETWEEN_SAMPLES = True
 #: Hidden knob for tests and measurements: ticks per replay, as a whole number.
 TICKS_PER_REPLAY_ENV = "NEXUS_TICKS_PER_REPLAY"
 #: The control tick rate [Hz] unless a run asks for another (``nexus.runtime.config.RunConfig.tick_hz``).
@@ -206,10 +210,34 @@ class Loop:
             component.prepare(context)
         self.states.reset(context)
         log.info(self.plan.text())
-        self._executor = EXECUTORS[self.mode](self.plan, self.ios, self.device, self.plan.ticks_per_replay)
+        self._executor = EXECUTORS[self.mode](self.plan, self.ios, self.device, self.plan.ticks_per_replay,
+                                              conditions=self._scheduled())
         self._tick_buffer = next(o.buffer for o in self.wiring.outputs if o.signal == "tick" and o.stage.component is self.clock)
         self._built = True
         return self
+
+    def _scheduled(self) -> dict[int, wp.array]:
+        """The scheduled stages' flags (stage id -> a one-element view of the clock's table), after each has been
+        handed to the clock (:mod:`nexus.core.schedule`). Only a one-world captured ring on the CPU skips: there
+        a launch costs about 0.1 µs whatever its kernel does; with many worlds any world may be due, and a GPU
+        graph's cost is another matter."""
+        if self.mode != "captured" or self.worlds != 1 or not wp.get_device(self.device).is_cpu or not SKIP_BETWEEN_SAMPLES:
+            return {}
+        entries = []
+        for stage in self.plan.stages:
+            if stage.host or stage.schedule is None or stage.schedule_period is None:
+                continue
+            period = int(stage.schedule_period())
+            io = self.ios[id(stage)]
+            schedule_in, schedule_out = io.state_in.get(stage.schedule), io.state_out.get(stage.schedule)
+            if period <= 0 or schedule_in is None or schedule_out is None or schedule_in.ptr != schedule_out.ptr:
+                continue  # every tick, or not advanced in place: it runs every tick
+            entries.append((stage, schedule_in.ptr, period))
+        if not entries:
+            return {}
+        table = due_table([(address, period) for _, address, period in entries], self.device)
+        self.clock.due = table
+        return {id(stage): table.flags[k:k + 1] for k, (stage, _, _) in enumerate(entries)}
 
     def _check_worlds(self, stages: Sequence[Stage]) -> None:
         """A host stage that serves one world cannot fly in a ring of many."""

@@ -51,6 +51,13 @@ class Stage:
     #: whole world axes, ``DevicePort.read_all``/``write_all``); other host stages serve one world.
     batched: bool = False
     idle_ticks: Callable[[], int] | None = None
+    #: A device stage that has work only on the ticks its due-time schedule falls due
+    #: (:mod:`nexus.core.schedule`): the name of its component's state variable that holds the schedule.
+    #: On any other tick it must change nothing (its kernel copies its state in place and returns), so a
+    #: one-world captured ring may skip its launch there. ``schedule_period()`` gives the period [ns] once the
+    #: component is prepared (0: every tick, never skipped).
+    schedule: str | None = None
+    schedule_period: Callable[[], int] | None = None
     component: Component | None = field(default=None, repr=False)
 
     @property

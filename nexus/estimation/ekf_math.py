@@ -10,8 +10,8 @@ F = I + (a few 3×3 blocks) touches only the velocity and attitude rows, so
 the prediction below costs about a tenth of that, row by row, in place (rows
 are written in an order that never reads a row already written). Every
 measurement is one scalar whose Jacobian has one non-zero entry (the heading:
-three, all on the attitude), so a fusion is O(15²) (Joseph form, then
-symmetrised). A filter that fuses airspeed adds two wind states, their covariance in a second array (below).
+three, all on the attitude), so a fusion is O(15²) (Joseph form on the upper
+triangle, mirrored). A filter that fuses airspeed adds two wind states, their covariance in a second array (below).
 """
 
 import warp as wp

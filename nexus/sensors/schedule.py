@@ -1,30 +1,15 @@
-"""The due-time rule every sensor samples by.
+"""The sensors' side of the due-time rule (:mod:`nexus.core.schedule`): the period for a rate, and the clock a
+sampling kernel reads.
 
-The first sample (taken at start-up, or on the first tick it runs) starts
-the schedule; the k-th sample after it is due at ``first + k·period``. Times
-are whole nanoseconds, so a due time that falls on a tick compares exactly
-and a period that is not a whole number of ticks never drifts: a 100 Hz
-sensor on a 250 Hz tick samples at 12, 20, 32, 40 ms, ... A period of 0
-(rate 0, or a rate faster than the tick) samples every tick.
-
-The schedule is engine-owned state (``wp.int64``, 3 values per world: first
-sample time, index of the next sample, last sample time [ns]; see
-:data:`SCHEDULE`), so a captured graph keeps it tick after tick and a snapshot
-holds it.
+Every sensor samples by the core's rule: the first sample starts the schedule, the k-th after it is due at
+``first + k·period`` [ns], a period of 0 (rate 0, or a rate faster than the tick) samples every tick.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from nexus.core.spec import StateVar
-
-#: Slots of a schedule array.
-FIRST_NS, NEXT_INDEX, LAST_NS = 0, 1, 2
-SCHEDULE_SLOTS = 3
-#: The state a sampler declares for its schedule: all zeros is "not started".
-SCHEDULE = StateVar("schedule", wp.int64, (SCHEDULE_SLOTS,), 0,
-                    "first sample time [ns], index of the next sample, last sample time [ns]")
+from nexus.core.schedule import FIRST_NS, LAST_NS, NEXT_INDEX, SCHEDULE, SCHEDULE_SLOTS, take_if_due
 
 
 def period_ns(rate: float, tick_ns: int) -> int:
@@ -33,43 +18,6 @@ def period_ns(rate: float, tick_ns: int) -> int:
         return 0
     period = round(1e9 / rate)
     return 0 if period <= tick_ns else int(period)
-
-
-@wp.func
-def take_if_due(
-    now_ns: wp.int64,
-    period: wp.int64,
-    schedule_in: wp.array2d(dtype=wp.int64),
-    schedule_out: wp.array2d(dtype=wp.int64),
-    world: wp.int32,
-) -> wp.int64:
-    """Advance world ``world``'s schedule and return the time since the last sample [ns] if a sample is due now.
-
-    Returns -1 when no sample is due (the schedule is copied unchanged), and 0 for the first sample.
-    """
-    index = schedule_in[world, NEXT_INDEX]
-    first = schedule_in[world, FIRST_NS]
-    last = schedule_in[world, LAST_NS]
-    schedule_out[world, FIRST_NS] = first
-    schedule_out[world, NEXT_INDEX] = index
-    schedule_out[world, LAST_NS] = last
-    if index == wp.int64(0):
-        schedule_out[world, FIRST_NS] = now_ns
-        schedule_out[world, NEXT_INDEX] = wp.int64(1)
-        schedule_out[world, LAST_NS] = now_ns
-        return wp.int64(0)
-    if period > wp.int64(0):
-        if now_ns < first + index * period:
-            return wp.int64(-1)
-        # Skip any due time already passed (only if ticks were missed), never drifting.
-        while first + index * period <= now_ns:
-            index = index + wp.int64(1)
-    else:
-        index = index + wp.int64(1)
-    elapsed = now_ns - last
-    schedule_out[world, NEXT_INDEX] = index
-    schedule_out[world, LAST_NS] = now_ns
-    return elapsed
 
 
 @wp.struct
@@ -105,3 +53,7 @@ def sample_clock(time, time_ns, tick, period: int, schedule_in, schedule_out) ->
 def due(clock: SampleClock, world: wp.int32) -> wp.int64:
     """:func:`take_if_due` for world ``world`` of ``clock``: ns since the last sample, or -1 when none is due."""
     return take_if_due(clock.time_ns[world], clock.period_ns, clock.schedule_in, clock.schedule_out, world)
+
+
+__all__ = ["FIRST_NS", "LAST_NS", "NEXT_INDEX", "SCHEDULE", "SCHEDULE_SLOTS", "SampleClock", "due", "period_ns",
+           "sample_clock", "take_if_due"]

@@ -19,7 +19,7 @@ from typing import Any
 
 import warp as wp
 
-from nexus.core import Component
+from nexus.core import Component, Stage
 from nexus.core.errors import BuildError
 from nexus.core.rng import stream_seed
 from nexus.core.spec import Input, Param, Spec
@@ -152,6 +152,16 @@ class Sensor(Component):
             time, time_ns, tick, schedule_in, schedule_out = arrays
             self._clock = (key, sample_clock(time, time_ns, tick, self.period_ns, schedule_in, schedule_out))
         return self._clock[1]
+
+    def stages(self) -> list[Stage]:
+        """The spec's one device stage, declaring its schedule: each sensor's kernel changes nothing on a tick
+        with no sample due (it copies its state and returns), so a one-world captured ring skips its launch
+        there (:mod:`nexus.core.schedule`)."""
+        stages = super().stages()
+        for stage in stages:
+            if not stage.host:
+                stage.schedule, stage.schedule_period = SCHEDULE.name, lambda: self.period_ns
+        return stages
 
     def launch(self, io) -> None:  # pragma: no cover - every sensor overrides it
         raise NotImplementedError
