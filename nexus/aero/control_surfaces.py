@@ -7,7 +7,13 @@ toward it at no more than its rate limit:
     δ ← δ + clamp(clamp(u, −1, 1)·travel − δ, −rate·Δt, rate·Δt)
 
 so the deflection never leaves ``[−travel, travel]`` and never moves faster than
-``rate`` [rad/s]. The deflection is the component's state (reset to :attr:`ControlSurface.initial`,
+``rate`` [rad/s].
+
+A plane's surfaces that read the same controls and run one after the other in the ring move in one launch,
+from the first one's stage (a launch costs about as much on the CPU as a surface's arithmetic, as for the ESCs):
+the launch reaches each surface's deflection and output through their addresses, and computes what each
+surface's own launch would, bit for bit (``tests/fixed_wing/test_fused_surfaces.py``). A run whose state does not
+advance in place (a taped run) launches each surface by itself. The deflection is the component's state (reset to :attr:`ControlSurface.initial`,
 0 unless a caller starts the vehicle trimmed) and is written to ``surface/<role>``,
 which the wing reads (:mod:`nexus.aero.fixed_wing_forces`). Signs are Beard and
 McLain's: a positive elevator is trailing edge down.
@@ -18,6 +24,7 @@ from __future__ import annotations
 import warp as wp
 
 from nexus.core import Component
+from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Output, Param, Spec, StateVar, positive
 from nexus.plant.controls import CONTROLS_WIDTH
 
@@ -72,6 +79,42 @@ def move_surface(
     surface[world] = moved
 
 
+@wp.func_native("return ((const float*)address)[index];")
+def float_at(address: wp.uint64, index: wp.int32) -> wp.float32:
+    """The float ``index`` of the buffer at device ``address``."""
+    ...
+
+
+@wp.func_native("((float*)address)[index] = value;")
+def put_float(address: wp.uint64, index: wp.int32, value: wp.float32):
+    """Write ``value`` to the float ``index`` of the buffer at device ``address``."""
+    ...
+
+
+@wp.struct
+class SurfaceGroup:
+    """The surfaces one launch moves, one entry each, in ring order."""
+
+    channel: wp.array(dtype=wp.int32)
+    travel: wp.array(dtype=wp.float32)
+    max_step: wp.array(dtype=wp.float32)
+    #: Address of each surface's deflection state (one float a world, advanced in place) and of its output.
+    deflection: wp.array(dtype=wp.uint64)
+    surface: wp.array(dtype=wp.uint64)
+
+
+@wp.kernel
+def move_surfaces(controls: wp.array2d(dtype=wp.float32), group: SurfaceGroup):
+    """Every surface of ``group`` in one launch, one thread per world and surface: ``move_surface``'s arithmetic."""
+    world, i = wp.tid()
+    target = wp.clamp(controls[world, group.channel[i]], -1.0, 1.0) * group.travel[i]
+    now = float_at(group.deflection[i], world)
+    max_step = group.max_step[i]
+    moved = now + wp.clamp(target - now, -max_step, max_step)
+    put_float(group.deflection[i], world, moved)
+    put_float(group.surface[i], world, moved)
+
+
 class ControlSurface(Component):
     """One surface's servo, one kernel a tick over the worlds (see the module doc)."""
 
@@ -88,10 +131,63 @@ class ControlSurface(Component):
     def from_prim(cls, prim, values, ctx) -> ControlSurface:
         return cls(str(prim.GetPath()), **values)
 
+    #: One launch for the surfaces that run one after the other on the same controls (False: one launch each,
+    #: the reference the tests compare with).
+    fuse = True
+
     def prepare(self, ctx) -> None:
         self._model = [self.channel, self.travel, self.rate * float(ctx.dt)]
+        #: The surface whose launch moves this one (itself when it leads the group), or None: its own launch.
+        self.leader = None
+        self._group = None
+        group = fused_group(self, ctx) if ControlSurface.fuse else []
+        if len(group) < 2:
+            return
+        self.leader = group[0][0]
+        if self.leader is self:
+            ios = [io for _, io in group]
+            in_place = all(io.state_in["deflection"].ptr == io.state_out["deflection"].ptr for io in ios)
+            if not in_place:  # a taped run: every surface launches by itself
+                for surface, _ in group:
+                    surface.leader = None
+                return
+            g = SurfaceGroup()
+            g.channel = wp.array([s.channel for s, _ in group], dtype=wp.int32, device=ctx.device)
+            g.travel = wp.array([s.travel for s, _ in group], dtype=wp.float32, device=ctx.device)
+            g.max_step = wp.array([s.rate * float(ctx.dt) for s, _ in group], dtype=wp.float32, device=ctx.device)
+            g.deflection = wp.array([io.state_in["deflection"].ptr for io in ios], dtype=wp.uint64, device=ctx.device)
+            g.surface = wp.array([io[f"surface/{s.role}"].ptr for s, io in group], dtype=wp.uint64, device=ctx.device)
+            self._group = (g, len(group), [io["controls"].ptr for io in ios])
 
     def run(self, io) -> None:
+        if self.leader is self:
+            group, count, controls = self._group
+            if io["controls"].ptr != controls[0] or io.state_in["deflection"].ptr != io.state_out["deflection"].ptr:
+                raise BuildError(f"control surface {self.name}: its buffers are not those its fused launch was "
+                                 "prepared with; set ControlSurface.fuse = False for this run")
+            wp.launch(move_surfaces, (io["controls"].shape[0], count), inputs=[io["controls"], group],
+                      device=io.device)
+            return
+        if self.leader is not None:
+            return  # the first surface's launch moved this one
         wp.launch(move_surface, io[f"surface/{self.role}"].shape[0],
                   inputs=[io["controls"], io.state_in["deflection"], *self._model],
                   outputs=[io.state_out["deflection"], io[f"surface/{self.role}"]], device=io.device)
+
+
+def fused_group(surface: ControlSurface, ctx) -> list:
+    """The run of surfaces (with their stage buffers) that ``surface``'s stage belongs to: consecutive in the ring,
+    all reading the same controls buffer, so that moving them all at the first one's place changes what no stage
+    reads in between. Empty when the context does not give the ring's buffers."""
+    runs, current = [], []
+    for stage, io in getattr(ctx, "stage_ios", ()) or ():
+        member = isinstance(stage.component, ControlSurface) and not stage.host
+        if member and current and io["controls"].ptr == current[-1][1]["controls"].ptr:
+            current.append((stage.component, io))
+            continue
+        if current:
+            runs.append(current)
+        current = [(stage.component, io)] if member else []
+    if current:
+        runs.append(current)
+    return next((run for run in runs if any(c is surface for c, _ in run)), [])
