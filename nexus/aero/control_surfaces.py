@@ -58,6 +58,14 @@ CONTROL_SURFACE_SPEC = Spec(
 )
 
 
+@wp.func
+def moved_toward(now: wp.float32, command: wp.float32, travel: wp.float32, max_step: wp.float32) -> wp.float32:
+    """The deflection [rad] after one tick from ``now`` toward ``command`` (in [−1, 1]) × ``travel``, at most
+    ``max_step`` [rad] (the rate limit over the tick)."""
+    target = wp.clamp(command, -1.0, 1.0) * travel
+    return now + wp.clamp(target - now, -max_step, max_step)
+
+
 @wp.kernel
 def move_surface(
     # In:
@@ -72,9 +80,7 @@ def move_surface(
     surface: wp.array(dtype=wp.float32),
 ):
     world = wp.tid()
-    target = wp.clamp(controls[world, channel], -1.0, 1.0) * travel
-    now = deflection_in[world, 0]
-    moved = now + wp.clamp(target - now, -max_step, max_step)
+    moved = moved_toward(deflection_in[world, 0], controls[world, channel], travel, max_step)
     deflection_out[world, 0] = moved
     surface[world] = moved
 
@@ -107,10 +113,8 @@ class SurfaceGroup:
 def move_surfaces(controls: wp.array2d(dtype=wp.float32), group: SurfaceGroup):
     """Every surface of ``group`` in one launch, one thread per world and surface: ``move_surface``'s arithmetic."""
     world, i = wp.tid()
-    target = wp.clamp(controls[world, group.channel[i]], -1.0, 1.0) * group.travel[i]
-    now = float_at(group.deflection[i], world)
-    max_step = group.max_step[i]
-    moved = now + wp.clamp(target - now, -max_step, max_step)
+    moved = moved_toward(float_at(group.deflection[i], world), controls[world, group.channel[i]], group.travel[i],
+                         group.max_step[i])
     put_float(group.deflection[i], world, moved)
     put_float(group.surface[i], world, moved)
 
