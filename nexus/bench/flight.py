@@ -145,25 +145,28 @@ def _rounds(session: FlightSession, device: str, folder: Path, wall: bool, round
         writer.drain()  # outside the round: a run drains a full table, counted below at its own rate
         return seconds
 
+    status = RunFile(folder, {"stage_plan": flight.loop.plan.text(), "segments": flight.loop.plan.describe(),
+                              "options": flight.options.as_dict(), "record_columns": flight.recorder.columns})
+    # A run rewrites run.json after each drain: that is part of the drain's cost. One writer for every round, as a
+    # run has one for all its drains (it keeps its buffers from one drain to the next).
+    drains = RecordWriter(folder / "record_drain.parquet", flight.recorder,
+                          on_drain=lambda ticks, rows: status.write(ticks=ticks, record_rows=rows))
+
     def drain_round() -> float:
         """A full table drained to a part file and run.json rewritten, as a run does every ``capacity`` ticks, per tick."""
-        status = RunFile(folder, {"stage_plan": flight.loop.plan.text(), "segments": flight.loop.plan.describe(),
-                                  "options": flight.options.as_dict(), "record_columns": flight.recorder.columns})
-        # A run rewrites run.json after each drain: that is part of the drain's cost.
-        scratch = RecordWriter(folder / "record_drain.parquet", flight.recorder,
-                               on_drain=lambda ticks, rows: status.write(ticks=ticks, record_rows=rows))
-        scratch.pending = flight.recorder.capacity
+        drains.pending = flight.recorder.capacity
         began = clock()
-        scratch.drain()
-        seconds = (clock() - began) / flight.recorder.capacity
-        scratch.close()
-        return seconds
+        drains.drain()
+        return (clock() - began) / flight.recorder.capacity
 
     def bare_round() -> float:
         return bare_step_round(graph, arrays, ROUND_TICKS, device, clock)
 
     wp.capture_launch(graph)  # warm the bare graph's first launch outside the rounds
-    best = alternating_best({"loop": loop_round, "bare": bare_round, "drain": drain_round}, rounds)
+    try:
+        best = alternating_best({"loop": loop_round, "bare": bare_round, "drain": drain_round}, rounds)
+    finally:
+        drains.close()
     best["loop_flying"] = best["loop"]
     best["loop"] = best["loop_flying"] + best["drain"]
     best["height_m"] = float(-flight.loop.output("estimate").numpy()[0]["position"][2])
