@@ -141,32 +141,28 @@ class ControlSurface(Component):
 
     def prepare(self, ctx) -> None:
         self._model = [self.channel, self.travel, self.rate * float(ctx.dt)]
-        #: The surface whose launch moves this one (itself when it leads the group), or None: its own launch.
-        self.leader = None
-        self._group = None
         group = fused_group(self, ctx) if ControlSurface.fuse else []
-        if len(group) < 2:
-            return
-        self.leader = group[0][0]
+        # Every member finds the same group and the same answer, so none needs another to tell it. A state that does
+        # not advance in place (a taped run) launches each surface by itself.
+        fused = len(group) >= 2 and all(io.state_in["deflection"].ptr == io.state_out["deflection"].ptr
+                                        for _, io in group)
+        #: The surface whose launch moves this one (itself when it leads the group), or None: its own launch.
+        self.leader = group[0][0] if fused else None
+        self._group = None
         if self.leader is self:
-            ios = [io for _, io in group]
-            in_place = all(io.state_in["deflection"].ptr == io.state_out["deflection"].ptr for io in ios)
-            if not in_place:  # a taped run: every surface launches by itself
-                for surface, _ in group:
-                    surface.leader = None
-                return
             g = SurfaceGroup()
             g.channel = wp.array([s.channel for s, _ in group], dtype=wp.int32, device=ctx.device)
             g.travel = wp.array([s.travel for s, _ in group], dtype=wp.float32, device=ctx.device)
             g.max_step = wp.array([s.rate * float(ctx.dt) for s, _ in group], dtype=wp.float32, device=ctx.device)
-            g.deflection = wp.array([io.state_in["deflection"].ptr for io in ios], dtype=wp.uint64, device=ctx.device)
+            g.deflection = wp.array([io.state_in["deflection"].ptr for _, io in group], dtype=wp.uint64,
+                                    device=ctx.device)
             g.surface = wp.array([io[f"surface/{s.role}"].ptr for s, io in group], dtype=wp.uint64, device=ctx.device)
-            self._group = (g, len(group), [io["controls"].ptr for io in ios])
+            self._group = (g, len(group), group[0][1]["controls"].ptr)
 
     def run(self, io) -> None:
         if self.leader is self:
             group, count, controls = self._group
-            if io["controls"].ptr != controls[0] or io.state_in["deflection"].ptr != io.state_out["deflection"].ptr:
+            if io["controls"].ptr != controls or io.state_in["deflection"].ptr != io.state_out["deflection"].ptr:
                 raise BuildError(f"control surface {self.name}: its buffers are not those its fused launch was "
                                  "prepared with; set ControlSurface.fuse = False for this run")
             wp.launch(move_surfaces, (io["controls"].shape[0], count), inputs=[io["controls"], group],

@@ -148,7 +148,7 @@ def _rounds(session: FlightSession, device: str, folder: Path, wall: bool, round
     status = RunFile(folder, {"stage_plan": flight.loop.plan.text(), "segments": flight.loop.plan.describe(),
                               "options": flight.options.as_dict(), "record_columns": flight.recorder.columns})
     # A run rewrites run.json after each drain: that is part of the drain's cost. One writer for every round, as a
-    # run has one for all its drains (it keeps its buffers from one drain to the next).
+    # run has one for all its drains.
     drains = RecordWriter(folder / "record_drain.parquet", flight.recorder,
                           on_drain=lambda ticks, rows: status.write(ticks=ticks, record_rows=rows))
 

@@ -86,13 +86,13 @@ def predict_covariance(
 
 @wp.func
 def symmetrise(P: wp.array3d(dtype=wp.float32), world: int):
-    """P ← (P + Pᵀ)/2, and no variance below 1e-12 (kept positive definite against round-off)."""
+    """P ← (P + Pᵀ)/2, and no variance below 1e-12 (:func:`floor_variances`)."""
     for i in range(N):
         for j in range(i + 1, N):
             mean = 0.5 * (P[world, i, j] + P[world, j, i])
             P[world, i, j] = mean
             P[world, j, i] = mean
-        P[world, i, i] = wp.max(P[world, i, i], 1.0e-12)
+    floor_variances(P, world)
 
 
 @wp.func
