@@ -9,7 +9,8 @@ The Aerosonde's default run (``nexus run --vehicle aerosonde``: the air start, t
   ``COPIES`` times into one graph and replayed from the same tick state (best of ``TRIES``), per stage run
   [µs], and the aerodynamics' share of the loop's tick (``aero_share``).
 
-Target: ``loop_vs_bare`` at most 1.3, as the multirotor's default flight.
+Target: ``loop_vs_bare`` at most 1.3, as the multirotor's default flight. ``launch_us`` and ``memset_us``: one
+trivial captured launch and one memset on this machine now (:mod:`nexus.bench.replay_cost`), beside it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 import warp as wp
 
 from nexus.bench.flight import _rounds
+from nexus.bench.replay_cost import replay_cost_us
 from nexus.runtime.config import RunConfig
 from nexus.runtime.flight_session import FlightSession
 
@@ -58,6 +60,7 @@ def stage_cost_us(loop, stage) -> float:
 def run(device: str = "cpu", rounds: int = 6) -> dict:
     with tempfile.TemporaryDirectory(prefix="nexus-bench-") as folder:
         folder = Path(folder)
+        replay = replay_cost_us(device)
         with FlightSession(plane_options(device), folder / "record_rounds.parquet") as session:
             best = _rounds(session, device, folder, wall=False, rounds=rounds)
             loop = session.flight.loop
@@ -75,6 +78,8 @@ def run(device: str = "cpu", rounds: int = 6) -> dict:
         "bare_step_us": bare_us,
         "loop_vs_bare": loop_us / bare_us,
         "record_drain_us_per_tick": best["drain"] * 1e6,
+        "launch_us": replay["launch_us"],
+        "memset_us": replay["memset_us"],
         "kernels_per_tick": best["kernels_per_tick"],
         "bare_kernels": best["bare_kernels"],
         "stage_us": costs,
@@ -90,6 +95,7 @@ def table(result: dict) -> list[tuple[str, str]]:
         ("Aerosonde's loop tick / bare step [µs] (process CPU time)",
          f"{result['loop_tick_us']:.1f} / {result['bare_step_us']:.1f}"),
         ("loop vs bare, airborne (target <= 1.3)", f"{result['loop_vs_bare']:.2f}"),
+        ("one captured launch / memset on this machine now [µs]", f"{result['launch_us']:.3f} / {result['memset_us']:.3f}"),
         ("kernels per tick (bare step alone)", f"{result['kernels_per_tick']} ({result['bare_kernels']})"),
         ("record drain [µs a tick]", f"{result['record_drain_us_per_tick']:.2f}"),
     ]

@@ -27,6 +27,10 @@ Three measurements in one process:
 step of its own plant from the state that loop reached (the bare step is the
 same solver step either way; the loop adds the filter's stages).
 
+``launch_us`` and ``memset_us`` (:mod:`nexus.bench.replay_cost`) are what one trivial captured launch and one
+memset cost on this machine, taken just before the rounds: the loop's overhead over the bare step is mostly
+launches, so a day on which a launch costs more reads a higher ``loop_vs_bare``.
+
 It also reports ``kernels_per_tick`` (graph nodes one tick replays, which
 predicts GPU speed where launch latency dominates) and ``ticks_per_replay``,
 and ``rtf_featherstone`` and ``kernels_per_tick_featherstone``: the default
@@ -45,6 +49,7 @@ from pathlib import Path
 import warp as wp
 
 from nexus.bench.plant import bare_step_graph
+from nexus.bench.replay_cost import replay_cost_us
 from nexus.bench.timing import alternating_best, bare_step_round
 from nexus.core.executors import graph_nodes
 from nexus.runtime.flight import fly
@@ -187,6 +192,7 @@ def run(device: str = "cpu") -> dict:
         folder = Path(folder)
         captured_wall, captured_ticks, captured_sim = _fly(False, device, CAP_S, folder)
         eager_wall, eager_ticks, eager_sim = _fly(True, device, EAGER_S, folder)
+        replay = replay_cost_us(device)
         # On the CPU the ratio is taken in CPU time: the 2-core machine is shared, and waiting for a core
         # is not work the loop does. On CUDA the GPU works asynchronously, so only wall time means anything.
         best = loop_against_bare(device, folder, wall=device != "cpu")
@@ -214,6 +220,8 @@ def run(device: str = "cpu") -> dict:
         "bare_step_us_ekf": best_ekf["bare"] * 1e6,
         "kernels_per_tick_ekf": best_ekf["kernels_per_tick"],
         "loop_vs_bare_clock": "process CPU time" if device == "cpu" else "wall",
+        "launch_us": replay["launch_us"],
+        "memset_us": replay["memset_us"],
         "captured_vs_eager": (eager_wall / eager_ticks) / loop_tick_s,
         "rounds_end_height_m": best["height_m"],
         "kernels_per_tick": best["kernels_per_tick"],
@@ -242,6 +250,7 @@ def table(result: dict) -> list[tuple[str, str]]:
         ("bare physics step, best airborne round [µs]", f"{result['bare_step_us']:.1f}"),
         (f"loop vs bare, airborne, {result['loop_vs_bare_clock']} (target <= 1.25)", f"{result['loop_vs_bare']:.2f}"),
         ("loop vs bare, airborne, wall time", f"{result['loop_vs_bare_wall']:.2f}"),
+        ("one captured launch / memset on this machine now [µs]", f"{result['launch_us']:.3f} / {result['memset_us']:.3f}"),
         (f"loop vs bare on the EKF, airborne, {result['loop_vs_bare_clock']} (target <= 1.3)",
          f"{result['loop_vs_bare_ekf']:.2f} ({result['round_loop_tick_us_ekf']:.1f} / {result['bare_step_us_ekf']:.1f} µs)"),
         ("captured vs eager (speed-up)", f"{result['captured_vs_eager']:.0f}x"),

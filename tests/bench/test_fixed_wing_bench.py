@@ -17,5 +17,7 @@ def test_the_suite_is_registered_and_reports_the_plane_s_ratio_and_its_wing_stag
     assert result["aero_share"] == result["stage_us"]["aero"] / result["loop_tick_us"]
     assert result["kernels_per_tick"] > result["bare_kernels"] > 0
     assert set(result["targets_met"]) == {"loop_vs_bare"}
+    assert result["launch_us"] > 0.0 and result["memset_us"] > 0.0  # this machine's replay costs, beside the ratio
     rows = dict(fixed_wing.table(result))
     assert "loop vs bare, airborne (target <= 1.3)" in rows
+    assert "one captured launch / memset on this machine now [µs]" in rows
