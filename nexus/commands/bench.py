@@ -10,6 +10,7 @@ import click
 
 from nexus.bench.suites import DEFAULT_SUITE, SUITES, load
 from nexus.commands.options import DEVICES, resolve
+from nexus.runtime.stopping import StopSignals
 
 
 @click.command()
@@ -31,19 +32,27 @@ def bench(ctx: click.Context, suites: tuple[str, ...], device: str, as_json: boo
     warp_device = resolve(device, ctx.obj["verbose"])
     if not ctx.obj["verbose"]:
         logging.getLogger("nexus").setLevel(logging.WARNING)  # the suites' plans are not news
-    for name in names:
-        module = load(name)
-        if not as_json:
-            click.echo(f"suite {name} on {warp_device} ({platform.processor() or platform.machine()}), measuring...", err=True)
-        result = module.run(warp_device)
-        if as_json:
-            click.echo(json.dumps(result, sort_keys=True))
-            continue
-        rows = module.table(result)
-        width = max(len(label) for label, _ in rows)
-        click.echo(f"\n{name}")
-        for label, value in rows:
-            click.echo(f"  {label:<{width}}  {value:>12}")
-        missed = [k for k, ok in result.get("targets_met", {}).items() if not ok]
-        if missed:
-            click.echo(f"  targets not met: {', '.join(missed)}")
+    # SIGTERM (a CI time-out, `kill`) stops a suite as Ctrl-C does: its temporary folders (a scale suite's record
+    # parts can be large) are removed on the way out, and the command ends 143 saying so.
+    with StopSignals():
+        for name in names:
+            _run_suite(name, warp_device, as_json)
+
+
+def _run_suite(name: str, warp_device: str, as_json: bool) -> None:
+    """One suite measured and printed (a table, or one JSON line)."""
+    module = load(name)
+    if not as_json:
+        click.echo(f"suite {name} on {warp_device} ({platform.processor() or platform.machine()}), measuring...", err=True)
+    result = module.run(warp_device)
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True))
+        return
+    rows = module.table(result)
+    width = max(len(label) for label, _ in rows)
+    click.echo(f"\n{name}")
+    for label, value in rows:
+        click.echo(f"  {label:<{width}}  {value:>12}")
+    missed = [k for k, ok in result.get("targets_met", {}).items() if not ok]
+    if missed:
+        click.echo(f"  targets not met: {', '.join(missed)}")
