@@ -38,6 +38,7 @@ from nexus.diff.rollout import EAGER_TAPED_RUNS, TAPED_CAPTURE_PAYS_FROM
 from nexus.runtime.config import RunConfig
 from nexus.runtime.params import parameters
 from nexus.runtime.run import run_flight
+from nexus.runtime.stopping import StopSignals, stop_reason
 from nexus.sweep.overrides import write_overrides
 
 def layer_attributes(rollout, names: list[str], vehicle: str) -> dict[str, object]:
@@ -95,13 +96,33 @@ def parse_checkpoint(text: str) -> int | str | None:
     return every
 
 
-def adam(rollout, names: list[str], steps: int, lr: float, echo) -> list[dict]:
-    """Adam on log(parameter); returns one row per step (loss, gradient norm, values) before each update."""
+def adam(rollout, names: list[str], steps: int, lr: float, echo) -> tuple[list[dict], KeyboardInterrupt | None]:
+    """Adam on log(parameter): one row per step (loss, gradient norm, values) before each update, and the stop
+    (Ctrl-C or SIGTERM, :mod:`nexus.runtime.stopping`) that ended the descent early, or None. The rollout is left
+    holding the best values measured, stopped or not; a stop before the first step's row is raised."""
     beta1, beta2, eps = 0.9, 0.999, 1e-8
     theta = np.log([rollout.get(n) for n in names])
     m = np.zeros_like(theta)
     v = np.zeros_like(theta)
     rows = []
+    try:
+        _descend(rollout, names, steps, lr, echo, theta, m, v, rows, (beta1, beta2, eps))
+    except KeyboardInterrupt as stop:
+        if not rows:
+            raise
+        stopped = stop
+    else:
+        stopped = None
+    best = min(rows, key=lambda row: row["loss"])
+    for n in names:
+        rollout.set(n, best[n])
+    return rows, stopped
+
+
+def _descend(rollout, names: list[str], steps: int, lr: float, echo, theta, m, v, rows: list[dict],
+             betas: tuple[float, float, float]) -> None:
+    """:func:`adam`'s steps, appending to ``rows`` as they are measured (so a stop keeps those done)."""
+    beta1, beta2, eps = betas
     for step in range(steps + 1):
         loss, grads = rollout.value_and_gradients(names)
         values = np.exp(theta)
@@ -120,10 +141,6 @@ def adam(rollout, names: list[str], steps: int, lr: float, echo) -> list[dict]:
         theta = theta - lr * m_hat / (np.sqrt(v_hat) + eps)
         for n, x in zip(names, np.exp(theta)):
             rollout.set(n, float(x))
-    best = min(rows, key=lambda row: row["loss"])
-    for n in names:
-        rollout.set(n, best[n])
-    return rows
 
 
 def flight_errors(out: Path) -> dict:
@@ -207,6 +224,15 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
     if not names:
         raise click.UsageError("--params: name at least one parameter, e.g. pid.kp_z")
     out = Path(out)
+    # Ctrl-C or SIGTERM during the descent keeps what it found: the curve so far, the best values as the tuned
+    # layer and tuned.json (its "stopped" saying why); the mission is then not flown and the command ends 130 / 143.
+    with StopSignals() as signals:
+        _optimize(signals, names, loss, steps, detune, lr, duration, window, checkpoint, memory_budget, vehicle,
+                  scene, no_fly, out)
+
+
+def _optimize(signals: StopSignals, names, loss, steps, detune, lr, duration, window, checkpoint, memory_budget,
+              vehicle, scene, no_fly, out: Path) -> None:
     try:
         check_tunable(names, vehicle)
         every = parse_checkpoint(checkpoint)
@@ -233,7 +259,9 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
         if graphs:  # steps count from 0: the step after the eager runs captures, the steps after it replay
             click.echo(f"graphs: the taped rollout and its backward pass are captured at step {EAGER_TAPED_RUNS} and "
                        f"replayed after; about {graphs / 1e6:.0f} MB more")
-        rows = adam(rollout, names, steps, lr, click.echo)
+        rows, stopped = adam(rollout, names, steps, lr, click.echo)
+        if stopped is not None:
+            signals.close()  # a second stop cannot cut the files written below
         tuned = {name: rollout.get(name) for name in names}
         (out / "tuned").mkdir(exist_ok=True)
         tuned_vehicle, _ = write_overrides(out / "tuned", vehicle, scene, layer_attributes(rollout, names, vehicle))
@@ -246,11 +274,24 @@ def optimize(ctx, params, loss, steps, detune, lr, duration, window, checkpoint,
               "window": window, "checkpoint": rollout.checkpoint, "bytes_held": rollout.bytes_held(),
               "memory_estimate": rollout.memory_estimate()}
     click.echo(f"loss {first:.6g} -> {best:.6g} ({100 * (1 - best / first):.1f} % lower); tuned layer {tuned_vehicle}")
-    if not no_fly:
-        result["flight_start"] = fly(start_vehicle, scene, out / "flight_start")
-        result["flight_tuned"] = fly(tuned_vehicle, scene, out / "flight_tuned")
-        for label in ("start", "tuned"):
-            f = result[f"flight_{label}"]
-            click.echo(f"{label:5s} values, MuJoCo short mission: {f['exit_reason']} at {f['sim_time_s']:.2f} s, "
-                       f"altitude error RMS {f['altitude_rms_m']:.3f} m, max {f['altitude_max_m']:.3f} m")
+    if stopped is not None:
+        result["stopped"] = stop_reason(stopped)
+        result["steps_done"] = rows[-1]["step"]
+        (out / "tuned.json").write_text(json.dumps(result, indent=2))
+        click.echo(f"{stop_reason(stopped)} after step {rows[-1]['step']} of {steps}: the best values so far are the "
+                   f"tuned layer; the mission was not flown", err=True)
+        raise stopped
+    try:
+        if not no_fly:
+            result["flight_start"] = fly(start_vehicle, scene, out / "flight_start")
+            result["flight_tuned"] = fly(tuned_vehicle, scene, out / "flight_tuned")
+            for label in ("start", "tuned"):
+                f = result[f"flight_{label}"]
+                click.echo(f"{label:5s} values, MuJoCo short mission: {f['exit_reason']} at {f['sim_time_s']:.2f} s, "
+                           f"altitude error RMS {f['altitude_rms_m']:.3f} m, max {f['altitude_max_m']:.3f} m")
+    except KeyboardInterrupt as stop:  # during a flight (which keeps its own folder): the tuning is kept as well
+        signals.close()
+        result["stopped"] = stop_reason(stop)
+        (out / "tuned.json").write_text(json.dumps(result, indent=2))
+        raise
     (out / "tuned.json").write_text(json.dumps(result, indent=2))
