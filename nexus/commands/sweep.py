@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from nexus.runtime.stopping import StopSignals
+
 
 @click.command()
 @click.argument("sweep_file", metavar="SWEEP.toml", type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -31,7 +33,7 @@ def sweep(ctx, sweep_file, out, parallel, address, resume, yes, allow_commands, 
     """Fly a grid or random draws of runs (RunConfig fields, USD attributes, PX4) and summarise them.
 
     Exit status: 0 when every run finished, 1 when any failed, 2 for bad input (nothing flew), 130 when
-    interrupted (the folder is resumable with --resume).
+    interrupted, 143 when terminated (SIGTERM; either way the folder is resumable with --resume).
     """
     from nexus.sweep.runner import SweepOptions, run_sweep  # noqa: PLC0415  (reason: `nexus sweep --help` loads no Warp)
 
@@ -39,7 +41,8 @@ def sweep(ctx, sweep_file, out, parallel, address, resume, yes, allow_commands, 
                            allow_commands=allow_commands, dashboard=dashboard, cpus_per_run=cpus_per_run,
                            max_retries=retries, progress=not quiet)
     try:
-        result = run_sweep(sweep_file, options, say=lambda text: click.echo(text, err=True))
+        with StopSignals():  # SIGTERM before Ray starts stops it too (the runner handles it from then on)
+            result = run_sweep(sweep_file, options, say=lambda text: click.echo(text, err=True))
     except KeyboardInterrupt:
         click.echo(f"sweep stopped; finished runs are in {out}; `nexus sweep {sweep_file} --out {out} --resume` "
                    "finishes it", err=True)

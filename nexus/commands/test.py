@@ -15,6 +15,7 @@ from nexus.scenario.fault_trigger import fault_line
 from nexus.scenario.junit import write_junit
 from nexus.scenario.runner import ERROR, FAILED, SKIPPED, ScenarioOptions, results_json, run_tests, summary_counts
 from nexus.scenario.report import write_report
+from nexus.runtime.stopping import StopSignals
 
 
 def _gain_scale(ctx, param, values) -> dict:
@@ -91,8 +92,8 @@ def test(ctx, paths, out, parallel, address, resume, yes, junit, report, baselin
     """Fly every scenario in PATH... (files, or folders of *.toml) and check it.
 
     Prints a line per scenario and check, and a summary. Exit status: 0 when every check passed, 1 when a
-    check failed or a run broke (an error), 2 for bad input (nothing flew), 130 when interrupted (finish it
-    with --out DIR --resume). docs/testing.md describes the scenario file.
+    check failed or a run broke (an error), 2 for bad input (nothing flew), 130 when interrupted and 143 when
+    terminated (SIGTERM; finish it with --out DIR --resume). docs/testing.md describes the scenario file.
     """
 
     kept = out is not None
@@ -102,11 +103,14 @@ def test(ctx, paths, out, parallel, address, resume, yes, junit, report, baselin
                           seeds=seeds)
     started = time.perf_counter()
     try:
-        cases = run_tests(paths, options, say=lambda text: click.echo(text, err=True))
+        with StopSignals():  # SIGTERM before Ray starts stops it too (the runner handles it from then on)
+            cases = run_tests(paths, options, say=lambda text: click.echo(text, err=True))
     except KeyboardInterrupt:
         if kept:
             click.echo(f"nexus test stopped; finished runs are in {out}; `{_resume_command(paths, out, ctx.params)}` "
                        "finishes it", err=True)
+        else:
+            shutil.rmtree(folder.parent, ignore_errors=True)
         raise
     except BaseException:
         if not kept:

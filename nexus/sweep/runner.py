@@ -23,7 +23,8 @@ once, and keeps ``DIR`` resumable:
 SIGTERM takes the Ctrl-C path: ``ray.init`` puts in the core worker's own
 SIGTERM handler (it prints a stack and aborts the process, exit 134), so
 :func:`run_sweep` puts in one of its own after Ray started, which raises
-KeyboardInterrupt. A SIGTERM while the sweep is already stopping is held: the
+:class:`~nexus.runtime.stopping.Terminated` (a KeyboardInterrupt, so the
+command ends 143 as every Nexus command stopped by SIGTERM). A SIGTERM while the sweep is already stopping is held: the
 stop goes on to its end. When :func:`fly_points` returns or raises (``nexus
 sweep`` and ``nexus test`` alike), the handler the process had before it
 started Ray is back in place, not Ray's nor the sweep's.
@@ -42,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nexus.record.durable import write_atomic
+from nexus.runtime.stopping import Terminated
 from nexus.sweep.cluster import connect
 from nexus.sweep.figures import run_figures, run_info
 from nexus.sweep.points import Point, check_attribute_values, count, expand, varied_keys
@@ -162,8 +164,16 @@ def _sigterm_handler(handler) -> object:
     return signal.SIG_DFL if before is None else before  # None: a handler put in outside Python (Ray's)
 
 
-def _terminated(_number, _frame) -> None:
-    raise KeyboardInterrupt("SIGTERM")
+class _Terminated:
+    """The sweep's SIGTERM handler: Ctrl-C's path (a KeyboardInterrupt, :class:`Terminated`), remembering that it
+    was SIGTERM, since Ray's waits turn any KeyboardInterrupt raised in them into a plain one."""
+
+    def __init__(self):
+        self.seen = False
+
+    def __call__(self, _number, _frame) -> None:
+        self.seen = True
+        raise Terminated("terminated by SIGTERM")
 
 
 def _held(_number, _frame) -> None:
@@ -207,7 +217,8 @@ def fly_points(spec, points: list[Point], options: SweepOptions, say=print) -> S
     out = Path(options.out)
     with _sigterm_kept():  # the caller's handler back at the end, not the one ray.init put in
         cluster = connect(options.address, options.parallel, options.dashboard)
-        with _sigterm(_terminated):  # after ray.init, which put in Ray's own (see the module's docstring)
+        terminated = _Terminated()
+        with _sigterm(terminated):  # after ray.init, which put in Ray's own (see the module's docstring)
             try:
                 if cluster.gpus < 1 and any(_uses_gpu(p) for p in points):
                     raise SweepError(f"{spec.path}: points with device cuda need a GPU, and the Ray cluster has "
@@ -216,6 +227,10 @@ def fly_points(spec, points: list[Point], options: SweepOptions, say=print) -> S
                 (out / RUNS).mkdir(exist_ok=True)
                 _write_sweep_file(out, spec, points)
                 return _fly_all(spec, points, options, cluster, say)
+            except KeyboardInterrupt as stop:  # the command ends 143 for SIGTERM, 130 for Ctrl-C
+                if terminated.seen and not isinstance(stop, Terminated):
+                    raise Terminated("terminated by SIGTERM") from None
+                raise
             finally:
                 with _sigterm(_held):
                     cluster.close()

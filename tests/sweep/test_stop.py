@@ -51,7 +51,7 @@ def _info(folder: Path) -> dict:
         return {}
 
 
-def test_sigterm_cancels_the_runs_in_flight_writes_the_table_and_exits_130(tmp_path):
+def test_sigterm_cancels_the_runs_in_flight_writes_the_table_and_exits_143(tmp_path):
     path = write_sweep(tmp_path, SHORT_AND_LONG)
     out = tmp_path / "sweep"
     child = subprocess.Popen([sys.executable, "-m", "nexus.cli", "sweep", str(path), "--out", str(out), "--quiet",
@@ -74,8 +74,9 @@ def test_sigterm_cancels_the_runs_in_flight_writes_the_table_and_exits_130(tmp_p
             os.killpg(child.pid, signal.SIGKILL)
             child.wait()
 
-    # Ctrl-C's path: the run in flight cancelled (ended interrupted, its files written), the table written, exit 130.
-    assert child.returncode == 130, stderr[-3000:]
+    # Ctrl-C's path: the run in flight cancelled (ended interrupted, its files written), the table written; exit 143,
+    # SIGTERM's status for every Nexus command (128 + 15).
+    assert child.returncode == 143, stderr[-3000:]
     folders = {_info(folder)["options"]["duration"]: folder for folder in out.glob("runs/*")}
     long = _info(folders[600.0])
     assert (long["status"], long["exit_reason"]) == ("interrupted", "interrupted"), long
@@ -88,7 +89,7 @@ def test_sigterm_cancels_the_runs_in_flight_writes_the_table_and_exits_130(tmp_p
     assert stderr.splitlines() == [
         "stopping: cancelling 1 runs in flight...",
         f"sweep stopped; finished runs are in {out}; `nexus sweep {path} --out {out} --resume` finishes it",
-        "interrupted",
+        "terminated",
     ]
     # Ray stopped: nothing of the sweep's session is left running.
     deadline = time.monotonic() + 60.0
