@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from nexus.runtime.stopping import StopSignals
+
 
 @click.command()
 @click.argument("run_folder", metavar="RUN", type=click.Path(path_type=Path))
@@ -26,11 +28,13 @@ def plot(run_folder: Path, out: Path | None, ulog: Path | None, world: int | Non
     """Write a report of the flight in RUN (or of the sweep in a `nexus sweep` folder): PNG figures and report.html."""
     from nexus.viz import report as run_report, sweep_report  # noqa: PLC0415  (reason: `nexus plot --help` loads no Warp)
 
-    if sweep_report.is_sweep(run_folder):
-        report = sweep_report.write_sweep_report(run_folder, out=out)
-    else:
-        report = run_report.write_report(run_folder, out=out, ulog=ulog or sweep_report.px4_ulog(run_folder),
-                                         world=world, vehicle=vehicle)
+    # Ctrl-C or SIGTERM ends it 130 / 143 between two figures (each file written whole), not killed mid-way.
+    with StopSignals():
+        if sweep_report.is_sweep(run_folder):
+            report = sweep_report.write_sweep_report(run_folder, out=out)
+        else:
+            report = run_report.write_report(run_folder, out=out, ulog=ulog or sweep_report.px4_ulog(run_folder),
+                                             world=world, vehicle=vehicle)
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
     click.echo(f"figures: {', '.join(str(p) for p in report.figures.values())}")

@@ -151,6 +151,25 @@ def test_report_renders_every_figure_in_headless_chromium(report):
         assert rgb == pytest.approx(png[..., :3].mean(), abs=0.5), name
 
 
+def test_sigterm_while_drawing_ends_the_command_143_not_killed(short_run, tmp_path, monkeypatch):
+    """A real SIGTERM as the figures are drawn: exit 143 and "terminated", as every Nexus command stopped so."""
+    import os
+    import signal
+
+    from nexus.viz import report as report_module
+
+    def stopped(series, px4):
+        # Only with nexus's handler in place: the default one would end this test process.
+        assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None), "SIGTERM is not handled here"
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("the signal did not stop the command")
+
+    monkeypatch.setattr(report_module, "_draw", stopped)
+    result = plot_in_process(short_run, "--out", tmp_path / "report")
+    assert result.exit_code == 143, result.output
+    assert result.output.strip().splitlines()[-1] == "terminated"
+
+
 # -- bad input: a clear error, exit status 2, no traceback -------------------------------------------------------
 
 
