@@ -105,42 +105,34 @@ def adam(rollout, names: list[str], steps: int, lr: float, echo) -> tuple[list[d
     m = np.zeros_like(theta)
     v = np.zeros_like(theta)
     rows = []
+    stopped = None
     try:
-        _descend(rollout, names, steps, lr, echo, theta, m, v, rows, (beta1, beta2, eps))
-    except KeyboardInterrupt as stop:
+        for step in range(steps + 1):
+            loss, grads = rollout.value_and_gradients(names)
+            values = np.exp(theta)
+            g = np.array([grads[n] for n in names]) * values  # d loss / d log p = p · d loss / d p
+            norm = float(np.linalg.norm(g))
+            rows.append({"step": step, "loss": loss, "grad_norm": norm, **dict(zip(names, values.tolist()))})
+            done = int(30 * step / max(steps, 1))
+            echo(f"[{'#' * done}{' ' * (30 - done)}] step {step:3d}/{steps}  loss {loss:.6g}  |grad| {norm:.3g}  "
+                 + "  ".join(f"{n}={x:.4g}" for n, x in zip(names, values)))
+            if step == steps or not math.isfinite(loss) or not np.all(np.isfinite(g)):
+                break
+            m = beta1 * m + (1 - beta1) * g
+            v = beta2 * v + (1 - beta2) * g * g
+            m_hat = m / (1 - beta1 ** (step + 1))
+            v_hat = v / (1 - beta2 ** (step + 1))
+            theta = theta - lr * m_hat / (np.sqrt(v_hat) + eps)
+            for n, x in zip(names, np.exp(theta)):
+                rollout.set(n, float(x))
+    except KeyboardInterrupt as stop:  # the rows measured so far are kept
         if not rows:
             raise
         stopped = stop
-    else:
-        stopped = None
     best = min(rows, key=lambda row: row["loss"])
     for n in names:
         rollout.set(n, best[n])
     return rows, stopped
-
-
-def _descend(rollout, names: list[str], steps: int, lr: float, echo, theta, m, v, rows: list[dict],
-             betas: tuple[float, float, float]) -> None:
-    """:func:`adam`'s steps, appending to ``rows`` as they are measured (so a stop keeps those done)."""
-    beta1, beta2, eps = betas
-    for step in range(steps + 1):
-        loss, grads = rollout.value_and_gradients(names)
-        values = np.exp(theta)
-        g = np.array([grads[n] for n in names]) * values  # d loss / d log p = p · d loss / d p
-        norm = float(np.linalg.norm(g))
-        rows.append({"step": step, "loss": loss, "grad_norm": norm, **dict(zip(names, values.tolist()))})
-        done = int(30 * step / max(steps, 1))
-        echo(f"[{'#' * done}{' ' * (30 - done)}] step {step:3d}/{steps}  loss {loss:.6g}  |grad| {norm:.3g}  "
-             + "  ".join(f"{n}={x:.4g}" for n, x in zip(names, values)))
-        if step == steps or not math.isfinite(loss) or not np.all(np.isfinite(g)):
-            break
-        m = beta1 * m + (1 - beta1) * g
-        v = beta2 * v + (1 - beta2) * g * g
-        m_hat = m / (1 - beta1 ** (step + 1))
-        v_hat = v / (1 - beta2 ** (step + 1))
-        theta = theta - lr * m_hat / (np.sqrt(v_hat) + eps)
-        for n, x in zip(names, np.exp(theta)):
-            rollout.set(n, float(x))
 
 
 def flight_errors(out: Path) -> dict:
@@ -274,14 +266,12 @@ def _optimize(signals: StopSignals, names, loss, steps, detune, lr, duration, wi
               "window": window, "checkpoint": rollout.checkpoint, "bytes_held": rollout.bytes_held(),
               "memory_estimate": rollout.memory_estimate()}
     click.echo(f"loss {first:.6g} -> {best:.6g} ({100 * (1 - best / first):.1f} % lower); tuned layer {tuned_vehicle}")
-    if stopped is not None:
-        result["stopped"] = stop_reason(stopped)
-        result["steps_done"] = rows[-1]["step"]
-        (out / "tuned.json").write_text(json.dumps(result, indent=2))
-        click.echo(f"{stop_reason(stopped)} after step {rows[-1]['step']} of {steps}: the best values so far are the "
-                   f"tuned layer; the mission was not flown", err=True)
-        raise stopped
     try:
+        if stopped is not None:  # written below, with why it stopped
+            result["steps_done"] = rows[-1]["step"]
+            click.echo(f"{stop_reason(stopped)} after step {rows[-1]['step']} of {steps}: the best values so far are "
+                       f"the tuned layer; the mission was not flown", err=True)
+            raise stopped
         if not no_fly:
             result["flight_start"] = fly(start_vehicle, scene, out / "flight_start")
             result["flight_tuned"] = fly(tuned_vehicle, scene, out / "flight_tuned")
@@ -289,7 +279,7 @@ def _optimize(signals: StopSignals, names, loss, steps, detune, lr, duration, wi
                 f = result[f"flight_{label}"]
                 click.echo(f"{label:5s} values, MuJoCo short mission: {f['exit_reason']} at {f['sim_time_s']:.2f} s, "
                            f"altitude error RMS {f['altitude_rms_m']:.3f} m, max {f['altitude_max_m']:.3f} m")
-    except KeyboardInterrupt as stop:  # during a flight (which keeps its own folder): the tuning is kept as well
+    except KeyboardInterrupt as stop:  # in the descent, or in a flight (which keeps its own folder): the tuning kept
         signals.close()
         result["stopped"] = stop_reason(stop)
         (out / "tuned.json").write_text(json.dumps(result, indent=2))

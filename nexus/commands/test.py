@@ -105,16 +105,12 @@ def test(ctx, paths, out, parallel, address, resume, yes, junit, report, baselin
     try:
         with StopSignals():  # SIGTERM before Ray starts stops it too (the runner handles it from then on)
             cases = run_tests(paths, options, say=lambda text: click.echo(text, err=True))
-    except KeyboardInterrupt:
-        if kept:
-            click.echo(f"nexus test stopped; finished runs are in {out}; `{_resume_command(paths, out, ctx.params)}` "
-                       "finishes it", err=True)
-        else:
-            shutil.rmtree(folder.parent, ignore_errors=True)
-        raise
-    except BaseException:
+    except BaseException as error:  # a stop (Ctrl-C, SIGTERM) or an error: a kept folder stays, resumable
         if not kept:
             shutil.rmtree(folder.parent, ignore_errors=True)
+        elif isinstance(error, KeyboardInterrupt):
+            click.echo(f"nexus test stopped; finished runs are in {out}; `{_resume_command(paths, out, ctx.params)}` "
+                       "finishes it", err=True)
         raise
     wall = time.perf_counter() - started
     for case in cases:

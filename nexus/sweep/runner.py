@@ -24,8 +24,8 @@ SIGTERM takes the Ctrl-C path: ``ray.init`` puts in the core worker's own
 SIGTERM handler (it prints a stack and aborts the process, exit 134), so
 :func:`run_sweep` puts in one of its own after Ray started, which raises
 :class:`~nexus.runtime.stopping.Terminated` (a KeyboardInterrupt, so the
-command ends 143 as every Nexus command stopped by SIGTERM). A SIGTERM while the sweep is already stopping is held: the
-stop goes on to its end. When :func:`fly_points` returns or raises (``nexus
+command ends 143 as every Nexus command stopped by SIGTERM). A SIGTERM while
+the sweep is already stopping is held: the stop goes on to its end. When :func:`fly_points` returns or raises (``nexus
 sweep`` and ``nexus test`` alike), the handler the process had before it
 started Ray is back in place, not Ray's nor the sweep's.
 """
