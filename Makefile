@@ -21,7 +21,7 @@ run: setup  ## fly the default vehicle in the default scene on the CPU
 
 test: setup  ## the whole test suite (GPU tests skip without a GPU), one worker per core, a test file per worker
 	@$(BIN)/python -m compileall -q nexus >/dev/null  # every nexus process the tests start reads these, not the source
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=25
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=25
 
 bench: setup  ## every benchmark suite, as ratios taken in one run
 	$(BIN)/nexus bench --suite all

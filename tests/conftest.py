@@ -16,27 +16,7 @@ def cuda_present() -> bool:
     return wp.get_cuda_device_count() > 0
 
 
-#: The slowest test files, slowest first (tools/slowest_files.py writes it from a timed run).
-SLOWEST_FILES = Path(__file__).with_name("slowest_files.txt")
-
-
-def slowest_first(items: list) -> None:
-    """Put the tests of the files SLOWEST_FILES names first, in its order; the rest keep their order after them.
-
-    ``make test`` hands whole files to its workers in this order (``--no-loadscope-reorder``), so the long files
-    start early and the short ones fill the end, instead of a long file starting last while the other worker idles.
-    """
-    if not SLOWEST_FILES.is_file():
-        return
-    rank = {}
-    for line in SLOWEST_FILES.read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            rank.setdefault(line.split()[-1], len(rank))
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: files stay whole
-
-
 def pytest_collection_modifyitems(config, items):
-    slowest_first(items)
     if cuda_present():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device; none is present")
