@@ -2,11 +2,14 @@
 gains fly the normal captured MuJoCo short mission to "done" with a smaller altitude error than the detuned ones."""
 
 import json
+import os
+import signal
 
 import pytest
 from click.testing import CliRunner
 
 from nexus.cli import main
+from nexus.diff import Rollout
 
 STEPS = 6
 
@@ -54,11 +57,6 @@ def test_a_parameter_no_vehicle_file_holds_is_refused_in_one_line(tmp_path):
 def test_sigterm_during_the_descent_keeps_the_best_values_so_far_and_ends_143(tmp_path, monkeypatch):
     """A real SIGTERM at the fourth measurement: the three rows measured are the curve, the best of them the tuned
     layer, tuned.json says why it stopped, and no mission is flown."""
-    import os
-    import signal
-
-    from nexus.diff import Rollout
-
     measured = Rollout.value_and_gradients
     calls = []
 

@@ -6,6 +6,8 @@ degrees, not the vehicle file's noise σ.
 """
 
 import json
+import os
+import signal
 from dataclasses import replace
 
 import numpy as np
@@ -153,9 +155,6 @@ def test_report_renders_every_figure_in_headless_chromium(report):
 
 def test_sigterm_while_drawing_ends_the_command_143_not_killed(short_run, tmp_path, monkeypatch):
     """A real SIGTERM as the figures are drawn: exit 143 and "terminated", as every Nexus command stopped so."""
-    import os
-    import signal
-
     from nexus.viz import report as report_module
 
     def stopped(series, px4):
