@@ -54,7 +54,7 @@ def _realtime_option() -> list:
 
 
 def _vehicle_kind(options) -> tuple[str, Path] | None:
-    """The vehicle file's kind (``plane`` or ``multirotor``) and path; None for a file that cannot be read (the
+    """The vehicle file's kind (``multirotor``, ``plane`` or ``vtol``) and path; None for a file that cannot be read (the
     build's error names it)."""
     from nexus.plant.assets import resolve_asset  # noqa: PLC0415  (reason: keeps nexus run --help fast)
     from nexus.plant.usd_files import open_stage  # noqa: PLC0415  (reason: keeps nexus run --help fast)

@@ -37,13 +37,15 @@ from nexus.vocab.types import fits_type, type_text
 #: The modules that register Nexus's own controllers, imported on the first look-up; ``--controller`` lists
 #: their controllers in this order, then those registered by other modules in the order they registered.
 BUILTIN_MODULES = ("nexus.control.pid", "nexus.px4.controller", "nexus.control.hold", "nexus.control.mpc.controller",
-                   "nexus.control.policy.controller", "nexus.control.fixed_wing.plugin")
+                   "nexus.control.policy.controller", "nexus.control.fixed_wing.plugin", "nexus.control.vtol.plugin")
 DEFAULT_CONTROLLER = "pid"
 #: The kinds of vehicle a controller may fly (:func:`for_vehicle`): a vehicle file with a wing
-#: (``NexusFixedWingAeroAPI``) is a ``plane``, any other a ``multirotor``.
-VEHICLE_KINDS = ("multirotor", "plane")
+#: (``NexusFixedWingAeroAPI``) is a ``plane``, one with a wing and lift rotors (ESCs) a ``vtol``, any other a
+#: ``multirotor``.
+VEHICLE_KINDS = ("multirotor", "plane", "vtol")
+MULTIROTOR, PLANE, VTOL = VEHICLE_KINDS
 #: The controller a run of each kind flies when it names none (``--controller`` left at :data:`DEFAULT_CONTROLLER`).
-DEFAULT_FOR_KIND = {"multirotor": DEFAULT_CONTROLLER, "plane": "fixed_wing"}
+DEFAULT_FOR_KIND = {"multirotor": DEFAULT_CONTROLLER, "plane": "fixed_wing", "vtol": "vtol"}
 #: The kinds that built-in controllers registered without ``vehicles`` fly, by name (the rest: multirotors):
 #: ``hold`` holds a row of controls, whatever the row drives; ``fixed_wing`` flies planes.
 KINDS_BY_NAME = {"hold": VEHICLE_KINDS, "fixed_wing": ("plane",)}

@@ -57,6 +57,10 @@ PX4_RATE_GAINS = {"ROLL": (0.15, 0.2), "PITCH": (0.15, 0.2), "YAW": (0.2, 0.1)}
 def px4_parameters(plant: Plant) -> dict[str, float | int]:
     """``{NAME: value}`` for PX4 from the vehicle's rotors, ESCs and mass (a plane's: :mod:`nexus.px4.plane_params`)."""
     stage = Usd.Stage.Open(str(plant.vehicle_path))
+    if is_plane(stage) and plant.rotors:
+        raise BuildError(f"{plant.vehicle_path}: a wing and lift rotors make a standard VTOL, and PX4's standard-VTOL "
+                         "airframe (MAV_TYPE 22, its transitions and output mapping) is not derived from a vehicle file "
+                         "yet; fly it with --controller vtol (docs/fixed_wing.md, \"A standard VTOL\")")
     if is_plane(stage):
         return {**plane_parameters(plant, stage), **pinned_parameters(plant.vehicle_path)}
     rotors = sorted(plant.rotors, key=lambda r: r.esc["channel"])

@@ -25,6 +25,8 @@ from nexus.control.fixed_wing.catapult import check_one_start, has_catapult
 from nexus.control.fixed_wing.controller import FixedWingController
 from nexus.control.fixed_wing.mission import plane_mission
 from nexus.control.registry import DEFAULT_CONTROLLER, ControllerOptions
+from nexus.control.vtol.controller import VtolController
+from nexus.control.vtol.mission import vtol_mission
 from nexus.core import Component
 from nexus.core.errors import BuildError
 from nexus.core.ring import compose, placed
@@ -46,7 +48,7 @@ log = logging.getLogger("nexus")
 CONTROLLER_APIS = ("NexusPidControllerAPI",)
 MISSION_APIS = ("NexusMissionAPI",)
 #: The schema that makes a vehicle file a plane (:func:`vehicle_kind`).
-WING_API = "NexusFixedWingAeroAPI"
+WING_API, ESC_API = "NexusFixedWingAeroAPI", "NexusEscAPI"
 #: ``--mission`` choices: the scene's own profile, or the same mission shortened to under 10 s.
 MISSIONS = ("scene", "short")
 
@@ -131,12 +133,13 @@ def _writes(component: Component, signal: str) -> bool:
 
 
 def vehicle_kind(stage) -> str:
-    """``plane`` for a vehicle file with a wing (a prim applying ``NexusFixedWingAeroAPI``), else ``multirotor``
+    """``plane`` for a vehicle file with a wing (a prim applying ``NexusFixedWingAeroAPI``), ``vtol`` for one with a
+    wing and lift rotors (a prim applying ``NexusEscAPI``), else ``multirotor``
     (:data:`nexus.control.registry.VEHICLE_KINDS`)."""
-    for prim in stage.Traverse():
-        if WING_API in nexus_apis(prim):
-            return "plane"
-    return "multirotor"
+    apis = {api for prim in stage.Traverse() for api in nexus_apis(prim)}
+    if WING_API in apis:
+        return registry.VTOL if ESC_API in apis else registry.PLANE
+    return registry.MULTIROTOR
 
 
 def _missions(scene, ctx: PrimContext, mission: str) -> list[Component]:
@@ -227,9 +230,13 @@ def assemble(
         if not has_catapult(stage):  # a catapult is one of the file's parts; the start-up settles the plane
             mission_guidance.air_start = required_air_start(stage, plant.vehicle_path, plant)
         components.append(placed(mission_guidance, "guidance"))
-        if not any(_writes(c, "estimate") for c in components):  # a plane's file has no sensors yet: the truth
-            truth = TruthEstimator(f"{stage.GetDefaultPrim().GetPath()}/truth", plant.ned_origin, body=plant.base_path)
-            components.append(placed(truth, "part", sequence=len(components)))
+    if isinstance(chosen, VtolController):  # a VTOL's mission writes its loops' setpoint, task and switches
+        chosen.mission = vtol_mission(stage, scene_stage, plant.vehicle_path, plant.scene_path, chosen)
+        components.append(placed(chosen.mission, "guidance"))
+    if isinstance(chosen, (FixedWingController, VtolController)) and not any(_writes(c, "estimate") for c in components):
+        # A plane's file without an estimator prim flies on the truth.
+        truth = TruthEstimator(f"{stage.GetDefaultPrim().GetPath()}/truth", plant.ned_origin, body=plant.base_path)
+        components.append(placed(truth, "part", sequence=len(components)))
     components.append(chosen)
     if skipped:
         log.warning("no component for these prims in this version of Nexus; skipped: %s", ", ".join(skipped))

@@ -98,7 +98,8 @@ def start(loop: Loop, plant: Plant, settle_seconds: float = 0.2) -> np.ndarray:
     origin [m, ENU]."""
     wings = _with_schema(loop, WING_SCHEMA)
     air_starts = [c.air_start for c in loop.components if getattr(c, "air_start", None) is not None]
-    runway = any(getattr(c, "runway_takeoff", False) for c in loop.components)
+    # A runway takeoff (PX4's) and a VTOL (it lifts off on its rotors) start from rest, settled like a multirotor.
+    runway = any(getattr(c, "runway_takeoff", False) or getattr(c, "vertical_takeoff", False) for c in loop.components)
     if air_starts:
         loop.build()
         origin = air_starts[0].place(loop, plant)[0]

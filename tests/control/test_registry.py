@@ -56,8 +56,8 @@ register("one_world_hold", _build_one_world, help="the hold controller, one worl
 
 def test_nexus_own_controllers_come_first_in_their_order_then_this_file_s():
     names = registry.names()
-    assert names[:6] == ("pid", "px4", "hold", "mpc", "policy", "fixed_wing")
-    assert names[6:] == ("constant_hover", "one_world_hold")
+    assert names[:7] == ("pid", "px4", "hold", "mpc", "policy", "fixed_wing", "vtol")
+    assert names[7:] == ("constant_hover", "one_world_hold")
 
 
 def test_the_run_configuration_types_its_options_from_the_registration():

@@ -1,0 +1,1 @@
+"""A standard VTOL's flight stack: lift rotors for take-off, hover and landing, a wing and a pusher between."""

@@ -1,0 +1,221 @@
+"""``nexus run --vehicle standard_vtol``: a standard VTOL takes off on its rotors, goes over to its wing, flies its
+route, comes back to its rotors and lands where it took off; bit for bit, eager or captured, alone or in N worlds.
+
+The vehicle (vehicles/standard_vtol.usda): the Aerosonde's airframe, wing, pusher and surfaces plus 1.2 kg of booms and
+four lift rotors of 0.2 kg: 13.0 kg. The default VTOL mission (docs/fixed_wing.md, "A standard VTOL"): up to 20 m
+over the origin, nose east towards the first waypoint; the front transition until the pitot reads 16 m/s; the wing
+through (0, 400), (400, 400), (400, 0) (north, east [m]; acceptance 60 m) at 40 m and 25 m/s, then towards the
+landing point (the origin); the back transition 250 m before it; the rotors alone below 12 m/s, back over the
+origin; down at 0.7 m/s.
+
+Hover by hand: 13.0 · 9.80665 = 127.486 N, 31.872 N a rotor; kT = 2.26e-4 N/(rad/s)², so ω = √(31.872 / 2.26e-4)
+= 375.53 rad/s; the ESCs' 560 rad/s at full command makes that a thrust fraction (375.53 / 560)² = 0.44970.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from nexus.cli import main
+from nexus.control import registry
+from nexus.plant.assets import resolve_asset
+from nexus.runtime.assembly import vehicle_kind
+from nexus.plant.usd_files import open_stage
+from tests.worlds.flights import bits_differ, fly
+
+TAKEOFF, FRONT, WING, BACK, RETURN, LAND, LANDED = range(7)
+HOVER_FRACTION = 0.44970  # above
+WAYPOINTS = [(0.0, 400.0), (400.0, 400.0), (400.0, 0.0)]  # [m]
+TAKEOFF_HEIGHT, HEIGHT, AIRSPEED = 20.0, 40.0, 25.0  # [m], [m], [m/s]
+TRANSITION, BLEND = 16.0, 12.0  # [m/s]
+DT = 0.004  # [s]
+
+
+@pytest.fixture(scope="module")
+def flown(tmp_path_factory):
+    return fly(tmp_path_factory.mktemp("vtol") / "one", "--vehicle", "standard_vtol")
+
+
+def series(flight):
+    r = flight.record
+    height = -r["estimate.position[2]"].to_numpy()
+    north, east = r["estimate.position[0]"].to_numpy(), r["estimate.position[1]"].to_numpy()
+    controls = np.stack([r[f"controls[{i}]"].to_numpy() for i in range(8)], axis=1)
+    return r.time.to_numpy(), r.vtol_phase.to_numpy(), north, east, height, controls
+
+
+def thrust_fraction(command):
+    return 0.5 * command + 0.5 * command * command  # the ESCs' thrust model factor 0.5
+
+
+def test_a_wing_with_lift_rotors_is_a_vtol_and_flies_the_vtol_controller_by_default(flown):
+    assert vehicle_kind(open_stage(resolve_asset("vehicle", "standard_vtol"))) == "vtol"
+    assert vehicle_kind(open_stage(resolve_asset("vehicle", "aerosonde"))) == "plane"
+    assert vehicle_kind(open_stage(resolve_asset("vehicle", "astro_max_base"))) == "multirotor"
+    assert registry.DEFAULT_FOR_KIND["vtol"] == "vtol"
+    assert flown.info["options"]["controller"] == "vtol"
+    assert "-> vtol_mission -> vtol -> record" in flown.info["stage_plan"]
+
+
+def test_every_phase_in_order_and_the_run_ends_done_on_the_ground_where_it_took_off(flown):
+    time, phase, north, east, height, _ = series(flown)
+    assert flown.info["exit_reason"] == "done"
+    assert (np.diff(phase) >= 0).all()
+    assert sorted(set(phase.tolist())) == [TAKEOFF, FRONT, WING, BACK, RETURN, LAND, LANDED]
+    # Measured 2026-12-08 (docs/fixed_wing.md): the phases begin at 7.42, 10.34, 64.02, 72.88, 89.52 s; done at 146.95.
+    assert 100.0 < flown.info["sim_time_s"] < 200.0
+    assert abs(north[-1]) < 0.5 and abs(east[-1]) < 0.5 and abs(height[-1]) < 0.05
+
+
+def test_the_descent_is_the_hand_worked_hover_and_the_take_off_flies_on_the_rotors_alone(flown):
+    time, phase, north, east, height, controls = series(flown)
+    # Down at 0.7 m/s, steady between 30 m and 2 m: thrust is the weight (less 0.3 % of drag on the wing flying
+    # broadside, 0.5 · 1.27 · 0.7² · 0.55 · about 1.2 = 0.2 N).
+    descent = (phase == LAND) & (height < 30.0) & (height > 2.0)
+    sink = -flown.record["estimate.velocity[2]"].to_numpy()[descent]
+    assert sink.mean() == pytest.approx(-0.7, abs=0.01)
+    assert thrust_fraction(controls[descent, :4]).mean() == pytest.approx(HOVER_FRACTION, rel=0.01)
+    rotors_only = (phase == TAKEOFF) | (phase >= RETURN)
+    assert np.abs(controls[rotors_only, 4:8]).max() == 0.0  # no pusher, surfaces centred
+    assert (flown.record.vtol_blend.to_numpy()[rotors_only] == 1.0).all()
+
+
+def test_the_front_transition_reaches_its_airspeed_holding_height_on_full_pusher(flown):
+    time, phase, north, east, height, controls = series(flown)
+    front = phase == FRONT
+    airspeed = flown.record.plane_airspeed.to_numpy()
+    assert 0.5 < front.sum() * DT < 15.0  # under the 15 s timeout (measured 2.92 s)
+    assert (controls[front, 4] == 1.0).all()
+    assert np.abs(height[front] - TAKEOFF_HEIGHT).max() < 1.5  # measured 19.59 to 20.04 m
+    first_wing = np.argmax(phase == WING)
+    assert airspeed[first_wing] >= TRANSITION and airspeed[first_wing - 1] < TRANSITION
+    # The rotors' share falls from 1 at 12 m/s to 0 at 16 m/s: linear in between.
+    blend = flown.record.vtol_blend.to_numpy()
+    between = front & (airspeed > BLEND) & (airspeed < TRANSITION)
+    assert between.any()
+    np.testing.assert_allclose(blend[between], 1.0 - (airspeed[between] - BLEND) / (TRANSITION - BLEND), atol=1e-5)
+    assert (blend[front & (airspeed <= BLEND)] == 1.0).all()
+
+
+def test_on_the_wing_the_rotors_stop_and_the_route_is_flown_at_its_height_and_speed(flown):
+    time, phase, north, east, height, controls = series(flown)
+    wing = phase == WING
+    assert np.abs(controls[wing, :4]).max() == 0.0
+    assert (flown.record.vtol_blend.to_numpy()[wing] == 0.0).all()
+    cruise = wing & (time > time[np.argmax(wing)] + 20.0)  # after the climb from 20 m to 40 m
+    airspeed = flown.record.plane_airspeed.to_numpy()[cruise]
+    assert airspeed.min() > AIRSPEED - 2.0 and airspeed.max() < AIRSPEED + 1.0  # measured 23.37 to 24.70 m/s
+    assert np.abs(height[cruise] - HEIGHT).max() < 2.0  # measured 39.18 to 40.29 m
+    for point in WAYPOINTS:  # each within its 60 m acceptance (measured 18.9 to 19.0 m)
+        assert np.hypot(north - point[0], east - point[1]).min() < 60.0
+
+
+def test_the_back_transition_slows_on_the_wing_with_the_pusher_off_and_hands_over_below_the_blend_speed(flown):
+    time, phase, north, east, height, controls = series(flown)
+    back = phase == BACK
+    airspeed = flown.record.plane_airspeed.to_numpy()
+    began = np.argmax(back)
+    assert np.hypot(north[began], east[began]) < 250.0 <= np.hypot(north[began - 1], east[began - 1])
+    assert (controls[back, 4] == 0.0).all()
+    assert np.abs(height[back] - height[began]).max() < 5.0  # measured 37.52 to 40.32 m from 40.24 m
+    handed = np.argmax(phase == RETURN)
+    assert airspeed[handed] < BLEND <= airspeed[handed - 1]
+    # Back on the rotors it flies to the landing point (measured 85 m away) and holds its height within 3 m.
+    hold = phase == RETURN
+    assert np.abs(height[hold] - height[handed]).max() < 3.0
+
+
+def test_the_landing_touches_down_at_the_landing_speed_level_and_switches_the_motors_off(flown):
+    time, phase, north, east, height, controls = series(flown)
+    landing = np.flatnonzero(phase == LAND)
+    touchdown = landing[np.argmax(height[landing] < 0.15)]
+    sink = flown.record["estimate.velocity[2]"].to_numpy()[touchdown - 10:touchdown]
+    assert 0.5 < sink.mean() < 0.8  # the 0.7 m/s of the descent (MPC_LAND_SPEED), no flare
+    assert np.hypot(north[touchdown], east[touchdown]) < 0.5
+    assert phase[-1] == LANDED and np.abs(controls[-1]).max() == 0.0
+
+
+@pytest.fixture(scope="module")
+def again_and_in_worlds(tmp_path_factory):
+    root = tmp_path_factory.mktemp("vtol_bits")
+    return (fly(root / "again", "--vehicle", "standard_vtol"),
+            fly(root / "worlds", "--vehicle", "standard_vtol", "--worlds", "2"))
+
+
+def test_the_flight_repeats_bit_for_bit_and_is_world_0_of_two(flown, again_and_in_worlds):
+    again, worlds = again_and_in_worlds
+    assert bits_differ(flown.record, again.record) == []
+    assert worlds.info["exit_reason"] == "done"
+    world = worlds.world(0)
+    assert bits_differ(flown.record, world[flown.record.columns]) == []
+
+
+def test_eager_launches_fly_the_captured_graphs_bits(tmp_path, flown):
+    # Through the take-off and into the front transition (eager runs launch each stage from Python: slow).
+    eager = fly(tmp_path / "eager", "--vehicle", "standard_vtol", "--eager", "--duration", "8")
+    assert eager.info["mode"] != flown.info["mode"]
+    assert FRONT in set(eager.record.vtol_phase.tolist())
+    assert bits_differ(flown.record.iloc[:len(eager.record)].reset_index(drop=True), eager.record) == []
+
+
+MISSION = """#usda 1.0
+(
+    defaultPrim = "vehicle"
+    kilogramsPerUnit = 1
+    metersPerUnit = 1
+    upAxis = "Z"
+)
+
+def Xform "vehicle" (
+    prepend references = @{vtol}@
+)
+{{
+    def Scope "mission" (
+        prepend apiSchemas = ["NexusVtolMissionAPI"]
+    )
+    {{
+{attributes}
+    }}
+}}
+"""
+
+
+def with_mission(tmp_path, **attributes) -> str:
+    lines = "\n".join(f"        {kind} nexus:{name} = {value}" for name, (kind, value) in attributes.items())
+    path = tmp_path / "vtol.usda"
+    path.write_text(MISSION.format(vtol=resolve_asset("vehicle", "standard_vtol"), attributes=lines))
+    return str(path)
+
+
+def test_a_front_transition_that_cannot_reach_its_airspeed_is_abandoned_after_its_timeout_and_lands(tmp_path):
+    # 60 m/s is past anything the pusher gives; VT_TRANS_TIMEOUT 6 s: back to the rotors, home, down from 10 m.
+    vehicle = with_mission(tmp_path, transitionAirspeed=("float", 60), blendAirspeed=("float", 12),
+                           transitionTimeout=("float", 6), takeoffHeight=("float", 10))
+    flight = fly(tmp_path / "run", "--vehicle", vehicle)
+    time, phase, north, east, height, controls = series(flight)
+    assert flight.info["exit_reason"] == "done"
+    assert WING not in set(phase.tolist())
+    front, back = np.argmax(phase == FRONT), np.argmax(phase == BACK)
+    assert (back - front) * DT == pytest.approx(6.0, abs=2 * DT)
+    assert abs(north[-1]) < 0.5 and abs(east[-1]) < 0.5 and abs(height[-1]) < 0.05
+
+
+def test_a_blend_speed_not_below_the_transition_speed_is_one_line_naming_the_prim(tmp_path):
+    vehicle = with_mission(tmp_path, transitionAirspeed=("float", 14), blendAirspeed=("float", 14))
+    result = CliRunner().invoke(main, ["run", "--vehicle", vehicle, "--out", str(tmp_path / "run"), "--quiet"])
+    assert result.exit_code != 0
+    assert "/vehicle/mission: nexus:blendAirspeed (14.0 m/s) must be below nexus:transitionAirspeed (14.0 m/s)" in result.output
+    assert "nothing flew" in result.output
+
+
+def test_surfaces_on_the_lift_rotors_outputs_are_refused_naming_the_outputs(tmp_path):
+    path = tmp_path / "overlap.usda"
+    path.write_text(MISSION.format(vtol=resolve_asset("vehicle", "standard_vtol"), attributes="").replace(
+        '    def Scope "mission" (\n        prepend apiSchemas = ["NexusVtolMissionAPI"]\n    )\n    {\n\n    }\n',
+        '    over "body"\n    {\n        over "base"\n        {\n            over "Aileron"\n            {\n'
+        '                int nexus:channel = 2\n            }\n        }\n    }\n'))
+    result = CliRunner().invoke(main, ["run", "--vehicle", str(path), "--out", str(tmp_path / "run"), "--quiet"])
+    assert result.exit_code != 0
+    assert "the wing's outputs [2, 6, 7, 4] (aileron, elevator, rudder, pusher) overlap the lift rotors' 0 to 3" in result.output
