@@ -4,7 +4,10 @@ A run whose record holds the plane mission's ``plane_phase`` (nexus/control/fixe
 figures in place of the multirotor's "controls and rotor speeds" (a plane has no rotors; its ``controls`` row holds
 servo commands and a throttle): :func:`flight` (airspeed, height, the three surfaces' deflections [deg] and the
 throttle, each against time with the phases shaded) and :func:`track` (north against east, one colour a phase, the
-release, the touchdown and the stop marked). Any other run gets none (:func:`draw` returns an empty dict).
+release, the touchdown and the stop marked). A standard VTOL's run (``vtol_phase``: nexus/control/vtol/mission.py)
+gets the same two, by its own phases, beside the rotors' figure, with the rotors' share of the blend
+(``vtol_blend``) drawn over the pusher's throttle and its landing marked as the touchdown. Any other run gets none
+(:func:`draw` returns an empty dict).
 
 The airspeed is the truth's speed through the air (|v − wind| where the record has the wind, else the speed over
 the ground: still air); the height is above the NED origin, the plane's resting place on its wheels. The throttle
@@ -23,15 +26,26 @@ from nexus.viz.vehicle_file import VehicleFile
 
 #: The mission's phases in ``plane_phase`` order (nexus/control/fixed_wing/mission.py's PHASE_NAMES).
 PHASES = ("launch", "route", "loiter", "descent", "approach", "final", "flare", "roll-out")
+#: A standard VTOL's phases in ``vtol_phase`` order (nexus/control/vtol/mission.py's PHASE_NAMES).
+VTOL_PHASES = ("take-off", "front transition", "fixed wing", "back transition", "return", "land", "landed")
 #: One colour a phase, in order.
 PHASE_COLOURS = ("tab:red", "tab:blue", "tab:purple", "tab:brown", "tab:olive", "tab:orange", "tab:pink", "0.35")
 #: The record's surface columns, in the order drawn.
 SURFACES = ("aileron", "elevator", "rudder")
 
 
+def phases_of(run: RunData) -> tuple[str, tuple[str, ...]] | None:
+    """The record's phase column and its phases' names: a plane's, a VTOL's, or None."""
+    if run.has("plane_phase"):
+        return "plane_phase", PHASES
+    if run.has("vtol_phase"):
+        return "vtol_phase", VTOL_PHASES
+    return None
+
+
 def draw(run: RunData, series: FlightSeries, vehicle: VehicleFile) -> dict[str, tuple[str, object]]:
-    """name -> (title, figure) for a plane's run; empty for any other."""
-    if not run.has("plane_phase"):
+    """name -> (title, figure) for a plane's or a VTOL's run; empty for any other."""
+    if phases_of(run) is None:
         return {}
     return {"plane": ("Airspeed, height, surfaces and throttle by phase",
                       flight(run, series, vehicle.throttle_channel)),
@@ -61,7 +75,8 @@ def _shade(ax, spans) -> None:
 
 
 def flight(run: RunData, series: FlightSeries, channel: int | None):
-    spans = phase_spans(series.time, run.columns["plane_phase"])
+    phase_column, names = phases_of(run)
+    spans = phase_spans(series.time, run.columns[phase_column])
     figure, axes = _figure(4, height=2.0)
     axes[0, 0].plot(series.time, airspeed(run, series), color=TRUTH, lw=1.2)
     axes[0, 0].set_ylabel("airspeed [m/s]")
@@ -74,31 +89,37 @@ def flight(run: RunData, series: FlightSeries, channel: int | None):
     axes[2, 0].set_ylabel("deflection [deg]")
     axes[2, 0].legend(loc="best", fontsize=8, ncol=3)
     if channel is not None and run.has(f"controls[{channel}]"):
-        axes[3, 0].plot(series.time, run.scalar(f"controls[{channel}]"), color=TRUTH, lw=1.0)
+        axes[3, 0].plot(series.time, run.scalar(f"controls[{channel}]"), color=TRUTH, lw=1.0, label="throttle")
+    if run.has("vtol_blend"):
+        axes[3, 0].plot(series.time, run.scalar("vtol_blend"), color="tab:green", lw=1.0, ls="--",
+                        label="rotors' share")
+        axes[3, 0].legend(loc="best", fontsize=8, ncol=2)
     axes[3, 0].set_ylabel("throttle [0..1]")
     for ax in axes[:, 0]:
         _shade(ax, spans)
         ax.grid(alpha=0.3)
     top = axes[0, 0]
     for phase, start, stop in spans:
-        top.text(0.5 * (start + stop), 1.0, PHASES[phase] if phase < len(PHASES) else str(phase), fontsize=7,
+        top.text(0.5 * (start + stop), 1.0, names[phase] if phase < len(names) else str(phase), fontsize=7,
                  ha="center", va="bottom", transform=top.get_xaxis_transform())
-    top.set_title("Plane: airspeed, height, surfaces and throttle (phases shaded)", pad=12)
+    kind = "VTOL" if phase_column == "vtol_phase" else "Plane"
+    top.set_title(f"{kind}: airspeed, height, surfaces and throttle (phases shaded)", pad=12)
     axes[-1, 0].set_xlabel("time [s]")
     return figure
 
 
 def track(run: RunData, series: FlightSeries):
-    phase = run.columns["plane_phase"]
+    column, names = phases_of(run)
+    phase = run.columns[column]
     north, east = series.position[:, 0], series.position[:, 1]
     figure, axes = _figure(1, height=6.0, width=7.0)
     ax = axes[0, 0]
     for number, start, stop in phase_spans(series.time, phase):
         rows = (series.time >= start) & (series.time <= stop)
-        name = PHASES[number] if number < len(PHASES) else str(number)
+        name = names[number] if number < len(names) else str(number)
         ax.plot(east[rows], north[rows], color=PHASE_COLOURS[number % len(PHASE_COLOURS)], lw=1.4, label=name)
-    ax.plot(east[0], north[0], "o", color=TRUTH, label="release")
-    down = np.flatnonzero(phase == len(PHASES) - 1)
+    ax.plot(east[0], north[0], "o", color=TRUTH, label="release" if column == "plane_phase" else "take-off")
+    down = np.flatnonzero(phase == len(names) - 1)
     if down.size:
         ax.plot(east[down[0]], north[down[0]], "v", color="tab:red", label="touchdown")
     ax.plot(east[-1], north[-1], "s", color=TRUTH, label="end")
@@ -111,4 +132,4 @@ def track(run: RunData, series: FlightSeries):
     return figure
 
 
-__all__ = ["PHASES", "airspeed", "draw", "flight", "phase_spans", "track"]
+__all__ = ["PHASES", "VTOL_PHASES", "airspeed", "draw", "flight", "phase_spans", "phases_of", "track"]

@@ -54,10 +54,10 @@ def write_report(folder: Path, out: Path | None = None, ulog: Path | None = None
     out = Path(out) if out is not None else run.folder
     drawn = _draw(series, px4)
     drawn.update(estimate_figures.draw(run, series))  # none for a run without the EKF
-    plane = plane_figures.draw(run, series, vehicle)  # none for a run without a plane mission
-    if plane:
+    plane = plane_figures.draw(run, series, vehicle)  # none for a run without a plane's or a VTOL's mission
+    if plane and not run.has("vtol_phase"):  # a VTOL's rotors keep their figure
         drawn.pop("motors", None)  # a plane's controls are its surfaces and throttle, drawn by phase instead
-        drawn.update(plane)
+    drawn.update(plane)
     frame_drawn, frame_notes = _frame_figures(run, 0)
     drawn.update(frame_drawn)
     plots, paths, images = save_figures(out, drawn)

@@ -219,3 +219,12 @@ def test_surfaces_on_the_lift_rotors_outputs_are_refused_naming_the_outputs(tmp_
     result = CliRunner().invoke(main, ["run", "--vehicle", str(path), "--out", str(tmp_path / "run"), "--quiet"])
     assert result.exit_code != 0
     assert "the wing's outputs [2, 6, 7, 4] (aileron, elevator, rudder, pusher) overlap the lift rotors' 0 to 3" in result.output
+
+
+def test_nexus_plot_draws_the_vtol_by_its_phases_beside_its_rotors(flown, tmp_path):
+    from nexus.viz.report import write_report
+
+    report = write_report(flown.out, out=tmp_path)
+    assert {"motors", "plane", "track"} <= set(report.figures)  # the rotors keep their figure
+    html = (tmp_path / "report.html").read_text()
+    assert "Airspeed, height, surfaces and throttle by phase" in html and "Track from above by phase" in html

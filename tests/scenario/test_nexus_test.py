@@ -52,7 +52,7 @@ def test_shipped_scenarios_pass_and_the_broken_controller_fails_named_checks(flo
     assert f"{SHIPPED / 'px4_mission.toml'}::px4_mission[seed=0] SKIPPED (no PX4 binary: give [px4] binary or " \
            "nexus test --px4-binary PATH)" in lines
     (summary,) = [line for line in lines if " passed, " in line]
-    assert "= 12 passed, 1 failed, 1 errors, 4 skipped in " in summary
+    assert "= 13 passed, 1 failed, 1 errors, 4 skipped in " in summary
     rows = json.loads((out / "results.json").read_text())
     verdicts = {row["scenario"]: row["verdict"] for row in rows}
     assert verdicts == {"gps_lost": "passed", "frozen_baro": "passed", "imu_bias": "passed",
@@ -61,7 +61,7 @@ def test_shipped_scenarios_pass_and_the_broken_controller_fails_named_checks(flo
                         "px4_fleet": "skipped",
                         "takeoff_hover_land": "passed", "waypoint_square": "passed", "aerosonde_landing": "passed",
                         "aerosonde_blocked_pitot": "passed", "aerosonde_ekf_blocked_pitot": "passed",
-                        "fleet_swap": "passed", "fleet_swap_policy": "passed",
+                        "fleet_swap": "passed", "fleet_swap_policy": "passed", "vtol_mission": "passed",
                         "broken_hover": "failed", "crash": "error"}
     for row in rows:  # every flown case is an ordinary run folder
         if row["point"]:
@@ -71,9 +71,9 @@ def test_shipped_scenarios_pass_and_the_broken_controller_fails_named_checks(flo
 def test_junit_has_a_case_per_point_and_names_the_failed_checks(flown):
     folder, _, _ = flown
     suite = ET.parse(folder / "junit.xml").getroot().find("testsuite")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("18", "1", "1", "4")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("19", "1", "1", "4")
     cases = {case.get("name"): case for case in suite.findall("testcase")}
-    assert len(cases) == 18
+    assert len(cases) == 19
     failure = cases["broken_hover[seed=0]"].find("failure")
     message = failure.get("message")
     assert message.startswith("altitude_error: first failed at 2.500 s (tick 625), ")
@@ -91,9 +91,9 @@ def test_a_junit_parser_reads_the_file_back(flown):
 
     folder, _, _ = flown
     (suite,) = list(JUnitXml.fromfile(str(folder / "junit.xml")))
-    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (18, 1, 1, 4)
+    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (19, 1, 1, 4)
     results = {case.name: case.result for case in suite}
-    assert len(results) == 18
+    assert len(results) == 19
     (failure,) = results["broken_hover[seed=0]"]
     assert isinstance(failure, Failure) and failure.message.startswith("altitude_error: first failed at 2.500 s")
     assert [type(r) for r in results["crash[seed=0]"]] == [Error]
