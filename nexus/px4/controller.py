@@ -93,7 +93,8 @@ from nexus.px4.step_mission import StepsPlan
 from nexus.px4.plane_mission import PlanePlan, check_launch, plane_mission_items, runway_upload_s
 from nexus.px4.packer import FramePacker
 from nexus.px4.params import is_plane
-from nexus.px4.plane_outputs import MAV_TYPE_FIXED_WING, MAV_TYPE_GENERIC, PlaneOutputs, plane_outputs
+from nexus.px4.plane_outputs import (MAV_TYPE_FIXED_WING, MAV_TYPE_GENERIC, MAV_TYPE_VTOL_FIXEDROTOR, PlaneOutputs,
+                                     plane_outputs)
 from nexus.control.fixed_wing.air_start import air_start
 from nexus.control.fixed_wing.catapult import CATAPULT_SPEC, check_one_start
 from nexus.control.fixed_wing.mission import plane_mission
@@ -195,6 +196,8 @@ class Px4Controller(Component):
         #: A plane at rest on its wheels that PX4's mission rolls off the runway (no air start, no catapult): the
         #: start-up settles it on its wheels, as a catapult's plane.
         self.runway_takeoff = bool(runway_takeoff)
+        #: A standard VTOL (lift ESCs in its output map): it rests on its gear and PX4 lifts it off on its rotors.
+        self.vertical_takeoff = outputs is not None and bool(outputs.lift_channels)
         self.px4_mav_type: int | None = None
         #: A ground station's HOST:PORT whose traffic with PX4 goes through Nexus, each input on a tick
         #: (:mod:`nexus.px4.ground_station`; None: none), PX4's ground-station port, and the relay once built.
@@ -727,11 +730,15 @@ class Px4Controller(Component):
         if kind == "HEARTBEAT":
             self.heartbeats += 1
             self.px4_mav_type = int(message.type)
-            if self.outputs is not None and message.type not in (MAV_TYPE_GENERIC, MAV_TYPE_FIXED_WING):
+            if self.outputs is not None and message.type not in (MAV_TYPE_GENERIC, self.outputs.mav_type):
+                vtol = self.outputs.mav_type == MAV_TYPE_VTOL_FIXEDROTOR
+                what = ("a standard VTOL (MAV_TYPE 22, fixed lift rotors)" if vtol else
+                        f"a plane (MAV_TYPE {MAV_TYPE_FIXED_WING}, fixed wing)")
+                airframe = "standard-VTOL airframe (PX4_SYS_AUTOSTART=1040)" if vtol else \
+                    "fixed-wing airframe (PX4_SYS_AUTOSTART=1030)"
                 raise WrongAirframeError(
-                    f"PX4 says it flies MAV_TYPE {message.type}, and {self.plant.vehicle_path} is a plane "
-                    f"(MAV_TYPE {MAV_TYPE_FIXED_WING}, fixed wing): start PX4 with its fixed-wing airframe "
-                    "(PX4_SYS_AUTOSTART=1030) and the parameters `nexus px4 params` derives for this vehicle")
+                    f"PX4 says it flies MAV_TYPE {message.type}, and {self.plant.vehicle_path} is {what}: start PX4 "
+                    f"with its {airframe} and the parameters `nexus px4 params` derives for this vehicle")
         elif kind == "COMMAND_LONG" and message.command == SET_MESSAGE_INTERVAL and int(message.param1) == TRUTH_ID:
             # PX4 asks for ground truth at an interval [µs]; 0 or less means as often as we like.
             self.truth_interval_usec = max(0, int(message.param2))
@@ -808,7 +815,26 @@ def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:
         if controller.offboard is not None:
             controller.offboard.policy.check_vehicles(1)  # a fleet policy needs its fleet
         return controller
+    if ctx.plant.rotors:  # a wing and lift rotors: a standard VTOL
+        return Px4Controller(path, ctx.plant, **_vtol_keywords(ctx, options))
     return Px4Controller(path, ctx.plant, **_plane_keywords(ctx, options))
+
+
+def _vtol_keywords(ctx, options: Px4Options) -> dict:
+    """:class:`Px4Controller`'s keywords for a standard VTOL: the options' and its output map (the lift motors, the
+    pusher and the surfaces); it rests on its gear until PX4 lifts it off. PX4's VTOL mission items and offboard
+    flight are not built yet: refused in one line."""
+    vehicle = ctx.plant.vehicle_path
+    if options.offboard_policy is not None or options.mission is not None:
+        raise BuildError(f"{vehicle}: a standard VTOL flown by PX4 takes no --px4-offboard-policy or --px4-mission "
+                         "yet (PX4's VTOL mission items are not built); fly it in the mode PX4 starts in, or fly "
+                         "its own mission with --controller vtol")
+    applied = {api for p in ctx.stage.Traverse() for api in nexus_apis(p)}
+    missing = [f"{what} ({schema})" for schema, what in PLANE_SENSORS.items() if schema not in applied]
+    if missing:
+        raise BuildError(f"{vehicle}: PX4 flies a VTOL on its own sensors, and this one has no {', no '.join(missing)}; "
+                         "add them under the base body (vehicles/standard_vtol.usda's Imu, Mag, Baro, Gps and Pitot)")
+    return {**options.keywords(), "outputs": plane_outputs(ctx.stage, vehicle)}
 
 
 def _plane_keywords(ctx, options: Px4Options, slot: int = 0) -> dict:
@@ -885,7 +911,10 @@ def _fleet(path: str, ctx, options: Px4Options) -> Px4FleetController:
                                      f"port {port})")
     peers = []
     for k in range(vehicles):
-        own = _plane_keywords(ctx, options, k) if is_plane(ctx.stage) else dict(keywords, mission=mission)
+        if is_plane(ctx.stage):
+            own = _vtol_keywords(ctx, options) if ctx.plant.rotors else _plane_keywords(ctx, options, k)
+        else:
+            own = dict(keywords, mission=mission)
         own.pop("port", None), own.pop("gcs_port", None)
         if own["mission"] is not None:
             own["mission"] = {**own["mission"], "url": instance_url(own["mission"]["url"], k)}
@@ -899,7 +928,8 @@ def _fleet(path: str, ctx, options: Px4Options) -> Px4FleetController:
 
 
 register("px4", _build, help="PX4 SITL in lockstep over a MAVLink TCP link (its own estimator); multirotors, and "
-         "planes through PX4's fixed-wing airframe", options=Px4Options, vehicles=("multirotor", "plane"),
+         "planes through PX4's fixed-wing airframe, standard VTOLs through its standard-VTOL airframe",
+         options=Px4Options, vehicles=("multirotor", "plane", "vtol"),
          own_estimator=True, duration_s=300.0,
          single_world="one PX4 SITL instance flies one vehicle, and one world holds every instance's vehicle "
          "(--vehicles K flies K instances in one world)", one_world_fleet=True,

@@ -19,6 +19,11 @@ rolls right in both. So:
     controls[propeller channel] = px4[propeller channel]
 
 and every other slot is 0. A flap, or a second surface of one role, has no mapping yet: refused in one line.
+
+A standard VTOL (a plane whose file also has lift rotors' ESCs, ``NexusEscAPI``) is PX4's standard-VTOL
+airframe (MAV_TYPE 22, ``CA_AIRFRAME`` 2): its lift ESCs' channels carry ``Motor1`` to ``MotorN`` in channel order
+(PX4's multicopter motors, commands in [0, 1] written as they come), the pusher ``MotorN+1`` and the surfaces
+the servos as above.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from nexus.aero.control_surfaces import CONTROL_SURFACE_SPEC
 from nexus.aero.propeller_advance import ADVANCE_RATIO_PROPELLER_SPEC
 from nexus.core.errors import BuildError
 from nexus.plant.controls import CONTROLS_WIDTH
+from nexus.plant.esc import ESC_SPEC
 from nexus.plant.usd_checks import nexus_apis
 from nexus.schemas.reader import read_prim
 
@@ -40,6 +46,8 @@ MOTOR1, SERVO1 = 101, 201
 #: parameter, on its MAVLink links). On the simulator link PX4's HEARTBEAT leaves the type at MAV_TYPE_GENERIC (0:
 #: ``SimulatorMavlink::send_heartbeat`` fills only the autopilot and the armed flag), which says nothing either way.
 MAV_TYPE_GENERIC, MAV_TYPE_FIXED_WING = 0, 1
+#: MAVLink's MAV_TYPE_VTOL_FIXEDROTOR: separate rotors for hover and for cruise (PX4's standard-VTOL airframes).
+MAV_TYPE_VTOL_FIXEDROTOR = 22
 
 
 @dataclass(frozen=True)
@@ -78,20 +86,29 @@ class Surface:
 
 @dataclass(frozen=True)
 class PlaneOutputs:
-    """The surfaces (in PX4's servo order: Servo1 first) and the propeller's channel of a plane's file."""
+    """The surfaces (in PX4's servo order: Servo1 first) and the propeller's channel of a plane's file, and a
+    standard VTOL's lift ESCs' channels (in PX4's motor order; none for a plane)."""
 
     surfaces: tuple[Surface, ...]
     motor_channel: int
+    lift_channels: tuple[int, ...] = ()
+
+    @property
+    def mav_type(self) -> int:
+        """The MAV_TYPE PX4's airframe for this vehicle says: fixed wing, or a VTOL with fixed lift rotors."""
+        return MAV_TYPE_VTOL_FIXEDROTOR if self.lift_channels else MAV_TYPE_FIXED_WING
 
     def functions(self) -> dict[int, int]:
         """Output channel (0-based) -> PX4 output function; channels not listed are disabled (0)."""
-        out = {self.motor_channel: MOTOR1}
+        out = {channel: MOTOR1 + i for i, channel in enumerate(self.lift_channels)}
+        out[self.motor_channel] = MOTOR1 + len(self.lift_channels)
         out.update({surface.channel: SERVO1 + i for i, surface in enumerate(self.surfaces)})
         return out
 
     def signs(self) -> np.ndarray:
         """Per output channel: the factor from PX4's value to the controls row's (0 where nothing is driven)."""
         signs = np.zeros(CONTROLS_WIDTH, dtype=np.float64)
+        signs[list(self.lift_channels)] = 1.0
         signs[self.motor_channel] = 1.0
         for surface in self.surfaces:
             signs[surface.channel] = surface.kind.sign
@@ -110,10 +127,14 @@ def plane_outputs(stage, path) -> PlaneOutputs:
     PX4 cannot drive yet, two surfaces of one role, or two parts on one channel: one line naming file and prim."""
     surfaces: list[Surface] = []
     motor = None
+    lift: list[int] = []
     taken: dict[int, str] = {}
     for prim in stage.Traverse():
         apis = nexus_apis(prim)
         where = f"{path}: {prim.GetPath()}"
+        if ESC_SPEC.schema in apis:  # a standard VTOL's lift rotor
+            lift.append(int(read_prim(prim, ESC_SPEC, path)["channel"]))
+            _claim(taken, lift[-1], where, "nexus:channel")
         if ADVANCE_RATIO_PROPELLER_SPEC.schema in apis:
             if motor is not None:
                 raise BuildError(f"{where}: a second propeller; PX4's fixed-wing mapping here drives one (Motor1)")
@@ -134,7 +155,7 @@ def plane_outputs(stage, path) -> PlaneOutputs:
         raise BuildError(f"{path}: PX4 flies a plane's throttle on a propeller, and the file has none; add a prim "
                          f"with {ADVANCE_RATIO_PROPELLER_SPEC.schema}")
     order = list(SURFACE_KINDS)
-    return PlaneOutputs(tuple(sorted(surfaces, key=lambda s: order.index(s.role))), motor)
+    return PlaneOutputs(tuple(sorted(surfaces, key=lambda s: order.index(s.role))), motor, tuple(sorted(lift)))
 
 
 def _claim(taken: dict[int, str], channel: int, where: str, attribute: str) -> None:
@@ -145,4 +166,4 @@ def _claim(taken: dict[int, str], channel: int, where: str, attribute: str) -> N
     taken[channel] = where.rpartition(": ")[2]
 
 
-__all__ = ["MAV_TYPE_FIXED_WING", "MAV_TYPE_GENERIC", "MOTOR1", "SERVO1", "SURFACE_KINDS", "PlaneOutputs", "Surface", "plane_outputs"]
+__all__ = ["MAV_TYPE_FIXED_WING", "MAV_TYPE_GENERIC", "MAV_TYPE_VTOL_FIXEDROTOR", "MOTOR1", "SERVO1", "SURFACE_KINDS", "PlaneOutputs", "Surface", "plane_outputs"]

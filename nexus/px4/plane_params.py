@@ -76,15 +76,16 @@ OUTPUT_CHANNELS = 16
 FASTEST_SEARCH_TOP, FASTEST_RESOLUTION = 200.0, 0.1
 
 
-def plane_parameters(plant, stage) -> dict[str, float | int]:
-    """``{NAME: value}`` for PX4's fixed-wing airframe from the plane file ``stage`` and its ``plant``."""
+def plane_parameters(plant, stage, cruise: tuple[float, str] | None = None) -> dict[str, float | int]:
+    """``{NAME: value}`` for PX4's fixed-wing airframe from the plane file ``stage`` and its ``plant``; ``cruise``
+    (an airspeed [m/s] and where it comes from) in place of the plane mission's (a standard VTOL's mission)."""
     path = plant.vehicle_path
     outputs = plane_outputs(stage, path)
     wing, propeller = _wing_and_propeller(stage, path)
     if wing is None or propeller is None:
         raise BuildError(f"{path}: a plane needs a wing (NexusFixedWingAeroAPI) and a propeller "
                          "(NexusAdvanceRatioPropellerAPI) for PX4's fixed-wing parameters")
-    cruise, where = mission_airspeed(stage, path, plant.scene_path)
+    cruise, where = cruise or mission_airspeed(stage, path, plant.scene_path)
     stall = stall_speed(wing, plant.mass, plant.gravity)
     if MIN_OVER_STALL * stall >= cruise:
         raise BuildError(f"{where} {cruise:g} m/s is not above PX4's minimum airspeed {MIN_OVER_STALL:g} x stall = "
