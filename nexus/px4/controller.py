@@ -91,6 +91,7 @@ from nexus.px4.commander import LockstepCommander
 from nexus.px4.mission import DEFAULT_URL, MAV_MODE_FLAG_SAFETY_ARMED, MissionPlan
 from nexus.px4.step_mission import StepsPlan
 from nexus.px4.plane_mission import PlanePlan, check_launch, plane_mission_items, runway_upload_s
+from nexus.px4.vtol_mission import vtol_mission_items
 from nexus.px4.packer import FramePacker
 from nexus.px4.params import is_plane
 from nexus.px4.plane_outputs import (MAV_TYPE_FIXED_WING, MAV_TYPE_GENERIC, MAV_TYPE_VTOL_FIXEDROTOR, PlaneOutputs,
@@ -98,6 +99,7 @@ from nexus.px4.plane_outputs import (MAV_TYPE_FIXED_WING, MAV_TYPE_GENERIC, MAV_
 from nexus.control.fixed_wing.air_start import air_start
 from nexus.control.fixed_wing.catapult import CATAPULT_SPEC, check_one_start
 from nexus.control.fixed_wing.mission import plane_mission
+from nexus.control.vtol.mission import vtol_mission
 from nexus.schemas.reader import read_prim
 from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef
 from nexus.px4.peer_process import PeerProcess
@@ -820,21 +822,33 @@ def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:
     return Px4Controller(path, ctx.plant, **_plane_keywords(ctx, options))
 
 
-def _vtol_keywords(ctx, options: Px4Options) -> dict:
-    """:class:`Px4Controller`'s keywords for a standard VTOL: the options' and its output map (the lift motors, the
-    pusher and the surfaces); it rests on its gear until PX4 lifts it off. PX4's VTOL mission items and offboard
-    flight are not built yet: refused in one line."""
+def _vtol_keywords(ctx, options: Px4Options, slot: int = 0) -> dict:
+    """:class:`Px4Controller`'s keywords for a standard VTOL: the options', its output map (the lift motors, the
+    pusher and the surfaces) and, with ``--px4-mission``, its VTOL mission as PX4 items (:mod:`.vtol_mission`); it
+    rests on its gear until PX4 lifts it off. An offboard policy flies a multirotor's thrust and rates: refused."""
     vehicle = ctx.plant.vehicle_path
-    if options.offboard_policy is not None or options.mission is not None:
-        raise BuildError(f"{vehicle}: a standard VTOL flown by PX4 takes no --px4-offboard-policy or --px4-mission "
-                         "yet (PX4's VTOL mission items are not built); fly it in the mode PX4 starts in, or fly "
-                         "its own mission with --controller vtol")
+    if options.offboard_policy is not None:
+        raise BuildError(f"{vehicle}: --px4-offboard-policy flies a multirotor's thrust and body rates, and this "
+                         "vehicle is a standard VTOL: drop the option (fly --px4-mission, or its own mission with "
+                         "--controller vtol)")
     applied = {api for p in ctx.stage.Traverse() for api in nexus_apis(p)}
     missing = [f"{what} ({schema})" for schema, what in PLANE_SENSORS.items() if schema not in applied]
     if missing:
         raise BuildError(f"{vehicle}: PX4 flies a VTOL on its own sensors, and this one has no {', no '.join(missing)}; "
                          "add them under the base body (vehicles/standard_vtol.usda's Imu, Mag, Baro, Gps and Pitot)")
-    return {**options.keywords(), "outputs": plane_outputs(ctx.stage, vehicle)}
+    keywords = options.keywords()
+    if options.mission is not None:
+        if options.mission.get("steps"):
+            raise BuildError(f"{vehicle}: a scenario's [[step]]s fly a multirotor's PX4 mission, and this vehicle is a "
+                             "standard VTOL, which flies its own VTOL mission (its NexusVtolMissionAPI prim or the "
+                             "scene's) through PX4; drop the steps")
+        scene = Usd.Stage.Open(str(ctx.plant.scene_path)) if ctx.plant.scene_path is not None else ctx.stage
+        flown = vtol_mission(ctx.stage, scene, vehicle, ctx.plant.scene_path, None)
+        east, north = (float(v) for v in ctx.plant.home_offset[slot][:2])
+        items = vtol_mission_items(flown, ctx.plant.origin, shift=(north, east))
+        times = {k: v for k, v in options.mission.items() if k in PLAN_TIMES}
+        keywords["mission"] = {**options.mission, **times, "plane_items": items, "height": flown.height}
+    return {**keywords, "outputs": plane_outputs(ctx.stage, vehicle)}
 
 
 def _plane_keywords(ctx, options: Px4Options, slot: int = 0) -> dict:
@@ -912,7 +926,7 @@ def _fleet(path: str, ctx, options: Px4Options) -> Px4FleetController:
     peers = []
     for k in range(vehicles):
         if is_plane(ctx.stage):
-            own = _vtol_keywords(ctx, options) if ctx.plant.rotors else _plane_keywords(ctx, options, k)
+            own = _vtol_keywords(ctx, options, k) if ctx.plant.rotors else _plane_keywords(ctx, options, k)
         else:
             own = dict(keywords, mission=mission)
         own.pop("port", None), own.pop("gcs_port", None)

@@ -18,6 +18,7 @@ By hand for vehicles/standard_vtol.usda (13.0 kg; docs/fixed_wing.md, "A standar
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -140,9 +141,33 @@ def test_a_fixed_wing_heartbeat_ends_the_vtol_s_run_in_one_line(tmp_path):
     assert info["exit_reason"] == "px4-wrong-airframe"
 
 
-def test_a_px4_mission_on_the_vtol_is_refused_before_any_stage_runs(tmp_path):
+def test_px4_mission_flies_the_vtol_mission_as_px4_s_vtol_items():
+    # The default VTOL mission: take off to 20 m towards (0, 400), the three waypoints at 40 m, land at the origin.
     config = RunConfig(vehicle=str(VTOL), scene="empty", controller="px4",
                        controller_options={**OPTIONS, "mission": {"url": "udpin:127.0.0.1:0"}}, device="cpu",
                        duration=1.0)
-    with pytest.raises(BuildError, match="takes no --px4-offboard-policy or --px4-mission yet"):
+    flight = build_flight(config, "cpu")
+    items = flight.vehicle.controller.mission_options["plane_items"]
+    origin = flight.vehicle.plant.origin
+    assert [item[0] for item in items] == [84, 16, 16, 16, 85]  # NAV_VTOL_TAKEOFF, NAV_WAYPOINT x3, NAV_VTOL_LAND
+    assert [item[-1] for item in items] == [20.0, 40.0, 40.0, 40.0, 0.0]
+    assert [item[3] for item in items[1:4]] == [60.0] * 3  # the acceptance radius
+    # 400 m east at the scene's origin (h above the ellipsoid): the longitude moves by 400 / ((N(φ) + h) cos φ) [rad],
+    # N the WGS-84 prime vertical radius; the takeoff item and the first waypoint share it, the landing is the origin.
+    lat0, lon0 = float(origin.latitude), float(origin.longitude)
+    assert items[0][6] == items[1][6] and items[0][7] == items[1][7]
+    assert items[4][6] == round(lat0 * 1e7) and items[4][7] == round(lon0 * 1e7)
+    a, e2 = 6378137.0, 6.69437999014e-3
+    phi = math.radians(lat0)
+    n = a / math.sqrt(1.0 - e2 * math.sin(phi) ** 2)
+    east_deg = math.degrees(400.0 / ((n + float(origin.altitude)) * math.cos(phi)))
+    assert items[1][7] == pytest.approx((lon0 + east_deg) * 1e7, abs=2)
+    assert items[2][6] > items[1][6]  # (400, 400): north of the first
+
+
+def test_an_offboard_policy_on_the_vtol_is_refused_before_any_stage_runs(tmp_path):
+    config = RunConfig(vehicle=str(VTOL), scene="empty", controller="px4",
+                       controller_options={**OPTIONS, "offboard_policy": "policies/none.onnx"}, device="cpu",
+                       duration=1.0)
+    with pytest.raises(BuildError, match="this vehicle is a standard VTOL: drop the option"):
         build_flight(config, "cpu")
