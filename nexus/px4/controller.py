@@ -822,6 +822,15 @@ def _build(prim, path: str, ctx, options: Px4Options) -> Px4Controller:
     return Px4Controller(path, ctx.plant, **_plane_keywords(ctx, options))
 
 
+def _check_sensors(ctx, kind: str, this: str, example: str) -> None:
+    """PX4 flies ``kind`` on its own sensors: one line naming every one the file lacks and ``example``."""
+    applied = {api for p in ctx.stage.Traverse() for api in nexus_apis(p)}
+    missing = [f"{what} ({schema})" for schema, what in PLANE_SENSORS.items() if schema not in applied]
+    if missing:
+        raise BuildError(f"{ctx.plant.vehicle_path}: PX4 flies {kind} on its own sensors, and {this} has no "
+                         f"{', no '.join(missing)}; add them under the base body ({example})")
+
+
 def _vtol_keywords(ctx, options: Px4Options, slot: int = 0) -> dict:
     """:class:`Px4Controller`'s keywords for a standard VTOL: the options', its output map (the lift motors, the
     pusher and the surfaces) and, with ``--px4-mission``, its VTOL mission as PX4 items (:mod:`.vtol_mission`); it
@@ -831,11 +840,7 @@ def _vtol_keywords(ctx, options: Px4Options, slot: int = 0) -> dict:
         raise BuildError(f"{vehicle}: --px4-offboard-policy flies a multirotor's thrust and body rates, and this "
                          "vehicle is a standard VTOL: drop the option (fly --px4-mission, or its own mission with "
                          "--controller vtol)")
-    applied = {api for p in ctx.stage.Traverse() for api in nexus_apis(p)}
-    missing = [f"{what} ({schema})" for schema, what in PLANE_SENSORS.items() if schema not in applied]
-    if missing:
-        raise BuildError(f"{vehicle}: PX4 flies a VTOL on its own sensors, and this one has no {', no '.join(missing)}; "
-                         "add them under the base body (vehicles/standard_vtol.usda's Imu, Mag, Baro, Gps and Pitot)")
+    _check_sensors(ctx, "a VTOL", "this one", "vehicles/standard_vtol.usda's Imu, Mag, Baro, Gps and Pitot")
     keywords = options.keywords()
     if options.mission is not None:
         if options.mission.get("steps"):
@@ -859,12 +864,8 @@ def _plane_keywords(ctx, options: Px4Options, slot: int = 0) -> dict:
         raise BuildError(f"{vehicle}: --px4-offboard-policy flies a multirotor's thrust and body rates, and this vehicle "
                          "is a plane: drop the option (PX4 then flies the plane in the mode it starts in, or its "
                          "mission with --px4-mission)")
-    applied = {api for p in ctx.stage.Traverse() for api in nexus_apis(p)}
-    missing = [f"{what} ({schema})" for schema, what in PLANE_SENSORS.items() if schema not in applied]
-    if missing:
-        raise BuildError(f"{vehicle}: PX4 flies a plane on its own sensors, and this plane has no {', no '.join(missing)}; "
-                         "add them under the base body (vehicles/aerosonde.usda's Imu, Mag, Baro, Gps and Pitot prims "
-                         "show how: PX4's fixed-wing controllers fly airspeed, from HIL_SENSOR's diff_pressure)")
+    _check_sensors(ctx, "a plane", "this plane", "vehicles/aerosonde.usda's Imu, Mag, Baro, Gps and Pitot prims show how: "
+                   "PX4's fixed-wing controllers fly airspeed, from HIL_SENSOR's diff_pressure")
     check_one_start(ctx.stage, vehicle)
     catapults = [p for p in ctx.stage.Traverse() if CATAPULT_SPEC.schema in nexus_apis(p)]
     keywords = options.keywords()

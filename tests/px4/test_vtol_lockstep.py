@@ -19,21 +19,18 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
 from nexus.cli import main
 from nexus.core.errors import BuildError
 from nexus.px4.errors import WrongAirframeError
-from nexus.px4.scripted_peer import ScriptedPx4
 from nexus.runtime.config import RunConfig
 from nexus.runtime.flight import build_flight
-from nexus.runtime.run import run_flight
+from tests.px4.test_plane_lockstep import column, fly as fly_plane
 
 VTOL = Path(__file__).resolve().parents[2] / "vehicles" / "standard_vtol.usda"
 OPTIONS = {"host": "127.0.0.1", "port": 0, "connect_timeout": 10.0, "answer_timeout": 5.0}
@@ -77,19 +74,9 @@ def test_the_airframe_to_start_px4_with_is_named_on_stderr():
     assert "is a standard VTOL: start PX4 with PX4_SYS_AUTOSTART=1040" in result.output
 
 
-def fly(out: Path, script, duration: float, mav_type: int = 22, vehicle: Path = VTOL):
-    config = RunConfig(vehicle=str(vehicle), scene="empty", controller="px4", controller_options=OPTIONS,
-                       device="cpu", duration=duration, seed=5)
-    flight = build_flight(config, "cpu")
-    peer = ScriptedPx4(flight.vehicle.controller.link.port, script, mav_type=mav_type)
-    with peer.running():
-        summary = run_flight(replace(flight.options, device="cpu", duration=duration), out, progress=False,
-                             flight=flight)
-    return pq.read_table(out / "record.parquet"), summary, peer, flight
-
-
-def column(table, name) -> np.ndarray:
-    return table.column(name).to_numpy().astype(np.float64)
+def fly(out: Path, script, duration: float, mav_type: int = 22):
+    """The scripted PX4 (as PX4's standard-VTOL airframe: MAV_TYPE 22) answering ``script`` in lockstep."""
+    return fly_plane(VTOL, out, script, duration, mav_type=mav_type)
 
 
 LIFT = [0.8] * 4 + [0.0] * 12
