@@ -52,13 +52,13 @@ def test_shipped_scenarios_pass_and_the_broken_controller_fails_named_checks(flo
     assert f"{SHIPPED / 'px4_mission.toml'}::px4_mission[seed=0] SKIPPED (no PX4 binary: give [px4] binary or " \
            "nexus test --px4-binary PATH)" in lines
     (summary,) = [line for line in lines if " passed, " in line]
-    assert "= 13 passed, 1 failed, 1 errors, 4 skipped in " in summary
+    assert "= 13 passed, 1 failed, 1 errors, 5 skipped in " in summary
     rows = json.loads((out / "results.json").read_text())
     verdicts = {row["scenario"]: row["verdict"] for row in rows}
     assert verdicts == {"gps_lost": "passed", "frozen_baro": "passed", "imu_bias": "passed",
                         "hexa_rotor_loss": "passed", "hover_in_gusts": "passed",
                         "px4_mission": "skipped", "px4_steps": "skipped", "px4_link_loss": "skipped",
-                        "px4_fleet": "skipped",
+                        "px4_fleet": "skipped", "px4_vtol_mission": "skipped",
                         "takeoff_hover_land": "passed", "waypoint_square": "passed", "aerosonde_landing": "passed",
                         "aerosonde_blocked_pitot": "passed", "aerosonde_ekf_blocked_pitot": "passed",
                         "fleet_swap": "passed", "fleet_swap_policy": "passed", "vtol_mission": "passed",
@@ -71,9 +71,9 @@ def test_shipped_scenarios_pass_and_the_broken_controller_fails_named_checks(flo
 def test_junit_has_a_case_per_point_and_names_the_failed_checks(flown):
     folder, _, _ = flown
     suite = ET.parse(folder / "junit.xml").getroot().find("testsuite")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("19", "1", "1", "4")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("20", "1", "1", "5")
     cases = {case.get("name"): case for case in suite.findall("testcase")}
-    assert len(cases) == 19
+    assert len(cases) == 20
     failure = cases["broken_hover[seed=0]"].find("failure")
     message = failure.get("message")
     assert message.startswith("altitude_error: first failed at 2.500 s (tick 625), ")
@@ -91,13 +91,14 @@ def test_a_junit_parser_reads_the_file_back(flown):
 
     folder, _, _ = flown
     (suite,) = list(JUnitXml.fromfile(str(folder / "junit.xml")))
-    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (19, 1, 1, 4)
+    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (20, 1, 1, 5)
     results = {case.name: case.result for case in suite}
-    assert len(results) == 19
+    assert len(results) == 20
     (failure,) = results["broken_hover[seed=0]"]
     assert isinstance(failure, Failure) and failure.message.startswith("altitude_error: first failed at 2.500 s")
     assert [type(r) for r in results["crash[seed=0]"]] == [Error]
-    assert all(isinstance(r, Skipped) for name in ("px4_mission", "px4_steps", "px4_link_loss", "px4_fleet")
+    assert all(isinstance(r, Skipped) for name in ("px4_mission", "px4_steps", "px4_link_loss", "px4_fleet",
+                                                   "px4_vtol_mission")
                for r in results[f"{name}[seed=0]"])
     assert results["takeoff_hover_land[seed=0]"] == []  # passed
 
@@ -107,7 +108,7 @@ def test_the_report_draws_each_failed_check(flown):
     page = (folder / "report" / "index.html").read_text()
     assert page.count("data:image/png;base64,") == 2
     assert "<h3>altitude_error</h3>" in page and "<h3>ended</h3>" in page
-    assert "12 passed, 1 failed, 1 errors, 4 skipped" in page
+    assert "13 passed, 1 failed, 1 errors, 5 skipped" in page
 
 
 def test_verdicts_and_first_failing_ticks_repeat_in_another_process_one_at_a_time(flown, tmp_path):
