@@ -6,7 +6,9 @@ they run (and whether they hold a position or only fly level), and the fixed-win
 recorded as ``vtol_phase`` (PX4's standard-VTOL mission, `VT_*` parameters where PX4 has one):
 
 0. **take-off**: straight up on the rotors to ``takeoff_height`` over the NED origin, nose towards the first
-   waypoint;
+   waypoint, once the estimator is aligned with its origin and a horizontal position (its status has ``READY`` and
+   ``HORIZONTAL_VALID``, as a multirotor's mission start waits for; the truth estimator's at once): until then the
+   rotors stay off;
 1. **front transition** once there and still: the pusher at full throttle, the rotors holding height and a level
    attitude (no position hold: the vehicle is meant to move), the wing's loops blended in with the airspeed
    between ``blend_airspeed`` and ``transition_airspeed`` (VT_ARSP_BLEND, VT_ARSP_TRANS); over
@@ -37,7 +39,7 @@ from nexus.control.fixed_wing.mission import copy_task, leg_start, reached
 from nexus.core import Component, Stage
 from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Output, Param, Spec, StateVar
-from nexus.estimation.estimate_status import HORIZONTAL_VALID, STATUS_SIGNAL, TRUSTED
+from nexus.estimation.estimate_status import HORIZONTAL_VALID, READY, STATUS_SIGNAL, TRUSTED
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
 from nexus.plant.usd_checks import nexus_apis
@@ -127,6 +129,7 @@ class VtolMissionState:
     yaw: float  # the heading the rotors hold after the back transition [rad]
     hold_height: float  # the height the back transition began at [m]
     descent: float  # the landing's height goal [m]
+    started: wp.int32  # 1 once the estimator was ready for the take-off (latched)
 
 
 def _empty(component, ctx) -> VtolMissionState:
@@ -157,6 +160,8 @@ VTOL_MISSION_STAGE_SPEC = Spec(
 )
 
 _HORIZONTAL_VALID = wp.constant(HORIZONTAL_VALID)
+#: What the take-off waits for: aligned with its origin and a horizontal position to fly on (a kernel constant).
+_START_STATUS = wp.constant(READY | HORIZONTAL_VALID)
 
 
 @wp.func
@@ -199,7 +204,11 @@ def fly_vtol_mission(
     speed = wp.length(est.velocity)
     airspeed = vtol_airspeed(p, pitot[world], est.velocity)
 
-    # The phase changes first (several in one tick where their tests pass), then what the phase flies.
+    # The take-off waits for the estimator (latched); then the phase changes (several in one tick where their tests
+    # pass), then what the phase flies.
+    if s.started == 0 and (status[world] & _START_STATUS) == _START_STATUS:
+        s.started = 1
+        s.phase_start = now
     phase = s.phase
     if phase == TAKEOFF and wp.abs(height - p.takeoff_height) < AT_GOAL and speed < STILL:
         phase = FRONT_TRANSITION
@@ -274,7 +283,7 @@ def fly_vtol_mission(
     task[world] = t
 
     on = armed[world]
-    rotors = wp.int32(1)
+    rotors = s.started
     if phase == FIXED_WING or phase == LANDED:
         rotors = wp.int32(0)
     wing = wp.int32(0)
