@@ -5,8 +5,10 @@ mission's current leg, stall margin, and the touchdown's sink rate and point (th
 The mission's geometry is read the way the run read it (:func:`nexus.control.fixed_wing.mission.plane_mission`:
 the scene's ``NexusPlaneMissionAPI`` prim, else the vehicle file's, else the default), from the files run.json
 names; the wing's values and the base's mass from the vehicle file (a drawn ``mass`` from run.json's
-``world_values``). A record without ``plane_phase`` (a multirotor's) gives NaN everywhere, which fails the check:
-the run cannot say.
+``world_values``). A standard VTOL's record (``vtol_phase``) is measured by its VTOL mission: the cross-track from its
+legs on the wing and in the back transition, the stall margin on the wing, the touchdown at its ``landed`` phase
+and its landing point; a check's ``phases`` may name its phases. A record without either (a multirotor's) gives
+NaN everywhere, which fails the check: the run cannot say.
 
 * ``airspeed`` [m/s]: ``|v − wind|`` of the base (the recorded ``wind``; still air without it);
 * ``altitude`` [m]: height above the NED origin (a plane's: the ground under its release);
@@ -26,6 +28,7 @@ the run cannot say.
 from __future__ import annotations
 
 from nexus.control.fixed_wing.mission import PHASE_NAMES
+from nexus.control.vtol.mission import PHASE_NAMES as VTOL_PHASE_NAMES
 from nexus.worlds.plane_record import PlaneRecord
 
 #: The measures this module gives, with their unit, bound side and meaning (:data:`nexus.scenario.spec.MEASURES`).
@@ -42,4 +45,4 @@ PLANE_MEASURES = {
 }
 
 
-__all__ = ["PHASE_NAMES", "PLANE_MEASURES", "PlaneRecord"]
+__all__ = ["PHASE_NAMES", "PLANE_MEASURES", "PlaneRecord", "VTOL_PHASE_NAMES"]

@@ -33,7 +33,7 @@ from nexus.plant.usd_files import open_stage
 from nexus.px4.step_mission import PX4_STEPS
 from nexus.runtime.config import RunConfig
 from nexus.runtime.fault_trigger import CONDITIONS, PENDING_S
-from nexus.scenario.plane_checks import PHASE_NAMES, PLANE_MEASURES
+from nexus.scenario.plane_checks import PHASE_NAMES, PLANE_MEASURES, VTOL_PHASE_NAMES
 from nexus.control.registry import DEFAULT_CONTROLLER, scalable_gains
 from nexus.sweep.spec import resolve_path
 from nexus.vocab import data_file
@@ -218,8 +218,9 @@ class _Check(_Table):
     step: Any = None  # the index of a step, checked against the steps there are
     point: Annotated[Annotated[list[Number], msgspec.Meta(min_length=2, max_length=2)] | None,
                      fix("give [north, east] [m] from the NED origin")] = None
-    phases: Annotated[Annotated[list[Literal[PHASE_NAMES]], msgspec.Meta(min_length=1)] | None,
-                      fix(f"give a plane's mission phases, some of {', '.join(PHASE_NAMES)}")] = None
+    phases: Annotated[Annotated[list[Literal[PHASE_NAMES + VTOL_PHASE_NAMES]], msgspec.Meta(min_length=1)] | None,
+                      fix(f"give a plane's mission phases, some of {', '.join(PHASE_NAMES)}, or a VTOL's, some of "
+                          f"{', '.join(VTOL_PHASE_NAMES)}")] = None
 
 
 _Names = Annotated[list[str], msgspec.Meta(min_length=1)]

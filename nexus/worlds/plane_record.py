@@ -1,12 +1,15 @@
 """A plane run's series, from its record and files: airspeed, altitude, cross-track error from the mission's
-current leg, stall margin, and the touchdown's sink rate and point.
+current leg, stall margin, and the touchdown's sink rate and point. A standard VTOL's run (``vtol_phase``) gives the
+same by its own mission (:mod:`nexus.control.vtol.mission`): the cross-track from its legs on the wing and in the back
+transition, the stall margin on the wing, the touchdown at its landing (the first row of its ``landed`` phase) and
+its landing point.
 
 Read by a scenario's plane checks (:mod:`nexus.scenario.plane_checks`, which says what each measure means) and by
 a sweep's row figures (:mod:`nexus.sweep.figures`), so both measure a plane the same way. The mission's geometry
 is read the way the run read it (:func:`nexus.control.fixed_wing.mission.plane_mission`: the scene's
 ``NexusPlaneMissionAPI`` prim, else the vehicle file's, else the default), from the files run.json names; the
 wing's values and the base's mass from the vehicle file (a world's drawn ``mass`` from run.json's
-``world_values``). A record without ``plane_phase`` (a multirotor's) gives NaN everywhere.
+``world_values``). A record without ``plane_phase`` or ``vtol_phase`` (a multirotor's) gives NaN everywhere.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import numpy as np
 from nexus.aero.fixed_wing_forces import FIXED_WING_AERO_SPEC
 from nexus.control.fixed_wing.air_start import stall_speed
 from nexus.control.fixed_wing.mission import DESCENT, FINAL, LOITERING, PHASE_NAMES, ROLLOUT, ROUTE, plane_mission
+from nexus.control.vtol import mission as vtol
 from nexus.plant.usd_checks import nexus_apis
 from nexus.plant.usd_files import open_stage
 from nexus.schemas.reader import read_prim
@@ -33,9 +37,13 @@ class PlaneRecord:
     def __init__(self, ned: np.ndarray, table, info: dict, world: int = 0):
         names = set(table.column_names)
         rows = len(ned)
-        self.flown = "plane_phase" in names
-        self.phase = table.column("plane_phase").to_numpy().astype(np.int64) if self.flown else np.zeros(rows, int)
-        self.leg = table.column("plane_leg").to_numpy().astype(np.int64) if "plane_leg" in names else None
+        self.vtol = "vtol_phase" in names and "plane_phase" not in names
+        self.flown = "plane_phase" in names or self.vtol
+        kind = "vtol" if self.vtol else "plane"
+        #: The phases' names in the record's numbering (a plane's or a VTOL's).
+        self.phase_names = vtol.PHASE_NAMES if self.vtol else PHASE_NAMES
+        self.phase = table.column(f"{kind}_phase").to_numpy().astype(np.int64) if self.flown else np.zeros(rows, int)
+        self.leg = table.column(f"{kind}_leg").to_numpy().astype(np.int64) if f"{kind}_leg" in names else None
         velocity = np.stack([table.column(f"body/base.velocity[{i}]").to_numpy().astype(np.float64)
                              for i in range(3)], axis=1)
         wind = (np.stack([table.column(f"wind[{i}]").to_numpy().astype(np.float64) for i in range(3)], axis=1)
@@ -44,7 +52,7 @@ class PlaneRecord:
         self.altitude = -ned[:, 2]
         self.north, self.east = ned[:, 0], ned[:, 1]
         self.info, self.world = info, int(world)
-        self.mission = _mission(info) if self.flown else None
+        self.mission = (_vtol_mission(info) if self.vtol else _mission(info)) if self.flown else None
         self._stall: float | None = None
 
     def series(self, measure: str) -> np.ndarray:
@@ -56,17 +64,34 @@ class PlaneRecord:
         if measure == "altitude":
             return self.altitude
         if measure == "cross_track":
-            return self.cross_track()
-        if measure == "stall_margin":
+            return self.vtol_cross_track() if self.vtol else self.cross_track()
+        if measure == "stall_margin":  # while airborne on the wing
             margin = self.airspeed / self.stall_speed()
-            return np.where(self.phase < ROLLOUT, margin, math.nan)
+            return np.where(self.phase == vtol.FIXED_WING if self.vtol else self.phase < ROLLOUT, margin, math.nan)
         raise KeyError(measure)
 
     def in_phases(self, rows: np.ndarray, phases) -> np.ndarray:
-        """The rows among ``rows`` whose ``plane_phase`` is one of ``phases`` (names); none for a record without it."""
+        """The rows among ``rows`` whose phase is one of ``phases`` (names of the record's kind: a plane's or a
+        VTOL's; another kind's names select no row); none for a record without phases."""
         if not self.flown:
             return rows[:0]
-        return rows[np.isin(self.phase[rows], [PHASE_NAMES.index(name) for name in phases])]
+        wanted = [self.phase_names.index(name) for name in phases if name in self.phase_names]
+        return rows[np.isin(self.phase[rows], wanted)]
+
+    def vtol_cross_track(self) -> np.ndarray:
+        """A VTOL's distance [m] from its leg on the wing and in the back transition (NaN elsewhere): leg 0 from where
+        the front transition began, leg i from waypoint i − 1 to i, the last towards the landing point."""
+        m = self.mission
+        out = np.full(self.airspeed.shape, math.nan)
+        flying = (self.phase == vtol.FIXED_WING) | (self.phase == vtol.BACK_TRANSITION)
+        began = np.flatnonzero(self.phase == vtol.FRONT_TRANSITION)
+        if self.leg is None or not flying.any() or not len(began):
+            return out
+        here = np.stack([self.north, self.east], axis=1)
+        points = np.array([here[began[0]], *m.waypoints, m.land], dtype=np.float64)
+        leg = np.clip(self.leg[flying], 0, len(m.waypoints))
+        out[flying] = _from_line(here[flying], points[leg], points[leg + 1])
+        return out
 
     def stall_speed(self) -> float:
         if self._stall is None:
@@ -94,15 +119,17 @@ class PlaneRecord:
         return out
 
     def touchdown_row(self) -> int | None:
-        """The first row of the roll-out (the touchdown), or None when the plane never touched down."""
-        rolled = np.flatnonzero(self.phase >= ROLLOUT) if self.flown else ()
+        """The first row of the roll-out (the touchdown; a VTOL's: of its landed phase), or None when it never
+        touched down."""
+        last = vtol.LANDED if self.vtol else ROLLOUT
+        rolled = np.flatnonzero(self.phase >= last) if self.flown else ()
         return int(rolled[0]) if len(rolled) else None
 
     def touchdown_point(self) -> float:
         row = self.touchdown_row()
         if row is None:
             return math.nan
-        north, east = self.mission.touchdown
+        north, east = self.mission.land if self.vtol else self.mission.touchdown
         return math.hypot(self.north[row] - north, self.east[row] - east)
 
     def touchdown_sink(self) -> tuple[float, int | None]:
@@ -131,6 +158,12 @@ def _mission(info: dict):
     """The mission the run flew (the scene's prim, else the vehicle file's, else the default)."""
     vehicle, scene = _files(info)
     return plane_mission(open_stage(vehicle), open_stage(scene), vehicle, scene, controller=None)
+
+
+def _vtol_mission(info: dict):
+    """The VTOL mission the run flew (the scene's prim, else the vehicle file's, else the default)."""
+    vehicle, scene = _files(info)
+    return vtol.vtol_mission(open_stage(vehicle), open_stage(scene), vehicle, scene, controller=None)
 
 
 def _stall_speed(info: dict, world: int = 0) -> float:

@@ -285,3 +285,34 @@ def test_on_the_ekf_the_mission_is_flown_and_lands_near_its_start(tmp_path):
     assert np.hypot(error[air, 0], error[air, 1]).max() < 1.5
     assert np.abs(error[air, 2]).max() < 1.5
     assert np.hypot(enu[-1, 0], enu[-1, 1]) < 1.5
+
+
+def test_a_scenario_measures_the_vtol_by_its_own_phases_and_legs(flown):
+    # nexus.worlds.plane_record on a VTOL's record: the cross-track from its legs (leg 0 from where the front
+    # transition began, then waypoint to waypoint, then towards the landing point), the stall margin on the wing only
+    # (its stall speed: the Aerosonde's 10.39 m/s at 11 kg times √(13/11) = 11.295 m/s), the touchdown at its landed
+    # phase. Flown: 0.85 m off leg 1 from 10 s after its turn, margin at least 1.446 (the transition's 16.3 m/s).
+    import pyarrow as pa
+
+    from nexus.worlds.plane_record import PlaneRecord
+
+    r = flown.record
+    table = pa.Table.from_pandas(r, preserve_index=False)
+    enu = np.stack([r[f"body/base.pose[{i}]"].to_numpy() for i in range(3)], axis=1).astype(np.float64)
+    enu -= np.asarray(flown.info["ned_origin_enu_m"])
+    record = PlaneRecord(np.stack([enu[:, 1], enu[:, 0], -enu[:, 2]], axis=1), table, flown.info)
+    assert record.vtol and record.stall_speed() == pytest.approx(11.295, abs=0.005)
+    time, phase = r.time.to_numpy(), r.vtol_phase.to_numpy()
+    cross = record.series("cross_track")
+    assert np.isnan(cross[(phase != WING) & (phase != BACK)]).all()
+    straight = (time >= 34.0) & (time <= 40.0)  # leg 1, (0, 400) to (400, 400), 10 s after its turn at 24.3 s
+    assert (r.vtol_leg.to_numpy()[straight] == 1).all()
+    # By hand on leg 1: the line east = 400 m, so the cross-track is |east − 400|.
+    np.testing.assert_allclose(cross[straight], np.abs(enu[straight, 0] - 400.0), atol=1e-6)
+    assert cross[straight].max() < 1.5
+    margin = record.series("stall_margin")
+    assert np.isnan(margin[phase != WING]).all() and np.nanmin(margin) > 1.3
+    rows = np.arange(len(time))
+    assert len(record.in_phases(rows, ["fixed-wing"])) == int((phase == WING).sum())
+    assert len(record.in_phases(rows, ["route"])) == 0  # a plane's phase names no VTOL row
+    assert record.touchdown_row() == int(np.argmax(phase == LANDED)) and record.touchdown_point() < 0.5
