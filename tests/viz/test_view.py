@@ -128,19 +128,17 @@ def test_view_of_a_folder_without_a_run_is_refused(tmp_path):
     assert "is not a run folder" in result.output
 
 
-def test_replay_draws_a_plane(tmp_path):
-    # The Aerosonde's first second (its release at 18 m/s, 1.5 m up): the viewer builds the plane's model from its
-    # file (the fuselage and wing boxes, its wheels) and draws it at the path's start. The pale wing over the pale
-    # ground changes fewer pixels than a multirotor's dark disks: flown 0.08 % of the canvas (a 1280 x 800
-    # screenshot on SwiftShader, 2026-12-06), asserted over 0.04 %.
+def share_the_vehicle_draws(tmp_path, vehicle: str) -> float:
+    """Fly ``vehicle``'s first second, replay it in headless Chromium and return the share of the canvas that the
+    "Show vehicle" checkbox changes (the vehicle drawn at the path's start against the same view without it)."""
     if chromium_path() is None:
         pytest.skip("chromium is not installed (Debian: apt-get install -y chromium); viewer not checked in a browser")
     from click.testing import CliRunner
 
     from nexus.cli import main
 
-    run = tmp_path / "plane"
-    result = CliRunner().invoke(main, ["run", "--device", "cpu", "--quiet", "--out", str(run), "--vehicle", "aerosonde",
+    run = tmp_path / vehicle
+    result = CliRunner().invoke(main, ["run", "--device", "cpu", "--quiet", "--out", str(run), "--vehicle", vehicle,
                                        "--duration", "1"])
     assert result.exit_code == 0, result.output
     process, url = start_view(run)
@@ -149,13 +147,21 @@ def test_replay_draws_a_plane(tmp_path):
             browser.open(url)
             assert browser.wait_for("document.body.innerText.includes('tick 1 of 250')", 60), "no replay panel"
             time.sleep(3.0)
-            with_plane = browser.screenshot(run / "view_plane.png")
+            shown = browser.screenshot(run / "view_vehicle.png")
             assert click_checkbox(browser, "Show vehicle")
             time.sleep(3.0)
-            without = browser.screenshot(run / "view_no_plane.png")
+            hidden = browser.screenshot(run / "view_no_vehicle.png")
     finally:
         stop(process)
-    changed = np.mean(np.abs(scene(with_plane) - scene(without)).max(axis=2) > 40)
+    return float(np.mean(np.abs(scene(shown) - scene(hidden)).max(axis=2) > 40))
+
+
+def test_replay_draws_a_plane(tmp_path):
+    # The Aerosonde's first second (its release at 18 m/s, 1.5 m up): the viewer builds the plane's model from its
+    # file (the fuselage and wing boxes, its wheels) and draws it at the path's start. The pale wing over the pale
+    # ground changes fewer pixels than a multirotor's dark disks: flown 0.08 % of the canvas (a 1280 x 800
+    # screenshot on SwiftShader, 2026-12-06), asserted over 0.04 %.
+    changed = share_the_vehicle_draws(tmp_path, "aerosonde")
     assert changed > 0.0004, f"the plane changed {changed:.3%} of the canvas"
 
 
@@ -164,27 +170,5 @@ def test_replay_draws_a_standard_vtol(tmp_path):
     # plane's boxes, its booms and the four lift rotors on their joints, and draws it at the path's start. Flown: 7.2 %
     # of the canvas changed (a 1280 x 800 screenshot on SwiftShader, 2026-12-08), its rotors' disks and booms dark
     # against the pale ground; asserted over 1 %, 25 times the plane's bound.
-    if chromium_path() is None:
-        pytest.skip("chromium is not installed (Debian: apt-get install -y chromium); viewer not checked in a browser")
-    from click.testing import CliRunner
-
-    from nexus.cli import main
-
-    run = tmp_path / "vtol"
-    result = CliRunner().invoke(main, ["run", "--device", "cpu", "--quiet", "--out", str(run), "--vehicle",
-                                       "standard_vtol", "--duration", "1"])
-    assert result.exit_code == 0, result.output
-    process, url = start_view(run)
-    try:
-        with Browser(WIDTH, HEIGHT) as browser:
-            browser.open(url)
-            assert browser.wait_for("document.body.innerText.includes('tick 1 of 250')", 60), "no replay panel"
-            time.sleep(3.0)
-            with_vtol = browser.screenshot(run / "view_vtol.png")
-            assert click_checkbox(browser, "Show vehicle")
-            time.sleep(3.0)
-            without = browser.screenshot(run / "view_no_vtol.png")
-    finally:
-        stop(process)
-    changed = np.mean(np.abs(scene(with_vtol) - scene(without)).max(axis=2) > 40)
+    changed = share_the_vehicle_draws(tmp_path, "standard_vtol")
     assert changed > 0.01, f"the VTOL changed {changed:.3%} of the canvas"
