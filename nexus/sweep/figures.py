@@ -17,7 +17,10 @@ the worst world's, measured as a scenario's plane checks measure them
 (:class:`nexus.worlds.plane_record.PlaneRecord`): the slowest airspeed and
 the smallest stall margin while airborne, the largest cross-track error from
 the mission's legs, loiter and approach, and the touchdown's sink rate
-(run.json's hardest) and distance from the mission's touchdown point.
+(run.json's hardest) and distance from the mission's touchdown point. A
+standard VTOL's run (``vtol_phase``) adds the same, by its own mission: the
+airspeed and stall margin on the wing, the cross-track from its legs on the
+wing and in the back transition, the touchdown at its landing.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import pyarrow.parquet as pq
 
 from nexus.core.errors import BuildError
 from nexus.control.fixed_wing.mission import ROLLOUT
+from nexus.control.vtol.mission import FIXED_WING
 from nexus.runtime.run_folder import RunFolder
 from nexus.worlds.plane_record import PlaneRecord
 
@@ -111,16 +115,18 @@ def figures_from_summary(folder: Path) -> dict | None:
 
 
 def plane_figures(folder: Path, info: dict, table=None) -> dict:
-    """A plane run's :data:`PLANE_FIGURES`, the worst world's (none for a run whose record has no plane phase).
-    ``table``: the record, when the caller read it already; else it is read only if its columns say a plane flew."""
+    """A plane run's :data:`PLANE_FIGURES`, the worst world's (none for a run whose record has no plane or VTOL
+    phase). ``table``: the record, when the caller read it already; else it is read only if its columns say a plane
+    or a VTOL flew."""
+    phases = ("plane_phase", "vtol_phase")
     if table is None:
         try:
-            if "plane_phase" not in RunFolder(folder).record_names():
+            if not set(phases) & set(RunFolder(folder).record_names()):
                 return {}
         except BuildError:
             return {}
         table = _record(folder)
-    if table is None or table.num_rows == 0 or "plane_phase" not in table.column_names:
+    if table is None or table.num_rows == 0 or not set(phases) & set(table.column_names):
         return {}
     pose = np.stack([table.column(f"body/base.pose[{i}]").to_numpy().astype(np.float64) for i in range(3)], axis=1)
     worlds = table.column("world").to_numpy() if "world" in table.column_names else np.zeros(len(pose), int)
@@ -130,10 +136,10 @@ def plane_figures(folder: Path, info: dict, table=None) -> dict:
         rows = np.flatnonzero(worlds == world)
         east, north, up = (pose[rows] - np.asarray(origins[min(int(world), len(origins) - 1)])).T
         plane = PlaneRecord(np.stack([north, east, -up], axis=1), table.take(rows), info, int(world))
-        airborne = plane.phase < ROLLOUT
+        airborne = plane.phase == FIXED_WING if plane.vtol else plane.phase < ROLLOUT  # a VTOL's: on its wing
         found["min_airspeed"].append(float(plane.airspeed[airborne].min()) if airborne.any() else math.nan)
         found["min_stall_margin"].append(_worst(plane.series("stall_margin"), np.nanmin))
-        found["max_cross_track"].append(_worst(plane.cross_track(), np.nanmax))
+        found["max_cross_track"].append(_worst(plane.series("cross_track"), np.nanmax))
         found["touchdown_point"].append(plane.touchdown_point())
         found["touchdown_sink"].append(plane.touchdown_sink()[0])
     return {"min_airspeed": _worst(found["min_airspeed"], np.nanmin),

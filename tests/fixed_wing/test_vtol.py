@@ -316,3 +316,17 @@ def test_a_scenario_measures_the_vtol_by_its_own_phases_and_legs(flown):
     assert len(record.in_phases(rows, ["fixed-wing"])) == int((phase == WING).sum())
     assert len(record.in_phases(rows, ["route"])) == 0  # a plane's phase names no VTOL row
     assert record.touchdown_row() == int(np.argmax(phase == LANDED)) and record.touchdown_point() < 0.5
+
+
+def test_a_sweep_row_gets_the_vtol_s_plane_columns(flown):
+    # nexus.sweep.figures.plane_figures on the VTOL's run: the slowest airspeed on the wing is where the transition
+    # handed over (the pitot's 16 m/s; the truth's 16.32), the stall margin that over 11.295 m/s, the touchdown at the
+    # descent's 0.7 m/s on the landing point. The largest cross-track is a leg's start right after a turn: a leg
+    # switches within its 60 m acceptance of the waypoint, so at most about 60 m off the new line.
+    from nexus.sweep.figures import plane_figures
+
+    row = plane_figures(flown.out, flown.info)
+    assert 16.0 <= row["min_airspeed"] < 17.0
+    assert row["min_stall_margin"] == pytest.approx(row["min_airspeed"] / 11.295, rel=1e-3)
+    assert row["touchdown_sink"] == pytest.approx(0.7, abs=0.05) and row["touchdown_point"] < 0.5
+    assert 0.0 < row["max_cross_track"] < 61.0
