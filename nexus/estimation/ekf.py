@@ -40,7 +40,7 @@ from nexus.estimation.estimate_status import (
 )
 from nexus.estimation.pose_twist import PoseTwist
 from nexus.schemas.reader import read_connections
-from nexus.sensors.airspeed import AIRSPEED_SPEC, AirspeedSample
+from nexus.sensors.airspeed import AIRSPEED_SPEC, AirspeedSample, pitot_speed
 from nexus.sensors.geodesy import enu_to_ecef_rotation, geodetic_to_ecef
 from nexus.sensors.barometer import BAROMETER_SPEC, isa_density
 from nexus.sensors.gps import GPS_SPEC
@@ -639,7 +639,7 @@ def fuse_airspeed_sample(
         air_monitor[world, AIR_TAKEN] = s_air.time
         # The true airspeed as the pitot declares it: q = ½·ρ·u·|u| at ISA density at the estimated altitude.
         density = float(isa_density(tuning.origin_altitude - wp.float64(nominal[world, 0][2])))
-        measured = wp.sqrt(2.0 * wp.max(s_air.differential_pressure, 0.0) / density)
+        measured = pitot_speed(s_air.differential_pressure, density)
         air_monitor[world, AIR_SPEED] = wp.float64(measured)
         air_innovation[world, 2] = measured
         if air_ok != 0 and measured > tuning.airspeed_threshold:

@@ -14,8 +14,8 @@ allocation rows, ``MPC_THR_HOVER``, ``THR_MDL_FAC``, the rate gains):
   ``KM`` 0, ``CT`` its static thrust at full throttle [N] (the propeller's CT(J) and motor model at J = 0);
 * the outputs (:class:`nexus.px4.plane_outputs.PlaneOutputs`): ``Motor1`` to ``Motor4`` on the lift ESCs' channels,
   ``Motor5`` the pusher's, ``Servo1`` to ``Servo3`` the surfaces';
-* the transitions as the VTOL mission flies them (the vehicle file's ``NexusVtolMissionAPI`` prim, else the
-  scene's, else that schema's defaults): ``VT_ARSP_TRANS``, ``VT_ARSP_BLEND``, ``VT_TRANS_TIMEOUT``,
+* the transitions as the VTOL mission flies them (:func:`nexus.control.vtol.mission.vtol_mission`: the scene's
+  ``NexusVtolMissionAPI`` prim, else the vehicle file's, else that schema's defaults): ``VT_ARSP_TRANS``, ``VT_ARSP_BLEND``, ``VT_TRANS_TIMEOUT``,
   ``VT_F_TRANS_THR`` 1 (full pusher), ``MIS_TAKEOFF_ALT``, ``MPC_LAND_SPEED``, ``NAV_ACC_RAD``;
 * the plane's start and landing parameters that a vertical take-off and landing make moot are set so: no runway
   takeoff (``RWTO_TKOFF`` 0), no launch detection; the plane mission's glide slope and approach speed are left out.
@@ -27,7 +27,7 @@ import warp as wp
 
 from nexus.aero.propeller_advance import (ADVANCE_RATIO_PROPELLER_SPEC, PropellerModel, propeller_model,
                                           propeller_thrust_torque)
-from nexus.control.vtol.mission import VTOL_MISSION_SPEC
+from nexus.control.vtol.mission import vtol_mission
 from nexus.core.errors import BuildError
 from nexus.plant.usd_checks import nexus_apis
 from nexus.plant.usd_files import open_stage
@@ -55,24 +55,12 @@ def pusher_static_thrust(propeller: dict) -> float:
     return float(out.numpy()[0])
 
 
-def vtol_mission_values(stage, path, scene_path) -> tuple[dict, str]:
-    """The VTOL mission's values and where they come from: the vehicle file's ``NexusVtolMissionAPI`` prim, else the
-    scene's, else the schema's defaults."""
-    scene = open_stage(scene_path) if scene_path is not None else None
-    for where, found in ((path, stage), (scene_path, scene)):
-        if found is None:
-            continue
-        for prim in found.Traverse():
-            if VTOL_MISSION_SPEC.schema in nexus_apis(prim):
-                return read_prim(prim, VTOL_MISSION_SPEC, where), f"{where}: {prim.GetPath()}"
-    return {p.key: p.default for p in VTOL_MISSION_SPEC.all_params}, f"{path}: the default VTOL mission's"
-
-
 def vtol_parameters(plant, stage) -> dict[str, float | int]:
     """``{NAME: value}`` for PX4's standard-VTOL airframe from the file ``stage`` and its ``plant`` (the module's doc)."""
     path = plant.vehicle_path
-    mission, where = vtol_mission_values(stage, path, plant.scene_path)
-    params = plane_parameters(plant, stage, cruise=(float(mission["airspeed"]), f"{where} nexus:airspeed"))
+    scene = open_stage(plant.scene_path) if plant.scene_path is not None else stage
+    mission = vtol_mission(stage, scene, path, plant.scene_path, None)  # the one --controller vtol flies
+    params = plane_parameters(plant, stage, cruise=(mission.airspeed, f"{path}: {mission.name} nexus:airspeed"))
     for name in PLANE_ONLY:
         params.pop(name, None)
     outputs = plane_outputs(stage, path)
@@ -91,15 +79,15 @@ def vtol_parameters(plant, stage) -> dict[str, float | int]:
     functions = outputs.functions()
     for n in range(16):
         params[f"PWM_MAIN_FUNC{n + 1}"] = functions.get(n, 0)
-    params["VT_ARSP_TRANS"] = round(float(mission["transition_airspeed"]), 2)
-    params["VT_ARSP_BLEND"] = round(float(mission["blend_airspeed"]), 2)
-    params["VT_TRANS_TIMEOUT"] = round(float(mission["transition_timeout"]), 2)
+    params["VT_ARSP_TRANS"] = round(mission.transition_airspeed, 2)
+    params["VT_ARSP_BLEND"] = round(mission.blend_airspeed, 2)
+    params["VT_TRANS_TIMEOUT"] = round(mission.transition_timeout, 2)
     params["VT_F_TRANS_THR"] = 1.0
-    params["MIS_TAKEOFF_ALT"] = round(float(mission["takeoff_height"]), 2)
-    params["MPC_LAND_SPEED"] = round(float(mission["land_speed"]), 2)
-    params["NAV_ACC_RAD"] = round(float(mission["acceptance_radius"]), 2)
+    params["MIS_TAKEOFF_ALT"] = round(mission.takeoff_height, 2)
+    params["MPC_LAND_SPEED"] = round(mission.land_speed, 2)
+    params["NAV_ACC_RAD"] = round(mission.acceptance_radius, 2)
     params["RWTO_TKOFF"], params["FW_LAUN_DETCN_ON"] = 0, 0
     return params
 
 
-__all__ = ["AIRFRAME", "SIM_MODEL", "pusher_static_thrust", "vtol_mission_values", "vtol_parameters"]
+__all__ = ["AIRFRAME", "SIM_MODEL", "pusher_static_thrust", "vtol_parameters"]

@@ -65,6 +65,13 @@ AIRSPEED_SPEC = Spec(
     stage="airspeed",
 )
 
+@wp.func
+def pitot_speed(differential_pressure: float, density: float) -> float:
+    """The true airspeed [m/s] a pitot's ``q = ½·ρ·u·|u|`` [Pa] gives at air density ``density`` [kg/m³]: √(2·max(q, 0)/ρ)
+    (the readers' one formula: the fixed-wing stack, the EKF's airspeed fusion, the VTOL's transitions)."""
+    return wp.sqrt(2.0 * wp.max(differential_pressure, 0.0) / density)
+
+
 @wp.kernel
 def sample_airspeed(
     body: wp.array(dtype=BodyState),

@@ -52,7 +52,7 @@ class PlaneRecord:
         self.altitude = -ned[:, 2]
         self.north, self.east = ned[:, 0], ned[:, 1]
         self.info, self.world = info, int(world)
-        self.mission = (_vtol_mission(info) if self.vtol else _mission(info)) if self.flown else None
+        self.mission = _mission(info, vtol.vtol_mission if self.vtol else plane_mission) if self.flown else None
         self._stall: float | None = None
 
     def series(self, measure: str) -> np.ndarray:
@@ -154,16 +154,11 @@ def _files(info: dict) -> tuple[Path, Path]:
     return Path(info["vehicle"]["path"]), Path(info["scene"]["path"])
 
 
-def _mission(info: dict):
-    """The mission the run flew (the scene's prim, else the vehicle file's, else the default)."""
+def _mission(info: dict, build):
+    """The mission the run flew, as ``build`` (the plane's or the VTOL's) reads it: the scene's prim, else the
+    vehicle file's, else the default."""
     vehicle, scene = _files(info)
-    return plane_mission(open_stage(vehicle), open_stage(scene), vehicle, scene, controller=None)
-
-
-def _vtol_mission(info: dict):
-    """The VTOL mission the run flew (the scene's prim, else the vehicle file's, else the default)."""
-    vehicle, scene = _files(info)
-    return vtol.vtol_mission(open_stage(vehicle), open_stage(scene), vehicle, scene, controller=None)
+    return build(open_stage(vehicle), open_stage(scene), vehicle, scene, controller=None)
 
 
 def _stall_speed(info: dict, world: int = 0) -> float:

@@ -50,7 +50,7 @@ from nexus.estimation.pose_twist import PoseTwist
 from nexus.plant.controls import CONTROLS_WIDTH
 from nexus.plant.usd_checks import nexus_apis
 from nexus.schemas.reader import read_prim
-from nexus.sensors.airspeed import AIRSPEED_SPEC, AirspeedSample
+from nexus.sensors.airspeed import AIRSPEED_SPEC, AirspeedSample, pitot_speed
 from nexus.sensors.barometer import isa_density
 
 #: :attr:`FixedWingTask.mode` values.
@@ -223,7 +223,7 @@ def fixed_wing_control(
         if repeats >= FROZEN_SAMPLES or (sampled >= wp.float64(0.0) and est.time - sampled > wp.float64(p.pitot_timeout)):
             failed = 1.0
         if failed == 0.0:
-            airspeed = wp.sqrt(2.0 * wp.max(pressure, 0.0) / p.air_density)
+            airspeed = pitot_speed(pressure, p.air_density)
             source = wp.int32(1)
         elif wind_known == 1.0:  # PX4's ASPD_FALLBACK 1: the speed through the air the estimator's wind gives
             airspeed = wp.length(est.velocity - wind[world])

@@ -1,7 +1,8 @@
 """A standard VTOL's controller: the multicopter PID on the lift rotors and the fixed-wing stack on the pusher and
 surfaces, each run every tick into its own row, blended by the mission's phase and the airspeed.
 
-One ``control`` stage of four launches, one thread per world each:
+One ``control`` stage of three launches, one thread per world each, after the mission's own stage has written
+which loops run, the PID's setpoint and status and the stack's task:
 
 1. the PID law (:func:`nexus.control.pid.pid_control`, the vehicle's ``NexusPidControllerAPI`` gains and its
    rotors' allocation) on the setpoint its mission writes, run only while the mission switches the rotors on
@@ -9,8 +10,7 @@ One ``control`` stage of four launches, one thread per world each:
    its mission passes has no ``HORIZONTAL_VALID``: the PID's flight without a position);
 2. the fixed-wing stack (:func:`nexus.control.fixed_wing.controller.fixed_wing_control`) on its mission's task,
    run only in the transitions and on the wing;
-3. (the mission's switches were written by its own stage, before this one;)
-4. the blend: the rotors' slots get the PID's commands times ``w`` and the surfaces the wing's times ``1 − w``,
+3. the blend: the rotors' slots get the PID's commands times ``w`` and the surfaces the wing's times ``1 − w``,
    where ``w`` is 1 on the rotors, 0 on the wing, and in a transition falls from 1 at the blend airspeed to 0 at
    the transition airspeed (PX4's VT_ARSP_BLEND and VT_ARSP_TRANS); the pusher gets the wing's throttle, which its
    task sets (full in the front transition, off in the back transition and on the rotors). ``vtol_blend``
@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import warp as wp
 
-from nexus.control.fixed_wing.controller import FIXED_WING_STATE, FixedWingController, FixedWingState, fixed_wing_control
-from nexus.control.pid import PID_STATE, PidController, PidState, pid_control
-from nexus.control.vtol.mission import (BACK_TRANSITION, FIXED_WING, FRONT_TRANSITION, VtolMission, VtolMissionParams,
-                                        vtol_airspeed)
+from nexus.control.fixed_wing.controller import FIXED_WING_STATE, FixedWingController, fixed_wing_control
+from nexus.control.pid import PID_STATE, PidController, pid_control
+from nexus.control.vtol.mission import BACK_TRANSITION, FIXED_WING, FRONT_TRANSITION, VtolMission
 from nexus.core import Component
 from nexus.core.errors import BuildError
 from nexus.core.spec import Input, Output, Spec
@@ -68,19 +67,19 @@ def blend_vtol(
     airspeed: wp.array(dtype=wp.float32),
     rotors: wp.array2d(dtype=wp.float32),
     wing: wp.array2d(dtype=wp.float32),
-    params: wp.array(dtype=VtolMissionParams),
+    blend_airspeed: float,
+    transition_airspeed: float,
     throttle_channel: int,
     controls: wp.array2d(dtype=wp.float32),
     blend_out: wp.array(dtype=wp.float32),
 ):
     world = wp.tid()
-    p = params[0]
     f = phase[world]
     w = float(1.0)
     if f == FIXED_WING:
         w = 0.0
     elif f == FRONT_TRANSITION or f == BACK_TRANSITION:
-        share = (airspeed[world] - p.blend_airspeed) / (p.transition_airspeed - p.blend_airspeed)
+        share = (airspeed[world] - blend_airspeed) / (transition_airspeed - blend_airspeed)
         w = 1.0 - wp.clamp(share, 0.0, 1.0)
     for i in range(CONTROLS_WIDTH):
         controls[world, i] = rotors[world, i] * w + wing[world, i] * (1.0 - w)
@@ -125,7 +124,6 @@ class VtolController(Component):
         self.wing_row = wp.zeros((ctx.worlds, CONTROLS_WIDTH), dtype=wp.float32, device=device)
         self.no_wind = wp.zeros(ctx.worlds, dtype=wp.vec3, device=device)
         self.no_clock = wp.zeros(ctx.worlds, dtype=wp.int64, device=device)
-        self._params = wp.array([self.mission.params(ctx.dt)], dtype=VtolMissionParams, device=device)
 
     def run(self, io) -> None:
         r, w = self.rotors, self.wing
@@ -139,9 +137,9 @@ class VtolController(Component):
                   outputs=[io.state_out["fixed_wing"], self.wing_row, io["plane_airspeed"], io["airspeed_source"]],
                   device=io.device)
         wp.launch(blend_vtol, dim=self.worlds,
-                  inputs=[io["vtol_phase"], io["plane_airspeed"], self.rotor_row, self.wing_row, self._params,
-                          int(w.channels["throttle"])],
+                  inputs=[io["vtol_phase"], io["plane_airspeed"], self.rotor_row, self.wing_row,
+                          self.mission.blend_airspeed, self.mission.transition_airspeed, int(w.channels["throttle"])],
                   outputs=[io["controls"], io["vtol_blend"]], device=io.device)
 
 
-__all__ = ["VTOL_CONTROLLER_SPEC", "FixedWingState", "PidState", "VtolController", "blend_vtol", "vtol_airspeed"]
+__all__ = ["VTOL_CONTROLLER_SPEC", "VtolController", "blend_vtol"]

@@ -44,7 +44,7 @@ from nexus.estimation.pose_twist import PoseTwist
 from nexus.guidance.setpoint import Setpoint
 from nexus.plant.usd_checks import nexus_apis
 from nexus.schemas.reader import read_prim
-from nexus.sensors.airspeed import AirspeedSample
+from nexus.sensors.airspeed import AirspeedSample, pitot_speed
 
 #: The mission's phases, recorded as ``vtol_phase``.
 TAKEOFF, FRONT_TRANSITION, FIXED_WING, BACK_TRANSITION, RETURN, LAND, LANDED = range(7)
@@ -168,7 +168,7 @@ _START_STATUS = wp.constant(READY | HORIZONTAL_VALID)
 def vtol_airspeed(p: VtolMissionParams, sample: AirspeedSample, velocity: wp.vec3) -> float:
     """The pitot's airspeed √(2q/ρ) [m/s], or the ground speed without one."""
     if p.pitot == 1:
-        return wp.sqrt(2.0 * wp.max(sample.differential_pressure, 0.0) / p.air_density)
+        return pitot_speed(sample.differential_pressure, p.air_density)
     return wp.length(velocity)
 
 
